@@ -1,0 +1,112 @@
+"""Exception hierarchy of kafkacore, split by who is to blame.
+
+* :class:`LocalProtocolError`: the caller asked for something the protocol or
+  the current state does not allow (bad argument, wrong state, a field that a
+  version cannot carry). Fix the calling code.
+* :class:`RemoteProtocolError`: the broker sent bytes that break the protocol.
+  :class:`DecodeError` is the only error a decoder raises.
+* :class:`BrokerError`: the broker answered with an error code. One subclass
+  per code lives in :mod:`kafkacore.protocol.error_codes` (generated); each
+  carries ``retriable`` and ``invalid_metadata`` flags as the Java client does.
+* :class:`KafkaConnectionError` and friends: facts reported by a transport
+  (refused, lost, timed out), surfaced through the core unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "AuthenticationError",
+    "BrokerError",
+    "DecodeError",
+    "KafkaConnectionError",
+    "KafkaError",
+    "KafkaTimeoutError",
+    "LocalProtocolError",
+    "NoBrokersAvailable",
+    "RemoteProtocolError",
+    "RequestCancelled",
+    "UnsupportedVersionError",
+]
+
+
+class KafkaError(Exception):
+    """Base of every error kafkacore raises on purpose."""
+
+
+class LocalProtocolError(KafkaError):
+    """The caller misused the API; the message says what to change."""
+
+
+class RemoteProtocolError(KafkaError):
+    """The broker broke the protocol."""
+
+
+class DecodeError(RemoteProtocolError):
+    """Bytes could not be decoded.
+
+    Names what was being decoded (``api``: message or structure name,
+    ``version``), which ``field`` and the byte ``offset`` where it failed.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        api: str | None = None,
+        version: int | None = None,
+        field: str | None = None,
+        offset: int | None = None,
+    ) -> None:
+        self.reason = reason
+        self.api = api
+        self.version = version
+        self.field = field
+        self.offset = offset
+        where = []
+        if api is not None:
+            where.append(api if version is None else f"{api} v{version}")
+        if field is not None:
+            where.append(f"field {field}")
+        if offset is not None:
+            where.append(f"at byte {offset}")
+        super().__init__(f"{', '.join(where)}: {reason}" if where else reason)
+
+
+class UnsupportedVersionError(LocalProtocolError):
+    """No version of an API is supported by both kafkacore and the broker."""
+
+
+class BrokerError(KafkaError):
+    """The broker answered with a non-zero error code."""
+
+    code: ClassVar[int] = -1
+    name: ClassVar[str] = "UNKNOWN_SERVER_ERROR"
+    retriable: ClassVar[bool] = False
+    invalid_metadata: ClassVar[bool] = False
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message
+        text = self.name if not message else f"{self.name}: {message}"
+        super().__init__(text)
+
+
+class AuthenticationError(KafkaError):
+    """SASL or TLS authentication failed; retrying with the same credentials will not help."""
+
+
+class KafkaConnectionError(KafkaError):
+    """A connection could not be made or was lost."""
+
+
+class KafkaTimeoutError(KafkaError):
+    """A deadline passed before the operation completed."""
+
+
+class RequestCancelled(KafkaError):
+    """The request was cancelled by the caller or by close()."""
+
+
+class NoBrokersAvailable(KafkaConnectionError):
+    """No bootstrap address answered."""
