@@ -1,0 +1,142 @@
+"""The part of "drive the core" that is the same for every transport.
+
+Theory of operation
+-------------------
+After every fact (connected, data, lost, timer) and every user command the
+transport calls :meth:`Bridge.pump`. It drains the core completely:
+``pull_actions()`` go to the transport's :class:`IoBackend` (open, write,
+close), ``pull_events()`` go to the client layer's event sink, and finally
+``next_deadline()`` re-arms the transport's single timer. Draining loops
+until both queues are empty, because handing an event to user callbacks
+may issue new commands.
+
+Facts are fed through :meth:`Bridge.feed_*`, which stamp ``now`` from the
+transport's clock and pump afterwards, so no transport can forget either.
+The bridge holds no Kafka knowledge; it only routes.
+
+Re-entrancy: a backend may report a fact synchronously while an action is
+being executed (e.g. a write that finds the socket dead). Such facts are
+queued and applied after the current drain step, so the core is never
+entered twice at once.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+from kafkacore.client.driver import (
+    Action,
+    CloseConnection,
+    ConnId,
+    Driven,
+    OpenConnection,
+    WriteData,
+)
+
+__all__ = ["Bridge", "DrivenCore", "IoBackend"]
+
+
+class DrivenCore(Driven, Protocol):
+    """A :class:`Driven` core that also hands events to the user layer."""
+
+    def pull_events(self) -> list[object]: ...
+
+
+class IoBackend(Protocol):
+    """What a transport's I/O side does for the bridge."""
+
+    def open(self, action: OpenConnection) -> None: ...
+
+    def write(self, conn_id: ConnId, data: bytes | bytearray | memoryview) -> None: ...
+
+    def close(self, conn_id: ConnId) -> None: ...
+
+    def set_deadline(self, deadline: float | None) -> None: ...
+
+
+class Bridge:
+    """Feeds facts into one core and routes its outputs; see module docstring."""
+
+    __slots__ = ("_busy", "_clock", "_core", "_io", "_on_event", "_pending")
+
+    def __init__(
+        self,
+        core: DrivenCore,
+        io: IoBackend,
+        *,
+        clock: Callable[[], float],
+        on_event: Callable[[object], None],
+    ) -> None:
+        self._core = core
+        self._io = io
+        self._clock = clock
+        self._on_event = on_event
+        self._busy = False
+        self._pending: deque[Callable[[float], None]] = deque()
+
+    @property
+    def core(self) -> DrivenCore:
+        return self._core
+
+    def now(self) -> float:
+        return self._clock()
+
+    # -- facts -----------------------------------------------------------
+    def feed_connected(self, conn_id: ConnId) -> None:
+        self._feed(lambda now: self._core.connection_made(conn_id, now=now))
+
+    def feed_failed(self, conn_id: ConnId, error: BaseException) -> None:
+        self._feed(lambda now: self._core.connection_failed(conn_id, error, now=now))
+
+    def feed_data(self, conn_id: ConnId, data: bytes | bytearray | memoryview) -> None:
+        self._feed(lambda now: self._core.data_received(conn_id, data, now=now))
+
+    def feed_lost(self, conn_id: ConnId, error: BaseException | None) -> None:
+        self._feed(lambda now: self._core.connection_lost(conn_id, error, now=now))
+
+    def feed_timeout(self) -> None:
+        self._feed(lambda now: self._core.handle_timeout(now=now))
+
+    def command(self, fn: Callable[[float], None]) -> None:
+        """Run a user command ``fn(now)`` on the core, then pump."""
+        self._feed(fn)
+
+    def _feed(self, fn: Callable[[float], None]) -> None:
+        self._pending.append(fn)
+        if self._busy:
+            return  # applied by the drain loop already running below us
+        self._busy = True
+        try:
+            while self._pending:
+                self._pending.popleft()(self._clock())
+                self._drain()
+        finally:
+            self._busy = False
+            self._pending.clear()
+        self._io.set_deadline(self._core.next_deadline())
+
+    def pump(self) -> None:
+        """Drain the core without feeding anything (after a direct call)."""
+        self._feed(lambda now: None)
+
+    def _drain(self) -> None:
+        core = self._core
+        io = self._io
+        while True:
+            actions: list[Action] = core.pull_actions()
+            for action in actions:
+                if isinstance(action, WriteData):
+                    io.write(action.conn_id, action.data)
+                elif isinstance(action, OpenConnection):
+                    io.open(action)
+                elif isinstance(action, CloseConnection):
+                    io.close(action.conn_id)
+                else:  # pragma: no cover - the Action union is closed
+                    raise TypeError(f"Bridge: unknown core action {action!r}")
+            events = core.pull_events()
+            for event in events:
+                self._on_event(event)
+            if not actions and not events:
+                return
