@@ -1,0 +1,26 @@
+"""localkafka: real Apache Kafka brokers on 127.0.0.1 for kafkacore's tests and demo.
+
+Kafka's jars come from Maven Central into a per-user cache
+(:func:`ensure_libs`); :class:`LocalKafka` formats and starts one combined
+KRaft node or a 3-node cluster with PLAINTEXT, SASL_PLAINTEXT, SSL and
+SASL_SSL listeners on demand. See ``docs/localkafka.md``.
+"""
+
+from localkafka.cluster import KafkaNode, LocalKafka, NodeState, StartError
+from localkafka.config import CLIENT_LISTENERS, DEFAULT_USERS, Profile
+from localkafka.libs import KAFKA_VERSION, LibsError, ensure_libs
+from localkafka.process import reap_stale
+
+__all__ = [
+    "CLIENT_LISTENERS",
+    "DEFAULT_USERS",
+    "KAFKA_VERSION",
+    "KafkaNode",
+    "LibsError",
+    "LocalKafka",
+    "NodeState",
+    "Profile",
+    "StartError",
+    "ensure_libs",
+    "reap_stale",
+]

@@ -1,0 +1,552 @@
+"""Local KRaft brokers: one combined node, or a cluster of combined nodes.
+
+Theory of operation: :class:`LocalKafka` lays out ``size`` combined
+broker+controller nodes on 127.0.0.1 with a static quorum
+(``controller.quorum.voters``), formats every node's storage once with
+``kafka.tools.StorageTool`` (SCRAM users are created at format time), then
+starts one JVM per node (:class:`KafkaNode`). A node is ready when it answers
+a hand-encoded ApiVersions request; the cluster is ready when every node's
+Metadata lists all nodes (registered and unfenced). A port picked free can be
+taken by someone else before the JVM binds it; a start that dies with
+"Address already in use" is retried on fresh ports. Every wait is bounded and
+a failed start raises :class:`StartError` carrying the tail of the log.
+
+Node lifecycle (``NodeState``)::
+
+    NEW --start--> STARTING --answers--> RUNNING --stop--> STOPPED
+                        \\--dies--> FAILED      \\--kill--> KILLED
+    STOPPED / KILLED / FAILED --start--> STARTING      (restart keeps its data)
+"""
+
+from __future__ import annotations
+
+import enum
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+
+from localkafka import config, wire
+from localkafka.libs import ensure_libs
+from localkafka.process import ManagedProcess, owner_tag, reap_stale
+from localkafka.tls import make_tls_files
+
+__all__ = ["KafkaNode", "LocalKafka", "NodeState", "StartError"]
+
+_LOG_TAIL_LINES = 40
+_TOOL_FLAGS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
+
+
+class StartError(RuntimeError):
+    """A node or tool did not come up; the message ends with its log tail."""
+
+
+class NodeState(enum.Enum):
+    NEW = "new"
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPED = "stopped"
+    KILLED = "killed"
+    FAILED = "failed"
+
+
+# Which commands each state accepts: transitions as data.
+_ALLOWED: Mapping[str, frozenset[NodeState]] = {
+    "start": frozenset({NodeState.NEW, NodeState.STOPPED, NodeState.KILLED, NodeState.FAILED}),
+    "stop": frozenset(NodeState),
+    "kill": frozenset({NodeState.STARTING, NodeState.RUNNING}),
+}
+
+
+def log_tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return f"(no log at {path})"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class KafkaNode:
+    """One combined broker+controller JVM."""
+
+    def __init__(
+        self,
+        layout: config.NodeLayout,
+        *,
+        classpath: str,
+        jvm_flags: Sequence[str],
+        log4j: Path,
+    ) -> None:
+        self.layout = layout
+        self.node_id = layout.node_id
+        self.host = "127.0.0.1"
+        self._classpath = classpath
+        self._jvm_flags = list(jvm_flags)
+        self._log4j = log4j
+        self._proc: ManagedProcess | None = None
+        self.state = NodeState.NEW
+
+    def __repr__(self) -> str:
+        return f"<KafkaNode {self.node_id} {self.state.value} {self.host}:{self.port}>"
+
+    @property
+    def port(self) -> int:
+        """The PLAINTEXT port."""
+        return self.layout.listener_ports["PLAINTEXT"]
+
+    @property
+    def log_path(self) -> Path:
+        return self.layout.log_path
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def _check(self, command: str) -> None:
+        if self.state not in _ALLOWED[command]:
+            raise RuntimeError(
+                f"KafkaNode {self.node_id}: cannot {command} while {self.state.value}"
+            )
+
+    def start(self) -> None:
+        """Launch the JVM (does not wait; see :meth:`wait_ready`)."""
+        self._check("start")
+        argv = [
+            "java",
+            *self._jvm_flags,
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self._log4j}",
+            owner_tag(),
+            "-cp",
+            self._classpath,
+            "kafka.Kafka",
+            str(self.layout.props_path),
+        ]
+        with open(self.log_path, "ab") as f:
+            f.write(f"---- localkafka: starting node {self.node_id}\n".encode())
+        self._proc = ManagedProcess(argv, log_path=self.log_path, cwd=self.layout.data_dir.parent)
+        self.state = NodeState.STARTING
+
+    def exited(self) -> int | None:
+        """The JVM's exit code if it has exited, else None."""
+        return None if self._proc is None else self._proc.poll()
+
+    def answers(self, timeout: float = 2.0) -> bool:
+        """True when the node answers ApiVersions on its PLAINTEXT listener."""
+        try:
+            versions = wire.api_versions(self.host, self.port, timeout=timeout)
+        except (OSError, wire.ProbeError):
+            return False
+        return any(v.api_key == wire.API_VERSIONS for v in versions)
+
+    def wait_ready(self, deadline: float) -> None:
+        """Block until the node answers, or raise :class:`StartError` at ``deadline``."""
+        while True:
+            code = self.exited()
+            if code is not None:
+                self.state = NodeState.FAILED
+                raise StartError(
+                    f"KafkaNode {self.node_id}: JVM exited with code {code} while starting; "
+                    f"log {self.log_path}:\n{log_tail(self.log_path)}"
+                )
+            if self.answers():
+                self.state = NodeState.RUNNING
+                return
+            if time.monotonic() > deadline:
+                raise StartError(
+                    f"KafkaNode {self.node_id}: no ApiVersions answer on "
+                    f"{self.host}:{self.port} before the deadline; "
+                    f"log {self.log_path}:\n{log_tail(self.log_path)}"
+                )
+            time.sleep(0.2)
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """SIGTERM (controlled shutdown), SIGKILL after ``timeout`` seconds."""
+        self._check("stop")
+        if self._proc is not None:
+            self._proc.stop(timeout)
+        if self.state in (NodeState.STARTING, NodeState.RUNNING):
+            self.state = NodeState.STOPPED
+
+    def kill(self) -> None:
+        """SIGKILL the JVM: a crash, no controlled shutdown."""
+        self._check("kill")
+        assert self._proc is not None
+        self._proc.kill()
+        self.state = NodeState.KILLED
+
+
+class LocalKafka:
+    """A started-on-demand local Kafka: 1 node (a broker) or 3 (a cluster).
+
+    Use as a context manager, or call :meth:`start` and :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        *,
+        size: int = 1,
+        listeners: Sequence[str] = ("PLAINTEXT",),
+        users: Mapping[str, str] = config.DEFAULT_USERS,
+        authorizer: bool = False,
+        profile: config.Profile = config.Profile.TEST,
+        overrides: Mapping[str, str] | None = None,
+        workdir: Path | None = None,
+        keep_workdir: bool = False,
+        start_timeout: float = 120.0,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"LocalKafka: size must be >= 1, got {size}")
+        unknown = set(listeners) - set(config.CLIENT_LISTENERS)
+        if unknown or "PLAINTEXT" not in listeners:
+            raise ValueError(
+                f"LocalKafka: listeners must include PLAINTEXT and be among "
+                f"{config.CLIENT_LISTENERS}, got {list(listeners)}"
+            )
+        self.size = size
+        self.listener_names = tuple(n for n in config.CLIENT_LISTENERS if n in listeners)
+        self.users: dict[str, str] = dict(users)
+        self.authorizer = authorizer
+        self.profile = profile
+        self._overrides = dict(overrides or {})
+        self._own_workdir = workdir is None
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="localkafka-"))
+        self._keep = keep_workdir
+        self.start_timeout = start_timeout
+        self.cluster_id = config.new_cluster_id()
+        self.libs: Path | None = None
+        self.ca_file: Path | None = None
+        self._keystore: Path | None = None
+        self.nodes: list[KafkaNode] = []
+        self._started = False
+
+    # ---- facts ---------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        return "127.0.0.1"
+
+    @property
+    def port(self) -> int:
+        """PLAINTEXT port of the first node."""
+        return self._require_nodes()[0].port
+
+    @property
+    def bootstrap(self) -> str:
+        """``host:port`` of every node's PLAINTEXT listener, comma separated."""
+        return ",".join(f"{n.host}:{n.port}" for n in self._require_nodes())
+
+    @property
+    def classpath(self) -> str:
+        """The ``java -cp`` value for Kafka's jars (a directory glob)."""
+        return str(self._require_libs() / "*")
+
+    @property
+    def log_path(self) -> Path:
+        """The first node's log (a cluster has one per node, see ``nodes``)."""
+        return self._require_nodes()[0].log_path
+
+    def listener(self, name: str, node_id: int | None = None) -> tuple[str, int]:
+        """``(host, port)`` of listener ``name`` on ``node_id`` (default: first node)."""
+        if name not in self.listener_names:
+            raise ValueError(
+                f"LocalKafka: listener {name!r} is not open; open ones: {self.listener_names}"
+            )
+        node = self.node(node_id) if node_id is not None else self._require_nodes()[0]
+        return node.host, node.layout.listener_ports[name]
+
+    def bootstrap_for(self, name: str) -> str:
+        """Bootstrap string for listener ``name`` across all nodes."""
+        return ",".join("{}:{}".format(*self.listener(name, n.node_id)) for n in self.nodes)
+
+    def node(self, node_id: int) -> KafkaNode:
+        for n in self._require_nodes():
+            if n.node_id == node_id:
+                return n
+        raise KeyError(
+            f"LocalKafka: no node {node_id}; nodes are {[n.node_id for n in self.nodes]}"
+        )
+
+    def _require_nodes(self) -> list[KafkaNode]:
+        if not self.nodes:
+            raise RuntimeError("LocalKafka: not started; call start() first")
+        return self.nodes
+
+    def _require_libs(self) -> Path:
+        if self.libs is None:
+            self.libs = ensure_libs()
+        return self.libs
+
+    # ---- lifecycle -----------------------------------------------------------
+
+    def __enter__(self) -> LocalKafka:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> LocalKafka:
+        """Format and start every node; return when all of them serve clients."""
+        if self._started:
+            raise RuntimeError("LocalKafka: already started; stop() it first")
+        self._started = True
+        reap_stale()
+        self._require_libs()
+        if {"SSL", "SASL_SSL"} & set(self.listener_names):
+            tls = make_tls_files(self.workdir)
+            self.ca_file, self._keystore = tls.ca_file, tls.keystore
+        (self.workdir / "log4j2.properties").write_text(config.render_log4j())
+        attempts = 3
+        try:
+            for attempt in range(1, attempts + 1):
+                self._layout()
+                self._format()
+                for n in self.nodes:
+                    n.start()
+                try:
+                    self._wait_all(time.monotonic() + self.start_timeout)
+                    return self
+                except StartError as exc:
+                    port_race = "Address already in use" in str(exc)
+                    self._stop_nodes(timeout=5.0)
+                    if not port_race or attempt == attempts:
+                        raise
+        except BaseException:
+            self.stop()
+            raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _layout(self) -> None:
+        """Pick ports and write properties; fresh data directories every attempt."""
+        per_node = len(self.listener_names) + 1
+        ports = config.free_ports(per_node * self.size)
+        layouts = []
+        for i in range(self.size):
+            node_id = i + 1
+            chunk = ports[i * per_node : (i + 1) * per_node]
+            node_dir = self.workdir / f"node-{node_id}"
+            if node_dir.exists():
+                shutil.rmtree(node_dir)
+            (node_dir / "data").mkdir(parents=True)
+            layouts.append(
+                config.NodeLayout(
+                    node_id=node_id,
+                    controller_port=chunk[-1],
+                    listener_ports=dict(zip(self.listener_names, chunk[:-1], strict=True)),
+                    data_dir=node_dir / "data",
+                    props_path=node_dir / "server.properties",
+                    log_path=node_dir / "server.log",
+                    extra=self._overrides,
+                )
+            )
+        for lay in layouts:
+            lay.props_path.write_text(
+                config.render_properties(
+                    lay,
+                    voters=layouts,
+                    users=self.users,
+                    keystore=self._keystore,
+                    authorizer=self.authorizer,
+                    cluster_size=self.size,
+                )
+            )
+        self.nodes = [
+            KafkaNode(
+                lay,
+                classpath=self.classpath,
+                jvm_flags=config.jvm_flags(self.profile),
+                log4j=self.workdir / "log4j2.properties",
+            )
+            for lay in layouts
+        ]
+
+    def _format(self) -> None:
+        def fmt(node: KafkaNode) -> None:
+            args = [
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                self.cluster_id,
+                "-c",
+                str(node.layout.props_path),
+                *config.scram_format_args(self.users),
+            ]
+            self.run_tool(*args, timeout=120.0, log_path=node.log_path)
+
+        with ThreadPoolExecutor(max_workers=self.size) as pool:
+            for fut in [pool.submit(fmt, n) for n in self.nodes]:
+                fut.result()
+
+    def _wait_all(self, deadline: float) -> None:
+        for n in self.nodes:
+            n.wait_ready(deadline)
+        self.wait_for_brokers(deadline=deadline)
+
+    def wait_for_brokers(self, *, deadline: float | None = None, count: int | None = None) -> None:
+        """Block until every running node's Metadata lists ``count`` brokers (default: all)."""
+        want = self.size if count is None else count
+        deadline = deadline if deadline is not None else time.monotonic() + self.start_timeout
+        last = "no answer yet"
+        while True:
+            running = [n for n in self.nodes if n.state is NodeState.RUNNING]
+            seen = []
+            for n in running:
+                try:
+                    answer = wire.metadata(n.host, n.port, timeout=2.0)
+                except (OSError, wire.ProbeError) as exc:
+                    last = f"node {n.node_id}: {exc}"
+                    break
+                seen.append(sorted(b.node_id for b in answer.brokers))
+            else:
+                if all(len(s) == want for s in seen):
+                    return
+                last = f"brokers listed per node: {seen}"
+            if time.monotonic() > deadline:
+                tails = "\n".join(
+                    f"-- node {n.node_id} ({n.log_path}):\n{log_tail(n.log_path, 15)}"
+                    for n in self.nodes
+                )
+                raise StartError(
+                    f"LocalKafka: {want} brokers not all registered before the deadline "
+                    f"({last})\n{tails}"
+                )
+            time.sleep(0.2)
+
+    def kill(self, node_id: int) -> None:
+        """SIGKILL one node (a crash)."""
+        self.node(node_id).kill()
+
+    def stop_node(self, node_id: int, timeout: float = 15.0) -> None:
+        """Stop one node cleanly (SIGTERM, bounded)."""
+        self.node(node_id).stop(timeout)
+
+    def restart(self, node_id: int) -> None:
+        """Start a stopped or killed node again on the same ports and data, and
+        wait until it answers and every running node lists all brokers again."""
+        node = self.node(node_id)
+        if node.state in (NodeState.STARTING, NodeState.RUNNING):
+            node.stop()
+        node.start()
+        deadline = time.monotonic() + self.start_timeout
+        node.wait_ready(deadline)
+        self.wait_for_brokers(deadline=deadline)
+
+    def _stop_nodes(self, timeout: float) -> None:
+        live = [n for n in self.nodes if n.state in (NodeState.STARTING, NodeState.RUNNING)]
+        # Stop all at once: a node shut down last in a lone quorum can wait a
+        # long time for controllers that are already gone.
+        with ThreadPoolExecutor(max_workers=max(len(live), 1)) as pool:
+            list(pool.map(lambda n: n.stop(timeout), live))
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop every node; remove the work directory unless asked to keep it."""
+        self._stop_nodes(timeout)
+        if self._own_workdir and not self._keep:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        self._started = False
+
+    # ---- tools ---------------------------------------------------------------
+
+    def run_tool(
+        self,
+        main_class: str,
+        *args: str,
+        timeout: float = 120.0,
+        log_path: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run a Kafka Java tool (``main_class``) on the cached classpath.
+
+        Raises :class:`StartError` with the tool's output when it exits non-zero.
+        """
+        argv = [
+            "java",
+            *_TOOL_FLAGS,
+            f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
+            owner_tag(),
+            "-cp",
+            self.classpath,
+            main_class,
+            *args,
+        ]
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            start_new_session=True,
+        )
+        if log_path is not None:
+            with open(log_path, "a") as f:
+                f.write(f"---- localkafka: {main_class} {' '.join(args)}\n")
+                f.write(proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            out = "\n".join((proc.stdout + proc.stderr).splitlines()[-_LOG_TAIL_LINES:])
+            raise StartError(f"LocalKafka: {main_class} exited with {proc.returncode}:\n{out}")
+        return proc
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        configs: Mapping[str, str] | None = None,
+        *,
+        timeout: float = 60.0,
+    ) -> None:
+        """Create ``name`` with TopicCommand and wait until every partition has a leader."""
+        args = [
+            "--bootstrap-server",
+            self.bootstrap,
+            "--create",
+            "--topic",
+            name,
+            "--partitions",
+            str(partitions),
+            "--replication-factor",
+            str(replication_factor),
+        ]
+        for key, value in (configs or {}).items():
+            args += ["--config", f"{key}={value}"]
+        self.run_tool("org.apache.kafka.tools.TopicCommand", *args, timeout=timeout)
+        self.wait_for_topic(name, partitions, deadline=time.monotonic() + timeout)
+
+    def wait_for_topic(self, name: str, partitions: int, *, deadline: float) -> None:
+        """Block until every running node reports ``partitions`` led partitions of ``name``."""
+        last = "no answer yet"
+        while True:
+            ok = True
+            for n in self.nodes:
+                if n.state is not NodeState.RUNNING:
+                    continue
+                try:
+                    answer = wire.metadata(n.host, n.port, [name], timeout=2.0)
+                except (OSError, wire.ProbeError) as exc:
+                    ok, last = False, f"node {n.node_id}: {exc}"
+                    break
+                topic = next((t for t in answer.topics if t.name == name), None)
+                led = (
+                    []
+                    if topic is None or topic.error_code != 0
+                    else [p for p in topic.partitions if p.error_code == 0 and p.leader >= 0]
+                )
+                if len(led) != partitions:
+                    ok = False
+                    last = f"node {n.node_id} sees {len(led)} of {partitions} partitions led"
+                    break
+            if ok:
+                return
+            if time.monotonic() > deadline:
+                raise StartError(
+                    f"LocalKafka: topic {name!r} not ready before the deadline ({last})"
+                )
+            time.sleep(0.1)

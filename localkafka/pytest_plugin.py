@@ -1,0 +1,75 @@
+"""Pytest fixtures that hand tests real local Kafka brokers.
+
+Loaded by ``tests/conftest.py`` (``pytest_plugins``). Fixtures:
+
+* ``kafka_libs`` (session): ``Path`` of the cached Kafka jar directory.
+* ``kafka_broker`` (session): one combined KRaft node with PLAINTEXT,
+  SASL_PLAINTEXT, SSL and SASL_SSL listeners (a :class:`LocalKafka`).
+* ``kafka_cluster``: a 3-node cluster started once per session on first use;
+  after each test that used it, any node the test killed or stopped is
+  started again, so tests do not leak a broken cluster to each other.
+
+Tests that use these fixtures get the ``broker``/``cluster``/``java`` markers
+automatically, so ``pytest -m "not broker"`` runs only the socket-free tests.
+Set ``LOCALKAFKA_KEEP=1`` to keep the brokers' work directories (logs).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from localkafka.cluster import LocalKafka, NodeState
+from localkafka.config import CLIENT_LISTENERS
+from localkafka.libs import ensure_libs
+
+_FIXTURE_MARKERS = {
+    "kafka_broker": "broker",
+    "kafka_cluster": "cluster",
+    "kafka_libs": "java",
+}
+
+
+def _keep() -> bool:
+    return os.environ.get("LOCALKAFKA_KEEP", "") not in ("", "0")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        for fixture, marker in _FIXTURE_MARKERS.items():
+            if fixture in names:
+                item.add_marker(marker)
+        if "kafka_cluster" in names:
+            item.add_marker("broker")
+
+
+@pytest.fixture(scope="session")
+def kafka_libs() -> Path:
+    """The directory of Kafka 4.3.1's runtime jars (resolved once, cached per user)."""
+    return ensure_libs()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(kafka_libs: Path) -> Iterator[LocalKafka]:
+    """One local broker with all four client listeners open."""
+    with LocalKafka(size=1, listeners=CLIENT_LISTENERS, keep_workdir=_keep()) as kafka:
+        yield kafka
+
+
+@pytest.fixture(scope="session")
+def _kafka_cluster_session(kafka_libs: Path) -> Iterator[LocalKafka]:
+    with LocalKafka(size=3, listeners=("PLAINTEXT",), keep_workdir=_keep()) as kafka:
+        yield kafka
+
+
+@pytest.fixture
+def kafka_cluster(_kafka_cluster_session: LocalKafka) -> Iterator[LocalKafka]:
+    """The 3-node cluster, with every node running again after the test."""
+    yield _kafka_cluster_session
+    for node in _kafka_cluster_session.nodes:
+        if node.state is not NodeState.RUNNING:
+            _kafka_cluster_session.restart(node.node_id)
