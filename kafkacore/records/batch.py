@@ -1,0 +1,659 @@
+"""Record batch v2 (magic 2) reader.
+
+Theory of operation
+-------------------
+A :class:`RecordBatch` wraps the bytes of one batch (a ``memoryview`` slice of
+a fetch response, not a copy). Construction reads and checks the fixed
+61-byte header only (NOTES.md c.2): magic, length, attributes and a record
+count that the remaining bytes can hold. Records are decoded on demand:
+
+* iterating the batch yields :class:`~kafkacore.records.model.Record`
+  tuples one at a time (lazy);
+* :meth:`RecordBatch.columns` decodes all records in one tight loop into
+  parallel columns, the fast path for bulk readers.
+
+Before records are decoded, the CRC-32C over bytes [21, end) is checked
+(``check_crc=True``, the Java consumer's default ``check.crcs``); a mismatch
+raises :class:`~kafkacore.records.model.CorruptRecordError`. A compressed
+records section is inflated once, bounded by ``max_decompressed_size``.
+
+Error handling: the record loops assume well-formed input and run without
+per-field checks; any failure inside them (index past the end, bad varint,
+bad UTF-8, bytes left over) is re-parsed by a careful slow decoder that names
+the record, the field and the byte offset in a
+:class:`~kafkacore.errors.DecodeError`. Nothing else escapes.
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from collections.abc import Iterator
+from typing import Final
+
+from crc32c import crc32c
+
+from kafkacore.errors import DecodeError
+from kafkacore.records._varint import read_zigzag
+from kafkacore.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, decompress
+from kafkacore.records.model import (
+    ControlRecord,
+    ControlRecordType,
+    CorruptRecordError,
+    Header,
+    Record,
+    RecordColumns,
+    TimestampType,
+)
+
+__all__ = ["RECORD_BATCH_OVERHEAD", "RecordBatch"]
+
+API: Final = "RecordBatch v2"
+
+#: baseOffset..recordsCount: the fixed header of every v2 batch.
+HEADER: Final = struct.Struct(">qiibIhiqqqhii")
+RECORD_BATCH_OVERHEAD: Final = HEADER.size  # 61
+#: Bytes before the length field is counted (baseOffset + batchLength).
+LOG_OVERHEAD: Final = 12
+#: CRC covers attributes (offset 21) to the end.
+CRC_START: Final = 21
+#: Smallest possible record: length, attributes, timestamp delta, offset
+#: delta, key length, value length, header count: one byte each.
+MIN_RECORD_SIZE: Final = 7
+
+ATTR_COMPRESSION: Final = 0x07
+ATTR_TIMESTAMP_TYPE: Final = 0x08
+ATTR_TRANSACTIONAL: Final = 0x10
+ATTR_CONTROL: Final = 0x20
+ATTR_DELETE_HORIZON: Final = 0x40
+
+_EMPTY: Final[tuple[Header, ...]] = ()
+# One-byte zigzag decode table: _ZZ1[b] for b < 0x80.
+_ZZ1: Final = tuple((b >> 1) ^ -(b & 1) for b in range(128))
+
+
+class RecordBatch:
+    """One magic-2 record batch, header parsed, records decoded on demand."""
+
+    __slots__ = (
+        "_buf",
+        "_check_crc",
+        "_max_decompressed_size",
+        "attributes",
+        "base_offset",
+        "base_sequence",
+        "base_timestamp",
+        "batch_length",
+        "crc",
+        "last_offset_delta",
+        "max_timestamp",
+        "partition_leader_epoch",
+        "producer_epoch",
+        "producer_id",
+        "record_count",
+    )
+
+    magic: Final = 2
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    record_count: int
+
+    def __init__(
+        self,
+        buffer: bytes | bytearray | memoryview,
+        *,
+        max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+        check_crc: bool = True,
+    ) -> None:
+        view = memoryview(buffer)
+        if view.ndim != 1 or view.itemsize != 1:
+            view = view.cast("B")
+        if len(view) < RECORD_BATCH_OVERHEAD:
+            raise DecodeError(
+                f"need {RECORD_BATCH_OVERHEAD} header bytes, have {len(view)}",
+                api=API,
+                field="header",
+                offset=0,
+            )
+        (
+            self.base_offset,
+            self.batch_length,
+            self.partition_leader_epoch,
+            magic,
+            self.crc,
+            self.attributes,
+            self.last_offset_delta,
+            self.base_timestamp,
+            self.max_timestamp,
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence,
+            self.record_count,
+        ) = HEADER.unpack_from(view, 0)
+        if magic != 2:
+            raise DecodeError(f"magic is {magic}, expected 2", api=API, field="magic", offset=16)
+        size = LOG_OVERHEAD + self.batch_length
+        if self.batch_length < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD:
+            raise DecodeError(
+                f"batch length {self.batch_length} is below the header size",
+                api=API,
+                field="batchLength",
+                offset=8,
+            )
+        if size > len(view):
+            raise DecodeError(
+                f"batch length {self.batch_length} exceeds the {len(view) - LOG_OVERHEAD}"
+                " bytes available",
+                api=API,
+                field="batchLength",
+                offset=8,
+            )
+        if self.record_count < 0:
+            raise DecodeError(
+                f"negative record count {self.record_count}",
+                api=API,
+                field="recordsCount",
+                offset=57,
+            )
+        if (
+            self.attributes & ATTR_COMPRESSION == 0
+            and self.record_count * MIN_RECORD_SIZE > size - RECORD_BATCH_OVERHEAD
+        ):
+            raise DecodeError(
+                f"record count {self.record_count} cannot fit in"
+                f" {size - RECORD_BATCH_OVERHEAD} bytes",
+                api=API,
+                field="recordsCount",
+                offset=57,
+            )
+        self._buf = view[:size]
+        self._max_decompressed_size = max_decompressed_size
+        self._check_crc = check_crc
+
+    # ---- header views -------------------------------------------------
+
+    @property
+    def size_in_bytes(self) -> int:
+        return len(self._buf)
+
+    @property
+    def compression(self) -> Compression:
+        code = self.attributes & ATTR_COMPRESSION
+        try:
+            return Compression(code)
+        except ValueError:
+            raise DecodeError(
+                f"unknown compression codec {code}", api=API, field="attributes", offset=21
+            ) from None
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        return (
+            TimestampType.LOG_APPEND_TIME
+            if self.attributes & ATTR_TIMESTAMP_TYPE
+            else TimestampType.CREATE_TIME
+        )
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & ATTR_TRANSACTIONAL)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & ATTR_CONTROL)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return bool(self.attributes & ATTR_DELETE_HORIZON)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        """Where the next fetch starts: past the last offset, even if compaction removed records."""
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def last_sequence(self) -> int:
+        """Sequence of the last record (wrapping at 2**31 - 1), or -1 without a sequence."""
+        if self.base_sequence < 0:
+            return -1
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+    @property
+    def buffer(self) -> memoryview:
+        """The batch's bytes, exactly ``size_in_bytes`` long (no copy)."""
+        return self._buf
+
+    def crc_valid(self) -> bool:
+        """Whether the stored CRC-32C matches bytes [21, end)."""
+        return crc32c(self._buf[CRC_START:]) == self.crc
+
+    def __repr__(self) -> str:
+        return (
+            f"<RecordBatch v2 offsets {self.base_offset}..{self.last_offset}"
+            f" count={self.record_count}"
+            f" {self.compression.name.lower()} {'control ' if self.is_control else ''}"
+            f"{'txn ' if self.is_transactional else ''}size={self.size_in_bytes}>"
+        )
+
+    # ---- records ------------------------------------------------------
+
+    def _records_section(self) -> bytes:
+        if self._check_crc:
+            actual = crc32c(self._buf[CRC_START:])
+            if actual != self.crc:
+                raise CorruptRecordError(
+                    f"CRC-32C is {actual:#010x}, header says {self.crc:#010x};"
+                    " the batch is corrupt, fetch it again",
+                    api=API,
+                    field="crc",
+                    offset=17,
+                )
+        body = self._buf[RECORD_BATCH_OVERHEAD:]
+        codec = self.attributes & ATTR_COMPRESSION
+        if codec == 0:
+            return bytes(body)
+        data = decompress(codec, body, max_size=self._max_decompressed_size, api=API)
+        if self.record_count * MIN_RECORD_SIZE > len(data):
+            raise DecodeError(
+                f"record count {self.record_count} cannot fit in {len(data)} decompressed bytes",
+                api=API,
+                field="recordsCount",
+                offset=57,
+            )
+        return data
+
+    def _fixed_timestamp(self) -> int | None:
+        return self.max_timestamp if self.attributes & ATTR_TIMESTAMP_TYPE else None
+
+    def __iter__(self) -> Iterator[Record]:
+        """Yield the records one by one, decoding each when it is asked for."""
+        return _iter_records(
+            self._records_section(),
+            self.record_count,
+            self.base_offset,
+            self.base_timestamp,
+            self._fixed_timestamp(),
+            RECORD_BATCH_OVERHEAD if self.attributes & ATTR_COMPRESSION == 0 else None,
+        )
+
+    def records(self) -> list[Record]:
+        """All records as a list (through the columnar fast path)."""
+        return self.columns().records()
+
+    def columns(self) -> RecordColumns:
+        """Decode every record at once into parallel columns (the bulk fast path)."""
+        return _decode_columns(
+            self._records_section(),
+            self.record_count,
+            self.base_offset,
+            self.base_timestamp,
+            self._fixed_timestamp(),
+            RECORD_BATCH_OVERHEAD if self.attributes & ATTR_COMPRESSION == 0 else None,
+        )
+
+    def control_record(self) -> ControlRecord:
+        """Decode the record of a control batch (a transaction marker or a KRaft record)."""
+        if not self.is_control:
+            raise DecodeError(
+                "control_record() called on a data batch; check is_control first",
+                api=API,
+                field="attributes",
+            )
+        records = self.records()
+        if not records:
+            raise DecodeError(
+                "control batch holds no record", api=API, field="recordsCount", offset=57
+            )
+        return decode_control_record(records[0])
+
+
+def decode_control_record(record: Record) -> ControlRecord:
+    """Interpret a control record's key (version, type) and, for markers, its value."""
+    key = record.key
+    if key is None or len(key) < 4:
+        raise DecodeError(
+            "control record key must hold int16 version and int16 type", api=API, field="key"
+        )
+    version, ctype = struct.unpack_from(">hh", key)
+    try:
+        kind: ControlRecordType | int = ControlRecordType(ctype)
+    except ValueError:
+        kind = ctype
+    epoch: int | None = None
+    if kind in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        value = record.value
+        if value is None or len(value) < 6:
+            raise DecodeError(
+                "transaction marker value must hold int16 version and int32 coordinator epoch",
+                api=API,
+                field="value",
+            )
+        (epoch,) = struct.unpack_from(">i", value, 2)
+    return ControlRecord(
+        offset=record.offset,
+        timestamp=record.timestamp,
+        version=version,
+        type=kind,
+        coordinator_epoch=epoch,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Hot loops. Both assume well-formed input; any exception is handed to
+# _diagnose, which re-parses the failing record carefully and raises a precise
+# DecodeError. Keep the two loops in step with each other and with _diagnose.
+# ---------------------------------------------------------------------------
+
+
+def _decode_columns(
+    buf: bytes,
+    count: int,
+    base_offset: int,
+    base_ts: int,
+    fixed_ts: int | None,
+    offset_base: int | None,
+) -> RecordColumns:
+    zz1 = _ZZ1
+    slow = read_zigzag
+    offsets = array("q")
+    timestamps = array("q")
+    keys: list[bytes | None] = []
+    values: list[bytes | None] = []
+    headers: list[tuple[Header, ...]] = []
+    add_offset = offsets.append
+    add_ts = timestamps.append
+    add_key = keys.append
+    add_value = values.append
+    add_headers = headers.append
+    empty = _EMPTY
+    pos = 0
+    start = 0
+    i = 0
+    try:
+        for i in range(count):  # noqa: B007 (i is used by the error path)
+            start = pos
+            b = buf[pos]
+            if b < 0x80:
+                length = zz1[b]
+                pos += 1
+            else:
+                b2 = buf[pos + 1]
+                if b2 < 0x80:
+                    z = (b & 0x7F) | (b2 << 7)
+                    length = (z >> 1) ^ -(z & 1)
+                    pos += 2
+                else:
+                    length, pos = slow(buf, pos, 5)
+            end = pos + length
+            pos += 1  # attributes: unused
+            b = buf[pos]
+            if b < 0x80:
+                ts_delta = zz1[b]
+                pos += 1
+            else:
+                ts_delta, pos = slow(buf, pos, 10)
+            b = buf[pos]
+            if b < 0x80:
+                offset_delta = zz1[b]
+                pos += 1
+            else:
+                offset_delta, pos = slow(buf, pos, 5)
+            b = buf[pos]
+            if b < 0x80:
+                n = zz1[b]
+                pos += 1
+            else:
+                n, pos = slow(buf, pos, 5)
+            if n >= 0:
+                add_key(buf[pos : pos + n])
+                pos += n
+            elif n == -1:
+                add_key(None)
+            else:
+                raise ValueError
+            b = buf[pos]
+            if b < 0x80:
+                n = zz1[b]
+                pos += 1
+            else:
+                b2 = buf[pos + 1]
+                if b2 < 0x80:
+                    z = (b & 0x7F) | (b2 << 7)
+                    n = (z >> 1) ^ -(z & 1)
+                    pos += 2
+                else:
+                    n, pos = slow(buf, pos, 5)
+            if n >= 0:
+                add_value(buf[pos : pos + n])
+                pos += n
+            elif n == -1:
+                add_value(None)
+            else:
+                raise ValueError
+            if buf[pos] == 0:
+                pos += 1
+                add_headers(empty)
+            else:
+                hdrs, pos = _read_headers(buf, pos)
+                add_headers(hdrs)
+            if pos != end:
+                raise ValueError
+            add_offset(base_offset + offset_delta)
+            add_ts(base_ts + ts_delta if fixed_ts is None else fixed_ts)
+    except (IndexError, ValueError, OverflowError) as exc:
+        raise _diagnose(buf, start, i, count, offset_base) from exc
+    if pos != len(buf):
+        raise _leftover(buf, pos, count, offset_base)
+    return RecordColumns(
+        offsets=offsets, timestamps=timestamps, keys=keys, values=values, headers=headers
+    )
+
+
+def _iter_records(
+    buf: bytes,
+    count: int,
+    base_offset: int,
+    base_ts: int,
+    fixed_ts: int | None,
+    offset_base: int | None,
+) -> Iterator[Record]:
+    zz1 = _ZZ1
+    slow = read_zigzag
+    make = Record._make
+    empty = _EMPTY
+    pos = 0
+    start = 0
+    i = 0
+    try:
+        for i in range(count):  # noqa: B007
+            start = pos
+            b = buf[pos]
+            if b < 0x80:
+                length = zz1[b]
+                pos += 1
+            else:
+                length, pos = slow(buf, pos, 5)
+            end = pos + length
+            pos += 1
+            b = buf[pos]
+            if b < 0x80:
+                ts_delta = zz1[b]
+                pos += 1
+            else:
+                ts_delta, pos = slow(buf, pos, 10)
+            b = buf[pos]
+            if b < 0x80:
+                offset_delta = zz1[b]
+                pos += 1
+            else:
+                offset_delta, pos = slow(buf, pos, 5)
+            key: bytes | None
+            b = buf[pos]
+            if b < 0x80:
+                n = zz1[b]
+                pos += 1
+            else:
+                n, pos = slow(buf, pos, 5)
+            if n >= 0:
+                key = buf[pos : pos + n]
+                pos += n
+            elif n == -1:
+                key = None
+            else:
+                raise ValueError
+            value: bytes | None
+            n, pos = slow(buf, pos, 5)
+            if n >= 0:
+                value = buf[pos : pos + n]
+                pos += n
+            elif n == -1:
+                value = None
+            else:
+                raise ValueError
+            if buf[pos] == 0:
+                pos += 1
+                hdrs = empty
+            else:
+                hdrs, pos = _read_headers(buf, pos)
+            if pos != end:
+                raise ValueError
+            record = make(
+                (
+                    base_offset + offset_delta,
+                    base_ts + ts_delta if fixed_ts is None else fixed_ts,
+                    key,
+                    value,
+                    hdrs,
+                )
+            )
+            yield record
+    except (IndexError, ValueError, OverflowError) as exc:
+        raise _diagnose(buf, start, i, count, offset_base) from exc
+    if pos != len(buf):
+        raise _leftover(buf, pos, count, offset_base)
+
+
+def _read_headers(buf: bytes, pos: int) -> tuple[tuple[Header, ...], int]:
+    count, pos = read_zigzag(buf, pos, 5)
+    if count < 0 or count * 2 > len(buf) - pos:
+        raise ValueError
+    out: list[Header] = []
+    for _ in range(count):
+        n, pos = read_zigzag(buf, pos, 5)
+        if n < 0 or pos + n > len(buf):
+            raise ValueError
+        hkey = buf[pos : pos + n].decode("utf-8")
+        pos += n
+        n, pos = read_zigzag(buf, pos, 5)
+        if n >= 0:
+            if pos + n > len(buf):
+                raise ValueError
+            out.append((hkey, buf[pos : pos + n]))
+            pos += n
+        elif n == -1:
+            out.append((hkey, None))
+        else:
+            raise ValueError
+    return tuple(out), pos
+
+
+class _Fail(Exception):
+    def __init__(self, field: str, pos: int, reason: str) -> None:
+        self.field = field
+        self.pos = pos
+        self.reason = reason
+
+
+def _diagnose(
+    buf: bytes, start: int, index: int, count: int, offset_base: int | None
+) -> DecodeError:
+    """Re-parse record ``index`` at ``start`` with every check; describe the first fault."""
+
+    def varint(field: str, pos: int, max_bytes: int) -> tuple[int, int]:
+        try:
+            return read_zigzag(buf, pos, max_bytes)
+        except IndexError:
+            raise _Fail(field, pos, "truncated varint") from None
+        except ValueError as exc:
+            raise _Fail(field, pos, str(exc)) from None
+
+    def nbytes(field: str, pos: int, n: int, limit: int) -> int:
+        if n < -1:
+            raise _Fail(field, pos, f"length {n} is negative")
+        if n > 0 and pos + n > limit:
+            raise _Fail(field, pos, f"length {n} runs past the record end")
+        return pos + max(n, 0)
+
+    name = f"records[{index}]"
+    try:
+        if start >= len(buf):
+            raise _Fail(
+                "length",
+                start,
+                f"record count {count} but the records section ends after {index} records",
+            )
+        length, pos = varint("length", start, 5)
+        end = pos + length
+        if length < MIN_RECORD_SIZE - 1 or end > len(buf):
+            raise _Fail(
+                "length",
+                start,
+                f"record length {length} does not fit the {len(buf) - pos} bytes left",
+            )
+        pos += 1
+        _, pos = varint("timestampDelta", pos, 10)
+        _, pos = varint("offsetDelta", pos, 5)
+        n, p = varint("keyLength", pos, 5)
+        pos = nbytes("key", p, n, end)
+        n, p = varint("valueLength", pos, 5)
+        pos = nbytes("value", p, n, end)
+        hcount, p = varint("headerCount", pos, 5)
+        if hcount < 0 or hcount * 2 > end - p:
+            raise _Fail("headerCount", pos, f"header count {hcount} does not fit the record")
+        pos = p
+        for h in range(hcount):
+            n, p = varint(f"headers[{h}].keyLength", pos, 5)
+            if n < 0:
+                raise _Fail(f"headers[{h}].keyLength", pos, "header key must not be null")
+            pos = nbytes(f"headers[{h}].key", p, n, end)
+            try:
+                buf[p:pos].decode("utf-8")
+            except UnicodeDecodeError:
+                raise _Fail(f"headers[{h}].key", p, "header key is not valid UTF-8") from None
+            n, p = varint(f"headers[{h}].valueLength", pos, 5)
+            pos = nbytes(f"headers[{h}].value", p, n, end)
+        if pos != end:
+            raise _Fail(
+                "length",
+                start,
+                f"record length is {length} but its fields end {pos - end} bytes later",
+            )
+        raise _Fail("timestampDelta", start, "timestamp or offset overflows int64")
+    except _Fail as fail:
+        return _error(fail.reason, f"{name}.{fail.field}", fail.pos, offset_base)
+
+
+def _leftover(buf: bytes, pos: int, count: int, offset_base: int | None) -> DecodeError:
+    reason = f"{len(buf) - pos} bytes left after the last of {count} records"
+    return _error(reason, "recordsCount", pos, offset_base)
+
+
+def _error(reason: str, field: str, pos: int, offset_base: int | None) -> DecodeError:
+    if offset_base is None:
+        return DecodeError(
+            f"{reason} (at byte {pos} of the decompressed records)", api=API, field=field
+        )
+    return DecodeError(reason, api=API, field=field, offset=offset_base + pos)

@@ -1,0 +1,446 @@
+"""Record batch v2 (magic 2) builder: the producer's hot path.
+
+Theory of operation
+-------------------
+A :class:`RecordBatchBuilder` is a two-state machine (:class:`BuilderState`):
+
+    OPEN  --append/append_many-->  OPEN
+    OPEN  --build()------------->  BUILT   (build() again returns the same bytes)
+
+While OPEN, records are encoded straight into one growing ``bytearray`` (the
+uncompressed records section): no per-record Python object survives an
+append. Varint encodings of small numbers (lengths, offset deltas,
+timestamp deltas below 8192) come from a precomputed table.
+:attr:`~RecordBatchBuilder.size_in_bytes` is the exact uncompressed size so
+far, which a producer compares with ``batch.size`` through
+:meth:`~RecordBatchBuilder.has_room_for` (the first record always fits, as in
+the Java client, so an oversized record still gets a batch of its own).
+
+``build()`` compresses the records section if asked, writes the 61-byte
+header and the CRC-32C over bytes [21, end) (partitionLeaderEpoch, before the
+CRC, is the broker's to change) and returns immutable ``bytes``.
+
+Offsets inside the batch are 0..n-1 (``base_offset`` is 0 for a producer;
+the broker assigns the real one). The base timestamp is the first record's
+timestamp; the core has no clock, so every record's timestamp is given.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Sequence
+from enum import Enum
+from typing import Final
+
+from crc32c import crc32c
+
+from kafkacore.errors import LocalProtocolError
+from kafkacore.records._varint import ZIGZAG, ZIGZAG_LIMIT, zigzag_bytes
+from kafkacore.records.batch import (
+    ATTR_CONTROL,
+    ATTR_TIMESTAMP_TYPE,
+    ATTR_TRANSACTIONAL,
+    CRC_START,
+    HEADER,
+    LOG_OVERHEAD,
+    RECORD_BATCH_OVERHEAD,
+)
+from kafkacore.records.compression import Compression, compress
+from kafkacore.records.model import ControlRecordType, Header
+
+__all__ = ["BuilderState", "RecordBatchBuilder", "control_batch", "estimate_record_size"]
+
+_CRC: Final = struct.Struct(">I")
+_NULL: Final = b"\x01"  # zigzag(-1): null key, value or header value
+_NO_HEADERS: Final = b"\x00"
+_ATTR: Final = b"\x00"
+_INT32_MAX: Final = 2**31 - 1
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+
+class BuilderState(Enum):
+    OPEN = "open"
+    BUILT = "built"
+
+
+def estimate_record_size(key_size: int, value_size: int, headers: Iterable[Header] = ()) -> int:
+    """Upper bound of one encoded record's size (Java's ``DefaultRecord.sizeInUpperBound`` idea).
+
+    ``key_size``/``value_size`` are byte lengths, -1 for null.
+    """
+    size = 21 + 5 + max(key_size, 0) + 5 + max(value_size, 0) + 5
+    for hkey, hvalue in headers:
+        size += 10 + len(hkey.encode("utf-8")) + (len(hvalue) if hvalue is not None else 0)
+    return size
+
+
+def _encode_headers(headers: Iterable[Header]) -> bytes:
+    parts = []
+    count = 0
+    for hkey, hvalue in headers:
+        if not isinstance(hkey, str):
+            raise TypeError(f"record header key must be str, not {type(hkey).__name__}")
+        kb = hkey.encode("utf-8")
+        parts.append(zigzag_bytes(len(kb)))
+        parts.append(kb)
+        if hvalue is None:
+            parts.append(_NULL)
+        else:
+            hv = _as_bytes(hvalue, "header value")
+            parts.append(zigzag_bytes(len(hv)))
+            parts.append(hv)
+        count += 1
+    if not count:
+        return _NO_HEADERS
+    return zigzag_bytes(count) + b"".join(parts)
+
+
+def _as_bytes(data: object, what: str) -> bytes:
+    if type(data) is bytes:
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return memoryview(data).cast("B").tobytes()
+    raise TypeError(
+        f"record {what} must be bytes, bytearray, memoryview or None, not {type(data).__name__}"
+    )
+
+
+def _normalized(column: Sequence[bytes | None], what: str) -> Sequence[bytes | None]:
+    # One pass over the types keeps the hot loop free of checks: after this,
+    # every item is bytes or None, so len() is its size in bytes.
+    if set(map(type, column)) <= {bytes, type(None)}:
+        return column
+    return [None if item is None else _as_bytes(item, what) for item in column]
+
+
+class RecordBatchBuilder:
+    """Accumulates records and builds one magic-2 batch."""
+
+    __slots__ = (
+        "_attributes",
+        "_base_offset",
+        "_base_sequence",
+        "_base_ts",
+        "_batch_size",
+        "_buf",
+        "_built",
+        "_count",
+        "_level",
+        "_log_append_time",
+        "_max_ts",
+        "_partition_leader_epoch",
+        "_producer_epoch",
+        "_producer_id",
+        "compression",
+        "state",
+    )
+
+    def __init__(
+        self,
+        *,
+        compression: Compression = Compression.NONE,
+        compression_level: int | None = None,
+        batch_size: int = 16384,
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        base_sequence: int = -1,
+        transactional: bool = False,
+        base_offset: int = 0,
+        partition_leader_epoch: int = -1,
+        log_append_time: int | None = None,
+    ) -> None:
+        """Start an empty batch.
+
+        ``batch_size`` is the limit :meth:`has_room_for` checks (the Java
+        ``batch.size``, default 16384). ``transactional`` needs a producer id
+        (KIP-98). ``log_append_time`` marks the batch LogAppendTime with that
+        broker time, as a broker would; producers leave it None.
+        """
+        compression = Compression(compression)
+        if transactional and producer_id < 0:
+            raise LocalProtocolError(
+                "RecordBatchBuilder: a transactional batch needs a producer_id >= 0"
+            )
+        if batch_size <= 0:
+            raise ValueError(f"RecordBatchBuilder: batch_size must be positive, got {batch_size}")
+        self.compression = compression
+        self._level = compression_level
+        self._batch_size = batch_size
+        self._producer_id = producer_id
+        self._producer_epoch = producer_epoch
+        self._base_sequence = base_sequence
+        self._base_offset = base_offset
+        self._partition_leader_epoch = partition_leader_epoch
+        self._log_append_time = log_append_time
+        attributes = int(compression)
+        if transactional:
+            attributes |= ATTR_TRANSACTIONAL
+        if log_append_time is not None:
+            attributes |= ATTR_TIMESTAMP_TYPE
+        self._attributes = attributes
+        self._buf = bytearray()
+        self._count = 0
+        self._base_ts = -1
+        self._max_ts = -1
+        self._built: bytes | None = None
+        self.state = BuilderState.OPEN
+
+    # ---- size checks --------------------------------------------------
+
+    @property
+    def record_count(self) -> int:
+        return self._count
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Uncompressed size of the batch so far, header included."""
+        return RECORD_BATCH_OVERHEAD + len(self._buf)
+
+    def has_room_for(
+        self, key: bytes | None, value: bytes | None, headers: Iterable[Header] = ()
+    ) -> bool:
+        """Whether one more record keeps the batch within ``batch_size`` (True when empty)."""
+        if self._count == 0:
+            return self.state is BuilderState.OPEN
+        size = estimate_record_size(
+            -1 if key is None else len(key), -1 if value is None else len(value), headers
+        )
+        return self.state is BuilderState.OPEN and self.size_in_bytes + size <= self._batch_size
+
+    # ---- appending ----------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.state is not BuilderState.OPEN:
+            raise LocalProtocolError(
+                "RecordBatchBuilder is built; start a new builder for more records"
+            )
+
+    def _check_timestamp(self, ts: int) -> None:
+        if type(ts) is not int or not _INT64_MIN <= ts <= _INT64_MAX:
+            raise TypeError(f"record timestamp must be an int64 (ms since the epoch), got {ts!r}")
+        if self._count and not _INT64_MIN <= ts - self._base_ts <= _INT64_MAX:
+            raise ValueError(
+                f"record timestamp {ts} is too far from the batch base timestamp {self._base_ts}"
+            )
+
+    def append(
+        self,
+        value: bytes | None,
+        key: bytes | None = None,
+        *,
+        timestamp: int,
+        headers: Iterable[Header] = (),
+    ) -> int:
+        """Append one record; returns its offset delta within the batch."""
+        self._check_open()
+        self._check_timestamp(timestamp)
+        if self._count >= _INT32_MAX:
+            raise LocalProtocolError(
+                "RecordBatchBuilder is full (2**31 - 1 records); start a new batch"
+            )
+        kb = None if key is None else _as_bytes(key, "key")
+        vb = None if value is None else _as_bytes(value, "value")
+        hb = _encode_headers(headers)
+        if self._count == 0:
+            self._base_ts = self._max_ts = timestamp
+        elif timestamp > self._max_ts:
+            self._max_ts = timestamp
+        index = self._count
+        tb = zigzag_bytes(timestamp - self._base_ts)
+        ob = zigzag_bytes(index)
+        if kb is None:
+            kh, kb = _NULL, b""
+        else:
+            kh = zigzag_bytes(len(kb))
+        if vb is None:
+            vh, vb = _NULL, b""
+        else:
+            vh = zigzag_bytes(len(vb))
+        size = 1 + len(tb) + len(ob) + len(kh) + len(kb) + len(vh) + len(vb) + len(hb)
+        self._buf += b"".join((zigzag_bytes(size), _ATTR, tb, ob, kh, kb, vh, vb, hb))
+        self._count = index + 1
+        return index
+
+    def append_many(
+        self,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None = None,
+        *,
+        timestamps: int | Sequence[int],
+        headers: Sequence[Iterable[Header]] | None = None,
+    ) -> int:
+        """Append records given as columns; returns how many were appended (all of them).
+
+        ``keys`` (None: all keys null) and ``headers`` (None: no headers) must
+        be as long as ``values``; ``timestamps`` is one int for all records or
+        a sequence as long as ``values``. Does not look at ``batch_size``: the
+        caller decides how many records one batch gets.
+        """
+        self._check_open()
+        n = len(values)
+        if n == 0:
+            return 0
+        if self._count + n > _INT32_MAX:
+            raise LocalProtocolError(
+                "RecordBatchBuilder would exceed 2**31 - 1 records; split the columns"
+            )
+        values = _normalized(values, "value")
+        if keys is None:
+            keys = [None] * n
+        elif len(keys) != n:
+            raise ValueError(
+                f"append_many: {len(keys)} keys for {n} values; give one key per value"
+            )
+        else:
+            keys = _normalized(keys, "key")
+        hcol: Sequence[bytes]
+        if headers is None:
+            hcol = [_NO_HEADERS] * n
+        elif len(headers) != n:
+            raise ValueError(
+                f"append_many: {len(headers)} header lists for {n} values; give one per value"
+            )
+        else:
+            hcol = [_encode_headers(h) for h in headers]
+        tcol: Sequence[int]
+        if isinstance(timestamps, int):
+            lo = hi = first = timestamps
+            tcol = [timestamps] * n
+        else:
+            if len(timestamps) != n:
+                raise ValueError(
+                    f"append_many: {len(timestamps)} timestamps for {n} values; give one per value"
+                )
+            if not set(map(type, timestamps)) <= {int}:
+                raise TypeError("append_many: timestamps must be ints (ms since the epoch)")
+            lo, hi, first = min(timestamps), max(timestamps), timestamps[0]
+            tcol = timestamps
+        self._check_timestamp(lo)
+        self._check_timestamp(hi)
+        base = self._base_ts if self._count else first
+        if not (lo - base >= _INT64_MIN and hi - base <= _INT64_MAX):
+            raise ValueError("append_many: timestamps too far apart for one batch")
+        saved = (self._base_ts, self._max_ts, len(self._buf))
+        self._base_ts = base
+        self._max_ts = max(hi, self._max_ts) if self._count else hi
+        try:
+            self._encode_columns(values, keys, tcol, hcol)
+        except BaseException:
+            # Leave the builder as it was: no half-written record survives.
+            self._base_ts, self._max_ts, size = saved
+            del self._buf[size:]
+            raise
+        return n
+
+    def _encode_columns(
+        self,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None],
+        timestamps: Sequence[int],
+        headers: Sequence[bytes],
+    ) -> None:
+        table = ZIGZAG
+        limit = ZIGZAG_LIMIT
+        slow = zigzag_bytes
+        null = _NULL
+        empty = b""
+        attr = _ATTR
+        base_ts = self._base_ts
+        buf = self._buf
+        index = self._count
+        for v, k, t, hb in zip(values, keys, timestamps, headers, strict=True):
+            d = t - base_ts
+            tb = table[d] if 0 <= d < limit else slow(d)
+            ob = table[index] if index < limit else slow(index)
+            if k is None:
+                kh = null
+                k = empty
+            else:
+                n = len(k)
+                kh = table[n] if n < limit else slow(n)
+            if v is None:
+                vh = null
+                v = empty
+            else:
+                n = len(v)
+                vh = table[n] if n < limit else slow(n)
+            n = 1 + len(tb) + len(ob) + len(kh) + len(k) + len(vh) + len(v) + len(hb)
+            buf += table[n] if n < limit else slow(n)
+            buf += attr
+            buf += tb
+            buf += ob
+            buf += kh
+            buf += k
+            buf += vh
+            buf += v
+            buf += hb
+            index += 1
+        self._count = index
+
+    # ---- building -----------------------------------------------------
+
+    def build(self) -> bytes:
+        """Finish the batch: compress, write the header and the CRC-32C. Idempotent."""
+        if self._built is not None:
+            return self._built
+        if self.compression is Compression.NONE:
+            body: bytes | bytearray = self._buf
+        else:
+            body = compress(self.compression, self._buf, level=self._level)
+        out = bytearray(RECORD_BATCH_OVERHEAD)
+        out += body
+        max_ts = self._max_ts if self._log_append_time is None else self._log_append_time
+        HEADER.pack_into(
+            out,
+            0,
+            self._base_offset,
+            len(out) - LOG_OVERHEAD,
+            self._partition_leader_epoch,
+            2,
+            0,
+            self._attributes,
+            self._count - 1,
+            self._base_ts,
+            max_ts,
+            self._producer_id,
+            self._producer_epoch,
+            self._base_sequence,
+            self._count,
+        )
+        _CRC.pack_into(out, 17, crc32c(memoryview(out)[CRC_START:]))
+        self._built = bytes(out)
+        self._buf = bytearray()
+        self.state = BuilderState.BUILT
+        return self._built
+
+
+def control_batch(
+    kind: ControlRecordType | int,
+    *,
+    producer_id: int,
+    producer_epoch: int,
+    timestamp: int,
+    coordinator_epoch: int = 0,
+    base_offset: int = 0,
+    partition_leader_epoch: int = -1,
+    value: bytes | None = None,
+) -> bytes:
+    """Build a control batch holding one control record, as the broker writes it (NOTES.md c.6).
+
+    For ABORT/COMMIT the value is the end-transaction marker (version 0,
+    ``coordinator_epoch``); for other types pass ``value``.
+    """
+    key = struct.pack(">hh", 0, int(kind))
+    if value is None and kind in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        value = struct.pack(">hi", 0, coordinator_epoch)
+    builder = RecordBatchBuilder(
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        transactional=True,
+        base_offset=base_offset,
+        partition_leader_epoch=partition_leader_epoch,
+    )
+    builder._attributes |= ATTR_CONTROL
+    builder.append(value, key, timestamp=timestamp)
+    return builder.build()
