@@ -549,7 +549,7 @@ class Module:
             lines += [
                 f"    MIN_VERSION = {m.valid[0]}",
                 f"    MAX_VERSION = {m.valid[1]}",
-                f"    FLEXIBLE_VERSION = {_first_flexible(m)}",
+                f"    FLEXIBLE_VERSION = {first_flexible(m)}",
             ]
         lines.append(f'    STRUCT_NAME = "{s.name}"')
         lines.append("")
@@ -579,7 +579,7 @@ class Module:
         return out
 
 
-def _first_flexible(m: MessageSpec) -> int | None:
+def first_flexible(m: MessageSpec) -> int | None:
     if m.flexible is None or m.valid is None or m.flexible[0] > m.valid[1]:
         return None
     return max(m.flexible[0], m.valid[0])

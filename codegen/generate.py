@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from codegen import emit
-from codegen.schema import JAR, KAFKA_VERSION, load_raw, parse_message, resolve_jar
+from codegen import emit, errors
+from codegen.routing import ROUTING
+from codegen.schema import JAR, KAFKA_VERSION, MessageSpec, load_raw, parse_message, resolve_jar
 
 MESSAGES_DIR = "kafkacore/protocol/messages"
 
@@ -20,7 +21,56 @@ def generate_all() -> dict[str, str]:
         files[f"{MESSAGES_DIR}/{mod}.py"] = emit.generate_module(msg, KAFKA_VERSION)
         exports.append((mod, msg.name))
     files[f"{MESSAGES_DIR}/__init__.py"] = messages_init(exports)
+    files["kafkacore/protocol/_api_table.py"] = api_table(specs)
+    files["kafkacore/protocol/error_codes.py"] = errors.generate()
     return files
+
+
+def api_table(specs: list[MessageSpec]) -> str:
+    requests = {m.api_key: m for m in specs if m.kind == "request"}
+    responses = {m.api_key: m for m in specs if m.kind == "response"}
+    if set(requests) != set(responses):
+        raise ValueError("every API needs a request and a response schema")
+    lines = [
+        emit.HEADER.format(kafka=KAFKA_VERSION).rstrip("\n"),
+        '"""Facts of every API key (see kafkacore.protocol.api, which builds APIS from it)."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "#: (api_key, name, min_version, max_version, first_flexible_version,",
+        "#:  request module, routing, latest_version_unstable, listeners)",
+        "API_TABLE: tuple[",
+        "    tuple[int, str, int, int, int | None, str, str, bool, tuple[str, ...]], ...",
+        "] = (",
+    ]
+    removed = []
+    for key in sorted(k for k in requests if k is not None):
+        req, resp = requests[key], responses[key]
+        name = req.name.removesuffix("Request")
+        if req.valid is None:
+            removed.append((key, name))
+            continue
+        if req.valid != resp.valid or req.flexible != resp.flexible:
+            raise ValueError(f"{name}: request and response disagree on versions")
+        routing = ROUTING[name]
+        if "broker" not in req.listeners and routing != "INTERNAL":
+            raise ValueError(f"{name}: listeners {req.listeners} lack broker; route INTERNAL")
+        flexible = emit.first_flexible(req)
+        listeners = repr(tuple(sorted(req.listeners))).replace("'", '"')
+        lines.append(
+            f'    ({key}, "{name}", {req.valid[0]}, {req.valid[1]}, {flexible}, '
+            f'"{emit.module_name(req)}", "{routing}", {req.latest_unstable}, {listeners}),'
+        )
+    lines += [
+        ")",
+        "",
+        "#: API keys whose schemas exist in kafka-clients but have no valid version",
+        "#: (ZooKeeper-era inter-broker APIs removed in Kafka 4.0).",
+        "REMOVED_APIS: dict[int, str] = {",
+    ]
+    lines += [f'    {k}: "{n}",' for k, n in removed]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def messages_init(exports: list[tuple[str, str]]) -> str:
