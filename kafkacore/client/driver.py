@@ -25,9 +25,23 @@ a clock. The core owns everything else. They talk through this contract only:
      socket in order; the transport keeps any unsent remainder itself
      (partial writes are its business, not the core's).
    - ``pull_events()``: ordered events for the user layer, for example a
-     request completed with its response or error.
+     request completed with its response or error. For the client core every
+     item is a :class:`kafkacore.client.events.Event` (``RequestCompleted``,
+     ``ConnectionStateChanged``, ``MetadataUpdated``, ...); the return type is
+     ``list[object]`` so that other machines can add their own events.
    - ``next_deadline()``: the absolute time at which ``handle_timeout``
      must be called, or ``None`` when no timer is needed.
+
+Ids and facts: ``conn_id`` values come from ``OpenConnection`` actions. A
+fact about a conn_id the core no longer knows (it closed it meanwhile) is
+ignored, so the transport need not race the core. After the core emits
+``CloseConnection`` it expects no more facts for that id; after the transport
+reports ``connection_failed``/``connection_lost`` the core emits no
+``CloseConnection`` for it.
+
+Changes (announced here for transports):
+
+- ``Driven.pull_events()`` added (2026-11-21).
 
 The core never blocks, never reads a clock and never draws randomness of its
 own (an injected ``random.Random`` is used for jitter). It is single
@@ -99,10 +113,14 @@ class Driven(Protocol):
         self, conn_id: ConnId, data: bytes | bytearray | memoryview, *, now: float
     ) -> None: ...
 
-    def connection_lost(self, conn_id: ConnId, error: BaseException | None, *, now: float) -> None: ...
+    def connection_lost(
+        self, conn_id: ConnId, error: BaseException | None, *, now: float
+    ) -> None: ...
 
     def handle_timeout(self, *, now: float) -> None: ...
 
     def next_deadline(self) -> float | None: ...
 
     def pull_actions(self) -> list[Action]: ...
+
+    def pull_events(self) -> list[object]: ...

@@ -1,0 +1,558 @@
+"""One broker connection as a sans-IO state machine.
+
+Theory of operation
+-------------------
+A :class:`BrokerConnection` lives from the moment the client asks the
+transport to open a socket until that socket is closed; a reconnect is a new
+object with a new ``conn_id``. It moves through
+
+    CONNECTING -> API_VERSIONS -> [SASL_HANDSHAKE -> SASL_AUTHENTICATE] -> READY -> CLOSED
+
+(any state may go to CLOSED). On ``connection_made`` it writes an
+ApiVersions request at the highest version kafkacore knows; if the broker
+answers UNSUPPORTED_VERSION it retries once at the version the broker
+names (KIP-511). From the broker's ranges it fixes, per API, the version
+``min(ours.max, broker.max)``, refusing with
+:class:`~kafkacore.errors.UnsupportedVersionError` when that is below either
+minimum. With SASL it then runs SaslHandshake v1 and one SaslAuthenticate
+round trip per mechanism token (KIP-152) before READY. Only READY accepts
+user requests, and at most ``max_in_flight_requests_per_connection`` of them
+at a time.
+
+Framing is a bounded :class:`~kafkacore.client.framing.FrameReader`.
+Responses on one connection come back in request order, so each frame must
+carry the correlation id at the head of the in-flight queue; anything else
+is a :class:`~kafkacore.errors.RemoteProtocolError`. Correlation ids count up
+per connection and skip any id still in flight.
+
+Deadlines: connect setup (``socket_connection_setup_timeout_ms``), every
+in-flight request (``request_timeout_ms``; a timeout closes the connection,
+as in the Java client, because the response order is then unknown), and
+idleness (``connections_max_idle_ms`` with nothing in flight). The owner
+asks :meth:`next_deadline` and calls :meth:`handle_timeout`.
+
+The machine never raises on broker input: a broken stream or a refusal
+moves it to CLOSED, failing everything in flight, and
+:attr:`close_error` says why. The owner drains :meth:`pull_writes` and
+:meth:`pull_completions`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from kafkacore.client import _codec
+from kafkacore.client.framing import FrameReader
+from kafkacore.client.sasl import SaslMechanism, create_mechanism
+from kafkacore.errors import (
+    AuthenticationError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    UnsupportedVersionError,
+)
+
+if TYPE_CHECKING:
+    from kafkacore.client.config import ClientConfig
+    from kafkacore.client.handles import RequestHandle
+
+__all__ = ["BrokerConnection", "Completion", "ConnectionState", "negotiate_version"]
+
+_API_VERSIONS = 18
+_SASL_HANDSHAKE = 17
+_SASL_AUTHENTICATE = 36
+_UNSUPPORTED_VERSION = 35
+_INT31 = 0x7FFFFFFF
+
+
+class ConnectionState(Enum):
+    """Life of one connection (see module docstring)."""
+
+    CONNECTING = "connecting"
+    API_VERSIONS = "api_versions"
+    SASL_HANDSHAKE = "sasl_handshake"
+    SASL_AUTHENTICATE = "sasl_authenticate"
+    READY = "ready"
+    CLOSED = "closed"
+
+
+_S = ConnectionState
+#: Allowed transitions; anything else is a bug in this module.
+TRANSITIONS: Mapping[ConnectionState, frozenset[ConnectionState]] = {
+    _S.CONNECTING: frozenset({_S.API_VERSIONS, _S.CLOSED}),
+    _S.API_VERSIONS: frozenset({_S.API_VERSIONS, _S.SASL_HANDSHAKE, _S.READY, _S.CLOSED}),
+    _S.SASL_HANDSHAKE: frozenset({_S.SASL_AUTHENTICATE, _S.CLOSED}),
+    _S.SASL_AUTHENTICATE: frozenset({_S.READY, _S.CLOSED}),
+    _S.READY: frozenset({_S.CLOSED}),
+    _S.CLOSED: frozenset(),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A user request finished on this connection."""
+
+    handle: RequestHandle
+    response: Any
+    error: BaseException | None
+
+
+@dataclass(slots=True)
+class _InFlight:
+    correlation_id: int
+    api_key: int
+    version: int
+    handle: RequestHandle | None  # None: the connection's own request
+    sent_at: float
+    deadline: float
+
+
+def negotiate_version(
+    api_key: int, ours: tuple[int, int] | None, theirs: tuple[int, int] | None, *, name: str = ""
+) -> int:
+    """``min(ours.max, theirs.max)``, or UnsupportedVersionError naming both ranges."""
+    label = name or f"API key {api_key}"
+    if ours is None:
+        raise UnsupportedVersionError(f"{label}: kafkacore has no codec for this API")
+    if theirs is None:
+        raise UnsupportedVersionError(
+            f"{label}: the broker does not offer this API "
+            f"(kafkacore supports v{ours[0]}-v{ours[1]})"
+        )
+    version = min(ours[1], theirs[1])
+    if version < ours[0] or version < theirs[0]:
+        raise UnsupportedVersionError(
+            f"{label}: no common version (kafkacore v{ours[0]}-v{ours[1]}, "
+            f"broker v{theirs[0]}-v{theirs[1]}); upgrade the older side"
+        )
+    return version
+
+
+def _api_name(api_key: int) -> str:
+    try:
+        rtype = _codec.response_type(api_key)
+    except KeyError:
+        return f"API key {api_key}"
+    name = getattr(rtype, "STRUCT_NAME", "") or getattr(rtype, "__name__", "")
+    return name.removesuffix("Response") or f"API key {api_key}"
+
+
+class BrokerConnection:
+    """One connection's machine; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        conn_id: int,
+        node_id: int,
+        lane: str,
+        host: str,
+        config: ClientConfig,
+        rng: random.Random,
+        now: float,
+    ) -> None:
+        self.conn_id = conn_id
+        self.node_id = node_id
+        self.lane = lane
+        self.host = host
+        self._config = config
+        self._request_timeout_s = config.request_timeout_ms / 1000
+        self._rng = rng
+        self.state = ConnectionState.CONNECTING
+        self.close_error: BaseException | None = None
+        self._reader = FrameReader(config.max_response_bytes)
+        self._in_flight: deque[_InFlight] = deque()
+        self._next_correlation = 0
+        self._writes: list[bytes] = []
+        self._completions: list[Completion] = []
+        self._created = now
+        self._setup_deadline = now + config.socket_connection_setup_timeout_ms / 1000
+        self.last_activity = now
+        self.broker_versions: dict[int, tuple[int, int]] = {}
+        self._versions: dict[int, int] = {}
+        self._api_versions_version = 0
+        self._api_versions_retried = False
+        self._mechanism: SaslMechanism | None = None
+        self._sasl_done = False
+        self.session_lifetime_ms = 0
+        self.bytes_sent = 0
+        self.bytes_received = 0
+        self.latencies_ms: list[float] = []
+
+    # -- queries -----------------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        return self.state is ConnectionState.READY
+
+    @property
+    def in_flight_count(self) -> int:
+        """User requests in flight (the connection's own ones excluded)."""
+        return sum(1 for f in self._in_flight if f.handle is not None)
+
+    @property
+    def closed(self) -> bool:
+        return self.state is ConnectionState.CLOSED
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight, the connection's own requests included."""
+        return not self._in_flight
+
+    @property
+    def has_pending_output(self) -> bool:
+        return bool(self._writes or self._completions)
+
+    @property
+    def can_send(self) -> bool:
+        return (
+            self.state is ConnectionState.READY
+            and len(self._in_flight) < self._config.max_in_flight_requests_per_connection
+        )
+
+    @property
+    def in_flight_correlation_ids(self) -> list[int]:
+        return [f.correlation_id for f in self._in_flight]
+
+    def version_for(self, api_key: int) -> int:
+        """The negotiated version of ``api_key``; UnsupportedVersionError if none."""
+        if self.state is not ConnectionState.READY and not self.broker_versions:
+            raise LocalProtocolError(
+                f"connection {self.conn_id} to node {self.node_id} is {self.state.value}; "
+                "versions are known once ApiVersions is done"
+            )
+        version = self._versions.get(api_key)
+        if version is not None:
+            return version
+        version = negotiate_version(
+            api_key,
+            _codec.our_version_range(api_key),
+            self.broker_versions.get(api_key),
+            name=_api_name(api_key),
+        )
+        self._versions[api_key] = version
+        return version
+
+    # -- outputs -----------------------------------------------------------
+    def pull_writes(self) -> list[bytes]:
+        out, self._writes = self._writes, []
+        return out
+
+    def pull_completions(self) -> list[Completion]:
+        out, self._completions = self._completions, []
+        return out
+
+    def next_deadline(self) -> float | None:
+        state = self.state
+        if state is ConnectionState.CLOSED:
+            return None
+        if state is ConnectionState.CONNECTING:
+            return self._setup_deadline
+        if self._in_flight:
+            return min(f.deadline for f in self._in_flight)
+        if state is ConnectionState.READY:
+            return self.last_activity + self._config.connections_max_idle_ms / 1000
+        return None
+
+    # -- facts -------------------------------------------------------------
+    def connection_made(self, *, now: float) -> None:
+        if self.state is not ConnectionState.CONNECTING:
+            raise LocalProtocolError(
+                f"connection {self.conn_id}: connection_made in state {self.state.value}"
+            )
+        self.last_activity = now
+        self._goto(ConnectionState.API_VERSIONS)
+        ours = _codec.our_version_range(_API_VERSIONS)
+        self._send_api_versions(ours[1] if ours else 0, now=now)
+
+    def data_received(self, data: bytes | bytearray | memoryview, *, now: float) -> None:
+        if self.state is ConnectionState.CLOSED:
+            return  # late bytes after we closed: the transport may still deliver some
+        if self.state is ConnectionState.CONNECTING:
+            self.close(RemoteProtocolError(f"node {self.node_id}: bytes before connect"))
+            return
+        self.bytes_received += len(data)
+        self.last_activity = now
+        try:
+            frames = self._reader.feed(data)
+            for frame in frames:
+                self._on_frame(frame, now=now)
+                if self.closed:
+                    return
+        except KafkaError as exc:
+            # Broken stream, refused authentication, no common version: the
+            # connection is unusable; the owner sees why in close_error.
+            self.close(exc)
+
+    def handle_timeout(self, *, now: float) -> None:
+        state = self.state
+        if state is ConnectionState.CLOSED:
+            return
+        if state is ConnectionState.CONNECTING:
+            if now >= self._setup_deadline:
+                self.close(
+                    KafkaConnectionError(
+                        f"node {self.node_id}: connect did not finish within "
+                        f"{self._config.socket_connection_setup_timeout_ms} ms"
+                    )
+                )
+            return
+        expired = [f for f in self._in_flight if f.deadline <= now]
+        if expired:
+            first = expired[0]
+            what = f"request #{first.handle.id}" if first.handle else self.state.value
+            self.close(
+                KafkaTimeoutError(
+                    f"node {self.node_id}: {what} got no response within "
+                    f"{(first.deadline - first.sent_at) * 1000:.0f} ms; connection closed"
+                ),
+                timed_out={id(f) for f in expired},
+            )
+            return
+        if (
+            state is ConnectionState.READY
+            and not self._in_flight
+            and now >= self.last_activity + self._config.connections_max_idle_ms / 1000
+        ):
+            self.close(None)
+
+    # -- commands ----------------------------------------------------------
+    def send(
+        self,
+        handle: RequestHandle,
+        request: Any,
+        *,
+        version: int,
+        now: float,
+        expect_response: bool = True,
+        timeout_s: float | None = None,
+    ) -> None:
+        """Write one user request; the caller checked :attr:`can_send`.
+
+        ``timeout_s`` (default ``request_timeout_ms``) bounds the wait for its
+        response; when it passes, the connection is closed.
+        """
+        if not self.can_send:
+            raise LocalProtocolError(
+                f"connection {self.conn_id} to node {self.node_id} cannot take a request "
+                f"({self.state.value}, {len(self._in_flight)} in flight); wait for READY"
+            )
+        correlation_id = self._write(handle.api_key, request, version=version, now=now)
+        handle.node_id = self.node_id
+        handle.api_version = version
+        if expect_response:
+            self._in_flight.append(
+                _InFlight(
+                    correlation_id,
+                    handle.api_key,
+                    version,
+                    handle,
+                    now,
+                    now + (timeout_s if timeout_s is not None else self._request_timeout_s),
+                )
+            )
+        else:
+            # Produce with acks=0: the broker never answers.
+            self._completions.append(Completion(handle, None, None))
+
+    def close(self, error: BaseException | None, *, timed_out: set[int] | None = None) -> None:
+        """Move to CLOSED, failing everything in flight. Idempotent."""
+        if self.state is ConnectionState.CLOSED:
+            return
+        self._goto(ConnectionState.CLOSED)
+        self.close_error = error
+        for flight in self._in_flight:
+            if flight.handle is None:
+                continue
+            if timed_out is not None and id(flight) in timed_out:
+                exc: BaseException = KafkaTimeoutError(
+                    f"request #{flight.handle.id} to node {self.node_id} got no response "
+                    f"within {(flight.deadline - flight.sent_at) * 1000:.0f} ms"
+                )
+            else:
+                reason = f": {error}" if error is not None else ""
+                exc = KafkaConnectionError(
+                    f"connection to node {self.node_id} closed with request "
+                    f"#{flight.handle.id} in flight{reason}"
+                )
+                if error is not None:
+                    exc.__cause__ = error
+            self._completions.append(Completion(flight.handle, None, exc))
+        self._in_flight.clear()
+        self._writes.clear()
+
+    # -- internals ---------------------------------------------------------
+    def _goto(self, new: ConnectionState) -> None:
+        if new not in TRANSITIONS[self.state]:
+            raise AssertionError(f"connection {self.conn_id}: {self.state.name} -> {new.name}")
+        self.state = new
+
+    def _write(self, api_key: int, request: Any, *, version: int, now: float) -> int:
+        correlation_id = self._next_correlation
+        in_use = {f.correlation_id for f in self._in_flight}
+        while correlation_id in in_use:
+            correlation_id = (correlation_id + 1) & _INT31
+        self._next_correlation = (correlation_id + 1) & _INT31
+        frame = _codec.encode_request(
+            request,
+            api_key=api_key,
+            version=version,
+            correlation_id=correlation_id,
+            client_id=self._config.client_id,
+        )
+        self._writes.append(frame)
+        self.bytes_sent += len(frame)
+        self.last_activity = now
+        return correlation_id
+
+    def _send_internal(self, api_key: int, request: Any, *, version: int, now: float) -> None:
+        correlation_id = self._write(api_key, request, version=version, now=now)
+        self._in_flight.append(
+            _InFlight(
+                correlation_id,
+                api_key,
+                version,
+                None,
+                now,
+                now + self._request_timeout_s,
+            )
+        )
+
+    def _send_api_versions(self, version: int, *, now: float) -> None:
+        from kafkacore.protocol.messages import ApiVersionsRequest
+
+        self._api_versions_version = version
+        request = ApiVersionsRequest(
+            client_software_name=self._config.client_software_name if version >= 3 else "",
+            client_software_version=self._config.client_software_version if version >= 3 else "",
+        )
+        self._send_internal(_API_VERSIONS, request, version=version, now=now)
+
+    def _on_frame(self, frame: bytes, *, now: float) -> None:
+        correlation_id = _codec.peek_correlation_id(frame)
+        if not self._in_flight:
+            raise RemoteProtocolError(
+                f"node {self.node_id}: response with correlation id {correlation_id} "
+                "but nothing is in flight"
+            )
+        head = self._in_flight[0]
+        if correlation_id != head.correlation_id:
+            raise RemoteProtocolError(
+                f"node {self.node_id}: response correlation id {correlation_id}, expected "
+                f"{head.correlation_id}; responses out of order"
+            )
+        self._in_flight.popleft()
+        self.latencies_ms.append((now - head.sent_at) * 1000)
+        if head.handle is not None:
+            response = _codec.parse_response(frame, head.api_key, head.version)
+            self._completions.append(Completion(head.handle, response, None))
+            return
+        if head.api_key == _API_VERSIONS:
+            self._on_api_versions(frame, head.version, now=now)
+        elif head.api_key == _SASL_HANDSHAKE:
+            self._on_sasl_handshake(_codec.parse_response(frame, head.api_key, head.version), now)
+        elif head.api_key == _SASL_AUTHENTICATE:
+            response = _codec.parse_response(frame, head.api_key, head.version)
+            self._on_sasl_authenticate(response, now)
+        else:  # pragma: no cover - only the three above are sent internally
+            raise AssertionError(f"unexpected internal api {head.api_key}")
+
+    def _on_api_versions(self, frame: bytes, version: int, *, now: float) -> None:
+        code = _codec.peek_error_code(frame)
+        if code == _UNSUPPORTED_VERSION and version > 0:
+            # KIP-511: the broker answers in v0 and lists its ApiVersions range.
+            response = _codec.parse_response(frame, _API_VERSIONS, 0)
+            if self._api_versions_retried:
+                raise RemoteProtocolError(
+                    f"node {self.node_id}: ApiVersions refused twice (UNSUPPORTED_VERSION)"
+                )
+            self._api_versions_retried = True
+            retry = 0
+            for key in response.api_keys:
+                if key.api_key == _API_VERSIONS:
+                    retry = min(key.max_version, version - 1)
+            self._goto(ConnectionState.API_VERSIONS)
+            self._send_api_versions(max(retry, 0), now=now)
+            return
+        response = _codec.parse_response(frame, _API_VERSIONS, version)
+        if response.error_code:
+            raise RemoteProtocolError(
+                f"node {self.node_id}: ApiVersions failed with "
+                f"{_codec.error_name(response.error_code)}"
+            )
+        self.broker_versions = {
+            k.api_key: (k.min_version, k.max_version) for k in response.api_keys
+        }
+        self._versions.clear()
+        if self._config.sasl:
+            self._start_sasl(now)
+        else:
+            self._goto(ConnectionState.READY)
+
+    def _start_sasl(self, now: float) -> None:
+        from kafkacore.protocol.messages import SaslHandshakeRequest
+
+        config = self._config
+        assert config.sasl_mechanism is not None
+        version = self.version_for(_SASL_HANDSHAKE)
+        if version < 1:
+            raise UnsupportedVersionError(
+                f"node {self.node_id}: broker only has SaslHandshake v0 (raw SASL tokens); "
+                "kafkacore needs v1 (KIP-152)"
+            )
+        self._mechanism = create_mechanism(
+            mechanism=config.sasl_mechanism,
+            host=self.host,
+            username=config.sasl_plain_username,
+            password=config.sasl_plain_password,
+            oauth_token_provider=config.sasl_oauth_token_provider,
+            factory=config.sasl_mechanism_factory,
+            rng=self._rng,
+        )
+        self._goto(ConnectionState.SASL_HANDSHAKE)
+        self._send_internal(
+            _SASL_HANDSHAKE,
+            SaslHandshakeRequest(mechanism=config.sasl_mechanism),
+            version=version,
+            now=now,
+        )
+
+    def _on_sasl_handshake(self, response: Any, now: float) -> None:
+        if response.error_code:
+            offered = ", ".join(response.mechanisms) or "none"
+            raise AuthenticationError(
+                f"node {self.node_id}: SASL mechanism {self._config.sasl_mechanism} refused "
+                f"({_codec.error_name(response.error_code)}); broker offers: {offered}"
+            )
+        assert self._mechanism is not None
+        self._goto(ConnectionState.SASL_AUTHENTICATE)
+        self._send_token(self._mechanism.initial_response(), now)
+
+    def _send_token(self, token: bytes, now: float) -> None:
+        from kafkacore.protocol.messages import SaslAuthenticateRequest
+
+        version = self.version_for(_SASL_AUTHENTICATE)
+        self._send_internal(
+            _SASL_AUTHENTICATE, SaslAuthenticateRequest(auth_bytes=token), version=version, now=now
+        )
+
+    def _on_sasl_authenticate(self, response: Any, now: float) -> None:
+        if response.error_code:
+            message = response.error_message or f"error code {response.error_code}"
+            raise AuthenticationError(
+                f"node {self.node_id}: SASL {self._config.sasl_mechanism} authentication "
+                f"failed: {message}"
+            )
+        assert self._mechanism is not None
+        token = self._mechanism.evaluate_challenge(bytes(response.auth_bytes))
+        if token is not None:
+            self._send_token(token, now)
+            return
+        self.session_lifetime_ms = getattr(response, "session_lifetime_ms", 0) or 0
+        self._goto(ConnectionState.READY)

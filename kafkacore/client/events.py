@@ -1,0 +1,92 @@
+"""Events the client core emits through ``pull_events()``.
+
+Every event is a frozen, slotted, keyword-only dataclass named in the past
+tense, and a subclass of :class:`Event`. Requests complete through
+:class:`RequestCompleted` exactly once each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kafkacore.client.connection import ConnectionState
+from kafkacore.client.handles import MetadataWaiter, RequestHandle
+
+__all__ = [
+    "BootstrapFailed",
+    "ConnectionStateChanged",
+    "Event",
+    "MetadataUpdateFailed",
+    "MetadataUpdated",
+    "RequestCompleted",
+]
+
+
+class Event:
+    """Base of every client event (an empty marker)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestCompleted(Event):
+    """A request finished: ``response`` set, or ``error`` set (never both).
+
+    ``error`` is a :class:`~kafkacore.errors.KafkaTimeoutError` (deadline),
+    :class:`~kafkacore.errors.KafkaConnectionError` (connection lost or
+    failed), :class:`~kafkacore.errors.RequestCancelled`,
+    :class:`~kafkacore.errors.UnsupportedVersionError`,
+    :class:`~kafkacore.errors.AuthenticationError` or a
+    :class:`~kafkacore.errors.RemoteProtocolError`. Error codes inside a
+    response are not errors here; they are in ``response``.
+    """
+
+    handle: RequestHandle
+    response: Any = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionStateChanged(Event):
+    """A connection to ``node_id`` on ``lane`` moved to ``state``.
+
+    ``error`` says why for CLOSED after a failure (None for a clean close).
+    """
+
+    node_id: int
+    lane: str
+    conn_id: int
+    state: ConnectionState
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataUpdated(Event):
+    """Cluster metadata was replaced by a fresh Metadata response."""
+
+    cluster_id: str | None
+    controller_id: int | None
+    broker_ids: frozenset[int]
+    topics: frozenset[str]
+    waiters: tuple[MetadataWaiter, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataUpdateFailed(Event):
+    """A metadata refresh failed; the core retries after ``retry_backoff_ms``."""
+
+    error: BaseException
+    waiters: tuple[MetadataWaiter, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BootstrapFailed(Event):
+    """Every bootstrap address failed before any metadata arrived.
+
+    ``error`` is :class:`~kafkacore.errors.NoBrokersAvailable` naming the
+    addresses. The core keeps retrying with reconnect backoff; requests that
+    were waiting for any node have been failed with the same error.
+    """
+
+    error: BaseException

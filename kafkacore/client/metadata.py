@@ -1,0 +1,430 @@
+"""Cluster metadata as pure state (seed 001 ``ClusterMetadata``, seed 000 ``Cluster``).
+
+Theory of operation
+-------------------
+:class:`ClusterMetadata` holds what the last Metadata and FindCoordinator
+responses said: brokers, topics with their partitions, leaders and leader
+epochs (KIP-320), topic ids (KIP-516), the controller and the cluster id.
+It does no I/O and reads no clock: every time-dependent method takes
+``now`` (monotonic seconds) and answers in milliseconds as the seed does.
+
+Refresh bookkeeping is three timestamps and a flag: the last attempt, the
+last success, and ``need_update``. :meth:`ttl` is 0 when an update is due
+(flagged, or older than ``metadata_max_age_ms``), but never sooner than
+``retry_backoff_ms`` after the last attempt. :meth:`request_update` flags an
+update and returns a :class:`~kafkacore.client.handles.MetadataWaiter` that
+the next :meth:`update_metadata` completes (or the next
+:meth:`failed_update` fails); the owner collects finished waiters with
+:meth:`take_finished_waiters` to announce them.
+
+Stale answers are guarded by leader epochs: a partition whose new leader
+epoch is older than the one known keeps its old state and flags a refresh,
+as the Java client does (KIP-320). Retriable topic or partition errors
+(leader not available, unknown topic) and unknown leaders also flag a
+refresh (after the retry backoff), like kiel's ``heal`` loop.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from kafkacore.client.config import parse_bootstrap_servers
+from kafkacore.client.handles import MetadataWaiter
+from kafkacore.errors import KafkaError, LocalProtocolError
+
+__all__ = [
+    "BrokerMetadata",
+    "ClusterMetadata",
+    "PartitionMetadata",
+    "TopicPartition",
+]
+
+# Error codes the metadata logic reacts to (shared/kafka-protocol/errors.tsv).
+_UNKNOWN_TOPIC_OR_PARTITION = 3
+_LEADER_NOT_AVAILABLE = 5
+_INVALID_TOPIC = 17
+_TOPIC_AUTHORIZATION_FAILED = 29
+_LISTENER_NOT_FOUND = 72
+_NO_LEADER = -1
+_COORDINATOR_KEY_GROUP = 0
+_COORDINATOR_KEY_TXN = 1
+
+
+class TopicPartition(NamedTuple):
+    """A topic name and a partition index."""
+
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerMetadata:
+    """One node: id (negative for bootstrap addresses), host, port, rack."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionMetadata:
+    """One partition as the last Metadata response described it."""
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int = -1
+    replicas: tuple[int, ...] = ()
+    isr: tuple[int, ...] = ()
+    offline_replicas: tuple[int, ...] = ()
+    error_code: int = 0
+
+
+@dataclass(slots=True)
+class _Topic:
+    name: str
+    topic_id: Any = None
+    internal: bool = False
+    partitions: dict[int, PartitionMetadata] = field(default_factory=dict)
+
+
+Listener = Callable[["ClusterMetadata"], None]
+
+
+class ClusterMetadata:
+    """Pure cluster state; see the module docstring. Not thread-safe (no threads)."""
+
+    def __init__(
+        self,
+        *,
+        retry_backoff_ms: int = 100,
+        metadata_max_age_ms: int = 300000,
+        bootstrap_servers: str | Sequence[str] | None = "localhost:9092",
+    ) -> None:
+        if retry_backoff_ms < 0 or metadata_max_age_ms <= 0:
+            raise LocalProtocolError(
+                "ClusterMetadata: retry_backoff_ms must be >= 0 and metadata_max_age_ms > 0"
+            )
+        self.retry_backoff_ms = retry_backoff_ms
+        self.metadata_max_age_ms = metadata_max_age_ms
+        self._bootstrap = {
+            -(i + 1): BrokerMetadata(node_id=-(i + 1), host=host, port=port)
+            for i, (host, port) in enumerate(parse_bootstrap_servers(bootstrap_servers))
+        }
+        self._brokers: dict[int, BrokerMetadata] = {}
+        self._topics: dict[str, _Topic] = {}
+        self._topic_names_by_id: dict[Any, str] = {}
+        self._topic_errors: dict[str, int] = {}
+        self._coordinators: dict[tuple[int, str], int] = {}
+        self._coordinator_brokers: dict[int, BrokerMetadata] = {}
+        self.cluster_id: str | None = None
+        self.controller_id: int | None = None
+        self.need_update = True
+        self.update_count = 0
+        self._last_refresh: float | None = None  # last attempt (success or failure), seconds
+        self._last_successful_refresh: float | None = None
+        self._waiters: list[MetadataWaiter] = []
+        self._finished: list[MetadataWaiter] = []
+        self._next_waiter = 0
+        self._listeners: list[Listener] = []
+
+    # -- seed 000: mapping access over broker ids ---------------------------
+    def __getitem__(self, broker_id: int) -> BrokerMetadata:
+        broker = self.broker_metadata(broker_id)
+        if broker is None:
+            raise KeyError(broker_id)
+        return broker
+
+    def __contains__(self, broker_id: object) -> bool:
+        return broker_id in self._brokers or broker_id in self._coordinator_brokers
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(sorted(self._brokers))
+
+    def __len__(self) -> int:
+        return len(self._brokers)
+
+    # -- queries --------------------------------------------------------------
+    def brokers(self) -> set[BrokerMetadata]:
+        """Known brokers; the bootstrap addresses until the first update (as the seed)."""
+        return set(self._brokers.values()) or set(self._bootstrap.values())
+
+    def bootstrap_brokers(self) -> list[BrokerMetadata]:
+        return list(self._bootstrap.values())
+
+    def broker_metadata(self, broker_id: int) -> BrokerMetadata | None:
+        return (
+            self._brokers.get(broker_id)
+            or self._coordinator_brokers.get(broker_id)
+            or self._bootstrap.get(broker_id)
+        )
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        """All partitions of ``topic`` (led or not); None if the topic is unknown."""
+        info = self._topics.get(topic)
+        return None if info is None else set(info.partitions)
+
+    def available_partitions_for_topic(self, topic: str) -> set[int] | None:
+        """Partitions of ``topic`` with a known leader; None if the topic is unknown."""
+        info = self._topics.get(topic)
+        if info is None:
+            return None
+        return {p for p, meta in info.partitions.items() if meta.leader != _NO_LEADER}
+
+    def partition_metadata(self, partition: TopicPartition) -> PartitionMetadata | None:
+        info = self._topics.get(partition.topic)
+        return None if info is None else info.partitions.get(partition.partition)
+
+    def leader_for_partition(self, partition: TopicPartition) -> int | None:
+        """Leader node id; -1 when leaderless, None when the partition is unknown."""
+        meta = self.partition_metadata(TopicPartition(*partition))
+        return None if meta is None else meta.leader
+
+    def get_leader(self, topic: str, partition: int) -> int | None:
+        """kiel's name for :meth:`leader_for_partition`."""
+        return self.leader_for_partition(TopicPartition(topic, partition))
+
+    def leader_epoch_for_partition(self, partition: TopicPartition) -> int | None:
+        """KIP-320 leader epoch (-1 when the broker did not say), None if unknown."""
+        meta = self.partition_metadata(TopicPartition(*partition))
+        return None if meta is None else meta.leader_epoch
+
+    def partitions_for_broker(self, broker_id: int) -> set[TopicPartition] | None:
+        """Partitions led by ``broker_id``; None when it leads none (as the seed)."""
+        led = {
+            TopicPartition(name, p)
+            for name, info in self._topics.items()
+            for p, meta in info.partitions.items()
+            if meta.leader == broker_id
+        }
+        return led or None
+
+    def topics(self, exclude_internal_topics: bool = True) -> set[str]:
+        """Known topics; internal ones (``__consumer_offsets``...) only on request."""
+        return {
+            name
+            for name, info in self._topics.items()
+            if not (exclude_internal_topics and info.internal)
+        }
+
+    def topic_id(self, topic: str) -> Any:
+        """KIP-516 topic id (a UUID as the codec represents it), or None."""
+        info = self._topics.get(topic)
+        return None if info is None else info.topic_id
+
+    def topic_name(self, topic_id: Any) -> str | None:
+        return self._topic_names_by_id.get(topic_id)
+
+    def topic_error(self, topic: str) -> int | None:
+        """The error code the last response gave for ``topic`` (None if none)."""
+        return self._topic_errors.get(topic)
+
+    @property
+    def unauthorized_topics(self) -> set[str]:
+        return {t for t, c in self._topic_errors.items() if c == _TOPIC_AUTHORIZATION_FAILED}
+
+    @property
+    def invalid_topics(self) -> set[str]:
+        return {t for t, c in self._topic_errors.items() if c == _INVALID_TOPIC}
+
+    # -- refresh timing -------------------------------------------------------
+    def ttl(self, *, now: float) -> float:
+        """Milliseconds until a refresh is due (0 = now), honouring the retry backoff."""
+        if self.need_update or self._last_successful_refresh is None:
+            due = 0.0
+        else:
+            age = (now - self._last_successful_refresh) * 1000
+            due = self.metadata_max_age_ms - age
+        return max(due, self.refresh_backoff(now=now), 0.0)
+
+    def refresh_backoff(self, *, now: float) -> float:
+        """Milliseconds to wait before the next attempt after the last one."""
+        if self._last_refresh is None:
+            return 0.0
+        return max(self.retry_backoff_ms - (now - self._last_refresh) * 1000, 0.0)
+
+    def request_update(self) -> MetadataWaiter:
+        """Flag a refresh; the waiter completes with the next update (seed 001)."""
+        self.need_update = True
+        self._next_waiter += 1
+        waiter = MetadataWaiter(self._next_waiter)
+        self._waiters.append(waiter)
+        return waiter
+
+    def take_finished_waiters(self) -> list[MetadataWaiter]:
+        out, self._finished = self._finished, []
+        return out
+
+    # -- updates --------------------------------------------------------------
+    def failed_update(self, exception: BaseException, *, now: float) -> None:
+        """A Metadata request failed: back off, fail the waiters."""
+        self._last_refresh = now
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            waiter._complete(None, exception)
+        self._finished.extend(waiters)
+
+    def update_metadata(self, metadata: Any, *, now: float) -> None:
+        """Replace the state with a decoded Metadata response (any version).
+
+        ``metadata`` needs the response's attributes (``brokers``, ``topics``,
+        ``cluster_id``, ``controller_id``, ...), as the generated
+        ``MetadataResponse`` has them. An empty broker list counts as a
+        failed update (the broker is not ready to serve metadata).
+        """
+        if not metadata.brokers:
+            self.failed_update(KafkaError("Metadata response has no brokers"), now=now)
+            return
+        self._brokers = {
+            b.node_id: BrokerMetadata(
+                node_id=b.node_id, host=b.host, port=b.port, rack=getattr(b, "rack", None)
+            )
+            for b in metadata.brokers
+        }
+        self.cluster_id = getattr(metadata, "cluster_id", None)
+        controller = getattr(metadata, "controller_id", -1)
+        self.controller_id = controller if controller is not None and controller >= 0 else None
+        need_update = False
+        topics: dict[str, _Topic] = {}
+        errors: dict[str, int] = {}
+        for t in metadata.topics:
+            name = t.name
+            if name is None:  # v12+ may answer by id only for unknown ids
+                need_update = True
+                continue
+            if t.error_code:
+                errors[name] = t.error_code
+                if t.error_code in (_LEADER_NOT_AVAILABLE, _UNKNOWN_TOPIC_OR_PARTITION):
+                    need_update = True
+                if t.error_code == _LEADER_NOT_AVAILABLE and name in self._topics:
+                    topics[name] = self._topics[name]  # keep what we knew
+                continue
+            raw_id = getattr(t, "topic_id", None)
+            info = _Topic(
+                name=name,
+                topic_id=None if raw_id is None or getattr(raw_id, "int", 1) == 0 else raw_id,
+                internal=bool(getattr(t, "is_internal", False)),
+            )
+            old = self._topics.get(name)
+            for p in t.partitions:
+                meta = PartitionMetadata(
+                    topic=name,
+                    partition=p.partition_index,
+                    leader=p.leader_id,
+                    leader_epoch=getattr(p, "leader_epoch", -1),
+                    replicas=tuple(p.replica_nodes),
+                    isr=tuple(p.isr_nodes),
+                    offline_replicas=tuple(getattr(p, "offline_replicas", ()) or ()),
+                    error_code=p.error_code,
+                )
+                previous = old.partitions.get(meta.partition) if old is not None else None
+                if (
+                    previous is not None
+                    and meta.leader_epoch >= 0
+                    and previous.leader_epoch > meta.leader_epoch
+                    and _same_topic(old, info)
+                ):
+                    # KIP-320: this broker's view is older than ours; keep ours.
+                    meta = previous
+                    need_update = True
+                if meta.leader == _NO_LEADER or meta.leader not in self._brokers:
+                    need_update = True
+                if meta.error_code in (_LEADER_NOT_AVAILABLE, _LISTENER_NOT_FOUND):
+                    need_update = True
+                info.partitions[meta.partition] = meta
+            topics[name] = info
+        self._topics = topics
+        self._topic_errors = errors
+        self._topic_names_by_id = {
+            info.topic_id: name for name, info in topics.items() if info.topic_id is not None
+        }
+        self.update_count += 1
+        self._last_refresh = now
+        self._last_successful_refresh = now
+        self.need_update = need_update
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            waiter._complete(self, None)
+        self._finished.extend(waiters)
+        for listener in list(self._listeners):
+            listener(self)
+
+    # -- coordinators -----------------------------------------------------------
+    def add_group_coordinator(self, group: str, response: Any) -> int | None:
+        """Record a FindCoordinator answer for ``group``; node id, or None on error."""
+        return self._add_coordinator(_COORDINATOR_KEY_GROUP, group, response)
+
+    def add_transaction_coordinator(self, transactional_id: str, response: Any) -> int | None:
+        """Record a FindCoordinator (key type 1) answer; node id, or None on error."""
+        return self._add_coordinator(_COORDINATOR_KEY_TXN, transactional_id, response)
+
+    def _add_coordinator(self, key_type: int, key: str, response: Any) -> int | None:
+        entry: Any = response
+        coordinators = getattr(response, "coordinators", None)
+        if coordinators:  # v4+ (KIP-699): one entry per key
+            matches = [c for c in coordinators if c.key == key]
+            if not matches:
+                return None
+            entry = matches[0]
+        if entry.error_code or entry.node_id < 0:
+            self._coordinators.pop((key_type, key), None)
+            return None
+        node_id: int = entry.node_id
+        self._coordinator_brokers[node_id] = BrokerMetadata(
+            node_id=node_id, host=entry.host, port=entry.port
+        )
+        self._coordinators[(key_type, key)] = node_id
+        return node_id
+
+    def coordinator_for_group(self, group: str) -> int | None:
+        return self._coordinators.get((_COORDINATOR_KEY_GROUP, group))
+
+    def coordinator_for_transaction(self, transactional_id: str) -> int | None:
+        return self._coordinators.get((_COORDINATOR_KEY_TXN, transactional_id))
+
+    def mark_coordinator_unknown(self, key_type: int, key: str) -> None:
+        """Forget a coordinator (after NOT_COORDINATOR and friends)."""
+        self._coordinators.pop((key_type, key), None)
+
+    # -- listeners and copies -----------------------------------------------------
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener(cluster)`` after every successful update."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        try:
+            self._listeners.remove(listener)
+        except ValueError:
+            raise LocalProtocolError("remove_listener: that listener was never added") from None
+
+    def with_partitions(self, partitions_to_add: Iterable[PartitionMetadata]) -> ClusterMetadata:
+        """A copy with extra partitions (e.g. for a partitioner to test against)."""
+        clone = copy.copy(self)
+        clone._topics = {
+            name: _Topic(info.name, info.topic_id, info.internal, dict(info.partitions))
+            for name, info in self._topics.items()
+        }
+        clone._listeners = []
+        clone._waiters = []
+        clone._finished = []
+        for meta in partitions_to_add:
+            info = clone._topics.setdefault(meta.topic, _Topic(name=meta.topic))
+            info.partitions[meta.partition] = meta
+        return clone
+
+    def __repr__(self) -> str:
+        return (
+            f"ClusterMetadata(brokers={len(self._brokers)}, topics={len(self._topics)}, "
+            f"cluster_id={self.cluster_id!r}, controller={self.controller_id})"
+        )
+
+
+def _same_topic(old: _Topic | None, new: _Topic) -> bool:
+    # A recreated topic (new id, KIP-516) restarts its epochs: never compare across ids.
+    if old is None:
+        return False
+    return old.topic_id is None or new.topic_id is None or old.topic_id == new.topic_id

@@ -1,0 +1,315 @@
+"""A scripted broker and a pump for driving KafkaClientCore without sockets.
+
+The broker decodes each request frame with the generated codec and answers
+with a handler per API key (overridable per test), encoding the response at
+the request's version. The pump moves bytes between the core and the
+brokers, in chunks of a chosen size, with a bounded number of rounds, and
+jumps time to ``next_deadline()`` when nothing else can happen.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkacore.client import _codec
+from kafkacore.client.core import KafkaClientCore
+from kafkacore.client.driver import CloseConnection, OpenConnection, WriteData
+from kafkacore.client.framing import FrameReader
+from kafkacore.protocol import messages as m
+from kafkacore.protocol.messages.api_versions_response import ApiVersion
+from kafkacore.protocol.messages.find_coordinator_response import Coordinator
+from kafkacore.protocol.messages.metadata_response import (
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+
+Handler = Callable[["FakeBroker", Any, int], Any]
+
+
+def parse_request(frame: bytes) -> tuple[int, int, int, str | None, Any]:
+    api_key = int.from_bytes(frame[0:2], "big", signed=True)
+    version = int.from_bytes(frame[2:4], "big", signed=True)
+    corr = int.from_bytes(frame[4:8], "big", signed=True)
+    n = int.from_bytes(frame[8:10], "big", signed=True)
+    pos = 10
+    client_id = None
+    if n >= 0:
+        client_id = frame[10 : 10 + n].decode()
+        pos += n
+    req_cls = _codec._registry()[api_key][0]
+    flex = req_cls.FLEXIBLE_VERSION
+    if flex is not None and version >= flex:
+        assert frame[pos] == 0, "test broker expects no header tagged fields"
+        pos += 1
+    body = req_cls.decode(memoryview(frame)[pos:], version)
+    return api_key, version, corr, client_id, body
+
+
+def encode_response(api_key: int, version: int, corr: int, response: Any) -> bytes:
+    out = bytearray(4)
+    out += corr.to_bytes(4, "big", signed=True)
+    resp_cls = _codec._registry()[api_key][1]
+    flex = resp_cls.FLEXIBLE_VERSION
+    if api_key != 18 and flex is not None and version >= flex:
+        out.append(0)
+    response.encode_into(out, version)
+    out[0:4] = (len(out) - 4).to_bytes(4, "big")
+    return bytes(out)
+
+
+@dataclass
+class Topic:
+    name: str
+    partitions: int = 1
+    leaders: dict[int, int] = field(default_factory=dict)  # partition -> leader id
+    epoch: int = 0
+
+
+class Cluster:
+    """What the fake brokers answer Metadata and FindCoordinator with."""
+
+    def __init__(self, brokers: dict[int, tuple[str, int]], topics: list[Topic] | None = None):
+        self.brokers = brokers
+        self.topics = {t.name: t for t in topics or []}
+        self.controller_id = min(brokers)
+        self.cluster_id = "fake-cluster"
+        self.coordinators: dict[tuple[int, str], int] = {}
+        self.api_ranges: dict[int, tuple[int, int]] = {
+            key: rng for key in _codec._registry() if (rng := _codec.our_version_range(key))
+        }
+
+    def metadata(self, request: Any) -> Any:
+        names = list(self.topics) if request.topics is None else [t.name for t in request.topics]
+        topics = []
+        for name in names:
+            t = self.topics.get(name)
+            if t is None:
+                topics.append(MetadataResponseTopic(error_code=3, name=name))
+                continue
+            parts = [
+                MetadataResponsePartition(
+                    partition_index=p,
+                    leader_id=t.leaders.get(p, min(self.brokers)),
+                    leader_epoch=t.epoch,
+                    replica_nodes=[t.leaders.get(p, min(self.brokers))],
+                    isr_nodes=[t.leaders.get(p, min(self.brokers))],
+                )
+                for p in range(t.partitions)
+            ]
+            topics.append(MetadataResponseTopic(name=name, partitions=parts))
+        return m.MetadataResponse(
+            brokers=[
+                MetadataResponseBroker(node_id=n, host=h, port=p)
+                for n, (h, p) in sorted(self.brokers.items())
+            ],
+            cluster_id=self.cluster_id,
+            controller_id=self.controller_id,
+            topics=topics,
+        )
+
+
+class FakeBroker:
+    """One broker process: answers frames on each of its connections."""
+
+    def __init__(self, node_id: int, cluster: Cluster) -> None:
+        self.node_id = node_id
+        self.cluster = cluster
+        self.handlers: dict[int, Handler] = {}
+        self.received: list[tuple[int, int, Any]] = []  # (api_key, version, body)
+        self.hold: bool = False  # when True, requests are recorded but not answered
+        self.held: list[bytes] = []
+        self.sasl_user: tuple[str, str] | None = None
+
+    def respond(self, frame: bytes) -> bytes | None:
+        api_key, version, corr, _client, body = parse_request(frame)
+        self.received.append((api_key, version, body))
+        handler = self.handlers.get(api_key) or DEFAULT_HANDLERS.get(api_key)
+        if handler is None:
+            raise AssertionError(f"fake broker {self.node_id}: no handler for API {api_key}")
+        response = handler(self, body, version)
+        if response is None:
+            return None
+        out = encode_response(api_key, version, corr, response)
+        if self.hold:
+            self.held.append(out)
+            return None
+        return out
+
+
+def _api_versions(broker: FakeBroker, body: Any, version: int) -> Any:
+    return m.ApiVersionsResponse(
+        api_keys=[
+            ApiVersion(api_key=k, min_version=lo, max_version=hi)
+            for k, (lo, hi) in sorted(broker.cluster.api_ranges.items())
+        ]
+    )
+
+
+def _metadata(broker: FakeBroker, body: Any, version: int) -> Any:
+    return broker.cluster.metadata(body)
+
+
+def _find_coordinator(broker: FakeBroker, body: Any, version: int) -> Any:
+    cluster = broker.cluster
+
+    def one(key: str) -> tuple[int, str, int]:
+        node = cluster.coordinators.get((body.key_type, key), min(cluster.brokers))
+        host, port = cluster.brokers[node]
+        return node, host, port
+
+    if version >= 4:
+        coords = []
+        for key in body.coordinator_keys:
+            node, host, port = one(key)
+            coords.append(Coordinator(key=key, node_id=node, host=host, port=port))
+        return m.FindCoordinatorResponse(coordinators=coords)
+    node, host, port = one(body.key)
+    return m.FindCoordinatorResponse(node_id=node, host=host, port=port)
+
+
+def _produce(broker: FakeBroker, body: Any, version: int) -> Any:
+    if body.acks == 0:
+        return None
+    return m.ProduceResponse()
+
+
+DEFAULT_HANDLERS: dict[int, Handler] = {
+    18: _api_versions,
+    3: _metadata,
+    10: _find_coordinator,
+    0: _produce,
+}
+
+
+class Pump:
+    """Moves bytes between a core and fake brokers; see the module docstring."""
+
+    def __init__(
+        self,
+        core: KafkaClientCore,
+        brokers: dict[tuple[str, int], FakeBroker],
+        *,
+        now: float = 0.0,
+        chunk: int | None = None,
+        rng: random.Random | None = None,
+        refuse: set[tuple[str, int]] | None = None,
+    ) -> None:
+        self.core = core
+        self.brokers = brokers
+        self.now = now
+        self.chunk = chunk
+        self.rng = rng
+        self.refuse = refuse if refuse is not None else set()
+        self.conns: dict[int, tuple[FakeBroker | None, FrameReader]] = {}
+        self.to_client: dict[int, bytearray] = {}
+        self.pending_open: list[OpenConnection] = []
+        self.events: list[object] = []
+        self.opened: list[OpenConnection] = []
+        self.closed: list[int] = []
+        self.writes: list[tuple[int, bytes]] = []
+
+    def _chunks(self, data: bytes) -> list[bytes]:
+        if self.chunk is None:
+            return [data]
+        size = self.chunk
+        out = []
+        pos = 0
+        while pos < len(data):
+            step = size if self.rng is None else self.rng.randint(1, size)
+            out.append(data[pos : pos + step])
+            pos += step
+        return out
+
+    def drain(self) -> bool:
+        """Apply the core's actions; True if anything happened."""
+        moved = False
+        for action in self.core.pull_actions():
+            moved = True
+            if isinstance(action, OpenConnection):
+                self.opened.append(action)
+                self.pending_open.append(action)
+            elif isinstance(action, WriteData):
+                self.writes.append((action.conn_id, bytes(action.data)))
+                entry = self.conns.get(action.conn_id)
+                assert entry is not None, f"write to unknown conn {action.conn_id}"
+                broker, reader = entry
+                assert broker is not None
+                for frame in reader.feed(bytes(action.data)):
+                    reply = broker.respond(frame)
+                    if reply is not None:
+                        self.to_client.setdefault(action.conn_id, bytearray()).extend(reply)
+            elif isinstance(action, CloseConnection):
+                self.closed.append(action.conn_id)
+                self.conns.pop(action.conn_id, None)
+                self.to_client.pop(action.conn_id, None)
+        self.events.extend(self.core.pull_events())
+        return moved
+
+    def step(self) -> bool:
+        """One round: open pending connections, deliver replies. True if progress."""
+        progress = self.drain()
+        opens, self.pending_open = self.pending_open, []
+        for action in opens:
+            address = (action.host, action.port)
+            broker = self.brokers.get(address)
+            if broker is None or address in self.refuse:
+                self.core.connection_failed(
+                    action.conn_id, ConnectionRefusedError(f"{address} refused"), now=self.now
+                )
+            else:
+                self.conns[action.conn_id] = (broker, FrameReader(1 << 30))
+                self.core.connection_made(action.conn_id, now=self.now)
+            progress = True
+            self.drain()
+        for conn_id in list(self.to_client):
+            data = bytes(self.to_client.pop(conn_id))
+            for piece in self._chunks(data):
+                if conn_id not in self.conns:
+                    break
+                self.core.data_received(conn_id, piece, now=self.now)
+                self.drain()
+            progress = True
+        return progress
+
+    def run(
+        self,
+        *,
+        rounds: int = 200,
+        until: Callable[[], bool] | None = None,
+        jump: bool = True,
+        max_time: float = 3600.0,
+    ) -> None:
+        """Pump until ``until()`` or quiescence; jump time to deadlines if ``jump``."""
+        for _ in range(rounds):
+            if until is not None and until():
+                return
+            if self.step():
+                continue
+            if not jump:
+                return
+            deadline = self.core.next_deadline()
+            if deadline is None or deadline > max_time:
+                return
+            self.now = max(self.now, deadline)
+            self.core.handle_timeout(now=self.now)
+            self.drain()
+        if until is not None and not until():
+            raise AssertionError(f"pump: condition not reached in {rounds} rounds")
+
+    def completed(self) -> list[Any]:
+        from kafkacore.client.events import RequestCompleted
+
+        return [e for e in self.events if isinstance(e, RequestCompleted)]
+
+
+def make_cluster(
+    n: int = 1, topics: list[Topic] | None = None, *, port0: int = 9092
+) -> tuple[Cluster, dict[tuple[str, int], FakeBroker]]:
+    brokers = {i: ("127.0.0.1", port0 + i) for i in range(n)}
+    cluster = Cluster(brokers, topics)
+    fakes = {addr: FakeBroker(i, cluster) for i, addr in brokers.items()}
+    return cluster, fakes
