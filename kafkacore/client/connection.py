@@ -19,7 +19,9 @@ round trip per mechanism token (KIP-152) before READY. Only READY accepts
 user requests, and at most ``max_in_flight_requests_per_connection`` of them
 at a time.
 
-Framing is a bounded :class:`~kafkacore.client.framing.FrameReader`.
+Framing is the codec's bounded :class:`~kafkacore.protocol.framing.FrameReader`
+(a frame claiming more than ``max_response_bytes`` is a DecodeError, never
+an allocation).
 Responses on one connection come back in request order, so each frame must
 carry the correlation id at the head of the in-flight queue; anything else
 is a :class:`~kafkacore.errors.RemoteProtocolError`. Correlation ids count up
@@ -47,7 +49,6 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from kafkacore.client import _codec
-from kafkacore.client.framing import FrameReader
 from kafkacore.client.sasl import SaslMechanism, create_mechanism
 from kafkacore.errors import (
     AuthenticationError,
@@ -135,15 +136,6 @@ def negotiate_version(
     return version
 
 
-def _api_name(api_key: int) -> str:
-    try:
-        rtype = _codec.response_type(api_key)
-    except KeyError:
-        return f"API key {api_key}"
-    name = getattr(rtype, "STRUCT_NAME", "") or getattr(rtype, "__name__", "")
-    return name.removesuffix("Response") or f"API key {api_key}"
-
-
 class BrokerConnection:
     """One connection's machine; see the module docstring."""
 
@@ -167,7 +159,7 @@ class BrokerConnection:
         self._rng = rng
         self.state = ConnectionState.CONNECTING
         self.close_error: BaseException | None = None
-        self._reader = FrameReader(config.max_response_bytes)
+        self._reader = _codec.FrameReader(max_frame_size=config.max_response_bytes)
         self._in_flight: deque[_InFlight] = deque()
         self._next_correlation = 0
         self._writes: list[bytes] = []
@@ -234,7 +226,7 @@ class BrokerConnection:
             api_key,
             _codec.our_version_range(api_key),
             self.broker_versions.get(api_key),
-            name=_api_name(api_key),
+            name=_codec.api_name(api_key),
         )
         self._versions[api_key] = version
         return version
@@ -401,7 +393,6 @@ class BrokerConnection:
         self._next_correlation = (correlation_id + 1) & _INT31
         frame = _codec.encode_request(
             request,
-            api_key=api_key,
             version=version,
             correlation_id=correlation_id,
             client_id=self._config.client_id,

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkacore.client import _codec
 from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.driver import CloseConnection, OpenConnection, WriteData
-from kafkacore.client.framing import FrameReader
+from kafkacore.protocol import framing
 from kafkacore.protocol import messages as m
+from kafkacore.protocol.api import APIS
 from kafkacore.protocol.messages.api_versions_response import ApiVersion
 from kafkacore.protocol.messages.find_coordinator_response import Coordinator
 from kafkacore.protocol.messages.metadata_response import (
@@ -31,34 +31,18 @@ Handler = Callable[["FakeBroker", Any, int], Any]
 
 
 def parse_request(frame: bytes) -> tuple[int, int, int, str | None, Any]:
-    api_key = int.from_bytes(frame[0:2], "big", signed=True)
-    version = int.from_bytes(frame[2:4], "big", signed=True)
-    corr = int.from_bytes(frame[4:8], "big", signed=True)
-    n = int.from_bytes(frame[8:10], "big", signed=True)
-    pos = 10
-    client_id = None
-    if n >= 0:
-        client_id = frame[10 : 10 + n].decode()
-        pos += n
-    req_cls = _codec._registry()[api_key][0]
-    flex = req_cls.FLEXIBLE_VERSION
-    if flex is not None and version >= flex:
-        assert frame[pos] == 0, "test broker expects no header tagged fields"
-        pos += 1
-    body = req_cls.decode(memoryview(frame)[pos:], version)
-    return api_key, version, corr, client_id, body
+    header, body = framing.decode_request(frame)
+    return (
+        header.request_api_key,
+        header.request_api_version,
+        header.correlation_id,
+        header.client_id,
+        body,
+    )
 
 
 def encode_response(api_key: int, version: int, corr: int, response: Any) -> bytes:
-    out = bytearray(4)
-    out += corr.to_bytes(4, "big", signed=True)
-    resp_cls = _codec._registry()[api_key][1]
-    flex = resp_cls.FLEXIBLE_VERSION
-    if api_key != 18 and flex is not None and version >= flex:
-        out.append(0)
-    response.encode_into(out, version)
-    out[0:4] = (len(out) - 4).to_bytes(4, "big")
-    return bytes(out)
+    return framing.encode_response(response, version=version, correlation_id=corr)
 
 
 @dataclass
@@ -79,7 +63,7 @@ class Cluster:
         self.cluster_id = "fake-cluster"
         self.coordinators: dict[tuple[int, str], int] = {}
         self.api_ranges: dict[int, tuple[int, int]] = {
-            key: rng for key in _codec._registry() if (rng := _codec.our_version_range(key))
+            key: (info.min_version, info.max_version) for key, info in APIS.items()
         }
 
     def metadata(self, request: Any) -> Any:
@@ -204,7 +188,7 @@ class Pump:
         self.chunk = chunk
         self.rng = rng
         self.refuse = refuse if refuse is not None else set()
-        self.conns: dict[int, tuple[FakeBroker | None, FrameReader]] = {}
+        self.conns: dict[int, tuple[FakeBroker | None, framing.FrameReader]] = {}
         self.to_client: dict[int, bytearray] = {}
         self.pending_open: list[OpenConnection] = []
         self.events: list[object] = []
@@ -261,7 +245,7 @@ class Pump:
                     action.conn_id, ConnectionRefusedError(f"{address} refused"), now=self.now
                 )
             else:
-                self.conns[action.conn_id] = (broker, FrameReader(1 << 30))
+                self.conns[action.conn_id] = (broker, framing.FrameReader(max_frame_size=1 << 30))
                 self.core.connection_made(action.conn_id, now=self.now)
             progress = True
             self.drain()
