@@ -1,0 +1,111 @@
+"""Command line: ``python -m localkafka`` or the ``localkafka`` script.
+
+Subcommands:
+
+* ``libs``: resolve (if needed) and print the cached jar directory;
+* ``start [--nodes N] [--listeners ...] [--authorizer] [--profile P]``: start
+  brokers, print how to reach them, run until Ctrl-C or SIGTERM, then stop;
+* ``probe HOST:PORT``: print a broker's ApiVersions table;
+* ``reap``: kill JVMs left behind by dead localkafka owners.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+
+from localkafka import wire
+from localkafka.cluster import LocalKafka
+from localkafka.config import CLIENT_LISTENERS, Profile
+from localkafka.libs import ensure_libs
+from localkafka.process import reap_stale
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="localkafka", description="Local Apache Kafka for kafkacore.")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("libs", help="resolve and print the Kafka jar directory")
+    start = sub.add_parser("start", help="start brokers and run until interrupted")
+    start.add_argument("--nodes", type=int, default=1, help="1 (default) or more combined nodes")
+    start.add_argument(
+        "--listeners",
+        default="PLAINTEXT",
+        help=f"comma list among {','.join(CLIENT_LISTENERS)}, or 'all' (default PLAINTEXT)",
+    )
+    start.add_argument("--authorizer", action="store_true", help="enable StandardAuthorizer")
+    start.add_argument("--profile", choices=[p.value for p in Profile], default=Profile.TEST.value)
+    start.add_argument("--keep", action="store_true", help="keep the work directory")
+    probe = sub.add_parser("probe", help="print a broker's ApiVersions table")
+    probe.add_argument("address", help="HOST:PORT of a PLAINTEXT listener")
+    sub.add_parser("reap", help="kill JVMs left behind by dead owners")
+    return p
+
+
+def _listeners(spec: str) -> tuple[str, ...]:
+    if spec == "all":
+        return CLIENT_LISTENERS
+    names = tuple(s.strip().upper() for s in spec.split(",") if s.strip())
+    return names if "PLAINTEXT" in names else ("PLAINTEXT", *names)
+
+
+def print_api_versions(host: str, port: int) -> None:
+    versions = wire.api_versions(host, port)
+    print(f"{'api key':>7}  {'min':>3}  {'max':>3}")
+    for v in sorted(versions, key=lambda v: v.api_key):
+        print(f"{v.api_key:>7}  {v.min_version:>3}  {v.max_version:>3}")
+
+
+def _start(args: argparse.Namespace) -> int:
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    began = time.monotonic()
+    kafka = LocalKafka(
+        size=args.nodes,
+        listeners=_listeners(args.listeners),
+        authorizer=args.authorizer,
+        profile=Profile(args.profile),
+        keep_workdir=args.keep,
+    )
+    with kafka:
+        print(f"localkafka: {args.nodes} node(s) up in {time.monotonic() - began:.1f}s")
+        print(f"bootstrap (PLAINTEXT): {kafka.bootstrap}")
+        for name in kafka.listener_names[1:]:
+            print(f"bootstrap ({name}): {kafka.bootstrap_for(name)}")
+        if kafka.ca_file is not None:
+            print(f"CA file: {kafka.ca_file}")
+        print("users: " + ", ".join(f"{u}/{p}" for u, p in kafka.users.items()))
+        for node in kafka.nodes:
+            print(f"node {node.node_id}: pid {node.pid}, log {node.log_path}")
+        print("Ctrl-C stops.", flush=True)
+        stop.wait()
+        print("localkafka: stopping", flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "libs":
+        print(ensure_libs())
+        return 0
+    if args.command == "reap":
+        killed = reap_stale()
+        print(f"localkafka: killed {len(killed)} stale process(es) {killed}")
+        return 0
+    if args.command == "probe":
+        host, _, port = args.address.rpartition(":")
+        print_api_versions(host or "127.0.0.1", int(port))
+        return 0
+    return _start(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
