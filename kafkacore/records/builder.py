@@ -30,7 +30,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import Final
+from typing import Final, TypeAlias
 
 from crc32c import crc32c
 
@@ -47,6 +47,9 @@ from kafkacore.records.batch import (
 )
 from kafkacore.records.compression import Compression, compress
 from kafkacore.records.model import ControlRecordType, Header
+
+#: What a key, value or header value may be given as (None means null).
+BytesLike: TypeAlias = bytes | bytearray | memoryview
 
 __all__ = ["BuilderState", "RecordBatchBuilder", "control_batch", "estimate_record_size"]
 
@@ -106,11 +109,11 @@ def _as_bytes(data: object, what: str) -> bytes:
     )
 
 
-def _normalized(column: Sequence[bytes | None], what: str) -> Sequence[bytes | None]:
+def _normalized(column: Sequence[BytesLike | None], what: str) -> Sequence[bytes | None]:
     # One pass over the types keeps the hot loop free of checks: after this,
     # every item is bytes or None, so len() is its size in bytes.
     if set(map(type, column)) <= {bytes, type(None)}:
-        return column
+        return column  # type: ignore[return-value]  # checked just above
     return [None if item is None else _as_bytes(item, what) for item in column]
 
 
@@ -198,15 +201,28 @@ class RecordBatchBuilder:
         return RECORD_BATCH_OVERHEAD + len(self._buf)
 
     def has_room_for(
-        self, key: bytes | None, value: bytes | None, headers: Iterable[Header] = ()
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Iterable[Header] = (),
+        *,
+        timestamp: int | None = None,
     ) -> bool:
-        """Whether one more record keeps the batch within ``batch_size`` (True when empty)."""
+        """Whether one more record keeps the batch within ``batch_size`` (True when empty).
+
+        The record's size is computed exactly, as Java's ``hasRoomFor`` does;
+        without ``timestamp`` its delta counts as the 10-byte worst case.
+        """
+        if self.state is not BuilderState.OPEN:
+            return False
         if self._count == 0:
-            return self.state is BuilderState.OPEN
-        size = estimate_record_size(
-            -1 if key is None else len(key), -1 if value is None else len(value), headers
-        )
-        return self.state is BuilderState.OPEN and self.size_in_bytes + size <= self._batch_size
+            return True
+        ts_size = 10 if timestamp is None else len(zigzag_bytes(timestamp - self._base_ts))
+        body = 1 + ts_size + len(zigzag_bytes(self._count)) + len(_encode_headers(headers))
+        for item in (key, value):
+            body += 1 if item is None else len(zigzag_bytes(len(item))) + len(item)
+        size = len(zigzag_bytes(body)) + body
+        return self.size_in_bytes + size <= self._batch_size
 
     # ---- appending ----------------------------------------------------
 
@@ -226,8 +242,8 @@ class RecordBatchBuilder:
 
     def append(
         self,
-        value: bytes | None,
-        key: bytes | None = None,
+        value: BytesLike | None,
+        key: BytesLike | None = None,
         *,
         timestamp: int,
         headers: Iterable[Header] = (),
@@ -264,8 +280,8 @@ class RecordBatchBuilder:
 
     def append_many(
         self,
-        values: Sequence[bytes | None],
-        keys: Sequence[bytes | None] | None = None,
+        values: Sequence[BytesLike | None],
+        keys: Sequence[BytesLike | None] | None = None,
         *,
         timestamps: int | Sequence[int],
         headers: Sequence[Iterable[Header]] | None = None,
@@ -285,15 +301,16 @@ class RecordBatchBuilder:
             raise LocalProtocolError(
                 "RecordBatchBuilder would exceed 2**31 - 1 records; split the columns"
             )
-        values = _normalized(values, "value")
+        vcol = _normalized(values, "value")
+        kcol: Sequence[bytes | None]
         if keys is None:
-            keys = [None] * n
+            kcol = [None] * n
         elif len(keys) != n:
             raise ValueError(
                 f"append_many: {len(keys)} keys for {n} values; give one key per value"
             )
         else:
-            keys = _normalized(keys, "key")
+            kcol = _normalized(keys, "key")
         hcol: Sequence[bytes]
         if headers is None:
             hcol = [_NO_HEADERS] * n
@@ -325,7 +342,7 @@ class RecordBatchBuilder:
         self._base_ts = base
         self._max_ts = max(hi, self._max_ts) if self._count else hi
         try:
-            self._encode_columns(values, keys, tcol, hcol)
+            self._encode_columns(vcol, kcol, tcol, hcol)
         except BaseException:
             # Leave the builder as it was: no half-written record survives.
             self._base_ts, self._max_ts, size = saved

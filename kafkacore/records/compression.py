@@ -188,7 +188,7 @@ def _gunzip(data: bytes | bytearray | memoryview, max_size: int, api: str) -> by
 def _unsnappy(data: bytes | bytearray | memoryview, max_size: int, api: str) -> bytes:
     view = memoryview(data)
     if bytes(view[:8]) != _XERIAL_MAGIC:
-        return _raw_snappy(view, max_size, api)
+        return _raw_snappy(view, max_size, max_size, api)
     if len(view) < 16:
         raise DecodeError("truncated xerial snappy header", api=api, field="records", offset=0)
     out: list[bytes] = []
@@ -209,14 +209,14 @@ def _unsnappy(data: bytes | bytearray | memoryview, max_size: int, api: str) -> 
                 field="records",
                 offset=pos - 4,
             )
-        block = _raw_snappy(view[pos : pos + n], max_size - total, api)
+        block = _raw_snappy(view[pos : pos + n], max_size - total, max_size, api)
         total += len(block)
         out.append(block)
         pos += n
     return b"".join(out)
 
 
-def _raw_snappy(view: memoryview, budget: int, api: str) -> bytes:
+def _raw_snappy(view: memoryview, budget: int, max_size: int, api: str) -> bytes:
     # The raw format starts with the uncompressed length as an unsigned varint:
     # check it against the budget before letting the native code allocate.
     claimed = 0
@@ -232,7 +232,7 @@ def _raw_snappy(view: memoryview, budget: int, api: str) -> bytes:
     else:
         raise DecodeError("snappy length preamble longer than 5 bytes", api=api, field="records")
     if claimed > budget:
-        raise _too_big("snappy", budget, api)
+        raise _too_big("snappy", max_size, api)
     out = bytes(cramjam.snappy.decompress_raw(view))
     if len(out) != claimed:
         raise DecodeError("snappy block shorter than its preamble", api=api, field="records")
