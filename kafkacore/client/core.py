@@ -167,6 +167,7 @@ class KafkaClientCore:
         self._coord_wanted: dict[tuple[int, str], float] = {}  # key -> not before
         self._coord_busy: set[int] = set()  # key types with a lookup in flight
         self._bootstrap_failed: set[int] = set()
+        self._api_versions: dict[int, dict[int, tuple[int, int]]] = {}
         self._wake_at: float | None = None
         self._counters = Counters(cfg.metric_group_prefix)
         self._closed = False
@@ -257,14 +258,14 @@ class KafkaClientCore:
         return len(self._waiting)
 
     def get_api_versions(self, node_id: int | None = None) -> dict[int, tuple[int, int]] | None:
-        """The broker's ApiVersions map ``{api_key: (min, max)}`` of a node (or any node)."""
-        for slot in self._slots.values():
-            conn = slot.conn
-            if conn is None or not conn.broker_versions:
-                continue
-            if node_id is None or slot.node_id == node_id:
-                return dict(conn.broker_versions)
-        return None
+        """The broker's ApiVersions map ``{api_key: (min, max)}`` of a node (or the
+        most recently negotiated one); remembered after the connection closes."""
+        if node_id is None:
+            if not self._api_versions:
+                return None
+            return dict(next(reversed(self._api_versions.values())))
+        known = self._api_versions.get(node_id)
+        return None if known is None else dict(known)
 
     def check_version(self, node_id: int | None = None) -> dict[int, tuple[int, int]] | None:
         """Seed 004's ``check_version``: no guessing, the negotiated ApiVersions map."""
@@ -596,6 +597,8 @@ class KafkaClientCore:
         slot = self._slots.get((conn.node_id, conn.lane))
         if conn.state is ConnectionState.READY:
             self._counters.connections_ready += 1
+            self._api_versions.pop(conn.node_id, None)
+            self._api_versions[conn.node_id] = dict(conn.broker_versions)
             if slot is not None:
                 slot.failures = 0
                 slot.ever_connected = True
@@ -672,7 +675,7 @@ class KafkaClientCore:
             self.cluster.need_update = True
             if conn.node_id < 0 and self.cluster.update_count == 0:
                 self._bootstrap_failed.add(conn.node_id)
-                self._check_bootstrap_exhausted(now)
+                self._check_bootstrap_exhausted(now, error)
         self._events.append(
             ConnectionStateChanged(
                 node_id=conn.node_id,
@@ -683,7 +686,7 @@ class KafkaClientCore:
             )
         )
 
-    def _check_bootstrap_exhausted(self, now: float) -> None:
+    def _check_bootstrap_exhausted(self, now: float, last_error: BaseException) -> None:
         all_ids = {b.node_id for b in self.cluster.bootstrap_brokers()}
         if not all_ids <= self._bootstrap_failed:
             return
@@ -691,17 +694,21 @@ class KafkaClientCore:
         addresses = ", ".join(f"{b.host}:{b.port}" for b in self.cluster.bootstrap_brokers())
         error = NoBrokersAvailable(
             f"no bootstrap server answered ({addresses}); check bootstrap_servers "
-            "and that the brokers are up"
+            f"and that the brokers are up (last error: {last_error})"
         )
+        error.__cause__ = last_error
         self._events.append(BootstrapFailed(error=error))
         waiting, self._waiting = self._waiting, deque()
         for pending in waiting:
             self._finish(pending, None, error, now)
 
     def _fail_waiting_for_node(self, node_id: int, error: BaseException, now: float) -> None:
+        # Authentication failures are not retriable (same credentials, same
+        # answer): fail what would go to that node, and what would go anywhere.
         keep: deque[_Pending] = deque()
         for pending in self._waiting:
-            if self._peek_route(pending.handle.target) == node_id:
+            target = pending.handle.target
+            if isinstance(target, AnyNode) or self._peek_route(target) == node_id:
                 self._finish(pending, None, error, now)
             else:
                 keep.append(pending)

@@ -26,8 +26,9 @@ from kafkacore.protocol.messages.metadata_response import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
+from tests.client.scram_server import ScramServer
 
-Handler = Callable[["FakeBroker", Any, int], Any]
+Handler = Callable[["FakeBroker", Any, int, dict[str, Any]], Any]
 
 
 def parse_request(frame: bytes) -> tuple[int, int, int, str | None, Any]:
@@ -104,27 +105,36 @@ class FakeBroker:
         self.cluster = cluster
         self.handlers: dict[int, Handler] = {}
         self.received: list[tuple[int, int, Any]] = []  # (api_key, version, body)
-        self.hold: bool = False  # when True, requests are recorded but not answered
-        self.held: list[bytes] = []
-        self.sasl_user: tuple[str, str] | None = None
+        self.hold: bool = False  # when True, replies wait in Pump.held until released
+        self.client_ids: set[str | None] = set()
+        #: SASL: mechanisms offered and the user accepted; set require_auth to enforce.
+        self.require_auth = False
+        self.sasl_mechanisms = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
+        self.sasl_user: tuple[str, str] = ("alice", "alice-secret")
+        self.oauth_token = "good-token"
 
-    def respond(self, frame: bytes) -> bytes | None:
-        api_key, version, corr, _client, body = parse_request(frame)
+    def respond(self, frame: bytes, session: dict[str, Any]) -> bytes | None:
+        api_key, version, corr, client_id, body = parse_request(frame)
         self.received.append((api_key, version, body))
+        self.client_ids.add(client_id)
+        if self.require_auth and not session.get("authenticated") and api_key not in (17, 18, 36):
+            raise AssertionError(f"fake broker {self.node_id}: API {api_key} before SASL finished")
+        if api_key != 18 and "api_versions" not in session:
+            raise AssertionError(f"fake broker {self.node_id}: API {api_key} before ApiVersions")
         handler = self.handlers.get(api_key) or DEFAULT_HANDLERS.get(api_key)
         if handler is None:
             raise AssertionError(f"fake broker {self.node_id}: no handler for API {api_key}")
-        response = handler(self, body, version)
+        if api_key == 18:
+            session["api_versions"] = version
+        response = handler(self, body, version, session)
         if response is None:
             return None
-        out = encode_response(api_key, version, corr, response)
-        if self.hold:
-            self.held.append(out)
-            return None
-        return out
+        if isinstance(response, tuple):  # (response, version to encode it at)
+            response, version = response
+        return encode_response(api_key, version, corr, response)
 
 
-def _api_versions(broker: FakeBroker, body: Any, version: int) -> Any:
+def _api_versions(broker: FakeBroker, body: Any, version: int, session: dict[str, Any]) -> Any:
     return m.ApiVersionsResponse(
         api_keys=[
             ApiVersion(api_key=k, min_version=lo, max_version=hi)
@@ -133,11 +143,11 @@ def _api_versions(broker: FakeBroker, body: Any, version: int) -> Any:
     )
 
 
-def _metadata(broker: FakeBroker, body: Any, version: int) -> Any:
+def _metadata(broker: FakeBroker, body: Any, version: int, session: dict[str, Any]) -> Any:
     return broker.cluster.metadata(body)
 
 
-def _find_coordinator(broker: FakeBroker, body: Any, version: int) -> Any:
+def _find_coordinator(broker: FakeBroker, body: Any, version: int, session: dict[str, Any]) -> Any:
     cluster = broker.cluster
 
     def one(key: str) -> tuple[int, str, int]:
@@ -155,13 +165,53 @@ def _find_coordinator(broker: FakeBroker, body: Any, version: int) -> Any:
     return m.FindCoordinatorResponse(node_id=node, host=host, port=port)
 
 
-def _produce(broker: FakeBroker, body: Any, version: int) -> Any:
+def _produce(broker: FakeBroker, body: Any, version: int, session: dict[str, Any]) -> Any:
     if body.acks == 0:
         return None
     return m.ProduceResponse()
 
 
+def _sasl_handshake(broker: FakeBroker, body: Any, version: int, session: dict[str, Any]) -> Any:
+    if body.mechanism not in broker.sasl_mechanisms:
+        return m.SaslHandshakeResponse(error_code=33, mechanisms=list(broker.sasl_mechanisms))
+    session["mechanism"] = body.mechanism
+    return m.SaslHandshakeResponse(mechanisms=list(broker.sasl_mechanisms))
+
+
+def _sasl_authenticate(broker: FakeBroker, body: Any, version: int, session: dict[str, Any]) -> Any:
+    mech = session.get("mechanism")
+    token = bytes(body.auth_bytes)
+    user, password = broker.sasl_user
+    fail = m.SaslAuthenticateResponse(error_code=58, error_message="Authentication failed")
+    if mech == "PLAIN":
+        if token != b"\x00" + user.encode() + b"\x00" + password.encode():
+            return fail
+        session["authenticated"] = True
+        return m.SaslAuthenticateResponse(auth_bytes=b"", session_lifetime_ms=0)
+    if mech in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+        server = session.get("scram")
+        if server is None:
+            hash_name = "sha256" if mech.endswith("256") else "sha512"
+            server = session["scram"] = ScramServer(hash_name, user, password)
+            return m.SaslAuthenticateResponse(auth_bytes=server.first(token))
+        reply = server.final(token)
+        if not server.authenticated:
+            return fail
+        session["authenticated"] = True
+        return m.SaslAuthenticateResponse(auth_bytes=reply)
+    if mech == "OAUTHBEARER":
+        if token == b"\x01":
+            return fail
+        if token == f"n,,\x01auth=Bearer {broker.oauth_token}\x01\x01".encode():
+            session["authenticated"] = True
+            return m.SaslAuthenticateResponse(auth_bytes=b"")
+        return m.SaslAuthenticateResponse(auth_bytes=b'{"status":"invalid_token"}')
+    raise AssertionError(f"SaslAuthenticate without handshake (mechanism {mech})")
+
+
 DEFAULT_HANDLERS: dict[int, Handler] = {
+    17: _sasl_handshake,
+    36: _sasl_authenticate,
     18: _api_versions,
     3: _metadata,
     10: _find_coordinator,
@@ -188,13 +238,28 @@ class Pump:
         self.chunk = chunk
         self.rng = rng
         self.refuse = refuse if refuse is not None else set()
-        self.conns: dict[int, tuple[FakeBroker | None, framing.FrameReader]] = {}
+        self.conns: dict[int, tuple[FakeBroker, framing.FrameReader]] = {}
+        self.sessions: dict[int, dict[str, Any]] = {}
         self.to_client: dict[int, bytearray] = {}
         self.pending_open: list[OpenConnection] = []
         self.events: list[object] = []
         self.opened: list[OpenConnection] = []
         self.closed: list[int] = []
         self.writes: list[tuple[int, bytes]] = []
+        self.held: list[tuple[int, bytes]] = []
+        #: Addresses whose connects never finish (neither made nor failed).
+        self.stall: set[tuple[str, int]] = set()
+
+    def release(self) -> None:
+        """Deliver every held reply (to connections still open)."""
+        held, self.held = self.held, []
+        for conn_id, reply in held:
+            if conn_id in self.conns:
+                self.to_client.setdefault(conn_id, bytearray()).extend(reply)
+
+    def inject(self, conn_id: int, data: bytes) -> None:
+        """Queue raw bytes from the broker side of ``conn_id``."""
+        self.to_client.setdefault(conn_id, bytearray()).extend(data)
 
     def _chunks(self, data: bytes) -> list[bytes]:
         if self.chunk is None:
@@ -221,10 +286,14 @@ class Pump:
                 entry = self.conns.get(action.conn_id)
                 assert entry is not None, f"write to unknown conn {action.conn_id}"
                 broker, reader = entry
-                assert broker is not None
+                session = self.sessions.setdefault(action.conn_id, {})
                 for frame in reader.feed(bytes(action.data)):
-                    reply = broker.respond(frame)
-                    if reply is not None:
+                    reply = broker.respond(frame, session)
+                    if reply is None:
+                        continue
+                    if broker.hold:
+                        self.held.append((action.conn_id, reply))
+                    else:
                         self.to_client.setdefault(action.conn_id, bytearray()).extend(reply)
             elif isinstance(action, CloseConnection):
                 self.closed.append(action.conn_id)
@@ -240,6 +309,8 @@ class Pump:
         for action in opens:
             address = (action.host, action.port)
             broker = self.brokers.get(address)
+            if address in self.stall:
+                continue
             if broker is None or address in self.refuse:
                 self.core.connection_failed(
                     action.conn_id, ConnectionRefusedError(f"{address} refused"), now=self.now
@@ -274,10 +345,10 @@ class Pump:
             if self.step():
                 continue
             if not jump:
-                return
+                break
             deadline = self.core.next_deadline()
             if deadline is None or deadline > max_time:
-                return
+                break
             self.now = max(self.now, deadline)
             self.core.handle_timeout(now=self.now)
             self.drain()
@@ -297,3 +368,23 @@ def make_cluster(
     cluster = Cluster(brokers, topics)
     fakes = {addr: FakeBroker(i, cluster) for i, addr in brokers.items()}
     return cluster, fakes
+
+
+def boot(
+    n: int = 1,
+    topics: list[Topic] | None = None,
+    *,
+    seed: int = 0,
+    chunk: int | None = None,
+    **config: Any,
+) -> tuple[KafkaClientCore, Pump, Cluster]:
+    """A core bootstrapped against ``n`` fake brokers (first metadata done)."""
+    from kafkacore.client.config import ClientConfig
+
+    cluster, fakes = make_cluster(n, topics)
+    config.setdefault("bootstrap_servers", "127.0.0.1:9092")
+    rng = random.Random(seed)
+    core = KafkaClientCore(ClientConfig(**config), now=0.0, rng=rng)
+    pump = Pump(core, fakes, chunk=chunk, rng=random.Random(seed + 1) if chunk else None)
+    pump.run(until=lambda: core.cluster.update_count > 0 or bool(pump.held))
+    return core, pump, cluster
