@@ -47,14 +47,15 @@ def is_flexible(cls: type[Message], version: int) -> bool:
     return cls.FLEXIBLE_VERSION is not None and version >= cls.FLEXIBLE_VERSION
 
 
-def _scalar(type_name: str, flexible: bool, struct: type[Struct] | None, v: int) -> Any:
+def _scalar(type_name: str, flexible: bool, struct: type[Struct] | None, v: int, java: bool) -> Any:
     if type_name in INT_RANGES:
         lo, hi = INT_RANGES[type_name]
         return st.integers(lo, hi)
     if type_name == "bool":
         return st.booleans()
     if type_name == "float64":
-        return st.floats(allow_nan=False)
+        # Kafka's JSON reader (the Java oracle) has no infinities.
+        return st.floats(allow_nan=False, allow_infinity=not java)
     if type_name == "string":
         return st.text(max_size=6)
     if type_name in ("bytes", "records"):
@@ -62,34 +63,35 @@ def _scalar(type_name: str, flexible: bool, struct: type[Struct] | None, v: int)
     if type_name == "uuid":
         return st.builds(uuid.UUID, int=st.integers(0, 2**128 - 1))
     assert struct is not None, type_name
-    return struct_strategy(struct, v, flexible)
+    return struct_strategy(struct, v, flexible, java)
 
 
-def field_strategy(f: FieldMeta, v: int, flexible: bool) -> Any:
+def field_strategy(f: FieldMeta, v: int, flexible: bool, java: bool = False) -> Any:
     base = f.type.removeprefix("[]")
-    elem = _scalar(base, flexible, f.struct, v)
+    elem = _scalar(base, flexible, f.struct, v, java)
     s = st.lists(elem, max_size=3) if f.type.startswith("[]") else elem
     if contains(f.nullable, v):
         s = st.none() | s
     return s
 
 
-_CACHE: dict[tuple[type[Struct], int, bool], Any] = {}
+_CACHE: dict[tuple[type[Struct], int, bool, bool], Any] = {}
 
 
-def struct_strategy(cls: type[Struct], v: int, flexible: bool) -> Any:
-    key = (cls, v, flexible)
+def struct_strategy(cls: type[Struct], v: int, flexible: bool, java: bool = False) -> Any:
+    """``java``: only what Kafka's JSON form can express (no unknown tags, no infinities)."""
+    key = (cls, v, flexible, java)
     if key not in _CACHE:
-        _CACHE[key] = _struct_strategy(cls, v, flexible)
+        _CACHE[key] = _struct_strategy(cls, v, flexible, java)
     return _CACHE[key]
 
 
-def _struct_strategy(cls: type[Struct], v: int, flexible: bool) -> Any:
+def _struct_strategy(cls: type[Struct], v: int, flexible: bool, java: bool) -> Any:
     kwargs: dict[str, Any] = {}
     for f in cls.FIELDS:
         if contains(f.versions, v):
-            kwargs[f.attr] = field_strategy(f, v, flexible)
-    if flexible:
+            kwargs[f.attr] = field_strategy(f, v, flexible, java)
+    if flexible and not java:
         first = max((f.tag for f in cls.FIELDS if f.tag is not None), default=-1) + 1
         kwargs["unknown_tagged_fields"] = st.lists(
             st.tuples(st.integers(first, first + 200), st.binary(max_size=6)),
@@ -99,5 +101,5 @@ def _struct_strategy(cls: type[Struct], v: int, flexible: bool) -> Any:
     return st.builds(cls, **kwargs)
 
 
-def message_strategy(cls: type[Message], v: int) -> Any:
-    return struct_strategy(cls, v, is_flexible(cls, v))
+def message_strategy(cls: type[Message], v: int, java: bool = False) -> Any:
+    return struct_strategy(cls, v, is_flexible(cls, v), java)
