@@ -74,7 +74,7 @@ class Bridge:
         self._clock = clock
         self._on_event = on_event
         self._busy = False
-        self._pending: deque[Callable[[float], None]] = deque()
+        self._pending: deque[Callable[[float], object]] = deque()
 
     @property
     def core(self) -> DrivenCore:
@@ -99,11 +99,11 @@ class Bridge:
     def feed_timeout(self) -> None:
         self._feed(lambda now: self._core.handle_timeout(now=now))
 
-    def command(self, fn: Callable[[float], None]) -> None:
+    def command(self, fn: Callable[[float], object]) -> None:
         """Run a user command ``fn(now)`` on the core, then pump."""
         self._feed(fn)
 
-    def _feed(self, fn: Callable[[float], None]) -> None:
+    def _feed(self, fn: Callable[[float], object]) -> None:
         self._pending.append(fn)
         if self._busy:
             return  # applied by the drain loop already running below us
