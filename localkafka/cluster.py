@@ -63,11 +63,16 @@ _ALLOWED: Mapping[str, frozenset[NodeState]] = {
 
 
 def log_tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
+    """The first error lines of a log (the cause, before any stack trace) and its tail."""
     try:
-        text = path.read_text(errors="replace")
+        text = path.read_text(errors="replace").splitlines()
     except OSError:
         return f"(no log at {path})"
-    return "\n".join(text.splitlines()[-lines:])
+    tail = text[-lines:]
+    keys = [ln for ln in text[:-lines] if " ERROR " in ln or ln.startswith("Caused by")][:5]
+    if not keys:
+        return "\n".join(tail)
+    return "\n".join([*keys, "...", *tail])
 
 
 class KafkaNode:

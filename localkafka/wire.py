@@ -4,7 +4,8 @@ Theory of operation: the launcher must not depend on kafkacore's codec (it is
 the thing under test), so the few requests it needs are encoded here by hand
 with ``struct``: ApiVersions v0 (is the broker answering?), Metadata v4
 (which brokers are registered and unfenced, do a topic's partitions have
-leaders?) and SaslHandshake v1 (which mechanisms does a listener offer?). All
+leaders?), SaslHandshake v1 (which mechanisms does a listener offer?) and
+SaslAuthenticate v0 (do the users the launcher created log in?). All
 use request header v1 and response header v0, the non-flexible forms, so no
 compact encodings or tagged fields are involved. Each probe opens a blocking
 socket with a timeout, sends one size-prefixed request, reads one
@@ -28,9 +29,14 @@ __all__ = [
     "ProbeError",
     "TopicInfo",
     "api_versions",
+    "connect",
     "metadata",
+    "metadata_on",
+    "parse_api_versions",
     "roundtrip",
+    "sasl_authenticate_on",
     "sasl_handshake",
+    "sasl_handshake_on",
 ]
 
 MAX_RESPONSE = 8 * 1024 * 1024
@@ -38,6 +44,7 @@ _CLIENT_ID = b"localkafka"
 
 API_METADATA = 3
 API_SASL_HANDSHAKE = 17
+API_SASL_AUTHENTICATE = 36
 API_VERSIONS = 18
 
 
@@ -88,7 +95,7 @@ class _Reader:
         self._pos = 0
         self._what = what
 
-    def _take(self, n: int) -> bytes:
+    def take(self, n: int) -> bytes:
         if n < 0 or self._pos + n > len(self._data):
             raise ProbeError(
                 f"{self._what} response: truncated at byte {self._pos} (wanted {n} more)"
@@ -98,17 +105,17 @@ class _Reader:
         return chunk
 
     def int8(self) -> int:
-        return int(struct.unpack(">b", self._take(1))[0])
+        return int(struct.unpack(">b", self.take(1))[0])
 
     def int16(self) -> int:
-        return int(struct.unpack(">h", self._take(2))[0])
+        return int(struct.unpack(">h", self.take(2))[0])
 
     def int32(self) -> int:
-        return int(struct.unpack(">i", self._take(4))[0])
+        return int(struct.unpack(">i", self.take(4))[0])
 
     def string(self) -> str | None:
         n = self.int16()
-        return None if n == -1 else self._take(n).decode()
+        return None if n == -1 else self.take(n).decode()
 
     def array_len(self) -> int:
         n = self.int32()
@@ -162,7 +169,8 @@ def roundtrip(
     return frame[4:]
 
 
-def _connect(host: str, port: int, timeout: float, tls: ssl.SSLContext | None) -> socket.socket:
+def connect(host: str, port: int, timeout: float, tls: ssl.SSLContext | None) -> socket.socket:
+    """Open a blocking socket (TLS-wrapped when ``tls`` is given) with ``timeout``."""
     sock = socket.create_connection((host, port), timeout=timeout)
     if tls is None:
         return sock
@@ -188,7 +196,7 @@ def api_versions(
     host: str, port: int, *, timeout: float = 5.0, tls: ssl.SSLContext | None = None
 ) -> list[ApiVersionRange]:
     """Ask the broker for its supported API version ranges (ApiVersions v0)."""
-    with _connect(host, port, timeout, tls) as sock:
+    with connect(host, port, timeout, tls) as sock:
         return parse_api_versions(roundtrip(sock, API_VERSIONS, 0, b""))
 
 
@@ -205,16 +213,23 @@ def metadata(
     *,
     timeout: float = 5.0,
 ) -> MetadataAnswer:
-    """Fetch brokers (and ``topics``, if given) with a Metadata v4 request.
+    """Connect and fetch brokers (and ``topics``, if given) with Metadata v4.
 
     ``topics=None`` asks for no topics at all (an empty list on the wire), not
     for every topic. Auto-creation is never requested.
     """
+    with connect(host, port, timeout, None) as sock:
+        return metadata_on(sock, topics)
+
+
+def metadata_on(
+    sock: socket.socket, topics: list[str] | None = None, *, correlation_id: int = 1
+) -> MetadataAnswer:
+    """Metadata v4 on an open (possibly authenticated) socket."""
     names = topics or []
     body = struct.pack(">i", len(names)) + b"".join(_string(t) for t in names)
     body += b"\x00"  # allow_auto_topic_creation = false
-    with _connect(host, port, timeout, None) as sock:
-        raw = roundtrip(sock, API_METADATA, METADATA_VERSION, body)
+    raw = roundtrip(sock, API_METADATA, METADATA_VERSION, body, correlation_id=correlation_id)
     r = _Reader(raw, f"Metadata v{METADATA_VERSION}")
     r.int32()  # throttle_time_ms
     brokers = []
@@ -247,6 +262,17 @@ def metadata(
     )
 
 
+def sasl_handshake_on(
+    sock: socket.socket, mechanism: str, *, correlation_id: int = 1
+) -> tuple[int, list[str]]:
+    """SaslHandshake v1 on an open socket: return (error code, enabled mechanisms)."""
+    raw = roundtrip(sock, API_SASL_HANDSHAKE, 1, _string(mechanism), correlation_id=correlation_id)
+    r = _Reader(raw, "SaslHandshake v1")
+    error = r.int16()
+    mechanisms = [r.string() or "" for _ in range(r.array_len())]
+    return error, mechanisms
+
+
 def sasl_handshake(
     host: str,
     port: int,
@@ -255,10 +281,19 @@ def sasl_handshake(
     timeout: float = 5.0,
     tls: ssl.SSLContext | None = None,
 ) -> tuple[int, list[str]]:
-    """Send SaslHandshake v1 naming ``mechanism``; return (error code, enabled mechanisms)."""
-    with _connect(host, port, timeout, tls) as sock:
-        raw = roundtrip(sock, API_SASL_HANDSHAKE, 1, _string(mechanism))
-    r = _Reader(raw, "SaslHandshake v1")
+    """Connect and send SaslHandshake v1 naming ``mechanism``."""
+    with connect(host, port, timeout, tls) as sock:
+        return sasl_handshake_on(sock, mechanism)
+
+
+def sasl_authenticate_on(
+    sock: socket.socket, token: bytes, *, correlation_id: int
+) -> tuple[int, str | None, bytes]:
+    """SaslAuthenticate v0 (KIP-152): return (error code, error message, server bytes)."""
+    body = struct.pack(">i", len(token)) + token
+    raw = roundtrip(sock, API_SASL_AUTHENTICATE, 0, body, correlation_id=correlation_id)
+    r = _Reader(raw, "SaslAuthenticate v0")
     error = r.int16()
-    mechanisms = [r.string() or "" for _ in range(r.array_len())]
-    return error, mechanisms
+    message = r.string()
+    n = r.int32()
+    return error, message, r.take(max(n, 0))
