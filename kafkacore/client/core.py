@@ -171,6 +171,7 @@ class KafkaClientCore:
         self._wake_at: float | None = None
         self._counters = Counters(cfg.metric_group_prefix)
         self._closed = False
+        self._heal_due = False
         self._now = now
         self._step(now)
 
@@ -380,7 +381,12 @@ class KafkaClientCore:
         on_done: Callable[[Any, BaseException | None, float], None] | None = None,
         front: bool = False,
     ) -> RequestHandle:
-        if on_done is None and len(self._waiting) >= self._config.max_queued_requests:
+        limit = self._config.max_queued_requests
+        if (
+            on_done is None
+            and len(self._waiting) >= limit
+            and sum(1 for p in self._waiting if p.on_done is None) >= limit
+        ):
             raise LocalProtocolError(
                 f"send: {len(self._waiting)} requests already wait for a connection "
                 f"(max_queued_requests={self._config.max_queued_requests}); wait for completions"
@@ -561,6 +567,12 @@ class KafkaClientCore:
             if not self._dirty() and not self._lookups_due(now):
                 break
         self._drain_connections(now)
+        if self._heal_due:
+            # After every completion of this step is drained, so that no
+            # answered-but-undelivered response is on a connection we close.
+            self._heal_due = False
+            self._heal(now)
+            self._drain_connections(now)
         self._wake_at = self._compute_deadline(now)
 
     def _lookups_due(self, now: float) -> bool:
@@ -858,7 +870,7 @@ class KafkaClientCore:
             return
         self._counters.metadata_updates += 1
         self._bootstrap_failed.clear()
-        self._heal(now)
+        self._heal_due = True
         self._announce_waiters(response, None)
 
     def _announce_waiters(self, response: Any, error: BaseException | None) -> None:
@@ -888,7 +900,7 @@ class KafkaClientCore:
             if slot.node_id in live or self._is_coordinator(slot.node_id):
                 continue
             conn = slot.conn
-            if conn is not None and conn.idle:
+            if conn is not None and conn.idle and not conn.has_pending_output:
                 self._close_conn(conn, None, now, by_user=True)
             if slot.conn is None:
                 del self._slots[key]
@@ -999,7 +1011,7 @@ class KafkaClientCore:
     def _dispatch(self, now: float) -> None:
         if not self._waiting:
             return
-        blocked: set[tuple[int, str]] = set()
+        blocked: dict[tuple[int, str], str] = {}  # (node, lane) -> why it cannot send
         keep: deque[_Pending] = deque()
         for pending in self._waiting:
             handle = pending.handle
@@ -1008,21 +1020,23 @@ class KafkaClientCore:
                 keep.append(pending)
                 continue
             key = (node, handle.lane)
-            if key in blocked:
+            reason = blocked.get(key)
+            if reason is not None:
+                pending.why_waiting = reason
                 keep.append(pending)
                 continue
             slot = self._slot(node, handle.lane)
             conn = slot.conn
             if conn is None or not conn.can_send:
-                blocked.add(key)
-                keep.append(pending)
                 if conn is None:
                     self._connect(slot, now)
-                    pending.why_waiting = f"node {node} is not connected"
+                    reason = f"node {node} is not connected"
                 else:
-                    pending.why_waiting = f"node {node} is {conn.state.value}" + (
+                    reason = f"node {node} is {conn.state.value}" + (
                         " at its in-flight limit" if conn.ready else ""
                     )
+                blocked[key] = pending.why_waiting = reason
+                keep.append(pending)
                 continue
             try:
                 version = conn.version_for(handle.api_key)
@@ -1079,7 +1093,7 @@ class KafkaClientCore:
                 if slot.conn is None and slot.blackout_until > now:
                     times.append(slot.blackout_until)
         if not self._closed and self._metadata_pending is None:
-            times.append(now + self.cluster.ttl(now=now) / 1000)
+            times.append(max(self.cluster.next_refresh_at(), now))
         for not_before in self._coord_wanted.values():
             if not_before > now:
                 times.append(not_before)

@@ -27,6 +27,7 @@ refresh (after the retry backoff), like kiel's ``heal`` loop.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -232,20 +233,31 @@ class ClusterMetadata:
         return {t for t, c in self._topic_errors.items() if c == _INVALID_TOPIC}
 
     # -- refresh timing -------------------------------------------------------
+    def next_refresh_at(self) -> float:
+        """Absolute time (seconds) at which a refresh is due; ``-inf`` for "now".
+
+        Computed in absolute time so that the owner's timer and :meth:`ttl`
+        agree exactly (no float drift between "due in 1e-14 ms" and "due").
+        """
+        if self.need_update or self._last_successful_refresh is None:
+            due = -math.inf
+        else:
+            due = self._last_successful_refresh + self.metadata_max_age_ms / 1000
+        if self._last_refresh is not None:
+            due = max(due, self._last_refresh + self.retry_backoff_ms / 1000)
+        return due
+
     def ttl(self, *, now: float) -> float:
         """Milliseconds until a refresh is due (0 = now), honouring the retry backoff."""
-        if self.need_update or self._last_successful_refresh is None:
-            due = 0.0
-        else:
-            age = (now - self._last_successful_refresh) * 1000
-            due = self.metadata_max_age_ms - age
-        return max(due, self.refresh_backoff(now=now), 0.0)
+        due = self.next_refresh_at()
+        return 0.0 if now >= due else (due - now) * 1000
 
     def refresh_backoff(self, *, now: float) -> float:
         """Milliseconds to wait before the next attempt after the last one."""
         if self._last_refresh is None:
             return 0.0
-        return max(self.retry_backoff_ms - (now - self._last_refresh) * 1000, 0.0)
+        due = self._last_refresh + self.retry_backoff_ms / 1000
+        return 0.0 if now >= due else (due - now) * 1000
 
     def request_update(self) -> MetadataWaiter:
         """Flag a refresh; the waiter completes with the next update (seed 001)."""
