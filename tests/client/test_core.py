@@ -13,8 +13,6 @@ from kafkacore.client import (
     AnyNode,
     BootstrapFailed,
     ClientConfig,
-    ConnectionState,
-    ConnectionStateChanged,
     Controller,
     GroupCoordinator,
     KafkaClientCore,
@@ -42,7 +40,7 @@ def meta() -> m.MetadataRequest:
 
 
 def test_bootstrap_tries_each_address() -> None:
-    cluster, fakes = make_cluster(1)
+    _cluster, fakes = make_cluster(1)
     config = ClientConfig(bootstrap_servers=["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:9092"])
     core = KafkaClientCore(config, now=0.0, rng=random.Random(0))
     pump = Pump(core, fakes)
@@ -88,7 +86,7 @@ def test_reconnect_backoff_is_exponential_with_jitter() -> None:
 
 
 def test_request_waits_for_connection_until_deadline() -> None:
-    cluster, fakes = make_cluster(1)
+    _cluster, fakes = make_cluster(1)
     core = KafkaClientCore(
         ClientConfig(bootstrap_servers="127.0.0.1:9092", request_timeout_ms=3000),
         now=0.0,
@@ -142,7 +140,7 @@ def test_unknown_leader_triggers_metadata_and_tracks_topic() -> None:
 
 
 def test_invalidating_error_triggers_refresh_with_backoff() -> None:
-    core, pump, cluster = boot(2, [Topic("t", 1, {0: 0})], retry_backoff_ms=100)
+    core, pump, _cluster = boot(2, [Topic("t", 1, {0: 0})], retry_backoff_ms=100)
     t0 = pump.now
 
     def not_leader(b: FakeBroker, body: Any, version: int, s: dict[str, Any]) -> Any:
@@ -179,7 +177,7 @@ def test_metadata_refresh_on_age() -> None:
 
 
 def test_add_topic_and_set_topics_resolve_on_update() -> None:
-    core, pump, cluster = boot(1, [Topic("a"), Topic("b")])
+    core, pump, _cluster = boot(1, [Topic("a"), Topic("b")])
     w = core.add_topic("a", now=pump.now)
     pump.run(until=lambda: w.done)
     assert w.error is None and core.cluster.topics() == {"a"}
@@ -305,7 +303,7 @@ def test_least_loaded_prefers_fewest_in_flight() -> None:
 
 def test_metrics_and_trace() -> None:
     seen: list[str] = []
-    cluster, fakes = make_cluster(1)
+    _cluster, fakes = make_cluster(1)
     core = KafkaClientCore(
         ClientConfig(bootstrap_servers="127.0.0.1:9092", metric_group_prefix="p"),
         now=0.0,
@@ -337,7 +335,7 @@ def test_send_validation() -> None:
         core.send(meta(), lane="", now=0.0)
     with pytest.raises(LocalProtocolError, match="timeout_ms"):
         core.send(meta(), timeout_ms=0, now=0.0)
-    with pytest.raises(LocalProtocolError, match="random.Random"):
+    with pytest.raises(LocalProtocolError, match=r"random\.Random"):
         KafkaClientCore(ClientConfig(), now=0.0, rng=None)  # type: ignore[arg-type]
 
 
