@@ -68,8 +68,10 @@ ATTR_CONTROL: Final = 0x20
 ATTR_DELETE_HORIZON: Final = 0x40
 
 _EMPTY: Final[tuple[Header, ...]] = ()
-# One-byte zigzag decode table: _ZZ1[b] for b < 0x80.
-_ZZ1: Final = tuple((b >> 1) ^ -(b & 1) for b in range(128))
+# Zigzag decode table for every one- and two-byte varint: _ZZ[z] where z is
+# the varint's 7-bit groups put together (z = b for one byte, else
+# (b2 << 7) + b - 0x80). 16 Ki small ints: cheaper than the arithmetic.
+_ZZ: Final = tuple((z >> 1) ^ -(z & 1) for z in range(1 << 14))
 
 
 class RecordBatch:
@@ -366,57 +368,74 @@ def _decode_columns(
     fixed_ts: int | None,
     offset_base: int | None,
 ) -> RecordColumns:
-    zz1 = _ZZ1
+    # Per record, only what varies is stored: offset deltas that are not the
+    # record's index (compaction gaps) and headers that are not empty are
+    # patched in afterwards, so the common record costs two list appends plus
+    # one for its timestamp delta.
+    zz = _ZZ
     slow = read_zigzag
-    offsets = array("q")
-    timestamps = array("q")
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
-    headers: list[tuple[Header, ...]] = []
-    add_offset = offsets.append
-    add_ts = timestamps.append
+    ts_deltas: list[int] = []
+    odd_offsets: list[tuple[int, int]] = []
+    with_headers: list[tuple[int, tuple[Header, ...]]] = []
     add_key = keys.append
     add_value = values.append
-    add_headers = headers.append
-    empty = _EMPTY
+    add_ts = ts_deltas.append
     pos = 0
     start = 0
     i = 0
     try:
-        for i in range(count):  # noqa: B007 (i is used by the error path)
+        for i in range(count):
             start = pos
             b = buf[pos]
             if b < 0x80:
-                length = zz1[b]
-                pos += 1
+                end = pos + 1 + zz[b]
+                pos += 2  # length and the unused attributes byte
             else:
-                b2 = buf[pos + 1]
-                if b2 < 0x80:
-                    z = (b & 0x7F) | (b2 << 7)
-                    length = (z >> 1) ^ -(z & 1)
-                    pos += 2
+                c = buf[pos + 1]
+                if c < 0x80:
+                    end = pos + 2 + zz[(c << 7) + b - 0x80]
+                    pos += 3
                 else:
                     length, pos = slow(buf, pos, 5)
-            end = pos + length
-            pos += 1  # attributes: unused
+                    end = pos + length
+                    pos += 1
             b = buf[pos]
             if b < 0x80:
-                ts_delta = zz1[b]
+                ts_delta = zz[b]
                 pos += 1
             else:
-                ts_delta, pos = slow(buf, pos, 10)
+                c = buf[pos + 1]
+                if c < 0x80:
+                    ts_delta = zz[(c << 7) + b - 0x80]
+                    pos += 2
+                else:
+                    ts_delta, pos = slow(buf, pos, 10)
             b = buf[pos]
             if b < 0x80:
-                offset_delta = zz1[b]
+                offset_delta = zz[b]
                 pos += 1
             else:
-                offset_delta, pos = slow(buf, pos, 5)
+                c = buf[pos + 1]
+                if c < 0x80:
+                    offset_delta = zz[(c << 7) + b - 0x80]
+                    pos += 2
+                else:
+                    offset_delta, pos = slow(buf, pos, 5)
+            if offset_delta != i:
+                odd_offsets.append((i, offset_delta))
             b = buf[pos]
             if b < 0x80:
-                n = zz1[b]
+                n = zz[b]
                 pos += 1
             else:
-                n, pos = slow(buf, pos, 5)
+                c = buf[pos + 1]
+                if c < 0x80:
+                    n = zz[(c << 7) + b - 0x80]
+                    pos += 2
+                else:
+                    n, pos = slow(buf, pos, 5)
             if n >= 0:
                 add_key(buf[pos : pos + n])
                 pos += n
@@ -426,13 +445,12 @@ def _decode_columns(
                 raise ValueError
             b = buf[pos]
             if b < 0x80:
-                n = zz1[b]
+                n = zz[b]
                 pos += 1
             else:
-                b2 = buf[pos + 1]
-                if b2 < 0x80:
-                    z = (b & 0x7F) | (b2 << 7)
-                    n = (z >> 1) ^ -(z & 1)
+                c = buf[pos + 1]
+                if c < 0x80:
+                    n = zz[(c << 7) + b - 0x80]
                     pos += 2
                 else:
                     n, pos = slow(buf, pos, 5)
@@ -443,20 +461,30 @@ def _decode_columns(
                 add_value(None)
             else:
                 raise ValueError
-            if buf[pos] == 0:
-                pos += 1
-                add_headers(empty)
-            else:
+            if pos + 1 != end or buf[pos]:
+                # Headers present, or the record length disagrees with its fields.
+                if not buf[pos]:
+                    raise ValueError
                 hdrs, pos = _read_headers(buf, pos)
-                add_headers(hdrs)
-            if pos != end:
-                raise ValueError
-            add_offset(base_offset + offset_delta)
-            add_ts(base_ts + ts_delta if fixed_ts is None else fixed_ts)
+                if pos != end:
+                    raise ValueError
+                with_headers.append((i, hdrs))
+            pos = end
+            add_ts(ts_delta)
+        if fixed_ts is None:
+            timestamps = array("q", map(base_ts.__add__, ts_deltas))
+        else:
+            timestamps = array("q", (fixed_ts,)) * count
+        offsets = array("q", range(base_offset, base_offset + count))
     except (IndexError, ValueError, OverflowError) as exc:
         raise _diagnose(buf, start, i, count, offset_base) from exc
     if pos != len(buf):
         raise _leftover(buf, pos, count, offset_base)
+    for index, delta in odd_offsets:
+        offsets[index] = base_offset + delta
+    headers = [_EMPTY] * count
+    for index, hdrs in with_headers:
+        headers[index] = hdrs
     return RecordColumns(
         offsets=offsets, timestamps=timestamps, keys=keys, values=values, headers=headers
     )
@@ -470,43 +498,66 @@ def _iter_records(
     fixed_ts: int | None,
     offset_base: int | None,
 ) -> Iterator[Record]:
-    zz1 = _ZZ1
+    # The same decoding as _decode_columns, one record per step.
+    zz = _ZZ
     slow = read_zigzag
-    make = Record._make
+    new = tuple.__new__
+    record_type = Record
     empty = _EMPTY
+    key: bytes | None
+    value: bytes | None
     pos = 0
     start = 0
     i = 0
     try:
-        for i in range(count):  # noqa: B007
+        for i in range(count):  # noqa: B007 (i names the failing record)
             start = pos
             b = buf[pos]
             if b < 0x80:
-                length = zz1[b]
-                pos += 1
+                end = pos + 1 + zz[b]
+                pos += 2
             else:
-                length, pos = slow(buf, pos, 5)
-            end = pos + length
-            pos += 1
+                c = buf[pos + 1]
+                if c < 0x80:
+                    end = pos + 2 + zz[(c << 7) + b - 0x80]
+                    pos += 3
+                else:
+                    length, pos = slow(buf, pos, 5)
+                    end = pos + length
+                    pos += 1
             b = buf[pos]
             if b < 0x80:
-                ts_delta = zz1[b]
+                ts_delta = zz[b]
                 pos += 1
             else:
-                ts_delta, pos = slow(buf, pos, 10)
+                c = buf[pos + 1]
+                if c < 0x80:
+                    ts_delta = zz[(c << 7) + b - 0x80]
+                    pos += 2
+                else:
+                    ts_delta, pos = slow(buf, pos, 10)
             b = buf[pos]
             if b < 0x80:
-                offset_delta = zz1[b]
+                offset_delta = zz[b]
                 pos += 1
             else:
-                offset_delta, pos = slow(buf, pos, 5)
-            key: bytes | None
+                c = buf[pos + 1]
+                if c < 0x80:
+                    offset_delta = zz[(c << 7) + b - 0x80]
+                    pos += 2
+                else:
+                    offset_delta, pos = slow(buf, pos, 5)
             b = buf[pos]
             if b < 0x80:
-                n = zz1[b]
+                n = zz[b]
                 pos += 1
             else:
-                n, pos = slow(buf, pos, 5)
+                c = buf[pos + 1]
+                if c < 0x80:
+                    n = zz[(c << 7) + b - 0x80]
+                    pos += 2
+                else:
+                    n, pos = slow(buf, pos, 5)
             if n >= 0:
                 key = buf[pos : pos + n]
                 pos += n
@@ -514,8 +565,17 @@ def _iter_records(
                 key = None
             else:
                 raise ValueError
-            value: bytes | None
-            n, pos = slow(buf, pos, 5)
+            b = buf[pos]
+            if b < 0x80:
+                n = zz[b]
+                pos += 1
+            else:
+                c = buf[pos + 1]
+                if c < 0x80:
+                    n = zz[(c << 7) + b - 0x80]
+                    pos += 2
+                else:
+                    n, pos = slow(buf, pos, 5)
             if n >= 0:
                 value = buf[pos : pos + n]
                 pos += n
@@ -523,24 +583,26 @@ def _iter_records(
                 value = None
             else:
                 raise ValueError
-            if buf[pos] == 0:
-                pos += 1
-                hdrs = empty
-            else:
+            if pos + 1 != end or buf[pos]:
+                if not buf[pos]:
+                    raise ValueError
                 hdrs, pos = _read_headers(buf, pos)
-            if pos != end:
-                raise ValueError
-            record = make(
+                if pos != end:
+                    raise ValueError
+            else:
+                hdrs = empty
+            pos = end
+            yield new(
+                record_type,
                 (
                     base_offset + offset_delta,
                     base_ts + ts_delta if fixed_ts is None else fixed_ts,
                     key,
                     value,
                     hdrs,
-                )
+                ),
             )
-            yield record
-    except (IndexError, ValueError, OverflowError) as exc:
+    except (IndexError, ValueError) as exc:
         raise _diagnose(buf, start, i, count, offset_base) from exc
     if pos != len(buf):
         raise _leftover(buf, pos, count, offset_base)

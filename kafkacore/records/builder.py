@@ -249,32 +249,54 @@ class RecordBatchBuilder:
         headers: Iterable[Header] = (),
     ) -> int:
         """Append one record; returns its offset delta within the batch."""
-        self._check_open()
-        self._check_timestamp(timestamp)
-        if self._count >= _INT32_MAX:
-            raise LocalProtocolError(
-                "RecordBatchBuilder is full (2**31 - 1 records); start a new batch"
-            )
-        kb = None if key is None else _as_bytes(key, "key")
-        vb = None if value is None else _as_bytes(value, "value")
-        hb = _encode_headers(headers)
-        if self._count == 0:
-            self._base_ts = self._max_ts = timestamp
-        elif timestamp > self._max_ts:
-            self._max_ts = timestamp
+        if self.state is not BuilderState.OPEN:
+            self._check_open()
+        if type(timestamp) is not int or not _INT64_MIN <= timestamp <= _INT64_MAX:
+            self._check_timestamp(timestamp)
+        # Everything that can reject the record runs before any state changes.
+        table = ZIGZAG
+        if key is None:
+            kh = _NULL
+            key = b""
+        else:
+            if type(key) is not bytes:
+                key = _as_bytes(key, "key")
+            n = len(key)
+            kh = table[n] if n < ZIGZAG_LIMIT else zigzag_bytes(n)
+        if value is None:
+            vh = _NULL
+            value = b""
+        else:
+            if type(value) is not bytes:
+                value = _as_bytes(value, "value")
+            n = len(value)
+            vh = table[n] if n < ZIGZAG_LIMIT else zigzag_bytes(n)
+        hb = _encode_headers(headers) if headers else _NO_HEADERS
         index = self._count
-        tb = zigzag_bytes(timestamp - self._base_ts)
-        ob = zigzag_bytes(index)
-        if kb is None:
-            kh, kb = _NULL, b""
+        if index:
+            d = timestamp - self._base_ts
+            if 0 <= d < ZIGZAG_LIMIT:
+                tb = table[d]
+            else:
+                self._check_timestamp(timestamp)
+                tb = zigzag_bytes(d)
+            if index >= ZIGZAG_LIMIT:
+                if index >= _INT32_MAX:
+                    raise LocalProtocolError(
+                        "RecordBatchBuilder is full (2**31 - 1 records); start a new batch"
+                    )
+                ob = zigzag_bytes(index)
+            else:
+                ob = table[index]
+            if timestamp > self._max_ts:
+                self._max_ts = timestamp
         else:
-            kh = zigzag_bytes(len(kb))
-        if vb is None:
-            vh, vb = _NULL, b""
-        else:
-            vh = zigzag_bytes(len(vb))
-        size = 1 + len(tb) + len(ob) + len(kh) + len(kb) + len(vh) + len(vb) + len(hb)
-        self._buf += b"".join((zigzag_bytes(size), _ATTR, tb, ob, kh, kb, vh, vb, hb))
+            self._base_ts = self._max_ts = timestamp
+            tb = ob = table[0]
+        body = b"".join((_ATTR, tb, ob, kh, key, vh, value, hb))
+        n = len(body)
+        self._buf += table[n] if n < ZIGZAG_LIMIT else zigzag_bytes(n)
+        self._buf += body
         self._count = index + 1
         return index
 
@@ -363,9 +385,13 @@ class RecordBatchBuilder:
         null = _NULL
         empty = b""
         attr = _ATTR
+        join = b"".join
         base_ts = self._base_ts
-        buf = self._buf
         index = self._count
+        # Each record's body is joined once (its length prefix needs its
+        # size); all records are joined once more at the end. Measured faster
+        # than growing a bytearray piece by piece.
+        out: list[bytes] = []
         for v, k, t, hb in zip(values, keys, timestamps, headers, strict=True):
             d = t - base_ts
             tb = table[d] if 0 <= d < limit else slow(d)
@@ -382,17 +408,11 @@ class RecordBatchBuilder:
             else:
                 n = len(v)
                 vh = table[n] if n < limit else slow(n)
-            n = 1 + len(tb) + len(ob) + len(kh) + len(k) + len(vh) + len(v) + len(hb)
-            buf += table[n] if n < limit else slow(n)
-            buf += attr
-            buf += tb
-            buf += ob
-            buf += kh
-            buf += k
-            buf += vh
-            buf += v
-            buf += hb
+            body = join((attr, tb, ob, kh, k, vh, v, hb))
+            n = len(body)
+            out += (table[n] if n < limit else slow(n), body)
             index += 1
+        self._buf += join(out)
         self._count = index
 
     # ---- building -----------------------------------------------------

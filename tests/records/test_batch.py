@@ -306,3 +306,15 @@ def test_peers_read_our_batches_and_we_read_theirs(codec: Compression) -> None:
     assert theirs == mine
     peer = _peer_build(AioBuilder, int(codec))
     assert RecordBatch(peer).records() == RecordBatch(ours).records()
+
+
+def test_rejected_append_leaves_no_trace() -> None:
+    builder = RecordBatchBuilder()
+    builder.append(b"a", timestamp=10)
+    with pytest.raises(TypeError, match="header key must be str"):
+        builder.append(b"b", timestamp=99, headers=[(b"k", b"v")])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="record value must be bytes"):
+        builder.append(42, timestamp=99)  # type: ignore[arg-type]
+    batch = RecordBatch(builder.build())
+    assert batch.max_timestamp == 10
+    assert batch.records() == [Record(0, 10, None, b"a", ())]

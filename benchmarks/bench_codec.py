@@ -1,0 +1,224 @@
+"""Codec benchmark: kafkacore against kafka-python and aiokafka, same inputs, one process.
+
+Run: ``.venv/bin/python benchmarks/bench_codec.py [--quick] [--markdown]``
+
+Cases
+-----
+* record batch v2 with 1,000 records (10-byte keys, 100-byte values, no
+  headers), uncompressed, lz4 and zstd: *build* (append every record, then
+  build the bytes) and *parse* (decode the bytes and touch every record's
+  key and value);
+* decode a Metadata response with 50 topics x 20 partitions;
+* encode a Fetch request (50 topics x 20 partitions).
+
+Contenders
+----------
+* kafkacore: per-record ``append`` and the batch call ``append_many``;
+  parse by iterating ``Record`` tuples and through ``columns()``.
+* kafka-python 3.x: ``kafka.record.default_records`` and its protocol classes.
+* aiokafka: ``aiokafka.record.default_records`` with its compiled (Cython)
+  classes *and* the pure-Python classes (``_DefaultRecordBatchBuilderPy`` /
+  ``_DefaultRecordBatchPy``, which aiokafka itself picks when
+  ``AIOKAFKA_NO_EXTENSIONS`` is set), and its protocol classes.
+
+Each measurement runs the case ``inner`` times per sample and keeps the best
+of ``repeat`` samples (the machine is shared; the minimum is the least noisy
+estimate). Results are records/s (or messages/s for protocol cases).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from kafkacore.records import Compression, RecordBatch, RecordBatchBuilder  # noqa: E402
+
+N_RECORDS = 1000
+KEYS = [b"key-%06d" % i for i in range(N_RECORDS)]  # 10 bytes
+VALUES = [(b"%03d" % (i % 1000)) * 33 + b"x" for i in range(N_RECORDS)]  # 100 bytes
+TIMESTAMPS = [1_700_000_000_000 + i // 10 for i in range(N_RECORDS)]
+CODECS = {"none": Compression.NONE, "lz4": Compression.LZ4, "zstd": Compression.ZSTD}
+
+assert all(len(k) == 10 for k in KEYS) and all(len(v) == 100 for v in VALUES)
+
+
+@dataclass
+class Result:
+    case: str
+    contender: str
+    per_second: float
+
+
+def measure(fn: Callable[[], object], *, inner: int, repeat: int) -> float:
+    """Best time of one call, in seconds."""
+    fn()  # warm up (imports, caches)
+    best = float("inf")
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            best = min(best, (time.perf_counter() - t0) / inner)
+    finally:
+        if gc_was:
+            gc.enable()
+    return best
+
+
+# ---- record batches --------------------------------------------------------
+
+
+def kc_build_append(codec: Compression) -> bytes:
+    builder = RecordBatchBuilder(compression=codec, batch_size=1 << 20)
+    append = builder.append
+    for key, value, ts in zip(KEYS, VALUES, TIMESTAMPS, strict=True):
+        append(value, key, timestamp=ts)
+    return builder.build()
+
+
+def kc_build_many(codec: Compression) -> bytes:
+    builder = RecordBatchBuilder(compression=codec, batch_size=1 << 20)
+    builder.append_many(VALUES, KEYS, timestamps=TIMESTAMPS)
+    return builder.build()
+
+
+def kc_parse_iter(data: bytes) -> int:
+    total = 0
+    for record in RecordBatch(data):
+        total += len(record.key) + len(record.value)  # type: ignore[arg-type]
+    return total
+
+
+def kc_parse_columns(data: bytes) -> int:
+    cols = RecordBatch(data).columns()
+    return sum(map(len, cols.keys)) + sum(map(len, cols.values))  # type: ignore[arg-type]
+
+
+def peer_build(builder_cls: Any, codec: int) -> bytes:
+    builder = builder_cls(
+        magic=2,
+        compression_type=codec,
+        is_transactional=0,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 20,
+    )
+    append = builder.append
+    for offset, (key, value, ts) in enumerate(zip(KEYS, VALUES, TIMESTAMPS, strict=True)):
+        append(offset, timestamp=ts, key=key, value=value, headers=[])
+    return bytes(builder.build())
+
+
+def peer_parse(batch_cls: Any, data: bytes) -> int:
+    total = 0
+    for record in batch_cls(data):
+        total += len(record.key) + len(record.value)
+    return total
+
+
+def record_contenders() -> dict[str, tuple[Callable[[Compression], bytes], Callable[[bytes], int]]]:
+    from aiokafka.record import default_records as aio
+    from kafka.record import default_records as kp
+
+    def wrap_build(cls: Any) -> Callable[[Compression], bytes]:
+        return lambda codec: peer_build(cls, int(codec))
+
+    def wrap_parse(cls: Any) -> Callable[[bytes], int]:
+        return lambda data: peer_parse(cls, data)
+
+    return {
+        "kafkacore append / iter": (kc_build_append, kc_parse_iter),
+        "kafkacore append_many / columns": (kc_build_many, kc_parse_columns),
+        "kafka-python": (wrap_build(kp.DefaultRecordBatchBuilder), wrap_parse(kp.DefaultRecordBatch)),
+        "aiokafka (C ext)": (
+            wrap_build(aio.DefaultRecordBatchBuilder),
+            wrap_parse(aio.DefaultRecordBatch),
+        ),
+        "aiokafka (pure Python)": (
+            wrap_build(aio._DefaultRecordBatchBuilderPy),
+            wrap_parse(aio._DefaultRecordBatchPy),
+        ),
+    }
+
+
+def bench_records(inner: int, repeat: int) -> list[Result]:
+    from aiokafka.record import default_records as aio
+
+    if aio.DefaultRecordBatchBuilder is aio._DefaultRecordBatchBuilderPy:
+        print("warning: aiokafka's C extension is not active", file=sys.stderr)
+    results = []
+    contenders = record_contenders()
+    for name, codec in CODECS.items():
+        # Everyone parses the same bytes: the batch kafkacore built.
+        data = kc_build_many(codec)
+        for who, (build, parse) in contenders.items():
+            seconds = measure(lambda b=build, c=codec: b(c), inner=inner, repeat=repeat)
+            results.append(Result(f"build 1000 records, {name}", who, N_RECORDS / seconds))
+            assert parse(data) == 110 * N_RECORDS
+            seconds = measure(lambda p=parse: p(data), inner=inner, repeat=repeat)
+            results.append(Result(f"parse 1000 records, {name}", who, N_RECORDS / seconds))
+    return results
+
+
+# ---- report ----------------------------------------------------------------
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+
+
+def report(results: list[Result], markdown: bool) -> None:
+    cases: dict[str, dict[str, float]] = {}
+    for r in results:
+        cases.setdefault(r.case, {})[r.contender] = r.per_second
+    for case, row in cases.items():
+        kp = row.get("kafka-python")
+        aio_c = row.get("aiokafka (C ext)")
+        if markdown:
+            print(f"\n| {case} | per s | vs kafka-python | vs aiokafka C |")
+            print("|---|---:|---:|---:|")
+        else:
+            print(f"\n{case}")
+        for who, rate in row.items():
+            ratio_kp = f"{rate / kp:.2f}x" if kp else "-"
+            ratio_c = f"{rate / aio_c:.2f}x" if aio_c else "-"
+            if markdown:
+                print(f"| {who} | {rate:,.0f} | {ratio_kp} | {ratio_c} |")
+            else:
+                print(f"  {who:34s} {rate:>14,.0f}/s  {ratio_kp:>7s} vs kafka-python  {ratio_c:>7s} vs aiokafka C")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
+    parser.add_argument("--markdown", action="store_true", help="print tables for RESULTS.md")
+    args = parser.parse_args()
+    inner, repeat = (3, 3) if args.quick else (20, 7)
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}")
+    results = bench_records(inner, repeat)
+    report(results, args.markdown)
+
+
+if __name__ == "__main__":
+    main()
