@@ -126,6 +126,9 @@ class _Pending:
     on_done: Callable[[Any, BaseException | None, float], None] | None = None
     why_waiting: str = "no node chosen yet"
     sent: bool = field(default=False)
+    # A caller's cap on the negotiated version (the producer keeps Produce at
+    # v11 and EndTxn at v4 unless it speaks transactions v2, KIP-890).
+    max_version: int | None = None
 
 
 class KafkaClientCore:
@@ -327,6 +330,7 @@ class KafkaClientCore:
         target: Target | None = None,
         lane: str = DEFAULT_LANE,
         timeout_ms: int | None = None,
+        max_version: int | None = None,
     ) -> RequestHandle:
         """Queue ``request`` (a generated request message) for ``target``.
 
@@ -364,6 +368,8 @@ class KafkaClientCore:
         handle = self._enqueue(
             request, api_key, target, lane, now, timeout_ms=timeout_ms, expect_response=expect
         )
+        if max_version is not None:
+            self._waiting[-1].max_version = max_version
         self._step(now)
         return handle
 
@@ -1040,6 +1046,8 @@ class KafkaClientCore:
                 continue
             try:
                 version = conn.version_for(handle.api_key)
+                if pending.max_version is not None and version > pending.max_version:
+                    version = pending.max_version
                 message = pending.build(version) if pending.build else handle.request
                 conn.send(
                     handle,
