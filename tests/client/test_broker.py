@@ -1,0 +1,86 @@
+"""The client core against a real Kafka 4.3.1 broker (ApiVersions, SASL).
+
+Driven by a minimal blocking socket pump; the full transports and their
+conformance suite are tested elsewhere.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import pytest
+
+from kafkacore.client import ClientConfig, KafkaClientCore, Node
+from kafkacore.errors import AuthenticationError
+from kafkacore.protocol import messages as m
+from tests.client.socketpump import SocketPump
+
+pytestmark = pytest.mark.broker
+
+
+def make(bootstrap: str, **config: Any) -> tuple[KafkaClientCore, SocketPump]:
+    core = KafkaClientCore(
+        ClientConfig(bootstrap_servers=bootstrap, **config),
+        now=time.monotonic(),
+        rng=random.Random(0),
+    )
+    return core, SocketPump(core)
+
+
+def test_plaintext_bootstrap_and_negotiation(kafka_broker: Any) -> None:
+    core, pump = make(f"{kafka_broker.host}:{kafka_broker.port}")
+    try:
+        pump.run(lambda: core.cluster.update_count > 0)
+        assert len(core.cluster) == 1
+        assert core.cluster.cluster_id
+        versions = core.get_api_versions()
+        assert versions is not None and 3 in versions and 18 in versions
+        node = next(iter(core.cluster))
+        h = core.send(m.MetadataRequest(topics=[]), target=Node(node), now=time.monotonic())
+        pump.run(lambda: h.done)
+        assert h.error is None
+        assert h.api_version == core.api_version(3)
+        assert [b.node_id for b in h.response.brokers] == [node]
+    finally:
+        pump.close()
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_sasl_plaintext(kafka_broker: Any, mechanism: str) -> None:
+    host, port = kafka_broker.listener("SASL_PLAINTEXT")
+    user, password = next((u, p) for u, p in kafka_broker.users.items() if u != "admin")
+    core, pump = make(
+        f"{host}:{port}",
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism=mechanism,
+        sasl_plain_username=user,
+        sasl_plain_password=password,
+    )
+    try:
+        h = core.send(m.MetadataRequest(topics=[]), now=time.monotonic())
+        pump.run(lambda: h.done)
+        assert h.error is None, h.error
+        assert h.response.brokers
+    finally:
+        pump.close()
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_sasl_wrong_password(kafka_broker: Any, mechanism: str) -> None:
+    host, port = kafka_broker.listener("SASL_PLAINTEXT")
+    user = next(iter(kafka_broker.users))
+    core, pump = make(
+        f"{host}:{port}",
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism=mechanism,
+        sasl_plain_username=user,
+        sasl_plain_password="definitely-wrong",
+    )
+    try:
+        h = core.send(m.MetadataRequest(topics=[]), now=time.monotonic())
+        pump.run(lambda: h.done)
+        assert isinstance(h.error, AuthenticationError), h.error
+    finally:
+        pump.close()
