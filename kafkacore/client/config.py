@@ -159,6 +159,8 @@ class ClientConfig:
     receive_buffer_bytes: int | None = None
     send_buffer_bytes: int | None = None
     socket_options: tuple[tuple[int, int, int], ...] = (_TCP_NODELAY_OPTION,)
+    #: Local (host, port) to bind before connecting (pykafka source_host/source_port).
+    source_address: tuple[str, int] | None = None
 
     security_protocol: str = "PLAINTEXT"
     ssl_context: Any = None
@@ -274,6 +276,7 @@ class ClientConfig:
             "receive_buffer_bytes": self.receive_buffer_bytes,
             "send_buffer_bytes": self.send_buffer_bytes,
             "socket_options": self.socket_options,
+            "source_address": self.source_address,
             "ssl_context": self.ssl_context,
             "ssl_check_hostname": self.ssl_check_hostname,
             "ssl_cafile": self.ssl_cafile,
