@@ -25,12 +25,14 @@ from uuid import UUID
 from kafkacore.errors import DecodeError, LocalProtocolError
 
 __all__ = [
+    "ARRAY_STRUCTS",
     "DECODE_FAILURES",
     "EMPTY_TAGS",
     "I8",
     "I16",
     "I32",
     "I64",
+    "SHORT_ARRAY",
     "U16",
     "UVARINT1",
     "ZERO_UUID",
@@ -51,6 +53,14 @@ I16 = struct.Struct(">h")
 U16 = struct.Struct(">H")
 I32 = struct.Struct(">i")
 I64 = struct.Struct(">q")
+
+#: Precompiled ``Struct`` objects for short arrays of fixed-width numbers,
+#: by struct code and count: cheaper than formatting ">{n}i" on every array
+#: (Metadata has three int32 arrays per partition).
+SHORT_ARRAY = 32
+ARRAY_STRUCTS: dict[str, tuple[struct.Struct, ...]] = {
+    code: tuple(struct.Struct(f">{n}{code}") for n in range(SHORT_ARRAY)) for code in "?bhHiIqd"
+}
 
 #: One-byte encodings of the unsigned varints 0..127 (the usual lengths).
 UVARINT1: tuple[bytes, ...] = tuple(bytes((i,)) for i in range(128))

@@ -36,10 +36,8 @@ class AddOffsetsToTxnRequest(_Request):
 
 
 def _d_AddOffsetsToTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddOffsetsToTxnRequest, int]:
-    x_transactional_id: str
-    x_producer_id: int
-    x_producer_epoch: int
-    x_group_id: str
+    o = AddOffsetsToTxnRequest.__new__(AddOffsetsToTxnRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -51,10 +49,10 @@ def _d_AddOffsetsToTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch) = _S_qh.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch) = _S_qh.unpack_from(buf, pos)
         pos += 10
         f = "GroupId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -65,9 +63,8 @@ def _d_AddOffsetsToTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = AddOffsetsToTxnRequest(transactional_id=x_transactional_id, producer_id=x_producer_id, producer_epoch=x_producer_epoch, group_id=x_group_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AddOffsetsToTxnRequest", v, f, pos) from None
     return o, pos
@@ -88,10 +85,8 @@ def _e_AddOffsetsToTxnRequest_0(o: AddOffsetsToTxnRequest, out: bytearray, v: in
 
 
 def _d_AddOffsetsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddOffsetsToTxnRequest, int]:
-    x_transactional_id: str
-    x_producer_id: int
-    x_producer_epoch: int
-    x_group_id: str
+    o = AddOffsetsToTxnRequest.__new__(AddOffsetsToTxnRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -107,10 +102,10 @@ def _d_AddOffsetsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch) = _S_qh.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch) = _S_qh.unpack_from(buf, pos)
         pos += 10
         f = "GroupId"
         ln = buf[pos]
@@ -125,9 +120,8 @@ def _d_AddOffsetsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = AddOffsetsToTxnRequest(transactional_id=x_transactional_id, producer_id=x_producer_id, producer_epoch=x_producer_epoch, group_id=x_group_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

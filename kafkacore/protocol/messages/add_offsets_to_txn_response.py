@@ -34,14 +34,13 @@ class AddOffsetsToTxnResponse(_Response):
 
 
 def _d_AddOffsetsToTxnResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddOffsetsToTxnResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
+    o = AddOffsetsToTxnResponse.__new__(AddOffsetsToTxnResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = AddOffsetsToTxnResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AddOffsetsToTxnResponse", v, f, pos) from None
     return o, pos
@@ -54,14 +53,13 @@ def _e_AddOffsetsToTxnResponse_0(o: AddOffsetsToTxnResponse, out: bytearray, v: 
 
 
 def _d_AddOffsetsToTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddOffsetsToTxnResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
+    o = AddOffsetsToTxnResponse.__new__(AddOffsetsToTxnResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = AddOffsetsToTxnResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

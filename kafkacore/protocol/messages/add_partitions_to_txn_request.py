@@ -19,6 +19,7 @@ __all__ = ["AddPartitionsToTxnRequest", "AddPartitionsToTxnTopic", "AddPartition
 
 _S_qh = _struct.Struct(">qh")
 _S_qho = _struct.Struct(">qh?")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -65,8 +66,8 @@ class AddPartitionsToTxnRequest(_Request):
 
 
 def _d_AddPartitionsToTxnTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnTopic, int]:
-    x_name: str
-    x_partitions: list[int]
+    o = AddPartitionsToTxnTopic.__new__(AddPartitionsToTxnTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -78,7 +79,7 @@ def _d_AddPartitionsToTxnTopic_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -88,9 +89,11 @@ def _d_AddPartitionsToTxnTopic_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = AddPartitionsToTxnTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AddPartitionsToTxnTopic", v, f, pos) from None
     return o, pos
@@ -103,14 +106,17 @@ def _e_AddPartitionsToTxnTopic_0(o: AddPartitionsToTxnTopic, out: bytearray, v: 
     out += bx
     x_partitions = o.partitions
     out += _w.I32.pack(len(x_partitions))
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("AddPartitionsToTxnTopic", v)
 
 
 def _d_AddPartitionsToTxnTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnTopic, int]:
-    x_name: str
-    x_partitions: list[int]
+    o = AddPartitionsToTxnTopic.__new__(AddPartitionsToTxnTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -126,7 +132,7 @@ def _d_AddPartitionsToTxnTopic_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -140,9 +146,11 @@ def _d_AddPartitionsToTxnTopic_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = AddPartitionsToTxnTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -170,7 +178,10 @@ def _e_AddPartitionsToTxnTopic_1(o: AddPartitionsToTxnTopic, out: bytearray, v: 
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -178,11 +189,8 @@ def _e_AddPartitionsToTxnTopic_1(o: AddPartitionsToTxnTopic, out: bytearray, v: 
 
 
 def _d_AddPartitionsToTxnTransaction_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnTransaction, int]:
-    x_transactional_id: str
-    x_producer_id: int
-    x_producer_epoch: int
-    x_verify_only: bool
-    x_topics: list[AddPartitionsToTxnTopic]
+    o = AddPartitionsToTxnTransaction.__new__(AddPartitionsToTxnTransaction)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -198,10 +206,10 @@ def _d_AddPartitionsToTxnTransaction_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch, x_verify_only) = _S_qho.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch, o.verify_only) = _S_qho.unpack_from(buf, pos)
         pos += 11
         f = "Topics"
         ln = buf[pos]
@@ -215,12 +223,11 @@ def _d_AddPartitionsToTxnTransaction_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_AddPartitionsToTxnTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = AddPartitionsToTxnTransaction(transactional_id=x_transactional_id, producer_id=x_producer_id, producer_epoch=x_producer_epoch, verify_only=x_verify_only, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -258,10 +265,9 @@ def _e_AddPartitionsToTxnTransaction_0(o: AddPartitionsToTxnTransaction, out: by
 
 
 def _d_AddPartitionsToTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnRequest, int]:
-    x_v3_and_below_transactional_id: str
-    x_v3_and_below_producer_id: int
-    x_v3_and_below_producer_epoch: int
-    x_v3_and_below_topics: list[AddPartitionsToTxnTopic]
+    o = AddPartitionsToTxnRequest.__new__(AddPartitionsToTxnRequest)
+    o.transactions = []
+    o.unknown_tagged_fields = ()
     f = "V3AndBelowTransactionalId"
     try:
         f = "V3AndBelowTransactionalId"
@@ -273,10 +279,10 @@ def _d_AddPartitionsToTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_v3_and_below_transactional_id = str(buf[pos:e], "utf-8")
+            o.v3_and_below_transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "V3AndBelowProducerId"
-        (x_v3_and_below_producer_id, x_v3_and_below_producer_epoch) = _S_qh.unpack_from(buf, pos)
+        (o.v3_and_below_producer_id, o.v3_and_below_producer_epoch) = _S_qh.unpack_from(buf, pos)
         pos += 10
         f = "V3AndBelowTopics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -286,12 +292,11 @@ def _d_AddPartitionsToTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_v3_and_below_topics = []
-            app_v3_and_below_topics = x_v3_and_below_topics.append
+            o.v3_and_below_topics = []
+            app_v3_and_below_topics = o.v3_and_below_topics.append
             for _ in range(ln):
                 el_v3_and_below_topics, pos = _d_AddPartitionsToTxnTopic_0(buf, pos, n, v)
                 app_v3_and_below_topics(el_v3_and_below_topics)
-        o = AddPartitionsToTxnRequest(v3_and_below_transactional_id=x_v3_and_below_transactional_id, v3_and_below_producer_id=x_v3_and_below_producer_id, v3_and_below_producer_epoch=x_v3_and_below_producer_epoch, v3_and_below_topics=x_v3_and_below_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AddPartitionsToTxnRequest", v, f, pos) from None
     return o, pos
@@ -314,10 +319,9 @@ def _e_AddPartitionsToTxnRequest_0(o: AddPartitionsToTxnRequest, out: bytearray,
 
 
 def _d_AddPartitionsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnRequest, int]:
-    x_v3_and_below_transactional_id: str
-    x_v3_and_below_producer_id: int
-    x_v3_and_below_producer_epoch: int
-    x_v3_and_below_topics: list[AddPartitionsToTxnTopic]
+    o = AddPartitionsToTxnRequest.__new__(AddPartitionsToTxnRequest)
+    o.transactions = []
+    o.unknown_tagged_fields = ()
     f = "V3AndBelowTransactionalId"
     try:
         f = "V3AndBelowTransactionalId"
@@ -333,10 +337,10 @@ def _d_AddPartitionsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_v3_and_below_transactional_id = str(buf[pos:e], "utf-8")
+            o.v3_and_below_transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "V3AndBelowProducerId"
-        (x_v3_and_below_producer_id, x_v3_and_below_producer_epoch) = _S_qh.unpack_from(buf, pos)
+        (o.v3_and_below_producer_id, o.v3_and_below_producer_epoch) = _S_qh.unpack_from(buf, pos)
         pos += 10
         f = "V3AndBelowTopics"
         ln = buf[pos]
@@ -350,12 +354,11 @@ def _d_AddPartitionsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_v3_and_below_topics = []
-            app_v3_and_below_topics = x_v3_and_below_topics.append
+            o.v3_and_below_topics = []
+            app_v3_and_below_topics = o.v3_and_below_topics.append
             for _ in range(ln):
                 el_v3_and_below_topics, pos = _d_AddPartitionsToTxnTopic_1(buf, pos, n, v)
                 app_v3_and_below_topics(el_v3_and_below_topics)
-        o = AddPartitionsToTxnRequest(v3_and_below_transactional_id=x_v3_and_below_transactional_id, v3_and_below_producer_id=x_v3_and_below_producer_id, v3_and_below_producer_epoch=x_v3_and_below_producer_epoch, v3_and_below_topics=x_v3_and_below_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -395,7 +398,12 @@ def _e_AddPartitionsToTxnRequest_1(o: AddPartitionsToTxnRequest, out: bytearray,
 
 
 def _d_AddPartitionsToTxnRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnRequest, int]:
-    x_transactions: list[AddPartitionsToTxnTransaction]
+    o = AddPartitionsToTxnRequest.__new__(AddPartitionsToTxnRequest)
+    o.v3_and_below_transactional_id = ""
+    o.v3_and_below_producer_id = 0
+    o.v3_and_below_producer_epoch = 0
+    o.v3_and_below_topics = []
+    o.unknown_tagged_fields = ()
     f = "Transactions"
     try:
         f = "Transactions"
@@ -410,12 +418,11 @@ def _d_AddPartitionsToTxnRequest_2(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_transactions = []
-            app_transactions = x_transactions.append
+            o.transactions = []
+            app_transactions = o.transactions.append
             for _ in range(ln):
                 el_transactions, pos = _d_AddPartitionsToTxnTransaction_0(buf, pos, n, v)
                 app_transactions(el_transactions)
-        o = AddPartitionsToTxnRequest(transactions=x_transactions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -72,14 +72,13 @@ class AddPartitionsToTxnResponse(_Response):
 
 
 def _d_AddPartitionsToTxnPartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnPartitionResult, int]:
-    x_partition_index: int
-    x_partition_error_code: int
+    o = AddPartitionsToTxnPartitionResult.__new__(AddPartitionsToTxnPartitionResult)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_partition_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.partition_error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = AddPartitionsToTxnPartitionResult(partition_index=x_partition_index, partition_error_code=x_partition_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AddPartitionsToTxnPartitionResult", v, f, pos) from None
     return o, pos
@@ -92,14 +91,13 @@ def _e_AddPartitionsToTxnPartitionResult_0(o: AddPartitionsToTxnPartitionResult,
 
 
 def _d_AddPartitionsToTxnPartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnPartitionResult, int]:
-    x_partition_index: int
-    x_partition_error_code: int
+    o = AddPartitionsToTxnPartitionResult.__new__(AddPartitionsToTxnPartitionResult)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_partition_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.partition_error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = AddPartitionsToTxnPartitionResult(partition_index=x_partition_index, partition_error_code=x_partition_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -129,8 +127,8 @@ def _e_AddPartitionsToTxnPartitionResult_1(o: AddPartitionsToTxnPartitionResult,
 
 
 def _d_AddPartitionsToTxnTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnTopicResult, int]:
-    x_name: str
-    x_results_by_partition: list[AddPartitionsToTxnPartitionResult]
+    o = AddPartitionsToTxnTopicResult.__new__(AddPartitionsToTxnTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -142,7 +140,7 @@ def _d_AddPartitionsToTxnTopicResult_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResultsByPartition"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -152,12 +150,11 @@ def _d_AddPartitionsToTxnTopicResult_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results_by_partition = []
-            app_results_by_partition = x_results_by_partition.append
+            o.results_by_partition = []
+            app_results_by_partition = o.results_by_partition.append
             for _ in range(ln):
                 el_results_by_partition, pos = _d_AddPartitionsToTxnPartitionResult_0(buf, pos, n, v)
                 app_results_by_partition(el_results_by_partition)
-        o = AddPartitionsToTxnTopicResult(name=x_name, results_by_partition=x_results_by_partition)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AddPartitionsToTxnTopicResult", v, f, pos) from None
     return o, pos
@@ -177,8 +174,8 @@ def _e_AddPartitionsToTxnTopicResult_0(o: AddPartitionsToTxnTopicResult, out: by
 
 
 def _d_AddPartitionsToTxnTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnTopicResult, int]:
-    x_name: str
-    x_results_by_partition: list[AddPartitionsToTxnPartitionResult]
+    o = AddPartitionsToTxnTopicResult.__new__(AddPartitionsToTxnTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -194,7 +191,7 @@ def _d_AddPartitionsToTxnTopicResult_1(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResultsByPartition"
         ln = buf[pos]
@@ -208,12 +205,11 @@ def _d_AddPartitionsToTxnTopicResult_1(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results_by_partition = []
-            app_results_by_partition = x_results_by_partition.append
+            o.results_by_partition = []
+            app_results_by_partition = o.results_by_partition.append
             for _ in range(ln):
                 el_results_by_partition, pos = _d_AddPartitionsToTxnPartitionResult_1(buf, pos, n, v)
                 app_results_by_partition(el_results_by_partition)
-        o = AddPartitionsToTxnTopicResult(name=x_name, results_by_partition=x_results_by_partition)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -250,8 +246,8 @@ def _e_AddPartitionsToTxnTopicResult_1(o: AddPartitionsToTxnTopicResult, out: by
 
 
 def _d_AddPartitionsToTxnResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnResult, int]:
-    x_transactional_id: str
-    x_topic_results: list[AddPartitionsToTxnTopicResult]
+    o = AddPartitionsToTxnResult.__new__(AddPartitionsToTxnResult)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -267,7 +263,7 @@ def _d_AddPartitionsToTxnResult_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicResults"
         ln = buf[pos]
@@ -281,12 +277,11 @@ def _d_AddPartitionsToTxnResult_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_results = []
-            app_topic_results = x_topic_results.append
+            o.topic_results = []
+            app_topic_results = o.topic_results.append
             for _ in range(ln):
                 el_topic_results, pos = _d_AddPartitionsToTxnTopicResult_1(buf, pos, n, v)
                 app_topic_results(el_topic_results)
-        o = AddPartitionsToTxnResult(transactional_id=x_transactional_id, topic_results=x_topic_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -323,12 +318,14 @@ def _e_AddPartitionsToTxnResult_0(o: AddPartitionsToTxnResult, out: bytearray, v
 
 
 def _d_AddPartitionsToTxnResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnResponse, int]:
-    x_throttle_time_ms: int
-    x_results_by_topic_v3_and_below: list[AddPartitionsToTxnTopicResult]
+    o = AddPartitionsToTxnResponse.__new__(AddPartitionsToTxnResponse)
+    o.error_code = 0
+    o.results_by_transaction = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ResultsByTopicV3AndBelow"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -338,12 +335,11 @@ def _d_AddPartitionsToTxnResponse_0(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results_by_topic_v3_and_below = []
-            app_results_by_topic_v3_and_below = x_results_by_topic_v3_and_below.append
+            o.results_by_topic_v3_and_below = []
+            app_results_by_topic_v3_and_below = o.results_by_topic_v3_and_below.append
             for _ in range(ln):
                 el_results_by_topic_v3_and_below, pos = _d_AddPartitionsToTxnTopicResult_0(buf, pos, n, v)
                 app_results_by_topic_v3_and_below(el_results_by_topic_v3_and_below)
-        o = AddPartitionsToTxnResponse(throttle_time_ms=x_throttle_time_ms, results_by_topic_v3_and_below=x_results_by_topic_v3_and_below)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AddPartitionsToTxnResponse", v, f, pos) from None
     return o, pos
@@ -362,12 +358,14 @@ def _e_AddPartitionsToTxnResponse_0(o: AddPartitionsToTxnResponse, out: bytearra
 
 
 def _d_AddPartitionsToTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnResponse, int]:
-    x_throttle_time_ms: int
-    x_results_by_topic_v3_and_below: list[AddPartitionsToTxnTopicResult]
+    o = AddPartitionsToTxnResponse.__new__(AddPartitionsToTxnResponse)
+    o.error_code = 0
+    o.results_by_transaction = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ResultsByTopicV3AndBelow"
         ln = buf[pos]
@@ -381,12 +379,11 @@ def _d_AddPartitionsToTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results_by_topic_v3_and_below = []
-            app_results_by_topic_v3_and_below = x_results_by_topic_v3_and_below.append
+            o.results_by_topic_v3_and_below = []
+            app_results_by_topic_v3_and_below = o.results_by_topic_v3_and_below.append
             for _ in range(ln):
                 el_results_by_topic_v3_and_below, pos = _d_AddPartitionsToTxnTopicResult_1(buf, pos, n, v)
                 app_results_by_topic_v3_and_below(el_results_by_topic_v3_and_below)
-        o = AddPartitionsToTxnResponse(throttle_time_ms=x_throttle_time_ms, results_by_topic_v3_and_below=x_results_by_topic_v3_and_below)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -422,13 +419,13 @@ def _e_AddPartitionsToTxnResponse_1(o: AddPartitionsToTxnResponse, out: bytearra
 
 
 def _d_AddPartitionsToTxnResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_results_by_transaction: list[AddPartitionsToTxnResult]
+    o = AddPartitionsToTxnResponse.__new__(AddPartitionsToTxnResponse)
+    o.results_by_topic_v3_and_below = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ResultsByTransaction"
         ln = buf[pos]
@@ -442,12 +439,11 @@ def _d_AddPartitionsToTxnResponse_2(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results_by_transaction = []
-            app_results_by_transaction = x_results_by_transaction.append
+            o.results_by_transaction = []
+            app_results_by_transaction = o.results_by_transaction.append
             for _ in range(ln):
                 el_results_by_transaction, pos = _d_AddPartitionsToTxnResult_0(buf, pos, n, v)
                 app_results_by_transaction(el_results_by_transaction)
-        o = AddPartitionsToTxnResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, results_by_transaction=x_results_by_transaction)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

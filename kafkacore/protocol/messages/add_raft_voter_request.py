@@ -55,9 +55,8 @@ class AddRaftVoterRequest(_Request):
 
 
 def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, int]:
-    x_name: str
-    x_host: str
-    x_port: int
+    o = Listener.__new__(Listener)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -73,7 +72,7 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -88,12 +87,11 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = Listener(name=x_name, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -131,11 +129,9 @@ def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
 
 
 def _d_AddRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddRaftVoterRequest, int]:
-    x_cluster_id: str | None
-    x_timeout_ms: int
-    x_voter_id: int
-    x_voter_directory_id: _uuid.UUID
-    x_listeners: list[Listener]
+    o = AddRaftVoterRequest.__new__(AddRaftVoterRequest)
+    o.ack_when_committed = True
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
@@ -146,17 +142,17 @@ def _d_AddRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "TimeoutMs"
-        (x_timeout_ms, x_voter_id, u_voter_directory_id) = _S_iiu.unpack_from(buf, pos)
+        (o.timeout_ms, o.voter_id, u_voter_directory_id) = _S_iiu.unpack_from(buf, pos)
         pos += 24
-        x_voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
+        o.voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
         f = "Listeners"
         ln = buf[pos]
         if ln < 128:
@@ -169,12 +165,11 @@ def _d_AddRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_listeners = []
-            app_listeners = x_listeners.append
+            o.listeners = []
+            app_listeners = o.listeners.append
             for _ in range(ln):
                 el_listeners, pos = _d_Listener_0(buf, pos, n, v)
                 app_listeners(el_listeners)
-        o = AddRaftVoterRequest(cluster_id=x_cluster_id, timeout_ms=x_timeout_ms, voter_id=x_voter_id, voter_directory_id=x_voter_directory_id, listeners=x_listeners)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -217,12 +212,8 @@ def _e_AddRaftVoterRequest_0(o: AddRaftVoterRequest, out: bytearray, v: int) -> 
 
 
 def _d_AddRaftVoterRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddRaftVoterRequest, int]:
-    x_cluster_id: str | None
-    x_timeout_ms: int
-    x_voter_id: int
-    x_voter_directory_id: _uuid.UUID
-    x_listeners: list[Listener]
-    x_ack_when_committed: bool
+    o = AddRaftVoterRequest.__new__(AddRaftVoterRequest)
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
@@ -233,17 +224,17 @@ def _d_AddRaftVoterRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "TimeoutMs"
-        (x_timeout_ms, x_voter_id, u_voter_directory_id) = _S_iiu.unpack_from(buf, pos)
+        (o.timeout_ms, o.voter_id, u_voter_directory_id) = _S_iiu.unpack_from(buf, pos)
         pos += 24
-        x_voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
+        o.voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
         f = "Listeners"
         ln = buf[pos]
         if ln < 128:
@@ -256,15 +247,14 @@ def _d_AddRaftVoterRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_listeners = []
-            app_listeners = x_listeners.append
+            o.listeners = []
+            app_listeners = o.listeners.append
             for _ in range(ln):
                 el_listeners, pos = _d_Listener_0(buf, pos, n, v)
                 app_listeners(el_listeners)
         f = "AckWhenCommitted"
-        (x_ack_when_committed,) = _S_o.unpack_from(buf, pos)
+        (o.ack_when_committed,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = AddRaftVoterRequest(cluster_id=x_cluster_id, timeout_ms=x_timeout_ms, voter_id=x_voter_id, voter_directory_id=x_voter_directory_id, listeners=x_listeners, ack_when_committed=x_ack_when_committed)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

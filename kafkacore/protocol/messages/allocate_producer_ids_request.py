@@ -34,14 +34,13 @@ class AllocateProducerIdsRequest(_Request):
 
 
 def _d_AllocateProducerIdsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AllocateProducerIdsRequest, int]:
-    x_broker_id: int
-    x_broker_epoch: int
+    o = AllocateProducerIdsRequest.__new__(AllocateProducerIdsRequest)
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id, x_broker_epoch) = _S_iq.unpack_from(buf, pos)
+        (o.broker_id, o.broker_epoch) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = AllocateProducerIdsRequest(broker_id=x_broker_id, broker_epoch=x_broker_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

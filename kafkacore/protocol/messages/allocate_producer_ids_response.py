@@ -36,16 +36,13 @@ class AllocateProducerIdsResponse(_Response):
 
 
 def _d_AllocateProducerIdsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AllocateProducerIdsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_producer_id_start: int
-    x_producer_id_len: int
+    o = AllocateProducerIdsResponse.__new__(AllocateProducerIdsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_producer_id_start, x_producer_id_len) = _S_ihqi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.producer_id_start, o.producer_id_len) = _S_ihqi.unpack_from(buf, pos)
         pos += 18
-        o = AllocateProducerIdsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, producer_id_start=x_producer_id_start, producer_id_len=x_producer_id_len)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

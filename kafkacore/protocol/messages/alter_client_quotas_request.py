@@ -71,8 +71,8 @@ class AlterClientQuotasRequest(_Request):
 
 
 def _d_EntityData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityData, int]:
-    x_entity_type: str
-    x_entity_name: str | None
+    o = EntityData.__new__(EntityData)
+    o.unknown_tagged_fields = ()
     f = "EntityType"
     try:
         f = "EntityType"
@@ -84,20 +84,19 @@ def _d_EntityData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_type = str(buf[pos:e], "utf-8")
+            o.entity_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "EntityName"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_entity_name = None
+            o.entity_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_name = str(buf[pos:e], "utf-8")
+            o.entity_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = EntityData(entity_type=x_entity_type, entity_name=x_entity_name)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EntityData", v, f, pos) from None
     return o, pos
@@ -120,8 +119,8 @@ def _e_EntityData_0(o: EntityData, out: bytearray, v: int) -> None:
 
 
 def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityData, int]:
-    x_entity_type: str
-    x_entity_name: str | None
+    o = EntityData.__new__(EntityData)
+    o.unknown_tagged_fields = ()
     f = "EntityType"
     try:
         f = "EntityType"
@@ -137,7 +136,7 @@ def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_type = str(buf[pos:e], "utf-8")
+            o.entity_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "EntityName"
         ln = buf[pos]
@@ -147,14 +146,13 @@ def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_entity_name = None
+            o.entity_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_name = str(buf[pos:e], "utf-8")
+            o.entity_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = EntityData(entity_type=x_entity_type, entity_name=x_entity_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -194,9 +192,8 @@ def _e_EntityData_1(o: EntityData, out: bytearray, v: int) -> None:
 
 
 def _d_OpData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OpData, int]:
-    x_key: str
-    x_value: float
-    x_remove: bool
+    o = OpData.__new__(OpData)
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -208,12 +205,11 @@ def _d_OpData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OpData, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
-        (x_value, x_remove) = _S_do.unpack_from(buf, pos)
+        (o.value, o.remove) = _S_do.unpack_from(buf, pos)
         pos += 9
-        o = OpData(key=x_key, value=x_value, remove=x_remove)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OpData", v, f, pos) from None
     return o, pos
@@ -230,9 +226,8 @@ def _e_OpData_0(o: OpData, out: bytearray, v: int) -> None:
 
 
 def _d_OpData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OpData, int]:
-    x_key: str
-    x_value: float
-    x_remove: bool
+    o = OpData.__new__(OpData)
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -248,12 +243,11 @@ def _d_OpData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OpData, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
-        (x_value, x_remove) = _S_do.unpack_from(buf, pos)
+        (o.value, o.remove) = _S_do.unpack_from(buf, pos)
         pos += 9
-        o = OpData(key=x_key, value=x_value, remove=x_remove)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -287,8 +281,8 @@ def _e_OpData_1(o: OpData, out: bytearray, v: int) -> None:
 
 
 def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
-    x_entity: list[EntityData]
-    x_ops: list[OpData]
+    o = EntryData.__new__(EntryData)
+    o.unknown_tagged_fields = ()
     f = "Entity"
     try:
         f = "Entity"
@@ -299,8 +293,8 @@ def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entity = []
-            app_entity = x_entity.append
+            o.entity = []
+            app_entity = o.entity.append
             for _ in range(ln):
                 el_entity, pos = _d_EntityData_0(buf, pos, n, v)
                 app_entity(el_entity)
@@ -312,12 +306,11 @@ def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_ops = []
-            app_ops = x_ops.append
+            o.ops = []
+            app_ops = o.ops.append
             for _ in range(ln):
                 el_ops, pos = _d_OpData_0(buf, pos, n, v)
                 app_ops(el_ops)
-        o = EntryData(entity=x_entity, ops=x_ops)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EntryData", v, f, pos) from None
     return o, pos
@@ -337,8 +330,8 @@ def _e_EntryData_0(o: EntryData, out: bytearray, v: int) -> None:
 
 
 def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
-    x_entity: list[EntityData]
-    x_ops: list[OpData]
+    o = EntryData.__new__(EntryData)
+    o.unknown_tagged_fields = ()
     f = "Entity"
     try:
         f = "Entity"
@@ -353,8 +346,8 @@ def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entity = []
-            app_entity = x_entity.append
+            o.entity = []
+            app_entity = o.entity.append
             for _ in range(ln):
                 el_entity, pos = _d_EntityData_1(buf, pos, n, v)
                 app_entity(el_entity)
@@ -370,12 +363,11 @@ def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_ops = []
-            app_ops = x_ops.append
+            o.ops = []
+            app_ops = o.ops.append
             for _ in range(ln):
                 el_ops, pos = _d_OpData_1(buf, pos, n, v)
                 app_ops(el_ops)
-        o = EntryData(entity=x_entity, ops=x_ops)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -412,8 +404,8 @@ def _e_EntryData_1(o: EntryData, out: bytearray, v: int) -> None:
 
 
 def _d_AlterClientQuotasRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterClientQuotasRequest, int]:
-    x_entries: list[EntryData]
-    x_validate_only: bool
+    o = AlterClientQuotasRequest.__new__(AlterClientQuotasRequest)
+    o.unknown_tagged_fields = ()
     f = "Entries"
     try:
         f = "Entries"
@@ -424,15 +416,14 @@ def _d_AlterClientQuotasRequest_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entries = []
-            app_entries = x_entries.append
+            o.entries = []
+            app_entries = o.entries.append
             for _ in range(ln):
                 el_entries, pos = _d_EntryData_0(buf, pos, n, v)
                 app_entries(el_entries)
         f = "ValidateOnly"
-        (x_validate_only,) = _S_o.unpack_from(buf, pos)
+        (o.validate_only,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = AlterClientQuotasRequest(entries=x_entries, validate_only=x_validate_only)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterClientQuotasRequest", v, f, pos) from None
     return o, pos
@@ -449,8 +440,8 @@ def _e_AlterClientQuotasRequest_0(o: AlterClientQuotasRequest, out: bytearray, v
 
 
 def _d_AlterClientQuotasRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterClientQuotasRequest, int]:
-    x_entries: list[EntryData]
-    x_validate_only: bool
+    o = AlterClientQuotasRequest.__new__(AlterClientQuotasRequest)
+    o.unknown_tagged_fields = ()
     f = "Entries"
     try:
         f = "Entries"
@@ -465,15 +456,14 @@ def _d_AlterClientQuotasRequest_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entries = []
-            app_entries = x_entries.append
+            o.entries = []
+            app_entries = o.entries.append
             for _ in range(ln):
                 el_entries, pos = _d_EntryData_1(buf, pos, n, v)
                 app_entries(el_entries)
         f = "ValidateOnly"
-        (x_validate_only,) = _S_o.unpack_from(buf, pos)
+        (o.validate_only,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = AlterClientQuotasRequest(entries=x_entries, validate_only=x_validate_only)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

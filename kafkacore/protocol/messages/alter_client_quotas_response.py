@@ -60,8 +60,8 @@ class AlterClientQuotasResponse(_Response):
 
 
 def _d_EntityData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityData, int]:
-    x_entity_type: str
-    x_entity_name: str | None
+    o = EntityData.__new__(EntityData)
+    o.unknown_tagged_fields = ()
     f = "EntityType"
     try:
         f = "EntityType"
@@ -73,20 +73,19 @@ def _d_EntityData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_type = str(buf[pos:e], "utf-8")
+            o.entity_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "EntityName"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_entity_name = None
+            o.entity_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_name = str(buf[pos:e], "utf-8")
+            o.entity_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = EntityData(entity_type=x_entity_type, entity_name=x_entity_name)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EntityData", v, f, pos) from None
     return o, pos
@@ -109,8 +108,8 @@ def _e_EntityData_0(o: EntityData, out: bytearray, v: int) -> None:
 
 
 def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityData, int]:
-    x_entity_type: str
-    x_entity_name: str | None
+    o = EntityData.__new__(EntityData)
+    o.unknown_tagged_fields = ()
     f = "EntityType"
     try:
         f = "EntityType"
@@ -126,7 +125,7 @@ def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_type = str(buf[pos:e], "utf-8")
+            o.entity_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "EntityName"
         ln = buf[pos]
@@ -136,14 +135,13 @@ def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_entity_name = None
+            o.entity_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_name = str(buf[pos:e], "utf-8")
+            o.entity_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = EntityData(entity_type=x_entity_type, entity_name=x_entity_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -183,24 +181,23 @@ def _e_EntityData_1(o: EntityData, out: bytearray, v: int) -> None:
 
 
 def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_entity: list[EntityData]
+    o = EntryData.__new__(EntryData)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Entity"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -210,12 +207,11 @@ def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entity = []
-            app_entity = x_entity.append
+            o.entity = []
+            app_entity = o.entity.append
             for _ in range(ln):
                 el_entity, pos = _d_EntityData_0(buf, pos, n, v)
                 app_entity(el_entity)
-        o = EntryData(error_code=x_error_code, error_message=x_error_message, entity=x_entity)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EntryData", v, f, pos) from None
     return o, pos
@@ -239,13 +235,12 @@ def _e_EntryData_0(o: EntryData, out: bytearray, v: int) -> None:
 
 
 def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_entity: list[EntityData]
+    o = EntryData.__new__(EntryData)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -255,12 +250,12 @@ def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Entity"
         ln = buf[pos]
@@ -274,12 +269,11 @@ def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entity = []
-            app_entity = x_entity.append
+            o.entity = []
+            app_entity = o.entity.append
             for _ in range(ln):
                 el_entity, pos = _d_EntityData_1(buf, pos, n, v)
                 app_entity(el_entity)
-        o = EntryData(error_code=x_error_code, error_message=x_error_message, entity=x_entity)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -320,12 +314,12 @@ def _e_EntryData_1(o: EntryData, out: bytearray, v: int) -> None:
 
 
 def _d_AlterClientQuotasResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterClientQuotasResponse, int]:
-    x_throttle_time_ms: int
-    x_entries: list[EntryData]
+    o = AlterClientQuotasResponse.__new__(AlterClientQuotasResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Entries"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -335,12 +329,11 @@ def _d_AlterClientQuotasResponse_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entries = []
-            app_entries = x_entries.append
+            o.entries = []
+            app_entries = o.entries.append
             for _ in range(ln):
                 el_entries, pos = _d_EntryData_0(buf, pos, n, v)
                 app_entries(el_entries)
-        o = AlterClientQuotasResponse(throttle_time_ms=x_throttle_time_ms, entries=x_entries)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterClientQuotasResponse", v, f, pos) from None
     return o, pos
@@ -357,12 +350,12 @@ def _e_AlterClientQuotasResponse_0(o: AlterClientQuotasResponse, out: bytearray,
 
 
 def _d_AlterClientQuotasResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterClientQuotasResponse, int]:
-    x_throttle_time_ms: int
-    x_entries: list[EntryData]
+    o = AlterClientQuotasResponse.__new__(AlterClientQuotasResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Entries"
         ln = buf[pos]
@@ -376,12 +369,11 @@ def _d_AlterClientQuotasResponse_1(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entries = []
-            app_entries = x_entries.append
+            o.entries = []
+            app_entries = o.entries.append
             for _ in range(ln):
                 el_entries, pos = _d_EntryData_1(buf, pos, n, v)
                 app_entries(el_entries)
-        o = AlterClientQuotasResponse(throttle_time_ms=x_throttle_time_ms, entries=x_entries)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

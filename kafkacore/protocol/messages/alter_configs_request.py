@@ -60,8 +60,8 @@ class AlterConfigsRequest(_Request):
 
 
 def _d_AlterableConfig_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterableConfig, int]:
-    x_name: str
-    x_value: str | None
+    o = AlterableConfig.__new__(AlterableConfig)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -73,20 +73,19 @@ def _d_AlterableConfig_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Alt
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
-        o = AlterableConfig(name=x_name, value=x_value)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterableConfig", v, f, pos) from None
     return o, pos
@@ -109,8 +108,8 @@ def _e_AlterableConfig_0(o: AlterableConfig, out: bytearray, v: int) -> None:
 
 
 def _d_AlterableConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterableConfig, int]:
-    x_name: str
-    x_value: str | None
+    o = AlterableConfig.__new__(AlterableConfig)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -126,7 +125,7 @@ def _d_AlterableConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Alt
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         ln = buf[pos]
@@ -136,14 +135,13 @@ def _d_AlterableConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Alt
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
-        o = AlterableConfig(name=x_name, value=x_value)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -183,13 +181,12 @@ def _e_AlterableConfig_1(o: AlterableConfig, out: bytearray, v: int) -> None:
 
 
 def _d_AlterConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResource, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_configs: list[AlterableConfig]
+    o = AlterConfigsResource.__new__(AlterConfigsResource)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -200,7 +197,7 @@ def _d_AlterConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Configs"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -210,12 +207,11 @@ def _d_AlterConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_AlterableConfig_0(buf, pos, n, v)
                 app_configs(el_configs)
-        o = AlterConfigsResource(resource_type=x_resource_type, resource_name=x_resource_name, configs=x_configs)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterConfigsResource", v, f, pos) from None
     return o, pos
@@ -236,13 +232,12 @@ def _e_AlterConfigsResource_0(o: AlterConfigsResource, out: bytearray, v: int) -
 
 
 def _d_AlterConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResource, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_configs: list[AlterableConfig]
+    o = AlterConfigsResource.__new__(AlterConfigsResource)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         ln = buf[pos]
@@ -257,7 +252,7 @@ def _d_AlterConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Configs"
         ln = buf[pos]
@@ -271,12 +266,11 @@ def _d_AlterConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_AlterableConfig_1(buf, pos, n, v)
                 app_configs(el_configs)
-        o = AlterConfigsResource(resource_type=x_resource_type, resource_name=x_resource_name, configs=x_configs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -314,8 +308,8 @@ def _e_AlterConfigsResource_1(o: AlterConfigsResource, out: bytearray, v: int) -
 
 
 def _d_AlterConfigsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsRequest, int]:
-    x_resources: list[AlterConfigsResource]
-    x_validate_only: bool
+    o = AlterConfigsRequest.__new__(AlterConfigsRequest)
+    o.unknown_tagged_fields = ()
     f = "Resources"
     try:
         f = "Resources"
@@ -326,15 +320,14 @@ def _d_AlterConfigsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resources = []
-            app_resources = x_resources.append
+            o.resources = []
+            app_resources = o.resources.append
             for _ in range(ln):
                 el_resources, pos = _d_AlterConfigsResource_0(buf, pos, n, v)
                 app_resources(el_resources)
         f = "ValidateOnly"
-        (x_validate_only,) = _S_o.unpack_from(buf, pos)
+        (o.validate_only,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = AlterConfigsRequest(resources=x_resources, validate_only=x_validate_only)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterConfigsRequest", v, f, pos) from None
     return o, pos
@@ -351,8 +344,8 @@ def _e_AlterConfigsRequest_0(o: AlterConfigsRequest, out: bytearray, v: int) -> 
 
 
 def _d_AlterConfigsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsRequest, int]:
-    x_resources: list[AlterConfigsResource]
-    x_validate_only: bool
+    o = AlterConfigsRequest.__new__(AlterConfigsRequest)
+    o.unknown_tagged_fields = ()
     f = "Resources"
     try:
         f = "Resources"
@@ -367,15 +360,14 @@ def _d_AlterConfigsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resources = []
-            app_resources = x_resources.append
+            o.resources = []
+            app_resources = o.resources.append
             for _ in range(ln):
                 el_resources, pos = _d_AlterConfigsResource_1(buf, pos, n, v)
                 app_resources(el_resources)
         f = "ValidateOnly"
-        (x_validate_only,) = _S_o.unpack_from(buf, pos)
+        (o.validate_only,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = AlterConfigsRequest(resources=x_resources, validate_only=x_validate_only)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

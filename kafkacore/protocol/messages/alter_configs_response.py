@@ -51,28 +51,26 @@ class AlterConfigsResponse(_Response):
 
 
 def _d_AlterConfigsResourceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResourceResponse, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_resource_type: int
-    x_resource_name: str
+    o = AlterConfigsResourceResponse.__new__(AlterConfigsResourceResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -83,9 +81,8 @@ def _d_AlterConfigsResourceResponse_0(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = AlterConfigsResourceResponse(error_code=x_error_code, error_message=x_error_message, resource_type=x_resource_type, resource_name=x_resource_name)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterConfigsResourceResponse", v, f, pos) from None
     return o, pos
@@ -110,14 +107,12 @@ def _e_AlterConfigsResourceResponse_0(o: AlterConfigsResourceResponse, out: byte
 
 
 def _d_AlterConfigsResourceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResourceResponse, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_resource_type: int
-    x_resource_name: str
+    o = AlterConfigsResourceResponse.__new__(AlterConfigsResourceResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -127,15 +122,15 @@ def _d_AlterConfigsResourceResponse_1(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         ln = buf[pos]
@@ -150,9 +145,8 @@ def _d_AlterConfigsResourceResponse_1(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = AlterConfigsResourceResponse(error_code=x_error_code, error_message=x_error_message, resource_type=x_resource_type, resource_name=x_resource_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -194,12 +188,12 @@ def _e_AlterConfigsResourceResponse_1(o: AlterConfigsResourceResponse, out: byte
 
 
 def _d_AlterConfigsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResponse, int]:
-    x_throttle_time_ms: int
-    x_responses: list[AlterConfigsResourceResponse]
+    o = AlterConfigsResponse.__new__(AlterConfigsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -209,12 +203,11 @@ def _d_AlterConfigsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_AlterConfigsResourceResponse_0(buf, pos, n, v)
                 app_responses(el_responses)
-        o = AlterConfigsResponse(throttle_time_ms=x_throttle_time_ms, responses=x_responses)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterConfigsResponse", v, f, pos) from None
     return o, pos
@@ -231,12 +224,12 @@ def _e_AlterConfigsResponse_0(o: AlterConfigsResponse, out: bytearray, v: int) -
 
 
 def _d_AlterConfigsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResponse, int]:
-    x_throttle_time_ms: int
-    x_responses: list[AlterConfigsResourceResponse]
+    o = AlterConfigsResponse.__new__(AlterConfigsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         ln = buf[pos]
@@ -250,12 +243,11 @@ def _d_AlterConfigsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_AlterConfigsResourceResponse_1(buf, pos, n, v)
                 app_responses(el_responses)
-        o = AlterConfigsResponse(throttle_time_ms=x_throttle_time_ms, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -19,6 +19,7 @@ __all__ = ["AlterPartitionReassignmentsRequest", "ReassignablePartition", "Reass
 
 _S_i = _struct.Struct(">i")
 _S_io = _struct.Struct(">i?")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -60,12 +61,12 @@ class AlterPartitionReassignmentsRequest(_Request):
 
 
 def _d_ReassignablePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReassignablePartition, int]:
-    x_partition_index: int
-    x_replicas: list[int] | None
+    o = ReassignablePartition.__new__(ReassignablePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Replicas"
         ln = buf[pos]
@@ -75,13 +76,15 @@ def _d_ReassignablePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_replicas = None
+            o.replicas = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replicas = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.replicas = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = ReassignablePartition(partition_index=x_partition_index, replicas=x_replicas)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -109,7 +112,10 @@ def _e_ReassignablePartition_0(o: ReassignablePartition, out: bytearray, v: int)
         out += b"\x00"
     else:
         out += _w.uvarint(len(x_replicas) + 1)
-        out += _struct.pack(f">{len(x_replicas)}i", *x_replicas)
+        out += (
+            _A_i[len(x_replicas)] if len(x_replicas) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_replicas)}i")
+        ).pack(*x_replicas)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -117,8 +123,8 @@ def _e_ReassignablePartition_0(o: ReassignablePartition, out: bytearray, v: int)
 
 
 def _d_ReassignableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReassignableTopic, int]:
-    x_name: str
-    x_partitions: list[ReassignablePartition]
+    o = ReassignableTopic.__new__(ReassignableTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -134,7 +140,7 @@ def _d_ReassignableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[R
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -148,12 +154,11 @@ def _d_ReassignableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[R
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_ReassignablePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ReassignableTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -190,12 +195,13 @@ def _e_ReassignableTopic_0(o: ReassignableTopic, out: bytearray, v: int) -> None
 
 
 def _d_AlterPartitionReassignmentsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionReassignmentsRequest, int]:
-    x_timeout_ms: int
-    x_topics: list[ReassignableTopic]
+    o = AlterPartitionReassignmentsRequest.__new__(AlterPartitionReassignmentsRequest)
+    o.allow_replication_factor_change = True
+    o.unknown_tagged_fields = ()
     f = "TimeoutMs"
     try:
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -209,12 +215,11 @@ def _d_AlterPartitionReassignmentsRequest_0(buf: memoryview, pos: int, n: int, v
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ReassignableTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = AlterPartitionReassignmentsRequest(timeout_ms=x_timeout_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -250,13 +255,12 @@ def _e_AlterPartitionReassignmentsRequest_0(o: AlterPartitionReassignmentsReques
 
 
 def _d_AlterPartitionReassignmentsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionReassignmentsRequest, int]:
-    x_timeout_ms: int
-    x_allow_replication_factor_change: bool
-    x_topics: list[ReassignableTopic]
+    o = AlterPartitionReassignmentsRequest.__new__(AlterPartitionReassignmentsRequest)
+    o.unknown_tagged_fields = ()
     f = "TimeoutMs"
     try:
         f = "TimeoutMs"
-        (x_timeout_ms, x_allow_replication_factor_change) = _S_io.unpack_from(buf, pos)
+        (o.timeout_ms, o.allow_replication_factor_change) = _S_io.unpack_from(buf, pos)
         pos += 5
         f = "Topics"
         ln = buf[pos]
@@ -270,12 +274,11 @@ def _d_AlterPartitionReassignmentsRequest_1(buf: memoryview, pos: int, n: int, v
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ReassignableTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = AlterPartitionReassignmentsRequest(timeout_ms=x_timeout_ms, allow_replication_factor_change=x_allow_replication_factor_change, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

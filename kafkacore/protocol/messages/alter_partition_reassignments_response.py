@@ -65,13 +65,12 @@ class AlterPartitionReassignmentsResponse(_Response):
 
 
 def _d_ReassignablePartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReassignablePartitionResponse, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_error_message: str | None
+    o = ReassignablePartitionResponse.__new__(ReassignablePartitionResponse)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -81,14 +80,13 @@ def _d_ReassignablePartitionResponse_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = ReassignablePartitionResponse(partition_index=x_partition_index, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -125,8 +123,8 @@ def _e_ReassignablePartitionResponse_0(o: ReassignablePartitionResponse, out: by
 
 
 def _d_ReassignableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReassignableTopicResponse, int]:
-    x_name: str
-    x_partitions: list[ReassignablePartitionResponse]
+    o = ReassignableTopicResponse.__new__(ReassignableTopicResponse)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -142,7 +140,7 @@ def _d_ReassignableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -156,12 +154,11 @@ def _d_ReassignableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_ReassignablePartitionResponse_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ReassignableTopicResponse(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -198,14 +195,13 @@ def _e_ReassignableTopicResponse_0(o: ReassignableTopicResponse, out: bytearray,
 
 
 def _d_AlterPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionReassignmentsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_responses: list[ReassignableTopicResponse]
+    o = AlterPartitionReassignmentsResponse.__new__(AlterPartitionReassignmentsResponse)
+    o.allow_replication_factor_change = True
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -215,12 +211,12 @@ def _d_AlterPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Responses"
         ln = buf[pos]
@@ -234,12 +230,11 @@ def _d_AlterPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_ReassignableTopicResponse_0(buf, pos, n, v)
                 app_responses(el_responses)
-        o = AlterPartitionReassignmentsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -281,15 +276,12 @@ def _e_AlterPartitionReassignmentsResponse_0(o: AlterPartitionReassignmentsRespo
 
 
 def _d_AlterPartitionReassignmentsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionReassignmentsResponse, int]:
-    x_throttle_time_ms: int
-    x_allow_replication_factor_change: bool
-    x_error_code: int
-    x_error_message: str | None
-    x_responses: list[ReassignableTopicResponse]
+    o = AlterPartitionReassignmentsResponse.__new__(AlterPartitionReassignmentsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_allow_replication_factor_change, x_error_code) = _S_ioh.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.allow_replication_factor_change, o.error_code) = _S_ioh.unpack_from(buf, pos)
         pos += 7
         f = "ErrorMessage"
         ln = buf[pos]
@@ -299,12 +291,12 @@ def _d_AlterPartitionReassignmentsResponse_1(buf: memoryview, pos: int, n: int, 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Responses"
         ln = buf[pos]
@@ -318,12 +310,11 @@ def _d_AlterPartitionReassignmentsResponse_1(buf: memoryview, pos: int, n: int, 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_ReassignableTopicResponse_0(buf, pos, n, v)
                 app_responses(el_responses)
-        o = AlterPartitionReassignmentsResponse(throttle_time_ms=x_throttle_time_ms, allow_replication_factor_change=x_allow_replication_factor_change, error_code=x_error_code, error_message=x_error_message, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

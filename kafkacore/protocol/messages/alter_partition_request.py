@@ -22,6 +22,7 @@ _S_bi = _struct.Struct(">bi")
 _S_ii = _struct.Struct(">ii")
 _S_iq = _struct.Struct(">iq")
 _S_u = _struct.Struct(">16s")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -78,14 +79,13 @@ class AlterPartitionRequest(_Request):
 
 
 def _d_BrokerState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerState, int]:
-    x_broker_id: int
-    x_broker_epoch: int
+    o = BrokerState.__new__(BrokerState)
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id, x_broker_epoch) = _S_iq.unpack_from(buf, pos)
+        (o.broker_id, o.broker_epoch) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = BrokerState(broker_id=x_broker_id, broker_epoch=x_broker_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -115,15 +115,13 @@ def _e_BrokerState_0(o: BrokerState, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_leader_epoch: int
-    x_new_isr: list[int]
-    x_leader_recovery_state: int
-    x_partition_epoch: int
+    o = PartitionData.__new__(PartitionData)
+    o.new_isr_with_epochs = []
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.partition_index, o.leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "NewIsr"
         ln = buf[pos]
@@ -137,12 +135,14 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_new_isr = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.new_isr = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "LeaderRecoveryState"
-        (x_leader_recovery_state, x_partition_epoch) = _S_bi.unpack_from(buf, pos)
+        (o.leader_recovery_state, o.partition_epoch) = _S_bi.unpack_from(buf, pos)
         pos += 5
-        o = PartitionData(partition_index=x_partition_index, leader_epoch=x_leader_epoch, new_isr=x_new_isr, leader_recovery_state=x_leader_recovery_state, partition_epoch=x_partition_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -167,7 +167,10 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
     out += _S_ii.pack(o.partition_index, o.leader_epoch)
     x_new_isr = o.new_isr
     out += _w.uvarint(len(x_new_isr) + 1)
-    out += _struct.pack(f">{len(x_new_isr)}i", *x_new_isr)
+    out += (
+        _A_i[len(x_new_isr)] if len(x_new_isr) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_new_isr)}i")
+    ).pack(*x_new_isr)
     if o.new_isr_with_epochs != []:
         raise _w.not_in_version("PartitionData", "NewIsrWithEpochs", v)
     out += _S_bi.pack(o.leader_recovery_state, o.partition_epoch)
@@ -178,15 +181,13 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_leader_epoch: int
-    x_new_isr_with_epochs: list[BrokerState]
-    x_leader_recovery_state: int
-    x_partition_epoch: int
+    o = PartitionData.__new__(PartitionData)
+    o.new_isr = []
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.partition_index, o.leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "NewIsrWithEpochs"
         ln = buf[pos]
@@ -200,15 +201,14 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_new_isr_with_epochs = []
-            app_new_isr_with_epochs = x_new_isr_with_epochs.append
+            o.new_isr_with_epochs = []
+            app_new_isr_with_epochs = o.new_isr_with_epochs.append
             for _ in range(ln):
                 el_new_isr_with_epochs, pos = _d_BrokerState_0(buf, pos, n, v)
                 app_new_isr_with_epochs(el_new_isr_with_epochs)
         f = "LeaderRecoveryState"
-        (x_leader_recovery_state, x_partition_epoch) = _S_bi.unpack_from(buf, pos)
+        (o.leader_recovery_state, o.partition_epoch) = _S_bi.unpack_from(buf, pos)
         pos += 5
-        o = PartitionData(partition_index=x_partition_index, leader_epoch=x_leader_epoch, new_isr_with_epochs=x_new_isr_with_epochs, leader_recovery_state=x_leader_recovery_state, partition_epoch=x_partition_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -245,14 +245,14 @@ def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -265,12 +265,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -304,14 +303,14 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -324,12 +323,11 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -363,13 +361,12 @@ def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_AlterPartitionRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionRequest, int]:
-    x_broker_id: int
-    x_broker_epoch: int
-    x_topics: list[TopicData]
+    o = AlterPartitionRequest.__new__(AlterPartitionRequest)
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id, x_broker_epoch) = _S_iq.unpack_from(buf, pos)
+        (o.broker_id, o.broker_epoch) = _S_iq.unpack_from(buf, pos)
         pos += 12
         f = "Topics"
         ln = buf[pos]
@@ -383,12 +380,11 @@ def _d_AlterPartitionRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = AlterPartitionRequest(broker_id=x_broker_id, broker_epoch=x_broker_epoch, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -422,13 +418,12 @@ def _e_AlterPartitionRequest_0(o: AlterPartitionRequest, out: bytearray, v: int)
 
 
 def _d_AlterPartitionRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionRequest, int]:
-    x_broker_id: int
-    x_broker_epoch: int
-    x_topics: list[TopicData]
+    o = AlterPartitionRequest.__new__(AlterPartitionRequest)
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id, x_broker_epoch) = _S_iq.unpack_from(buf, pos)
+        (o.broker_id, o.broker_epoch) = _S_iq.unpack_from(buf, pos)
         pos += 12
         f = "Topics"
         ln = buf[pos]
@@ -442,12 +437,11 @@ def _d_AlterPartitionRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = AlterPartitionRequest(broker_id=x_broker_id, broker_epoch=x_broker_epoch, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

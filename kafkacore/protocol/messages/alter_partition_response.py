@@ -22,6 +22,7 @@ _S_bi = _struct.Struct(">bi")
 _S_ih = _struct.Struct(">ih")
 _S_ihii = _struct.Struct(">ihii")
 _S_u = _struct.Struct(">16s")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -68,17 +69,12 @@ class AlterPartitionResponse(_Response):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_leader_id: int
-    x_leader_epoch: int
-    x_isr: list[int]
-    x_leader_recovery_state: int
-    x_partition_epoch: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_leader_id, x_leader_epoch) = _S_ihii.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.leader_id, o.leader_epoch) = _S_ihii.unpack_from(buf, pos)
         pos += 14
         f = "Isr"
         ln = buf[pos]
@@ -92,12 +88,14 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_isr = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.isr = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "LeaderRecoveryState"
-        (x_leader_recovery_state, x_partition_epoch) = _S_bi.unpack_from(buf, pos)
+        (o.leader_recovery_state, o.partition_epoch) = _S_bi.unpack_from(buf, pos)
         pos += 5
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, leader_id=x_leader_id, leader_epoch=x_leader_epoch, isr=x_isr, leader_recovery_state=x_leader_recovery_state, partition_epoch=x_partition_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -122,7 +120,10 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
     out += _S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
     x_isr = o.isr
     out += _w.uvarint(len(x_isr) + 1)
-    out += _struct.pack(f">{len(x_isr)}i", *x_isr)
+    out += (
+        _A_i[len(x_isr)] if len(x_isr) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_isr)}i")
+    ).pack(*x_isr)
     out += _S_bi.pack(o.leader_recovery_state, o.partition_epoch)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
@@ -131,14 +132,14 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -151,12 +152,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -190,13 +190,12 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_AlterPartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_topics: list[TopicData]
+    o = AlterPartitionResponse.__new__(AlterPartitionResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Topics"
         ln = buf[pos]
@@ -210,12 +209,11 @@ def _d_AlterPartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = AlterPartitionResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -17,6 +17,7 @@ from kafkacore.protocol._base import Struct as _Struct
 
 __all__ = ["AlterReplicaLogDir", "AlterReplicaLogDirTopic", "AlterReplicaLogDirsRequest"]
 
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -56,8 +57,8 @@ class AlterReplicaLogDirsRequest(_Request):
 
 
 def _d_AlterReplicaLogDirTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirTopic, int]:
-    x_name: str
-    x_partitions: list[int]
+    o = AlterReplicaLogDirTopic.__new__(AlterReplicaLogDirTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -69,7 +70,7 @@ def _d_AlterReplicaLogDirTopic_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -79,9 +80,11 @@ def _d_AlterReplicaLogDirTopic_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = AlterReplicaLogDirTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterReplicaLogDirTopic", v, f, pos) from None
     return o, pos
@@ -94,14 +97,17 @@ def _e_AlterReplicaLogDirTopic_0(o: AlterReplicaLogDirTopic, out: bytearray, v: 
     out += bx
     x_partitions = o.partitions
     out += _w.I32.pack(len(x_partitions))
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("AlterReplicaLogDirTopic", v)
 
 
 def _d_AlterReplicaLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirTopic, int]:
-    x_name: str
-    x_partitions: list[int]
+    o = AlterReplicaLogDirTopic.__new__(AlterReplicaLogDirTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -117,7 +123,7 @@ def _d_AlterReplicaLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -131,9 +137,11 @@ def _d_AlterReplicaLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = AlterReplicaLogDirTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -161,7 +169,10 @@ def _e_AlterReplicaLogDirTopic_1(o: AlterReplicaLogDirTopic, out: bytearray, v: 
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -169,8 +180,8 @@ def _e_AlterReplicaLogDirTopic_1(o: AlterReplicaLogDirTopic, out: bytearray, v: 
 
 
 def _d_AlterReplicaLogDir_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDir, int]:
-    x_path: str
-    x_topics: list[AlterReplicaLogDirTopic]
+    o = AlterReplicaLogDir.__new__(AlterReplicaLogDir)
+    o.unknown_tagged_fields = ()
     f = "Path"
     try:
         f = "Path"
@@ -182,7 +193,7 @@ def _d_AlterReplicaLogDir_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_path = str(buf[pos:e], "utf-8")
+            o.path = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -192,12 +203,11 @@ def _d_AlterReplicaLogDir_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_AlterReplicaLogDirTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = AlterReplicaLogDir(path=x_path, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterReplicaLogDir", v, f, pos) from None
     return o, pos
@@ -217,8 +227,8 @@ def _e_AlterReplicaLogDir_0(o: AlterReplicaLogDir, out: bytearray, v: int) -> No
 
 
 def _d_AlterReplicaLogDir_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDir, int]:
-    x_path: str
-    x_topics: list[AlterReplicaLogDirTopic]
+    o = AlterReplicaLogDir.__new__(AlterReplicaLogDir)
+    o.unknown_tagged_fields = ()
     f = "Path"
     try:
         f = "Path"
@@ -234,7 +244,7 @@ def _d_AlterReplicaLogDir_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_path = str(buf[pos:e], "utf-8")
+            o.path = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -248,12 +258,11 @@ def _d_AlterReplicaLogDir_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_AlterReplicaLogDirTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = AlterReplicaLogDir(path=x_path, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -290,7 +299,8 @@ def _e_AlterReplicaLogDir_1(o: AlterReplicaLogDir, out: bytearray, v: int) -> No
 
 
 def _d_AlterReplicaLogDirsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirsRequest, int]:
-    x_dirs: list[AlterReplicaLogDir]
+    o = AlterReplicaLogDirsRequest.__new__(AlterReplicaLogDirsRequest)
+    o.unknown_tagged_fields = ()
     f = "Dirs"
     try:
         f = "Dirs"
@@ -301,12 +311,11 @@ def _d_AlterReplicaLogDirsRequest_0(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_dirs = []
-            app_dirs = x_dirs.append
+            o.dirs = []
+            app_dirs = o.dirs.append
             for _ in range(ln):
                 el_dirs, pos = _d_AlterReplicaLogDir_0(buf, pos, n, v)
                 app_dirs(el_dirs)
-        o = AlterReplicaLogDirsRequest(dirs=x_dirs)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterReplicaLogDirsRequest", v, f, pos) from None
     return o, pos
@@ -322,7 +331,8 @@ def _e_AlterReplicaLogDirsRequest_0(o: AlterReplicaLogDirsRequest, out: bytearra
 
 
 def _d_AlterReplicaLogDirsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirsRequest, int]:
-    x_dirs: list[AlterReplicaLogDir]
+    o = AlterReplicaLogDirsRequest.__new__(AlterReplicaLogDirsRequest)
+    o.unknown_tagged_fields = ()
     f = "Dirs"
     try:
         f = "Dirs"
@@ -337,12 +347,11 @@ def _d_AlterReplicaLogDirsRequest_1(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_dirs = []
-            app_dirs = x_dirs.append
+            o.dirs = []
+            app_dirs = o.dirs.append
             for _ in range(ln):
                 el_dirs, pos = _d_AlterReplicaLogDir_1(buf, pos, n, v)
                 app_dirs(el_dirs)
-        o = AlterReplicaLogDirsRequest(dirs=x_dirs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

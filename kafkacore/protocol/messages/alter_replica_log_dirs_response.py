@@ -59,14 +59,13 @@ class AlterReplicaLogDirsResponse(_Response):
 
 
 def _d_AlterReplicaLogDirPartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirPartitionResult, int]:
-    x_partition_index: int
-    x_error_code: int
+    o = AlterReplicaLogDirPartitionResult.__new__(AlterReplicaLogDirPartitionResult)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = AlterReplicaLogDirPartitionResult(partition_index=x_partition_index, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterReplicaLogDirPartitionResult", v, f, pos) from None
     return o, pos
@@ -79,14 +78,13 @@ def _e_AlterReplicaLogDirPartitionResult_0(o: AlterReplicaLogDirPartitionResult,
 
 
 def _d_AlterReplicaLogDirPartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirPartitionResult, int]:
-    x_partition_index: int
-    x_error_code: int
+    o = AlterReplicaLogDirPartitionResult.__new__(AlterReplicaLogDirPartitionResult)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = AlterReplicaLogDirPartitionResult(partition_index=x_partition_index, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -116,8 +114,8 @@ def _e_AlterReplicaLogDirPartitionResult_1(o: AlterReplicaLogDirPartitionResult,
 
 
 def _d_AlterReplicaLogDirTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirTopicResult, int]:
-    x_topic_name: str
-    x_partitions: list[AlterReplicaLogDirPartitionResult]
+    o = AlterReplicaLogDirTopicResult.__new__(AlterReplicaLogDirTopicResult)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -129,7 +127,7 @@ def _d_AlterReplicaLogDirTopicResult_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -139,12 +137,11 @@ def _d_AlterReplicaLogDirTopicResult_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_AlterReplicaLogDirPartitionResult_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = AlterReplicaLogDirTopicResult(topic_name=x_topic_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterReplicaLogDirTopicResult", v, f, pos) from None
     return o, pos
@@ -164,8 +161,8 @@ def _e_AlterReplicaLogDirTopicResult_0(o: AlterReplicaLogDirTopicResult, out: by
 
 
 def _d_AlterReplicaLogDirTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirTopicResult, int]:
-    x_topic_name: str
-    x_partitions: list[AlterReplicaLogDirPartitionResult]
+    o = AlterReplicaLogDirTopicResult.__new__(AlterReplicaLogDirTopicResult)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -181,7 +178,7 @@ def _d_AlterReplicaLogDirTopicResult_1(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -195,12 +192,11 @@ def _d_AlterReplicaLogDirTopicResult_1(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_AlterReplicaLogDirPartitionResult_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = AlterReplicaLogDirTopicResult(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -237,12 +233,12 @@ def _e_AlterReplicaLogDirTopicResult_1(o: AlterReplicaLogDirTopicResult, out: by
 
 
 def _d_AlterReplicaLogDirsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[AlterReplicaLogDirTopicResult]
+    o = AlterReplicaLogDirsResponse.__new__(AlterReplicaLogDirsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -252,12 +248,11 @@ def _d_AlterReplicaLogDirsResponse_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_AlterReplicaLogDirTopicResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = AlterReplicaLogDirsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterReplicaLogDirsResponse", v, f, pos) from None
     return o, pos
@@ -274,12 +269,12 @@ def _e_AlterReplicaLogDirsResponse_0(o: AlterReplicaLogDirsResponse, out: bytear
 
 
 def _d_AlterReplicaLogDirsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[AlterReplicaLogDirTopicResult]
+    o = AlterReplicaLogDirsResponse.__new__(AlterReplicaLogDirsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         ln = buf[pos]
@@ -293,12 +288,11 @@ def _d_AlterReplicaLogDirsResponse_1(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_AlterReplicaLogDirTopicResult_1(buf, pos, n, v)
                 app_results(el_results)
-        o = AlterReplicaLogDirsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -58,14 +58,13 @@ class AlterShareGroupOffsetsRequest(_Request):
 
 
 def _d_AlterShareGroupOffsetsRequestPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterShareGroupOffsetsRequestPartition, int]:
-    x_partition_index: int
-    x_start_offset: int
+    o = AlterShareGroupOffsetsRequestPartition.__new__(AlterShareGroupOffsetsRequestPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_start_offset) = _S_iq.unpack_from(buf, pos)
+        (o.partition_index, o.start_offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = AlterShareGroupOffsetsRequestPartition(partition_index=x_partition_index, start_offset=x_start_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -95,8 +94,8 @@ def _e_AlterShareGroupOffsetsRequestPartition_0(o: AlterShareGroupOffsetsRequest
 
 
 def _d_AlterShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterShareGroupOffsetsRequestTopic, int]:
-    x_topic_name: str
-    x_partitions: list[AlterShareGroupOffsetsRequestPartition]
+    o = AlterShareGroupOffsetsRequestTopic.__new__(AlterShareGroupOffsetsRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -112,7 +111,7 @@ def _d_AlterShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int, v
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -126,12 +125,11 @@ def _d_AlterShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int, v
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_AlterShareGroupOffsetsRequestPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = AlterShareGroupOffsetsRequestTopic(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -168,8 +166,8 @@ def _e_AlterShareGroupOffsetsRequestTopic_0(o: AlterShareGroupOffsetsRequestTopi
 
 
 def _d_AlterShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterShareGroupOffsetsRequest, int]:
-    x_group_id: str
-    x_topics: list[AlterShareGroupOffsetsRequestTopic]
+    o = AlterShareGroupOffsetsRequest.__new__(AlterShareGroupOffsetsRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -185,7 +183,7 @@ def _d_AlterShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -199,12 +197,11 @@ def _d_AlterShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_AlterShareGroupOffsetsRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = AlterShareGroupOffsetsRequest(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -64,13 +64,12 @@ class AlterShareGroupOffsetsResponse(_Response):
 
 
 def _d_AlterShareGroupOffsetsResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterShareGroupOffsetsResponsePartition, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_error_message: str | None
+    o = AlterShareGroupOffsetsResponsePartition.__new__(AlterShareGroupOffsetsResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -80,14 +79,13 @@ def _d_AlterShareGroupOffsetsResponsePartition_0(buf: memoryview, pos: int, n: i
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = AlterShareGroupOffsetsResponsePartition(partition_index=x_partition_index, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -124,9 +122,8 @@ def _e_AlterShareGroupOffsetsResponsePartition_0(o: AlterShareGroupOffsetsRespon
 
 
 def _d_AlterShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterShareGroupOffsetsResponseTopic, int]:
-    x_topic_name: str
-    x_topic_id: _uuid.UUID
-    x_partitions: list[AlterShareGroupOffsetsResponsePartition]
+    o = AlterShareGroupOffsetsResponseTopic.__new__(AlterShareGroupOffsetsResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -142,12 +139,12 @@ def _d_AlterShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: int, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -160,12 +157,11 @@ def _d_AlterShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: int, 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_AlterShareGroupOffsetsResponsePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = AlterShareGroupOffsetsResponseTopic(topic_name=x_topic_name, topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -203,14 +199,12 @@ def _e_AlterShareGroupOffsetsResponseTopic_0(o: AlterShareGroupOffsetsResponseTo
 
 
 def _d_AlterShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterShareGroupOffsetsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_responses: list[AlterShareGroupOffsetsResponseTopic]
+    o = AlterShareGroupOffsetsResponse.__new__(AlterShareGroupOffsetsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -220,12 +214,12 @@ def _d_AlterShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: in
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Responses"
         ln = buf[pos]
@@ -239,12 +233,11 @@ def _d_AlterShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_AlterShareGroupOffsetsResponseTopic_0(buf, pos, n, v)
                 app_responses(el_responses)
-        o = AlterShareGroupOffsetsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -62,8 +62,8 @@ class AlterUserScramCredentialsRequest(_Request):
 
 
 def _d_ScramCredentialDeletion_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ScramCredentialDeletion, int]:
-    x_name: str
-    x_mechanism: int
+    o = ScramCredentialDeletion.__new__(ScramCredentialDeletion)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -79,12 +79,11 @@ def _d_ScramCredentialDeletion_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Mechanism"
-        (x_mechanism,) = _S_b.unpack_from(buf, pos)
+        (o.mechanism,) = _S_b.unpack_from(buf, pos)
         pos += 1
-        o = ScramCredentialDeletion(name=x_name, mechanism=x_mechanism)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -118,11 +117,8 @@ def _e_ScramCredentialDeletion_0(o: ScramCredentialDeletion, out: bytearray, v: 
 
 
 def _d_ScramCredentialUpsertion_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ScramCredentialUpsertion, int]:
-    x_name: str
-    x_mechanism: int
-    x_iterations: int
-    x_salt: bytes
-    x_salted_password: bytes
+    o = ScramCredentialUpsertion.__new__(ScramCredentialUpsertion)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -138,10 +134,10 @@ def _d_ScramCredentialUpsertion_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Mechanism"
-        (x_mechanism, x_iterations) = _S_bi.unpack_from(buf, pos)
+        (o.mechanism, o.iterations) = _S_bi.unpack_from(buf, pos)
         pos += 5
         f = "Salt"
         ln = buf[pos]
@@ -156,7 +152,7 @@ def _d_ScramCredentialUpsertion_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_salt = bytes(buf[pos:e])
+            o.salt = bytes(buf[pos:e])
             pos = e
         f = "SaltedPassword"
         ln = buf[pos]
@@ -171,9 +167,8 @@ def _d_ScramCredentialUpsertion_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_salted_password = bytes(buf[pos:e])
+            o.salted_password = bytes(buf[pos:e])
             pos = e
-        o = ScramCredentialUpsertion(name=x_name, mechanism=x_mechanism, iterations=x_iterations, salt=x_salt, salted_password=x_salted_password)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -213,8 +208,8 @@ def _e_ScramCredentialUpsertion_0(o: ScramCredentialUpsertion, out: bytearray, v
 
 
 def _d_AlterUserScramCredentialsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterUserScramCredentialsRequest, int]:
-    x_deletions: list[ScramCredentialDeletion]
-    x_upsertions: list[ScramCredentialUpsertion]
+    o = AlterUserScramCredentialsRequest.__new__(AlterUserScramCredentialsRequest)
+    o.unknown_tagged_fields = ()
     f = "Deletions"
     try:
         f = "Deletions"
@@ -229,8 +224,8 @@ def _d_AlterUserScramCredentialsRequest_0(buf: memoryview, pos: int, n: int, v: 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_deletions = []
-            app_deletions = x_deletions.append
+            o.deletions = []
+            app_deletions = o.deletions.append
             for _ in range(ln):
                 el_deletions, pos = _d_ScramCredentialDeletion_0(buf, pos, n, v)
                 app_deletions(el_deletions)
@@ -246,12 +241,11 @@ def _d_AlterUserScramCredentialsRequest_0(buf: memoryview, pos: int, n: int, v: 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_upsertions = []
-            app_upsertions = x_upsertions.append
+            o.upsertions = []
+            app_upsertions = o.upsertions.append
             for _ in range(ln):
                 el_upsertions, pos = _d_ScramCredentialUpsertion_0(buf, pos, n, v)
                 app_upsertions(el_upsertions)
-        o = AlterUserScramCredentialsRequest(deletions=x_deletions, upsertions=x_upsertions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -49,9 +49,8 @@ class AlterUserScramCredentialsResponse(_Response):
 
 
 def _d_AlterUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterUserScramCredentialsResult, int]:
-    x_user: str
-    x_error_code: int
-    x_error_message: str | None
+    o = AlterUserScramCredentialsResult.__new__(AlterUserScramCredentialsResult)
+    o.unknown_tagged_fields = ()
     f = "User"
     try:
         f = "User"
@@ -67,10 +66,10 @@ def _d_AlterUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v: i
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_user = str(buf[pos:e], "utf-8")
+            o.user = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -80,14 +79,13 @@ def _d_AlterUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v: i
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = AlterUserScramCredentialsResult(user=x_user, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -128,12 +126,12 @@ def _e_AlterUserScramCredentialsResult_0(o: AlterUserScramCredentialsResult, out
 
 
 def _d_AlterUserScramCredentialsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterUserScramCredentialsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[AlterUserScramCredentialsResult]
+    o = AlterUserScramCredentialsResponse.__new__(AlterUserScramCredentialsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         ln = buf[pos]
@@ -147,12 +145,11 @@ def _d_AlterUserScramCredentialsResponse_0(buf: memoryview, pos: int, n: int, v:
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_AlterUserScramCredentialsResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = AlterUserScramCredentialsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -32,11 +32,10 @@ class ApiVersionsRequest(_Request):
 
 
 def _d_ApiVersionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersionsRequest, int]:
-    f = ""
-    try:
-        o = ApiVersionsRequest()
-    except _w.DECODE_FAILURES as exc:
-        raise _w.decode_failure(exc, "ApiVersionsRequest", v, f, pos) from None
+    o = ApiVersionsRequest.__new__(ApiVersionsRequest)
+    o.client_software_name = ""
+    o.client_software_version = ""
+    o.unknown_tagged_fields = ()
     return o, pos
 
 
@@ -46,8 +45,8 @@ def _e_ApiVersionsRequest_0(o: ApiVersionsRequest, out: bytearray, v: int) -> No
 
 
 def _d_ApiVersionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersionsRequest, int]:
-    x_client_software_name: str
-    x_client_software_version: str
+    o = ApiVersionsRequest.__new__(ApiVersionsRequest)
+    o.unknown_tagged_fields = ()
     f = "ClientSoftwareName"
     try:
         f = "ClientSoftwareName"
@@ -63,7 +62,7 @@ def _d_ApiVersionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_software_name = str(buf[pos:e], "utf-8")
+            o.client_software_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientSoftwareVersion"
         ln = buf[pos]
@@ -78,9 +77,8 @@ def _d_ApiVersionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_software_version = str(buf[pos:e], "utf-8")
+            o.client_software_version = str(buf[pos:e], "utf-8")
             pos = e
-        o = ApiVersionsRequest(client_software_name=x_client_software_name, client_software_version=x_client_software_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -82,15 +82,13 @@ class ApiVersionsResponse(_Response):
 
 
 def _d_ApiVersion_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersion, int]:
-    x_api_key: int
-    x_min_version: int
-    x_max_version: int
+    o = ApiVersion.__new__(ApiVersion)
+    o.unknown_tagged_fields = ()
     f = "ApiKey"
     try:
         f = "ApiKey"
-        (x_api_key, x_min_version, x_max_version) = _S_hhh.unpack_from(buf, pos)
+        (o.api_key, o.min_version, o.max_version) = _S_hhh.unpack_from(buf, pos)
         pos += 6
-        o = ApiVersion(api_key=x_api_key, min_version=x_min_version, max_version=x_max_version)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ApiVersion", v, f, pos) from None
     return o, pos
@@ -103,15 +101,13 @@ def _e_ApiVersion_0(o: ApiVersion, out: bytearray, v: int) -> None:
 
 
 def _d_ApiVersion_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersion, int]:
-    x_api_key: int
-    x_min_version: int
-    x_max_version: int
+    o = ApiVersion.__new__(ApiVersion)
+    o.unknown_tagged_fields = ()
     f = "ApiKey"
     try:
         f = "ApiKey"
-        (x_api_key, x_min_version, x_max_version) = _S_hhh.unpack_from(buf, pos)
+        (o.api_key, o.min_version, o.max_version) = _S_hhh.unpack_from(buf, pos)
         pos += 6
-        o = ApiVersion(api_key=x_api_key, min_version=x_min_version, max_version=x_max_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -141,9 +137,8 @@ def _e_ApiVersion_1(o: ApiVersion, out: bytearray, v: int) -> None:
 
 
 def _d_SupportedFeatureKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SupportedFeatureKey, int]:
-    x_name: str
-    x_min_version: int
-    x_max_version: int
+    o = SupportedFeatureKey.__new__(SupportedFeatureKey)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -159,12 +154,11 @@ def _d_SupportedFeatureKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "MinVersion"
-        (x_min_version, x_max_version) = _S_hh.unpack_from(buf, pos)
+        (o.min_version, o.max_version) = _S_hh.unpack_from(buf, pos)
         pos += 4
-        o = SupportedFeatureKey(name=x_name, min_version=x_min_version, max_version=x_max_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -198,9 +192,8 @@ def _e_SupportedFeatureKey_0(o: SupportedFeatureKey, out: bytearray, v: int) -> 
 
 
 def _d_FinalizedFeatureKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FinalizedFeatureKey, int]:
-    x_name: str
-    x_max_version_level: int
-    x_min_version_level: int
+    o = FinalizedFeatureKey.__new__(FinalizedFeatureKey)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -216,12 +209,11 @@ def _d_FinalizedFeatureKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "MaxVersionLevel"
-        (x_max_version_level, x_min_version_level) = _S_hh.unpack_from(buf, pos)
+        (o.max_version_level, o.min_version_level) = _S_hh.unpack_from(buf, pos)
         pos += 4
-        o = FinalizedFeatureKey(name=x_name, max_version_level=x_max_version_level, min_version_level=x_min_version_level)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -255,12 +247,17 @@ def _e_FinalizedFeatureKey_0(o: FinalizedFeatureKey, out: bytearray, v: int) -> 
 
 
 def _d_ApiVersionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersionsResponse, int]:
-    x_error_code: int
-    x_api_keys: list[ApiVersion]
+    o = ApiVersionsResponse.__new__(ApiVersionsResponse)
+    o.throttle_time_ms = 0
+    o.supported_features = []
+    o.finalized_features_epoch = -1
+    o.finalized_features = []
+    o.zk_migration_ready = False
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ApiKeys"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -270,12 +267,11 @@ def _d_ApiVersionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_api_keys = []
-            app_api_keys = x_api_keys.append
+            o.api_keys = []
+            app_api_keys = o.api_keys.append
             for _ in range(ln):
                 el_api_keys, pos = _d_ApiVersion_0(buf, pos, n, v)
                 app_api_keys(el_api_keys)
-        o = ApiVersionsResponse(error_code=x_error_code, api_keys=x_api_keys)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ApiVersionsResponse", v, f, pos) from None
     return o, pos
@@ -292,13 +288,16 @@ def _e_ApiVersionsResponse_0(o: ApiVersionsResponse, out: bytearray, v: int) -> 
 
 
 def _d_ApiVersionsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersionsResponse, int]:
-    x_error_code: int
-    x_api_keys: list[ApiVersion]
-    x_throttle_time_ms: int
+    o = ApiVersionsResponse.__new__(ApiVersionsResponse)
+    o.supported_features = []
+    o.finalized_features_epoch = -1
+    o.finalized_features = []
+    o.zk_migration_ready = False
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ApiKeys"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -308,15 +307,14 @@ def _d_ApiVersionsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_api_keys = []
-            app_api_keys = x_api_keys.append
+            o.api_keys = []
+            app_api_keys = o.api_keys.append
             for _ in range(ln):
                 el_api_keys, pos = _d_ApiVersion_0(buf, pos, n, v)
                 app_api_keys(el_api_keys)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ApiVersionsResponse(error_code=x_error_code, api_keys=x_api_keys, throttle_time_ms=x_throttle_time_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ApiVersionsResponse", v, f, pos) from None
     return o, pos
@@ -334,17 +332,16 @@ def _e_ApiVersionsResponse_1(o: ApiVersionsResponse, out: bytearray, v: int) -> 
 
 
 def _d_ApiVersionsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersionsResponse, int]:
-    x_error_code: int
-    x_api_keys: list[ApiVersion]
-    x_throttle_time_ms: int
-    t_supported_features: list[SupportedFeatureKey]
-    t_finalized_features_epoch: int
-    t_finalized_features: list[FinalizedFeatureKey]
-    t_zk_migration_ready: bool
+    o = ApiVersionsResponse.__new__(ApiVersionsResponse)
+    o.supported_features = []
+    o.finalized_features_epoch = -1
+    o.finalized_features = []
+    o.zk_migration_ready = False
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ApiKeys"
         ln = buf[pos]
@@ -358,15 +355,14 @@ def _d_ApiVersionsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_api_keys = []
-            app_api_keys = x_api_keys.append
+            o.api_keys = []
+            app_api_keys = o.api_keys.append
             for _ in range(ln):
                 el_api_keys, pos = _d_ApiVersion_1(buf, pos, n, v)
                 app_api_keys(el_api_keys)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ApiVersionsResponse(error_code=x_error_code, api_keys=x_api_keys, throttle_time_ms=x_throttle_time_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -393,21 +389,19 @@ def _d_ApiVersionsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
                     else:
                         if ln > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_supported_features = []
-                        app_supported_features = t_supported_features.append
+                        o.supported_features = []
+                        app_supported_features = o.supported_features.append
                         for _ in range(ln):
                             el_supported_features, pos = _d_SupportedFeatureKey_0(buf, pos, n, v)
                             app_supported_features(el_supported_features)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.supported_features = t_supported_features
                 elif tag == 1:
                     f = "FinalizedFeaturesEpoch"
-                    (t_finalized_features_epoch,) = _S_q.unpack_from(buf, pos)
+                    (o.finalized_features_epoch,) = _S_q.unpack_from(buf, pos)
                     pos += 8
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.finalized_features_epoch = t_finalized_features_epoch
                 elif tag == 2:
                     f = "FinalizedFeatures"
                     ln = buf[pos]
@@ -421,21 +415,19 @@ def _d_ApiVersionsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
                     else:
                         if ln > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_finalized_features = []
-                        app_finalized_features = t_finalized_features.append
+                        o.finalized_features = []
+                        app_finalized_features = o.finalized_features.append
                         for _ in range(ln):
                             el_finalized_features, pos = _d_FinalizedFeatureKey_0(buf, pos, n, v)
                             app_finalized_features(el_finalized_features)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.finalized_features = t_finalized_features
                 elif tag == 3:
                     f = "ZkMigrationReady"
-                    (t_zk_migration_ready,) = _S_o.unpack_from(buf, pos)
+                    (o.zk_migration_ready,) = _S_o.unpack_from(buf, pos)
                     pos += 1
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.zk_migration_ready = t_zk_migration_ready
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

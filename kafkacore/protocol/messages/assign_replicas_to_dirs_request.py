@@ -72,13 +72,13 @@ class AssignReplicasToDirsRequest(_Request):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = PartitionData(partition_index=x_partition_index)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -108,14 +108,14 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -128,12 +128,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -167,14 +166,14 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_DirectoryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DirectoryData, int]:
-    x_id: _uuid.UUID
-    x_topics: list[TopicData]
+    o = DirectoryData.__new__(DirectoryData)
+    o.unknown_tagged_fields = ()
     f = "Id"
     try:
         f = "Id"
         (u_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_id = _uuid.UUID(bytes=u_id)
+        o.id = _uuid.UUID(bytes=u_id)
         f = "Topics"
         ln = buf[pos]
         if ln < 128:
@@ -187,12 +186,11 @@ def _d_DirectoryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Direc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DirectoryData(id=x_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -226,13 +224,12 @@ def _e_DirectoryData_0(o: DirectoryData, out: bytearray, v: int) -> None:
 
 
 def _d_AssignReplicasToDirsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AssignReplicasToDirsRequest, int]:
-    x_broker_id: int
-    x_broker_epoch: int
-    x_directories: list[DirectoryData]
+    o = AssignReplicasToDirsRequest.__new__(AssignReplicasToDirsRequest)
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id, x_broker_epoch) = _S_iq.unpack_from(buf, pos)
+        (o.broker_id, o.broker_epoch) = _S_iq.unpack_from(buf, pos)
         pos += 12
         f = "Directories"
         ln = buf[pos]
@@ -246,12 +243,11 @@ def _d_AssignReplicasToDirsRequest_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_directories = []
-            app_directories = x_directories.append
+            o.directories = []
+            app_directories = o.directories.append
             for _ in range(ln):
                 el_directories, pos = _d_DirectoryData_0(buf, pos, n, v)
                 app_directories(el_directories)
-        o = AssignReplicasToDirsRequest(broker_id=x_broker_id, broker_epoch=x_broker_epoch, directories=x_directories)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

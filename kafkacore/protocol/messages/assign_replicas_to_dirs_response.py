@@ -72,14 +72,13 @@ class AssignReplicasToDirsResponse(_Response):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -109,14 +108,14 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -129,12 +128,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -168,14 +166,14 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_DirectoryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DirectoryData, int]:
-    x_id: _uuid.UUID
-    x_topics: list[TopicData]
+    o = DirectoryData.__new__(DirectoryData)
+    o.unknown_tagged_fields = ()
     f = "Id"
     try:
         f = "Id"
         (u_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_id = _uuid.UUID(bytes=u_id)
+        o.id = _uuid.UUID(bytes=u_id)
         f = "Topics"
         ln = buf[pos]
         if ln < 128:
@@ -188,12 +186,11 @@ def _d_DirectoryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Direc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DirectoryData(id=x_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -227,13 +224,12 @@ def _e_DirectoryData_0(o: DirectoryData, out: bytearray, v: int) -> None:
 
 
 def _d_AssignReplicasToDirsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AssignReplicasToDirsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_directories: list[DirectoryData]
+    o = AssignReplicasToDirsResponse.__new__(AssignReplicasToDirsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Directories"
         ln = buf[pos]
@@ -247,12 +243,11 @@ def _d_AssignReplicasToDirsResponse_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_directories = []
-            app_directories = x_directories.append
+            o.directories = []
+            app_directories = o.directories.append
             for _ in range(ln):
                 el_directories, pos = _d_DirectoryData_0(buf, pos, n, v)
                 app_directories(el_directories)
-        o = AssignReplicasToDirsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, directories=x_directories)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -79,15 +79,14 @@ class BeginQuorumEpochRequest(_Request):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_leader_id: int
-    x_leader_epoch: int
+    o = PartitionData.__new__(PartitionData)
+    o.voter_directory_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_leader_id, x_leader_epoch) = _S_iii.unpack_from(buf, pos)
+        (o.partition_index, o.leader_id, o.leader_epoch) = _S_iii.unpack_from(buf, pos)
         pos += 12
-        o = PartitionData(partition_index=x_partition_index, leader_id=x_leader_id, leader_epoch=x_leader_epoch)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionData", v, f, pos) from None
     return o, pos
@@ -101,17 +100,14 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_voter_directory_id: _uuid.UUID
-    x_leader_id: int
-    x_leader_epoch: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, u_voter_directory_id, x_leader_id, x_leader_epoch) = _S_iuii.unpack_from(buf, pos)
+        (o.partition_index, u_voter_directory_id, o.leader_id, o.leader_epoch) = _S_iuii.unpack_from(buf, pos)
         pos += 28
-        x_voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
-        o = PartitionData(partition_index=x_partition_index, voter_directory_id=x_voter_directory_id, leader_id=x_leader_id, leader_epoch=x_leader_epoch)
+        o.voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -141,8 +137,8 @@ def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -154,7 +150,7 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -164,12 +160,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicData", v, f, pos) from None
     return o, pos
@@ -189,8 +184,8 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -206,7 +201,7 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -220,12 +215,11 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -262,9 +256,8 @@ def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_LeaderEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderEndpoint, int]:
-    x_name: str
-    x_host: str
-    x_port: int
+    o = LeaderEndpoint.__new__(LeaderEndpoint)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -280,7 +273,7 @@ def _d_LeaderEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Lead
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -295,12 +288,11 @@ def _d_LeaderEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Lead
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = LeaderEndpoint(name=x_name, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -338,20 +330,22 @@ def _e_LeaderEndpoint_0(o: LeaderEndpoint, out: bytearray, v: int) -> None:
 
 
 def _d_BeginQuorumEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BeginQuorumEpochRequest, int]:
-    x_cluster_id: str | None
-    x_topics: list[TopicData]
+    o = BeginQuorumEpochRequest.__new__(BeginQuorumEpochRequest)
+    o.voter_id = -1
+    o.leader_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -361,12 +355,11 @@ def _d_BeginQuorumEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = BeginQuorumEpochRequest(cluster_id=x_cluster_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "BeginQuorumEpochRequest", v, f, pos) from None
     return o, pos
@@ -389,10 +382,8 @@ def _e_BeginQuorumEpochRequest_0(o: BeginQuorumEpochRequest, out: bytearray, v: 
 
 
 def _d_BeginQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[BeginQuorumEpochRequest, int]:
-    x_cluster_id: str | None
-    x_voter_id: int
-    x_topics: list[TopicData]
-    x_leader_endpoints: list[LeaderEndpoint]
+    o = BeginQuorumEpochRequest.__new__(BeginQuorumEpochRequest)
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
@@ -403,15 +394,15 @@ def _d_BeginQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "VoterId"
-        (x_voter_id,) = _S_i.unpack_from(buf, pos)
+        (o.voter_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -425,8 +416,8 @@ def _d_BeginQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_1(buf, pos, n, v)
                 app_topics(el_topics)
@@ -442,12 +433,11 @@ def _d_BeginQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_leader_endpoints = []
-            app_leader_endpoints = x_leader_endpoints.append
+            o.leader_endpoints = []
+            app_leader_endpoints = o.leader_endpoints.append
             for _ in range(ln):
                 el_leader_endpoints, pos = _d_LeaderEndpoint_0(buf, pos, n, v)
                 app_leader_endpoints(el_leader_endpoints)
-        o = BeginQuorumEpochRequest(cluster_id=x_cluster_id, voter_id=x_voter_id, topics=x_topics, leader_endpoints=x_leader_endpoints)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -41,17 +41,15 @@ class BrokerHeartbeatRequest(_Request):
 
 
 def _d_BrokerHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerHeartbeatRequest, int]:
-    x_broker_id: int
-    x_broker_epoch: int
-    x_current_metadata_offset: int
-    x_want_fence: bool
-    x_want_shut_down: bool
+    o = BrokerHeartbeatRequest.__new__(BrokerHeartbeatRequest)
+    o.offline_log_dirs = []
+    o.cordoned_log_dirs = None
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id, x_broker_epoch, x_current_metadata_offset, x_want_fence, x_want_shut_down) = _S_iqqoo.unpack_from(buf, pos)
+        (o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down) = _S_iqqoo.unpack_from(buf, pos)
         pos += 22
-        o = BrokerHeartbeatRequest(broker_id=x_broker_id, broker_epoch=x_broker_epoch, current_metadata_offset=x_current_metadata_offset, want_fence=x_want_fence, want_shut_down=x_want_shut_down)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -85,18 +83,15 @@ def _e_BrokerHeartbeatRequest_0(o: BrokerHeartbeatRequest, out: bytearray, v: in
 
 
 def _d_BrokerHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerHeartbeatRequest, int]:
-    x_broker_id: int
-    x_broker_epoch: int
-    x_current_metadata_offset: int
-    x_want_fence: bool
-    x_want_shut_down: bool
-    t_offline_log_dirs: list[_uuid.UUID]
+    o = BrokerHeartbeatRequest.__new__(BrokerHeartbeatRequest)
+    o.offline_log_dirs = []
+    o.cordoned_log_dirs = None
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id, x_broker_epoch, x_current_metadata_offset, x_want_fence, x_want_shut_down) = _S_iqqoo.unpack_from(buf, pos)
+        (o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down) = _S_iqqoo.unpack_from(buf, pos)
         pos += 22
-        o = BrokerHeartbeatRequest(broker_id=x_broker_id, broker_epoch=x_broker_epoch, current_metadata_offset=x_current_metadata_offset, want_fence=x_want_fence, want_shut_down=x_want_shut_down)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -125,11 +120,10 @@ def _d_BrokerHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
                             raise _w.Bad("array count exceeds the remaining bytes")
                         if ln * 16 > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_offline_log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
+                        o.offline_log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
                         pos += ln * 16
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.offline_log_dirs = t_offline_log_dirs
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -154,19 +148,15 @@ def _e_BrokerHeartbeatRequest_1(o: BrokerHeartbeatRequest, out: bytearray, v: in
 
 
 def _d_BrokerHeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerHeartbeatRequest, int]:
-    x_broker_id: int
-    x_broker_epoch: int
-    x_current_metadata_offset: int
-    x_want_fence: bool
-    x_want_shut_down: bool
-    t_offline_log_dirs: list[_uuid.UUID]
-    t_cordoned_log_dirs: list[_uuid.UUID] | None
+    o = BrokerHeartbeatRequest.__new__(BrokerHeartbeatRequest)
+    o.offline_log_dirs = []
+    o.cordoned_log_dirs = None
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id, x_broker_epoch, x_current_metadata_offset, x_want_fence, x_want_shut_down) = _S_iqqoo.unpack_from(buf, pos)
+        (o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down) = _S_iqqoo.unpack_from(buf, pos)
         pos += 22
-        o = BrokerHeartbeatRequest(broker_id=x_broker_id, broker_epoch=x_broker_epoch, current_metadata_offset=x_current_metadata_offset, want_fence=x_want_fence, want_shut_down=x_want_shut_down)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -195,11 +185,10 @@ def _d_BrokerHeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
                             raise _w.Bad("array count exceeds the remaining bytes")
                         if ln * 16 > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_offline_log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
+                        o.offline_log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
                         pos += ln * 16
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.offline_log_dirs = t_offline_log_dirs
                 elif tag == 1:
                     f = "CordonedLogDirs"
                     ln = buf[pos]
@@ -209,17 +198,16 @@ def _d_BrokerHeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
                         ln, pos = _w.read_uvarint(buf, pos)
                     ln -= 1
                     if ln < 0:
-                        t_cordoned_log_dirs = None
+                        o.cordoned_log_dirs = None
                     else:
                         if ln > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
                         if ln * 16 > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_cordoned_log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
+                        o.cordoned_log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
                         pos += ln * 16
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.cordoned_log_dirs = t_cordoned_log_dirs
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

@@ -37,17 +37,13 @@ class BrokerHeartbeatResponse(_Response):
 
 
 def _d_BrokerHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerHeartbeatResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_is_caught_up: bool
-    x_is_fenced: bool
-    x_should_shut_down: bool
+    o = BrokerHeartbeatResponse.__new__(BrokerHeartbeatResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_is_caught_up, x_is_fenced, x_should_shut_down) = _S_ihooo.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down) = _S_ihooo.unpack_from(buf, pos)
         pos += 9
-        o = BrokerHeartbeatResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, is_caught_up=x_is_caught_up, is_fenced=x_is_fenced, should_shut_down=x_should_shut_down)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -74,10 +74,8 @@ class BrokerRegistrationRequest(_Request):
 
 
 def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, int]:
-    x_name: str
-    x_host: str
-    x_port: int
-    x_security_protocol: int
+    o = Listener.__new__(Listener)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -93,7 +91,7 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -108,12 +106,11 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port, x_security_protocol) = _S_Hh.unpack_from(buf, pos)
+        (o.port, o.security_protocol) = _S_Hh.unpack_from(buf, pos)
         pos += 4
-        o = Listener(name=x_name, host=x_host, port=x_port, security_protocol=x_security_protocol)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -151,9 +148,8 @@ def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
 
 
 def _d_Feature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Feature, int]:
-    x_name: str
-    x_min_supported_version: int
-    x_max_supported_version: int
+    o = Feature.__new__(Feature)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -169,12 +165,11 @@ def _d_Feature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Feature, in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "MinSupportedVersion"
-        (x_min_supported_version, x_max_supported_version) = _S_hh.unpack_from(buf, pos)
+        (o.min_supported_version, o.max_supported_version) = _S_hh.unpack_from(buf, pos)
         pos += 4
-        o = Feature(name=x_name, min_supported_version=x_min_supported_version, max_supported_version=x_max_supported_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -208,16 +203,15 @@ def _e_Feature_0(o: Feature, out: bytearray, v: int) -> None:
 
 
 def _d_BrokerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerRegistrationRequest, int]:
-    x_broker_id: int
-    x_cluster_id: str
-    x_incarnation_id: _uuid.UUID
-    x_listeners: list[Listener]
-    x_features: list[Feature]
-    x_rack: str | None
+    o = BrokerRegistrationRequest.__new__(BrokerRegistrationRequest)
+    o.is_migrating_zk_broker = False
+    o.log_dirs = []
+    o.previous_broker_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id,) = _S_i.unpack_from(buf, pos)
+        (o.broker_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ClusterId"
         ln = buf[pos]
@@ -232,12 +226,12 @@ def _d_BrokerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "IncarnationId"
         (u_incarnation_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
+        o.incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
         f = "Listeners"
         ln = buf[pos]
         if ln < 128:
@@ -250,8 +244,8 @@ def _d_BrokerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_listeners = []
-            app_listeners = x_listeners.append
+            o.listeners = []
+            app_listeners = o.listeners.append
             for _ in range(ln):
                 el_listeners, pos = _d_Listener_0(buf, pos, n, v)
                 app_listeners(el_listeners)
@@ -267,8 +261,8 @@ def _d_BrokerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_features = []
-            app_features = x_features.append
+            o.features = []
+            app_features = o.features.append
             for _ in range(ln):
                 el_features, pos = _d_Feature_0(buf, pos, n, v)
                 app_features(el_features)
@@ -280,14 +274,13 @@ def _d_BrokerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int) ->
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
-        o = BrokerRegistrationRequest(broker_id=x_broker_id, cluster_id=x_cluster_id, incarnation_id=x_incarnation_id, listeners=x_listeners, features=x_features, rack=x_rack)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -339,17 +332,14 @@ def _e_BrokerRegistrationRequest_0(o: BrokerRegistrationRequest, out: bytearray,
 
 
 def _d_BrokerRegistrationRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerRegistrationRequest, int]:
-    x_broker_id: int
-    x_cluster_id: str
-    x_incarnation_id: _uuid.UUID
-    x_listeners: list[Listener]
-    x_features: list[Feature]
-    x_rack: str | None
-    x_is_migrating_zk_broker: bool
+    o = BrokerRegistrationRequest.__new__(BrokerRegistrationRequest)
+    o.log_dirs = []
+    o.previous_broker_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id,) = _S_i.unpack_from(buf, pos)
+        (o.broker_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ClusterId"
         ln = buf[pos]
@@ -364,12 +354,12 @@ def _d_BrokerRegistrationRequest_1(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "IncarnationId"
         (u_incarnation_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
+        o.incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
         f = "Listeners"
         ln = buf[pos]
         if ln < 128:
@@ -382,8 +372,8 @@ def _d_BrokerRegistrationRequest_1(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_listeners = []
-            app_listeners = x_listeners.append
+            o.listeners = []
+            app_listeners = o.listeners.append
             for _ in range(ln):
                 el_listeners, pos = _d_Listener_0(buf, pos, n, v)
                 app_listeners(el_listeners)
@@ -399,8 +389,8 @@ def _d_BrokerRegistrationRequest_1(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_features = []
-            app_features = x_features.append
+            o.features = []
+            app_features = o.features.append
             for _ in range(ln):
                 el_features, pos = _d_Feature_0(buf, pos, n, v)
                 app_features(el_features)
@@ -412,17 +402,16 @@ def _d_BrokerRegistrationRequest_1(buf: memoryview, pos: int, n: int, v: int) ->
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
         f = "IsMigratingZkBroker"
-        (x_is_migrating_zk_broker,) = _S_o.unpack_from(buf, pos)
+        (o.is_migrating_zk_broker,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = BrokerRegistrationRequest(broker_id=x_broker_id, cluster_id=x_cluster_id, incarnation_id=x_incarnation_id, listeners=x_listeners, features=x_features, rack=x_rack, is_migrating_zk_broker=x_is_migrating_zk_broker)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -473,18 +462,13 @@ def _e_BrokerRegistrationRequest_1(o: BrokerRegistrationRequest, out: bytearray,
 
 
 def _d_BrokerRegistrationRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerRegistrationRequest, int]:
-    x_broker_id: int
-    x_cluster_id: str
-    x_incarnation_id: _uuid.UUID
-    x_listeners: list[Listener]
-    x_features: list[Feature]
-    x_rack: str | None
-    x_is_migrating_zk_broker: bool
-    x_log_dirs: list[_uuid.UUID]
+    o = BrokerRegistrationRequest.__new__(BrokerRegistrationRequest)
+    o.previous_broker_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id,) = _S_i.unpack_from(buf, pos)
+        (o.broker_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ClusterId"
         ln = buf[pos]
@@ -499,12 +483,12 @@ def _d_BrokerRegistrationRequest_2(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "IncarnationId"
         (u_incarnation_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
+        o.incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
         f = "Listeners"
         ln = buf[pos]
         if ln < 128:
@@ -517,8 +501,8 @@ def _d_BrokerRegistrationRequest_2(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_listeners = []
-            app_listeners = x_listeners.append
+            o.listeners = []
+            app_listeners = o.listeners.append
             for _ in range(ln):
                 el_listeners, pos = _d_Listener_0(buf, pos, n, v)
                 app_listeners(el_listeners)
@@ -534,8 +518,8 @@ def _d_BrokerRegistrationRequest_2(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_features = []
-            app_features = x_features.append
+            o.features = []
+            app_features = o.features.append
             for _ in range(ln):
                 el_features, pos = _d_Feature_0(buf, pos, n, v)
                 app_features(el_features)
@@ -547,15 +531,15 @@ def _d_BrokerRegistrationRequest_2(buf: memoryview, pos: int, n: int, v: int) ->
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
         f = "IsMigratingZkBroker"
-        (x_is_migrating_zk_broker,) = _S_o.unpack_from(buf, pos)
+        (o.is_migrating_zk_broker,) = _S_o.unpack_from(buf, pos)
         pos += 1
         f = "LogDirs"
         ln = buf[pos]
@@ -571,9 +555,8 @@ def _d_BrokerRegistrationRequest_2(buf: memoryview, pos: int, n: int, v: int) ->
                 raise _w.Bad("array count exceeds the remaining bytes")
             if ln * 16 > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
+            o.log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
             pos += ln * 16
-        o = BrokerRegistrationRequest(broker_id=x_broker_id, cluster_id=x_cluster_id, incarnation_id=x_incarnation_id, listeners=x_listeners, features=x_features, rack=x_rack, is_migrating_zk_broker=x_is_migrating_zk_broker, log_dirs=x_log_dirs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -628,19 +611,12 @@ def _e_BrokerRegistrationRequest_2(o: BrokerRegistrationRequest, out: bytearray,
 
 
 def _d_BrokerRegistrationRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerRegistrationRequest, int]:
-    x_broker_id: int
-    x_cluster_id: str
-    x_incarnation_id: _uuid.UUID
-    x_listeners: list[Listener]
-    x_features: list[Feature]
-    x_rack: str | None
-    x_is_migrating_zk_broker: bool
-    x_log_dirs: list[_uuid.UUID]
-    x_previous_broker_epoch: int
+    o = BrokerRegistrationRequest.__new__(BrokerRegistrationRequest)
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id,) = _S_i.unpack_from(buf, pos)
+        (o.broker_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ClusterId"
         ln = buf[pos]
@@ -655,12 +631,12 @@ def _d_BrokerRegistrationRequest_3(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "IncarnationId"
         (u_incarnation_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
+        o.incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
         f = "Listeners"
         ln = buf[pos]
         if ln < 128:
@@ -673,8 +649,8 @@ def _d_BrokerRegistrationRequest_3(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_listeners = []
-            app_listeners = x_listeners.append
+            o.listeners = []
+            app_listeners = o.listeners.append
             for _ in range(ln):
                 el_listeners, pos = _d_Listener_0(buf, pos, n, v)
                 app_listeners(el_listeners)
@@ -690,8 +666,8 @@ def _d_BrokerRegistrationRequest_3(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_features = []
-            app_features = x_features.append
+            o.features = []
+            app_features = o.features.append
             for _ in range(ln):
                 el_features, pos = _d_Feature_0(buf, pos, n, v)
                 app_features(el_features)
@@ -703,15 +679,15 @@ def _d_BrokerRegistrationRequest_3(buf: memoryview, pos: int, n: int, v: int) ->
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
         f = "IsMigratingZkBroker"
-        (x_is_migrating_zk_broker,) = _S_o.unpack_from(buf, pos)
+        (o.is_migrating_zk_broker,) = _S_o.unpack_from(buf, pos)
         pos += 1
         f = "LogDirs"
         ln = buf[pos]
@@ -727,12 +703,11 @@ def _d_BrokerRegistrationRequest_3(buf: memoryview, pos: int, n: int, v: int) ->
                 raise _w.Bad("array count exceeds the remaining bytes")
             if ln * 16 > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
+            o.log_dirs = [_uuid.UUID(bytes=bytes(buf[j : j + 16])) for j in range(pos, pos + 16 * ln, 16)]
             pos += ln * 16
         f = "PreviousBrokerEpoch"
-        (x_previous_broker_epoch,) = _S_q.unpack_from(buf, pos)
+        (o.previous_broker_epoch,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = BrokerRegistrationRequest(broker_id=x_broker_id, cluster_id=x_cluster_id, incarnation_id=x_incarnation_id, listeners=x_listeners, features=x_features, rack=x_rack, is_migrating_zk_broker=x_is_migrating_zk_broker, log_dirs=x_log_dirs, previous_broker_epoch=x_previous_broker_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -35,15 +35,13 @@ class BrokerRegistrationResponse(_Response):
 
 
 def _d_BrokerRegistrationResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerRegistrationResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_broker_epoch: int
+    o = BrokerRegistrationResponse.__new__(BrokerRegistrationResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_broker_epoch) = _S_ihq.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.broker_epoch) = _S_ihq.unpack_from(buf, pos)
         pos += 14
-        o = BrokerRegistrationResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, broker_epoch=x_broker_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

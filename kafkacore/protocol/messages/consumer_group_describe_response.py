@@ -23,6 +23,7 @@ _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
 _S_ii = _struct.Struct(">ii")
 _S_u = _struct.Struct(">16s")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -101,15 +102,14 @@ class ConsumerGroupDescribeResponse(_Response):
 
 
 def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartitions, int]:
-    x_topic_id: _uuid.UUID
-    x_topic_name: str
-    x_partitions: list[int]
+    o = TopicPartitions.__new__(TopicPartitions)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "TopicName"
         ln = buf[pos]
         if ln < 128:
@@ -123,7 +123,7 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -137,9 +137,11 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicPartitions(topic_id=x_topic_id, topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -168,7 +170,10 @@ def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -176,7 +181,8 @@ def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
 
 
 def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignment, int]:
-    x_topic_partitions: list[TopicPartitions]
+    o = Assignment.__new__(Assignment)
+    o.unknown_tagged_fields = ()
     f = "TopicPartitions"
     try:
         f = "TopicPartitions"
@@ -191,12 +197,11 @@ def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignme
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_partitions = []
-            app_topic_partitions = x_topic_partitions.append
+            o.topic_partitions = []
+            app_topic_partitions = o.topic_partitions.append
             for _ in range(ln):
                 el_topic_partitions, pos = _d_TopicPartitions_0(buf, pos, n, v)
                 app_topic_partitions(el_topic_partitions)
-        o = Assignment(topic_partitions=x_topic_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -229,16 +234,9 @@ def _e_Assignment_0(o: Assignment, out: bytearray, v: int) -> None:
 
 
 def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]:
-    x_member_id: str
-    x_instance_id: str | None
-    x_rack_id: str | None
-    x_member_epoch: int
-    x_client_id: str
-    x_client_host: str
-    x_subscribed_topic_names: list[str]
-    x_subscribed_topic_regex: str | None
-    x_assignment: Assignment
-    x_target_assignment: Assignment
+    o = Member.__new__(Member)
+    o.member_type = -1
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -254,7 +252,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "InstanceId"
         ln = buf[pos]
@@ -264,12 +262,12 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_instance_id = None
+            o.instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_instance_id = str(buf[pos:e], "utf-8")
+            o.instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RackId"
         ln = buf[pos]
@@ -279,15 +277,15 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack_id = None
+            o.rack_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ClientId"
         ln = buf[pos]
@@ -302,7 +300,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_id = str(buf[pos:e], "utf-8")
+            o.client_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientHost"
         ln = buf[pos]
@@ -317,7 +315,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_host = str(buf[pos:e], "utf-8")
+            o.client_host = str(buf[pos:e], "utf-8")
             pos = e
         f = "SubscribedTopicNames"
         ln = buf[pos]
@@ -331,7 +329,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_subscribed_topic_names = []
+            o.subscribed_topic_names = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -342,7 +340,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
+                o.subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "SubscribedTopicRegex"
         ln = buf[pos]
@@ -352,18 +350,17 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_subscribed_topic_regex = None
+            o.subscribed_topic_regex = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subscribed_topic_regex = str(buf[pos:e], "utf-8")
+            o.subscribed_topic_regex = str(buf[pos:e], "utf-8")
             pos = e
         f = "Assignment"
-        x_assignment, pos = _d_Assignment_0(buf, pos, n, v)
+        o.assignment, pos = _d_Assignment_0(buf, pos, n, v)
         f = "TargetAssignment"
-        x_target_assignment, pos = _d_Assignment_0(buf, pos, n, v)
-        o = Member(member_id=x_member_id, instance_id=x_instance_id, rack_id=x_rack_id, member_epoch=x_member_epoch, client_id=x_client_id, client_host=x_client_host, subscribed_topic_names=x_subscribed_topic_names, subscribed_topic_regex=x_subscribed_topic_regex, assignment=x_assignment, target_assignment=x_target_assignment)
+        o.target_assignment, pos = _d_Assignment_0(buf, pos, n, v)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -436,17 +433,8 @@ def _e_Member_0(o: Member, out: bytearray, v: int) -> None:
 
 
 def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]:
-    x_member_id: str
-    x_instance_id: str | None
-    x_rack_id: str | None
-    x_member_epoch: int
-    x_client_id: str
-    x_client_host: str
-    x_subscribed_topic_names: list[str]
-    x_subscribed_topic_regex: str | None
-    x_assignment: Assignment
-    x_target_assignment: Assignment
-    x_member_type: int
+    o = Member.__new__(Member)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -462,7 +450,7 @@ def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "InstanceId"
         ln = buf[pos]
@@ -472,12 +460,12 @@ def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_instance_id = None
+            o.instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_instance_id = str(buf[pos:e], "utf-8")
+            o.instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RackId"
         ln = buf[pos]
@@ -487,15 +475,15 @@ def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack_id = None
+            o.rack_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ClientId"
         ln = buf[pos]
@@ -510,7 +498,7 @@ def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_id = str(buf[pos:e], "utf-8")
+            o.client_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientHost"
         ln = buf[pos]
@@ -525,7 +513,7 @@ def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_host = str(buf[pos:e], "utf-8")
+            o.client_host = str(buf[pos:e], "utf-8")
             pos = e
         f = "SubscribedTopicNames"
         ln = buf[pos]
@@ -539,7 +527,7 @@ def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_subscribed_topic_names = []
+            o.subscribed_topic_names = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -550,7 +538,7 @@ def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
+                o.subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "SubscribedTopicRegex"
         ln = buf[pos]
@@ -560,21 +548,20 @@ def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_subscribed_topic_regex = None
+            o.subscribed_topic_regex = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subscribed_topic_regex = str(buf[pos:e], "utf-8")
+            o.subscribed_topic_regex = str(buf[pos:e], "utf-8")
             pos = e
         f = "Assignment"
-        x_assignment, pos = _d_Assignment_0(buf, pos, n, v)
+        o.assignment, pos = _d_Assignment_0(buf, pos, n, v)
         f = "TargetAssignment"
-        x_target_assignment, pos = _d_Assignment_0(buf, pos, n, v)
+        o.target_assignment, pos = _d_Assignment_0(buf, pos, n, v)
         f = "MemberType"
-        (x_member_type,) = _S_b.unpack_from(buf, pos)
+        (o.member_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
-        o = Member(member_id=x_member_id, instance_id=x_instance_id, rack_id=x_rack_id, member_epoch=x_member_epoch, client_id=x_client_id, client_host=x_client_host, subscribed_topic_names=x_subscribed_topic_names, subscribed_topic_regex=x_subscribed_topic_regex, assignment=x_assignment, target_assignment=x_target_assignment, member_type=x_member_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -648,19 +635,12 @@ def _e_Member_1(o: Member, out: bytearray, v: int) -> None:
 
 
 def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_group_id: str
-    x_group_state: str
-    x_group_epoch: int
-    x_assignment_epoch: int
-    x_assignor_name: str
-    x_members: list[Member]
-    x_authorized_operations: int
+    o = DescribedGroup.__new__(DescribedGroup)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -670,12 +650,12 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupId"
         ln = buf[pos]
@@ -690,7 +670,7 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         ln = buf[pos]
@@ -705,10 +685,10 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupEpoch"
-        (x_group_epoch, x_assignment_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.group_epoch, o.assignment_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "AssignorName"
         ln = buf[pos]
@@ -723,7 +703,7 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_assignor_name = str(buf[pos:e], "utf-8")
+            o.assignor_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -737,15 +717,14 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_Member_0(buf, pos, n, v)
                 app_members(el_members)
         f = "AuthorizedOperations"
-        (x_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribedGroup(error_code=x_error_code, error_message=x_error_message, group_id=x_group_id, group_state=x_group_state, group_epoch=x_group_epoch, assignment_epoch=x_assignment_epoch, assignor_name=x_assignor_name, members=x_members, authorized_operations=x_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -800,19 +779,12 @@ def _e_DescribedGroup_0(o: DescribedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_group_id: str
-    x_group_state: str
-    x_group_epoch: int
-    x_assignment_epoch: int
-    x_assignor_name: str
-    x_members: list[Member]
-    x_authorized_operations: int
+    o = DescribedGroup.__new__(DescribedGroup)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -822,12 +794,12 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupId"
         ln = buf[pos]
@@ -842,7 +814,7 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         ln = buf[pos]
@@ -857,10 +829,10 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupEpoch"
-        (x_group_epoch, x_assignment_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.group_epoch, o.assignment_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "AssignorName"
         ln = buf[pos]
@@ -875,7 +847,7 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_assignor_name = str(buf[pos:e], "utf-8")
+            o.assignor_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -889,15 +861,14 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_Member_1(buf, pos, n, v)
                 app_members(el_members)
         f = "AuthorizedOperations"
-        (x_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribedGroup(error_code=x_error_code, error_message=x_error_message, group_id=x_group_id, group_state=x_group_state, group_epoch=x_group_epoch, assignment_epoch=x_assignment_epoch, assignor_name=x_assignor_name, members=x_members, authorized_operations=x_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -952,12 +923,12 @@ def _e_DescribedGroup_1(o: DescribedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_ConsumerGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerGroupDescribeResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribedGroup]
+    o = ConsumerGroupDescribeResponse.__new__(ConsumerGroupDescribeResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -971,12 +942,11 @@ def _d_ConsumerGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = ConsumerGroupDescribeResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1010,12 +980,12 @@ def _e_ConsumerGroupDescribeResponse_0(o: ConsumerGroupDescribeResponse, out: by
 
 
 def _d_ConsumerGroupDescribeResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerGroupDescribeResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribedGroup]
+    o = ConsumerGroupDescribeResponse.__new__(ConsumerGroupDescribeResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -1029,12 +999,11 @@ def _d_ConsumerGroupDescribeResponse_1(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_1(buf, pos, n, v)
                 app_groups(el_groups)
-        o = ConsumerGroupDescribeResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -20,6 +20,7 @@ __all__ = ["ConsumerGroupHeartbeatRequest", "TopicPartitions"]
 
 _S_i = _struct.Struct(">i")
 _S_u = _struct.Struct(">16s")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -57,14 +58,14 @@ class ConsumerGroupHeartbeatRequest(_Request):
 
 
 def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartitions, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[int]
+    o = TopicPartitions.__new__(TopicPartitions)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -77,9 +78,11 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicPartitions(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -104,7 +107,10 @@ def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
     out += _S_u.pack(o.topic_id.bytes)
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -112,15 +118,9 @@ def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
 
 
 def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerGroupHeartbeatRequest, int]:
-    x_group_id: str
-    x_member_id: str
-    x_member_epoch: int
-    x_instance_id: str | None
-    x_rack_id: str | None
-    x_rebalance_timeout_ms: int
-    x_subscribed_topic_names: list[str] | None
-    x_server_assignor: str | None
-    x_topic_partitions: list[TopicPartitions] | None
+    o = ConsumerGroupHeartbeatRequest.__new__(ConsumerGroupHeartbeatRequest)
+    o.subscribed_topic_regex = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -136,7 +136,7 @@ def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -151,10 +151,10 @@ def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "InstanceId"
         ln = buf[pos]
@@ -164,12 +164,12 @@ def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_instance_id = None
+            o.instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_instance_id = str(buf[pos:e], "utf-8")
+            o.instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RackId"
         ln = buf[pos]
@@ -179,15 +179,15 @@ def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack_id = None
+            o.rack_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RebalanceTimeoutMs"
-        (x_rebalance_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.rebalance_timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "SubscribedTopicNames"
         ln = buf[pos]
@@ -197,11 +197,11 @@ def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_subscribed_topic_names = None
+            o.subscribed_topic_names = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_subscribed_topic_names = []
+            o.subscribed_topic_names = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -212,7 +212,7 @@ def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
+                o.subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "ServerAssignor"
         ln = buf[pos]
@@ -222,12 +222,12 @@ def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_server_assignor = None
+            o.server_assignor = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_server_assignor = str(buf[pos:e], "utf-8")
+            o.server_assignor = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicPartitions"
         ln = buf[pos]
@@ -237,16 +237,15 @@ def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topic_partitions = None
+            o.topic_partitions = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_partitions = []
-            app_topic_partitions = x_topic_partitions.append
+            o.topic_partitions = []
+            app_topic_partitions = o.topic_partitions.append
             for _ in range(ln):
                 el_topic_partitions, pos = _d_TopicPartitions_0(buf, pos, n, v)
                 app_topic_partitions(el_topic_partitions)
-        o = ConsumerGroupHeartbeatRequest(group_id=x_group_id, member_id=x_member_id, member_epoch=x_member_epoch, instance_id=x_instance_id, rack_id=x_rack_id, rebalance_timeout_ms=x_rebalance_timeout_ms, subscribed_topic_names=x_subscribed_topic_names, server_assignor=x_server_assignor, topic_partitions=x_topic_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -324,16 +323,8 @@ def _e_ConsumerGroupHeartbeatRequest_0(o: ConsumerGroupHeartbeatRequest, out: by
 
 
 def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerGroupHeartbeatRequest, int]:
-    x_group_id: str
-    x_member_id: str
-    x_member_epoch: int
-    x_instance_id: str | None
-    x_rack_id: str | None
-    x_rebalance_timeout_ms: int
-    x_subscribed_topic_names: list[str] | None
-    x_subscribed_topic_regex: str | None
-    x_server_assignor: str | None
-    x_topic_partitions: list[TopicPartitions] | None
+    o = ConsumerGroupHeartbeatRequest.__new__(ConsumerGroupHeartbeatRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -349,7 +340,7 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -364,10 +355,10 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "InstanceId"
         ln = buf[pos]
@@ -377,12 +368,12 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_instance_id = None
+            o.instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_instance_id = str(buf[pos:e], "utf-8")
+            o.instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RackId"
         ln = buf[pos]
@@ -392,15 +383,15 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack_id = None
+            o.rack_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RebalanceTimeoutMs"
-        (x_rebalance_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.rebalance_timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "SubscribedTopicNames"
         ln = buf[pos]
@@ -410,11 +401,11 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_subscribed_topic_names = None
+            o.subscribed_topic_names = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_subscribed_topic_names = []
+            o.subscribed_topic_names = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -425,7 +416,7 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
+                o.subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "SubscribedTopicRegex"
         ln = buf[pos]
@@ -435,12 +426,12 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_subscribed_topic_regex = None
+            o.subscribed_topic_regex = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subscribed_topic_regex = str(buf[pos:e], "utf-8")
+            o.subscribed_topic_regex = str(buf[pos:e], "utf-8")
             pos = e
         f = "ServerAssignor"
         ln = buf[pos]
@@ -450,12 +441,12 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_server_assignor = None
+            o.server_assignor = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_server_assignor = str(buf[pos:e], "utf-8")
+            o.server_assignor = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicPartitions"
         ln = buf[pos]
@@ -465,16 +456,15 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topic_partitions = None
+            o.topic_partitions = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_partitions = []
-            app_topic_partitions = x_topic_partitions.append
+            o.topic_partitions = []
+            app_topic_partitions = o.topic_partitions.append
             for _ in range(ln):
                 el_topic_partitions, pos = _d_TopicPartitions_0(buf, pos, n, v)
                 app_topic_partitions(el_topic_partitions)
-        o = ConsumerGroupHeartbeatRequest(group_id=x_group_id, member_id=x_member_id, member_epoch=x_member_epoch, instance_id=x_instance_id, rack_id=x_rack_id, rebalance_timeout_ms=x_rebalance_timeout_ms, subscribed_topic_names=x_subscribed_topic_names, subscribed_topic_regex=x_subscribed_topic_regex, server_assignor=x_server_assignor, topic_partitions=x_topic_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

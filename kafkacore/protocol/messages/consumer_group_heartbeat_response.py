@@ -21,6 +21,7 @@ __all__ = ["Assignment", "ConsumerGroupHeartbeatResponse", "TopicPartitions"]
 _S_ih = _struct.Struct(">ih")
 _S_ii = _struct.Struct(">ii")
 _S_u = _struct.Struct(">16s")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -65,14 +66,14 @@ class ConsumerGroupHeartbeatResponse(_Response):
 
 
 def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartitions, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[int]
+    o = TopicPartitions.__new__(TopicPartitions)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -85,9 +86,11 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicPartitions(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -112,7 +115,10 @@ def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
     out += _S_u.pack(o.topic_id.bytes)
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -120,7 +126,8 @@ def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
 
 
 def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignment, int]:
-    x_topic_partitions: list[TopicPartitions]
+    o = Assignment.__new__(Assignment)
+    o.unknown_tagged_fields = ()
     f = "TopicPartitions"
     try:
         f = "TopicPartitions"
@@ -135,12 +142,11 @@ def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignme
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_partitions = []
-            app_topic_partitions = x_topic_partitions.append
+            o.topic_partitions = []
+            app_topic_partitions = o.topic_partitions.append
             for _ in range(ln):
                 el_topic_partitions, pos = _d_TopicPartitions_0(buf, pos, n, v)
                 app_topic_partitions(el_topic_partitions)
-        o = Assignment(topic_partitions=x_topic_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -173,17 +179,12 @@ def _e_Assignment_0(o: Assignment, out: bytearray, v: int) -> None:
 
 
 def _d_ConsumerGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerGroupHeartbeatResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_member_id: str | None
-    x_member_epoch: int
-    x_heartbeat_interval_ms: int
-    x_assignment: Assignment | None
+    o = ConsumerGroupHeartbeatResponse.__new__(ConsumerGroupHeartbeatResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -193,12 +194,12 @@ def _d_ConsumerGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: in
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -208,24 +209,23 @@ def _d_ConsumerGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: in
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_member_id = None
+            o.member_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch, x_heartbeat_interval_ms) = _S_ii.unpack_from(buf, pos)
+        (o.member_epoch, o.heartbeat_interval_ms) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "Assignment"
         (b,) = _w.I8.unpack_from(buf, pos)
         pos += 1
         if b < 0:
-            x_assignment = None
+            o.assignment = None
         else:
-            x_assignment, pos = _d_Assignment_0(buf, pos, n, v)
-        o = ConsumerGroupHeartbeatResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, member_id=x_member_id, member_epoch=x_member_epoch, heartbeat_interval_ms=x_heartbeat_interval_ms, assignment=x_assignment)
+            o.assignment, pos = _d_Assignment_0(buf, pos, n, v)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

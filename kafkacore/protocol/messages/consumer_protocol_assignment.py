@@ -17,6 +17,7 @@ from kafkacore.protocol._base import Struct as _Struct
 
 __all__ = ["ConsumerProtocolAssignment", "TopicPartition"]
 
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -45,8 +46,8 @@ class ConsumerProtocolAssignment(_Message):
 
 
 def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartition, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = TopicPartition.__new__(TopicPartition)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -58,7 +59,7 @@ def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topi
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -68,9 +69,11 @@ def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topi
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicPartition(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicPartition", v, f, pos) from None
     return o, pos
@@ -83,14 +86,17 @@ def _e_TopicPartition_0(o: TopicPartition, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.I32.pack(len(x_partitions))
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("TopicPartition", v)
 
 
 def _d_ConsumerProtocolAssignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolAssignment, int]:
-    x_assigned_partitions: list[TopicPartition]
-    x_user_data: bytes | memoryview | None
+    o = ConsumerProtocolAssignment.__new__(ConsumerProtocolAssignment)
+    o.unknown_tagged_fields = ()
     f = "AssignedPartitions"
     try:
         f = "AssignedPartitions"
@@ -101,8 +107,8 @@ def _d_ConsumerProtocolAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_assigned_partitions = []
-            app_assigned_partitions = x_assigned_partitions.append
+            o.assigned_partitions = []
+            app_assigned_partitions = o.assigned_partitions.append
             for _ in range(ln):
                 el_assigned_partitions, pos = _d_TopicPartition_0(buf, pos, n, v)
                 app_assigned_partitions(el_assigned_partitions)
@@ -110,14 +116,13 @@ def _d_ConsumerProtocolAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_user_data = None
+            o.user_data = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_user_data = buf[pos:e]
+            o.user_data = buf[pos:e]
             pos = e
-        o = ConsumerProtocolAssignment(assigned_partitions=x_assigned_partitions, user_data=x_user_data)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ConsumerProtocolAssignment", v, f, pos) from None
     return o, pos

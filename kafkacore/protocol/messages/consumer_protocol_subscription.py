@@ -18,6 +18,7 @@ from kafkacore.protocol._base import Struct as _Struct
 __all__ = ["ConsumerProtocolSubscription", "TopicPartition"]
 
 _S_i = _struct.Struct(">i")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -49,8 +50,8 @@ class ConsumerProtocolSubscription(_Message):
 
 
 def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartition, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = TopicPartition.__new__(TopicPartition)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -62,7 +63,7 @@ def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topi
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -72,9 +73,11 @@ def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topi
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicPartition(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicPartition", v, f, pos) from None
     return o, pos
@@ -87,14 +90,20 @@ def _e_TopicPartition_0(o: TopicPartition, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.I32.pack(len(x_partitions))
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("TopicPartition", v)
 
 
 def _d_ConsumerProtocolSubscription_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolSubscription, int]:
-    x_topics: list[str]
-    x_user_data: bytes | memoryview | None
+    o = ConsumerProtocolSubscription.__new__(ConsumerProtocolSubscription)
+    o.owned_partitions = []
+    o.generation_id = -1
+    o.rack_id = None
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -105,27 +114,26 @@ def _d_ConsumerProtocolSubscription_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
+            o.topics = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_topics.append(str(buf[pos:e], "utf-8"))
+                o.topics.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "UserData"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_user_data = None
+            o.user_data = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_user_data = buf[pos:e]
+            o.user_data = buf[pos:e]
             pos = e
-        o = ConsumerProtocolSubscription(topics=x_topics, user_data=x_user_data)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ConsumerProtocolSubscription", v, f, pos) from None
     return o, pos
@@ -149,9 +157,10 @@ def _e_ConsumerProtocolSubscription_0(o: ConsumerProtocolSubscription, out: byte
 
 
 def _d_ConsumerProtocolSubscription_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolSubscription, int]:
-    x_topics: list[str]
-    x_user_data: bytes | memoryview | None
-    x_owned_partitions: list[TopicPartition]
+    o = ConsumerProtocolSubscription.__new__(ConsumerProtocolSubscription)
+    o.generation_id = -1
+    o.rack_id = None
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -162,25 +171,25 @@ def _d_ConsumerProtocolSubscription_1(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
+            o.topics = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_topics.append(str(buf[pos:e], "utf-8"))
+                o.topics.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "UserData"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_user_data = None
+            o.user_data = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_user_data = buf[pos:e]
+            o.user_data = buf[pos:e]
             pos = e
         f = "OwnedPartitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -190,12 +199,11 @@ def _d_ConsumerProtocolSubscription_1(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_owned_partitions = []
-            app_owned_partitions = x_owned_partitions.append
+            o.owned_partitions = []
+            app_owned_partitions = o.owned_partitions.append
             for _ in range(ln):
                 el_owned_partitions, pos = _d_TopicPartition_0(buf, pos, n, v)
                 app_owned_partitions(el_owned_partitions)
-        o = ConsumerProtocolSubscription(topics=x_topics, user_data=x_user_data, owned_partitions=x_owned_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ConsumerProtocolSubscription", v, f, pos) from None
     return o, pos
@@ -223,10 +231,9 @@ def _e_ConsumerProtocolSubscription_1(o: ConsumerProtocolSubscription, out: byte
 
 
 def _d_ConsumerProtocolSubscription_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolSubscription, int]:
-    x_topics: list[str]
-    x_user_data: bytes | memoryview | None
-    x_owned_partitions: list[TopicPartition]
-    x_generation_id: int
+    o = ConsumerProtocolSubscription.__new__(ConsumerProtocolSubscription)
+    o.rack_id = None
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -237,25 +244,25 @@ def _d_ConsumerProtocolSubscription_2(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
+            o.topics = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_topics.append(str(buf[pos:e], "utf-8"))
+                o.topics.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "UserData"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_user_data = None
+            o.user_data = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_user_data = buf[pos:e]
+            o.user_data = buf[pos:e]
             pos = e
         f = "OwnedPartitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -265,15 +272,14 @@ def _d_ConsumerProtocolSubscription_2(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_owned_partitions = []
-            app_owned_partitions = x_owned_partitions.append
+            o.owned_partitions = []
+            app_owned_partitions = o.owned_partitions.append
             for _ in range(ln):
                 el_owned_partitions, pos = _d_TopicPartition_0(buf, pos, n, v)
                 app_owned_partitions(el_owned_partitions)
         f = "GenerationId"
-        (x_generation_id,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ConsumerProtocolSubscription(topics=x_topics, user_data=x_user_data, owned_partitions=x_owned_partitions, generation_id=x_generation_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ConsumerProtocolSubscription", v, f, pos) from None
     return o, pos
@@ -302,11 +308,8 @@ def _e_ConsumerProtocolSubscription_2(o: ConsumerProtocolSubscription, out: byte
 
 
 def _d_ConsumerProtocolSubscription_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolSubscription, int]:
-    x_topics: list[str]
-    x_user_data: bytes | memoryview | None
-    x_owned_partitions: list[TopicPartition]
-    x_generation_id: int
-    x_rack_id: str | None
+    o = ConsumerProtocolSubscription.__new__(ConsumerProtocolSubscription)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -317,25 +320,25 @@ def _d_ConsumerProtocolSubscription_3(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
+            o.topics = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_topics.append(str(buf[pos:e], "utf-8"))
+                o.topics.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "UserData"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_user_data = None
+            o.user_data = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_user_data = buf[pos:e]
+            o.user_data = buf[pos:e]
             pos = e
         f = "OwnedPartitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -345,26 +348,25 @@ def _d_ConsumerProtocolSubscription_3(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_owned_partitions = []
-            app_owned_partitions = x_owned_partitions.append
+            o.owned_partitions = []
+            app_owned_partitions = o.owned_partitions.append
             for _ in range(ln):
                 el_owned_partitions, pos = _d_TopicPartition_0(buf, pos, n, v)
                 app_owned_partitions(el_owned_partitions)
         f = "GenerationId"
-        (x_generation_id,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "RackId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_rack_id = None
+            o.rack_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = ConsumerProtocolSubscription(topics=x_topics, user_data=x_user_data, owned_partitions=x_owned_partitions, generation_id=x_generation_id, rack_id=x_rack_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ConsumerProtocolSubscription", v, f, pos) from None
     return o, pos

@@ -32,13 +32,13 @@ class ControlRecordTypeSchema(_Message):
 
 
 def _d_ControlRecordTypeSchema_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ControlRecordTypeSchema, int]:
-    x_type: int
+    o = ControlRecordTypeSchema.__new__(ControlRecordTypeSchema)
+    o.unknown_tagged_fields = ()
     f = "Type"
     try:
         f = "Type"
-        (x_type,) = _S_h.unpack_from(buf, pos)
+        (o.type,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = ControlRecordTypeSchema(type=x_type)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ControlRecordTypeSchema", v, f, pos) from None
     return o, pos

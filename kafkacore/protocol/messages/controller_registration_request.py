@@ -67,10 +67,8 @@ class ControllerRegistrationRequest(_Request):
 
 
 def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, int]:
-    x_name: str
-    x_host: str
-    x_port: int
-    x_security_protocol: int
+    o = Listener.__new__(Listener)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -86,7 +84,7 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -101,12 +99,11 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port, x_security_protocol) = _S_Hh.unpack_from(buf, pos)
+        (o.port, o.security_protocol) = _S_Hh.unpack_from(buf, pos)
         pos += 4
-        o = Listener(name=x_name, host=x_host, port=x_port, security_protocol=x_security_protocol)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -144,9 +141,8 @@ def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
 
 
 def _d_Feature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Feature, int]:
-    x_name: str
-    x_min_supported_version: int
-    x_max_supported_version: int
+    o = Feature.__new__(Feature)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -162,12 +158,11 @@ def _d_Feature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Feature, in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "MinSupportedVersion"
-        (x_min_supported_version, x_max_supported_version) = _S_hh.unpack_from(buf, pos)
+        (o.min_supported_version, o.max_supported_version) = _S_hh.unpack_from(buf, pos)
         pos += 4
-        o = Feature(name=x_name, min_supported_version=x_min_supported_version, max_supported_version=x_max_supported_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -201,17 +196,14 @@ def _e_Feature_0(o: Feature, out: bytearray, v: int) -> None:
 
 
 def _d_ControllerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ControllerRegistrationRequest, int]:
-    x_controller_id: int
-    x_incarnation_id: _uuid.UUID
-    x_zk_migration_ready: bool
-    x_listeners: list[Listener]
-    x_features: list[Feature]
+    o = ControllerRegistrationRequest.__new__(ControllerRegistrationRequest)
+    o.unknown_tagged_fields = ()
     f = "ControllerId"
     try:
         f = "ControllerId"
-        (x_controller_id, u_incarnation_id, x_zk_migration_ready) = _S_iuo.unpack_from(buf, pos)
+        (o.controller_id, u_incarnation_id, o.zk_migration_ready) = _S_iuo.unpack_from(buf, pos)
         pos += 21
-        x_incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
+        o.incarnation_id = _uuid.UUID(bytes=u_incarnation_id)
         f = "Listeners"
         ln = buf[pos]
         if ln < 128:
@@ -224,8 +216,8 @@ def _d_ControllerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_listeners = []
-            app_listeners = x_listeners.append
+            o.listeners = []
+            app_listeners = o.listeners.append
             for _ in range(ln):
                 el_listeners, pos = _d_Listener_0(buf, pos, n, v)
                 app_listeners(el_listeners)
@@ -241,12 +233,11 @@ def _d_ControllerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_features = []
-            app_features = x_features.append
+            o.features = []
+            app_features = o.features.append
             for _ in range(ln):
                 el_features, pos = _d_Feature_0(buf, pos, n, v)
                 app_features(el_features)
-        o = ControllerRegistrationRequest(controller_id=x_controller_id, incarnation_id=x_incarnation_id, zk_migration_ready=x_zk_migration_ready, listeners=x_listeners, features=x_features)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

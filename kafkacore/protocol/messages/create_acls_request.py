@@ -52,17 +52,12 @@ class CreateAclsRequest(_Request):
 
 
 def _d_AclCreation_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCreation, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_resource_pattern_type: int
-    x_principal: str
-    x_host: str
-    x_operation: int
-    x_permission_type: int
+    o = AclCreation.__new__(AclCreation)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -73,10 +68,10 @@ def _d_AclCreation_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCrea
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourcePatternType"
-        (x_resource_pattern_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_pattern_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Principal"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -87,7 +82,7 @@ def _d_AclCreation_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCrea
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal = str(buf[pos:e], "utf-8")
+            o.principal = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -98,12 +93,11 @@ def _d_AclCreation_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCrea
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = AclCreation(resource_type=x_resource_type, resource_name=x_resource_name, resource_pattern_type=x_resource_pattern_type, principal=x_principal, host=x_host, operation=x_operation, permission_type=x_permission_type)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AclCreation", v, f, pos) from None
     return o, pos
@@ -130,17 +124,12 @@ def _e_AclCreation_0(o: AclCreation, out: bytearray, v: int) -> None:
 
 
 def _d_AclCreation_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCreation, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_resource_pattern_type: int
-    x_principal: str
-    x_host: str
-    x_operation: int
-    x_permission_type: int
+    o = AclCreation.__new__(AclCreation)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         ln = buf[pos]
@@ -155,10 +144,10 @@ def _d_AclCreation_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCrea
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourcePatternType"
-        (x_resource_pattern_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_pattern_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Principal"
         ln = buf[pos]
@@ -173,7 +162,7 @@ def _d_AclCreation_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCrea
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal = str(buf[pos:e], "utf-8")
+            o.principal = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -188,12 +177,11 @@ def _d_AclCreation_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCrea
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = AclCreation(resource_type=x_resource_type, resource_name=x_resource_name, resource_pattern_type=x_resource_pattern_type, principal=x_principal, host=x_host, operation=x_operation, permission_type=x_permission_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -237,7 +225,8 @@ def _e_AclCreation_1(o: AclCreation, out: bytearray, v: int) -> None:
 
 
 def _d_CreateAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateAclsRequest, int]:
-    x_creations: list[AclCreation]
+    o = CreateAclsRequest.__new__(CreateAclsRequest)
+    o.unknown_tagged_fields = ()
     f = "Creations"
     try:
         f = "Creations"
@@ -248,12 +237,11 @@ def _d_CreateAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_creations = []
-            app_creations = x_creations.append
+            o.creations = []
+            app_creations = o.creations.append
             for _ in range(ln):
                 el_creations, pos = _d_AclCreation_0(buf, pos, n, v)
                 app_creations(el_creations)
-        o = CreateAclsRequest(creations=x_creations)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreateAclsRequest", v, f, pos) from None
     return o, pos
@@ -269,7 +257,8 @@ def _e_CreateAclsRequest_0(o: CreateAclsRequest, out: bytearray, v: int) -> None
 
 
 def _d_CreateAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateAclsRequest, int]:
-    x_creations: list[AclCreation]
+    o = CreateAclsRequest.__new__(CreateAclsRequest)
+    o.unknown_tagged_fields = ()
     f = "Creations"
     try:
         f = "Creations"
@@ -284,12 +273,11 @@ def _d_CreateAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_creations = []
-            app_creations = x_creations.append
+            o.creations = []
+            app_creations = o.creations.append
             for _ in range(ln):
                 el_creations, pos = _d_AclCreation_1(buf, pos, n, v)
                 app_creations(el_creations)
-        o = CreateAclsRequest(creations=x_creations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -48,25 +48,24 @@ class CreateAclsResponse(_Response):
 
 
 def _d_AclCreationResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCreationResult, int]:
-    x_error_code: int
-    x_error_message: str | None
+    o = AclCreationResult.__new__(AclCreationResult)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = AclCreationResult(error_code=x_error_code, error_message=x_error_message)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AclCreationResult", v, f, pos) from None
     return o, pos
@@ -86,12 +85,12 @@ def _e_AclCreationResult_0(o: AclCreationResult, out: bytearray, v: int) -> None
 
 
 def _d_AclCreationResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCreationResult, int]:
-    x_error_code: int
-    x_error_message: str | None
+    o = AclCreationResult.__new__(AclCreationResult)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -101,14 +100,13 @@ def _d_AclCreationResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[A
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = AclCreationResult(error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -145,12 +143,12 @@ def _e_AclCreationResult_1(o: AclCreationResult, out: bytearray, v: int) -> None
 
 
 def _d_CreateAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateAclsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[AclCreationResult]
+    o = CreateAclsResponse.__new__(CreateAclsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -160,12 +158,11 @@ def _d_CreateAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_AclCreationResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = CreateAclsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreateAclsResponse", v, f, pos) from None
     return o, pos
@@ -182,12 +179,12 @@ def _e_CreateAclsResponse_0(o: CreateAclsResponse, out: bytearray, v: int) -> No
 
 
 def _d_CreateAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateAclsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[AclCreationResult]
+    o = CreateAclsResponse.__new__(CreateAclsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         ln = buf[pos]
@@ -201,12 +198,11 @@ def _d_CreateAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_AclCreationResult_1(buf, pos, n, v)
                 app_results(el_results)
-        o = CreateAclsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -49,8 +49,8 @@ class CreateDelegationTokenRequest(_Request):
 
 
 def _d_CreatableRenewers_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableRenewers, int]:
-    x_principal_type: str
-    x_principal_name: str
+    o = CreatableRenewers.__new__(CreatableRenewers)
+    o.unknown_tagged_fields = ()
     f = "PrincipalType"
     try:
         f = "PrincipalType"
@@ -62,7 +62,7 @@ def _d_CreatableRenewers_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -73,9 +73,8 @@ def _d_CreatableRenewers_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = CreatableRenewers(principal_type=x_principal_type, principal_name=x_principal_name)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatableRenewers", v, f, pos) from None
     return o, pos
@@ -95,8 +94,8 @@ def _e_CreatableRenewers_0(o: CreatableRenewers, out: bytearray, v: int) -> None
 
 
 def _d_CreatableRenewers_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableRenewers, int]:
-    x_principal_type: str
-    x_principal_name: str
+    o = CreatableRenewers.__new__(CreatableRenewers)
+    o.unknown_tagged_fields = ()
     f = "PrincipalType"
     try:
         f = "PrincipalType"
@@ -112,7 +111,7 @@ def _d_CreatableRenewers_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         ln = buf[pos]
@@ -127,9 +126,8 @@ def _d_CreatableRenewers_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = CreatableRenewers(principal_type=x_principal_type, principal_name=x_principal_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -166,8 +164,10 @@ def _e_CreatableRenewers_1(o: CreatableRenewers, out: bytearray, v: int) -> None
 
 
 def _d_CreateDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenRequest, int]:
-    x_renewers: list[CreatableRenewers]
-    x_max_lifetime_ms: int
+    o = CreateDelegationTokenRequest.__new__(CreateDelegationTokenRequest)
+    o.owner_principal_type = ""
+    o.owner_principal_name = ""
+    o.unknown_tagged_fields = ()
     f = "Renewers"
     try:
         f = "Renewers"
@@ -178,15 +178,14 @@ def _d_CreateDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_renewers = []
-            app_renewers = x_renewers.append
+            o.renewers = []
+            app_renewers = o.renewers.append
             for _ in range(ln):
                 el_renewers, pos = _d_CreatableRenewers_0(buf, pos, n, v)
                 app_renewers(el_renewers)
         f = "MaxLifetimeMs"
-        (x_max_lifetime_ms,) = _S_q.unpack_from(buf, pos)
+        (o.max_lifetime_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = CreateDelegationTokenRequest(renewers=x_renewers, max_lifetime_ms=x_max_lifetime_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreateDelegationTokenRequest", v, f, pos) from None
     return o, pos
@@ -207,8 +206,10 @@ def _e_CreateDelegationTokenRequest_0(o: CreateDelegationTokenRequest, out: byte
 
 
 def _d_CreateDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenRequest, int]:
-    x_renewers: list[CreatableRenewers]
-    x_max_lifetime_ms: int
+    o = CreateDelegationTokenRequest.__new__(CreateDelegationTokenRequest)
+    o.owner_principal_type = ""
+    o.owner_principal_name = ""
+    o.unknown_tagged_fields = ()
     f = "Renewers"
     try:
         f = "Renewers"
@@ -223,15 +224,14 @@ def _d_CreateDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_renewers = []
-            app_renewers = x_renewers.append
+            o.renewers = []
+            app_renewers = o.renewers.append
             for _ in range(ln):
                 el_renewers, pos = _d_CreatableRenewers_1(buf, pos, n, v)
                 app_renewers(el_renewers)
         f = "MaxLifetimeMs"
-        (x_max_lifetime_ms,) = _S_q.unpack_from(buf, pos)
+        (o.max_lifetime_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = CreateDelegationTokenRequest(renewers=x_renewers, max_lifetime_ms=x_max_lifetime_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -269,10 +269,8 @@ def _e_CreateDelegationTokenRequest_1(o: CreateDelegationTokenRequest, out: byte
 
 
 def _d_CreateDelegationTokenRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenRequest, int]:
-    x_owner_principal_type: str | None
-    x_owner_principal_name: str | None
-    x_renewers: list[CreatableRenewers]
-    x_max_lifetime_ms: int
+    o = CreateDelegationTokenRequest.__new__(CreateDelegationTokenRequest)
+    o.unknown_tagged_fields = ()
     f = "OwnerPrincipalType"
     try:
         f = "OwnerPrincipalType"
@@ -283,12 +281,12 @@ def _d_CreateDelegationTokenRequest_2(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_owner_principal_type = None
+            o.owner_principal_type = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_owner_principal_type = str(buf[pos:e], "utf-8")
+            o.owner_principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "OwnerPrincipalName"
         ln = buf[pos]
@@ -298,12 +296,12 @@ def _d_CreateDelegationTokenRequest_2(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_owner_principal_name = None
+            o.owner_principal_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_owner_principal_name = str(buf[pos:e], "utf-8")
+            o.owner_principal_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Renewers"
         ln = buf[pos]
@@ -317,15 +315,14 @@ def _d_CreateDelegationTokenRequest_2(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_renewers = []
-            app_renewers = x_renewers.append
+            o.renewers = []
+            app_renewers = o.renewers.append
             for _ in range(ln):
                 el_renewers, pos = _d_CreatableRenewers_1(buf, pos, n, v)
                 app_renewers(el_renewers)
         f = "MaxLifetimeMs"
-        (x_max_lifetime_ms,) = _S_q.unpack_from(buf, pos)
+        (o.max_lifetime_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = CreateDelegationTokenRequest(owner_principal_type=x_owner_principal_type, owner_principal_name=x_owner_principal_name, renewers=x_renewers, max_lifetime_ms=x_max_lifetime_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

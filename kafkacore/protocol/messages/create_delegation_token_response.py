@@ -45,19 +45,14 @@ class CreateDelegationTokenResponse(_Response):
 
 
 def _d_CreateDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenResponse, int]:
-    x_error_code: int
-    x_principal_type: str
-    x_principal_name: str
-    x_issue_timestamp_ms: int
-    x_expiry_timestamp_ms: int
-    x_max_timestamp_ms: int
-    x_token_id: str
-    x_hmac: bytes
-    x_throttle_time_ms: int
+    o = CreateDelegationTokenResponse.__new__(CreateDelegationTokenResponse)
+    o.token_requester_principal_type = ""
+    o.token_requester_principal_name = ""
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "PrincipalType"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -68,7 +63,7 @@ def _d_CreateDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -79,10 +74,10 @@ def _d_CreateDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IssueTimestampMs"
-        (x_issue_timestamp_ms, x_expiry_timestamp_ms, x_max_timestamp_ms) = _S_qqq.unpack_from(buf, pos)
+        (o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms) = _S_qqq.unpack_from(buf, pos)
         pos += 24
         f = "TokenId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -93,7 +88,7 @@ def _d_CreateDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_id = str(buf[pos:e], "utf-8")
+            o.token_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Hmac"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -104,12 +99,11 @@ def _d_CreateDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = CreateDelegationTokenResponse(error_code=x_error_code, principal_type=x_principal_type, principal_name=x_principal_name, issue_timestamp_ms=x_issue_timestamp_ms, expiry_timestamp_ms=x_expiry_timestamp_ms, max_timestamp_ms=x_max_timestamp_ms, token_id=x_token_id, hmac=x_hmac, throttle_time_ms=x_throttle_time_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreateDelegationTokenResponse", v, f, pos) from None
     return o, pos
@@ -143,19 +137,14 @@ def _e_CreateDelegationTokenResponse_0(o: CreateDelegationTokenResponse, out: by
 
 
 def _d_CreateDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenResponse, int]:
-    x_error_code: int
-    x_principal_type: str
-    x_principal_name: str
-    x_issue_timestamp_ms: int
-    x_expiry_timestamp_ms: int
-    x_max_timestamp_ms: int
-    x_token_id: str
-    x_hmac: bytes
-    x_throttle_time_ms: int
+    o = CreateDelegationTokenResponse.__new__(CreateDelegationTokenResponse)
+    o.token_requester_principal_type = ""
+    o.token_requester_principal_name = ""
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "PrincipalType"
         ln = buf[pos]
@@ -170,7 +159,7 @@ def _d_CreateDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         ln = buf[pos]
@@ -185,10 +174,10 @@ def _d_CreateDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IssueTimestampMs"
-        (x_issue_timestamp_ms, x_expiry_timestamp_ms, x_max_timestamp_ms) = _S_qqq.unpack_from(buf, pos)
+        (o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms) = _S_qqq.unpack_from(buf, pos)
         pos += 24
         f = "TokenId"
         ln = buf[pos]
@@ -203,7 +192,7 @@ def _d_CreateDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_id = str(buf[pos:e], "utf-8")
+            o.token_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Hmac"
         ln = buf[pos]
@@ -218,12 +207,11 @@ def _d_CreateDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = CreateDelegationTokenResponse(error_code=x_error_code, principal_type=x_principal_type, principal_name=x_principal_name, issue_timestamp_ms=x_issue_timestamp_ms, expiry_timestamp_ms=x_expiry_timestamp_ms, max_timestamp_ms=x_max_timestamp_ms, token_id=x_token_id, hmac=x_hmac, throttle_time_ms=x_throttle_time_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -274,21 +262,12 @@ def _e_CreateDelegationTokenResponse_1(o: CreateDelegationTokenResponse, out: by
 
 
 def _d_CreateDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenResponse, int]:
-    x_error_code: int
-    x_principal_type: str
-    x_principal_name: str
-    x_token_requester_principal_type: str
-    x_token_requester_principal_name: str
-    x_issue_timestamp_ms: int
-    x_expiry_timestamp_ms: int
-    x_max_timestamp_ms: int
-    x_token_id: str
-    x_hmac: bytes
-    x_throttle_time_ms: int
+    o = CreateDelegationTokenResponse.__new__(CreateDelegationTokenResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "PrincipalType"
         ln = buf[pos]
@@ -303,7 +282,7 @@ def _d_CreateDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         ln = buf[pos]
@@ -318,7 +297,7 @@ def _d_CreateDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TokenRequesterPrincipalType"
         ln = buf[pos]
@@ -333,7 +312,7 @@ def _d_CreateDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_requester_principal_type = str(buf[pos:e], "utf-8")
+            o.token_requester_principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "TokenRequesterPrincipalName"
         ln = buf[pos]
@@ -348,10 +327,10 @@ def _d_CreateDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_requester_principal_name = str(buf[pos:e], "utf-8")
+            o.token_requester_principal_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IssueTimestampMs"
-        (x_issue_timestamp_ms, x_expiry_timestamp_ms, x_max_timestamp_ms) = _S_qqq.unpack_from(buf, pos)
+        (o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms) = _S_qqq.unpack_from(buf, pos)
         pos += 24
         f = "TokenId"
         ln = buf[pos]
@@ -366,7 +345,7 @@ def _d_CreateDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_id = str(buf[pos:e], "utf-8")
+            o.token_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Hmac"
         ln = buf[pos]
@@ -381,12 +360,11 @@ def _d_CreateDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = CreateDelegationTokenResponse(error_code=x_error_code, principal_type=x_principal_type, principal_name=x_principal_name, token_requester_principal_type=x_token_requester_principal_type, token_requester_principal_name=x_token_requester_principal_name, issue_timestamp_ms=x_issue_timestamp_ms, expiry_timestamp_ms=x_expiry_timestamp_ms, max_timestamp_ms=x_max_timestamp_ms, token_id=x_token_id, hmac=x_hmac, throttle_time_ms=x_throttle_time_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

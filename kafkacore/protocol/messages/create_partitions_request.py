@@ -19,6 +19,7 @@ __all__ = ["CreatePartitionsAssignment", "CreatePartitionsRequest", "CreateParti
 
 _S_i = _struct.Struct(">i")
 _S_io = _struct.Struct(">i?")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -60,7 +61,8 @@ class CreatePartitionsRequest(_Request):
 
 
 def _d_CreatePartitionsAssignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsAssignment, int]:
-    x_broker_ids: list[int]
+    o = CreatePartitionsAssignment.__new__(CreatePartitionsAssignment)
+    o.unknown_tagged_fields = ()
     f = "BrokerIds"
     try:
         f = "BrokerIds"
@@ -71,9 +73,11 @@ def _d_CreatePartitionsAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_broker_ids = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.broker_ids = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = CreatePartitionsAssignment(broker_ids=x_broker_ids)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatePartitionsAssignment", v, f, pos) from None
     return o, pos
@@ -82,13 +86,17 @@ def _d_CreatePartitionsAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
 def _e_CreatePartitionsAssignment_0(o: CreatePartitionsAssignment, out: bytearray, v: int) -> None:
     x_broker_ids = o.broker_ids
     out += _w.I32.pack(len(x_broker_ids))
-    out += _struct.pack(f">{len(x_broker_ids)}i", *x_broker_ids)
+    out += (
+        _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_broker_ids)}i")
+    ).pack(*x_broker_ids)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("CreatePartitionsAssignment", v)
 
 
 def _d_CreatePartitionsAssignment_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsAssignment, int]:
-    x_broker_ids: list[int]
+    o = CreatePartitionsAssignment.__new__(CreatePartitionsAssignment)
+    o.unknown_tagged_fields = ()
     f = "BrokerIds"
     try:
         f = "BrokerIds"
@@ -103,9 +111,11 @@ def _d_CreatePartitionsAssignment_1(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_broker_ids = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.broker_ids = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = CreatePartitionsAssignment(broker_ids=x_broker_ids)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -129,7 +139,10 @@ def _d_CreatePartitionsAssignment_1(buf: memoryview, pos: int, n: int, v: int) -
 def _e_CreatePartitionsAssignment_1(o: CreatePartitionsAssignment, out: bytearray, v: int) -> None:
     x_broker_ids = o.broker_ids
     out += _w.uvarint(len(x_broker_ids) + 1)
-    out += _struct.pack(f">{len(x_broker_ids)}i", *x_broker_ids)
+    out += (
+        _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_broker_ids)}i")
+    ).pack(*x_broker_ids)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -137,9 +150,8 @@ def _e_CreatePartitionsAssignment_1(o: CreatePartitionsAssignment, out: bytearra
 
 
 def _d_CreatePartitionsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsTopic, int]:
-    x_name: str
-    x_count: int
-    x_assignments: list[CreatePartitionsAssignment] | None
+    o = CreatePartitionsTopic.__new__(CreatePartitionsTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -151,25 +163,24 @@ def _d_CreatePartitionsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Count"
-        (x_count,) = _S_i.unpack_from(buf, pos)
+        (o.count,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Assignments"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_assignments = None
+            o.assignments = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_assignments = []
-            app_assignments = x_assignments.append
+            o.assignments = []
+            app_assignments = o.assignments.append
             for _ in range(ln):
                 el_assignments, pos = _d_CreatePartitionsAssignment_0(buf, pos, n, v)
                 app_assignments(el_assignments)
-        o = CreatePartitionsTopic(name=x_name, count=x_count, assignments=x_assignments)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatePartitionsTopic", v, f, pos) from None
     return o, pos
@@ -193,9 +204,8 @@ def _e_CreatePartitionsTopic_0(o: CreatePartitionsTopic, out: bytearray, v: int)
 
 
 def _d_CreatePartitionsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsTopic, int]:
-    x_name: str
-    x_count: int
-    x_assignments: list[CreatePartitionsAssignment] | None
+    o = CreatePartitionsTopic.__new__(CreatePartitionsTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -211,10 +221,10 @@ def _d_CreatePartitionsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Count"
-        (x_count,) = _S_i.unpack_from(buf, pos)
+        (o.count,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Assignments"
         ln = buf[pos]
@@ -224,16 +234,15 @@ def _d_CreatePartitionsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_assignments = None
+            o.assignments = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_assignments = []
-            app_assignments = x_assignments.append
+            o.assignments = []
+            app_assignments = o.assignments.append
             for _ in range(ln):
                 el_assignments, pos = _d_CreatePartitionsAssignment_1(buf, pos, n, v)
                 app_assignments(el_assignments)
-        o = CreatePartitionsTopic(name=x_name, count=x_count, assignments=x_assignments)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -274,9 +283,8 @@ def _e_CreatePartitionsTopic_1(o: CreatePartitionsTopic, out: bytearray, v: int)
 
 
 def _d_CreatePartitionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsRequest, int]:
-    x_topics: list[CreatePartitionsTopic]
-    x_timeout_ms: int
-    x_validate_only: bool
+    o = CreatePartitionsRequest.__new__(CreatePartitionsRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -287,15 +295,14 @@ def _d_CreatePartitionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_CreatePartitionsTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "TimeoutMs"
-        (x_timeout_ms, x_validate_only) = _S_io.unpack_from(buf, pos)
+        (o.timeout_ms, o.validate_only) = _S_io.unpack_from(buf, pos)
         pos += 5
-        o = CreatePartitionsRequest(topics=x_topics, timeout_ms=x_timeout_ms, validate_only=x_validate_only)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatePartitionsRequest", v, f, pos) from None
     return o, pos
@@ -312,9 +319,8 @@ def _e_CreatePartitionsRequest_0(o: CreatePartitionsRequest, out: bytearray, v: 
 
 
 def _d_CreatePartitionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsRequest, int]:
-    x_topics: list[CreatePartitionsTopic]
-    x_timeout_ms: int
-    x_validate_only: bool
+    o = CreatePartitionsRequest.__new__(CreatePartitionsRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -329,15 +335,14 @@ def _d_CreatePartitionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_CreatePartitionsTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "TimeoutMs"
-        (x_timeout_ms, x_validate_only) = _S_io.unpack_from(buf, pos)
+        (o.timeout_ms, o.validate_only) = _S_io.unpack_from(buf, pos)
         pos += 5
-        o = CreatePartitionsRequest(topics=x_topics, timeout_ms=x_timeout_ms, validate_only=x_validate_only)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

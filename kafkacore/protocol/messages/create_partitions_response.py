@@ -49,9 +49,8 @@ class CreatePartitionsResponse(_Response):
 
 
 def _d_CreatePartitionsTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsTopicResult, int]:
-    x_name: str
-    x_error_code: int
-    x_error_message: str | None
+    o = CreatePartitionsTopicResult.__new__(CreatePartitionsTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -63,23 +62,22 @@ def _d_CreatePartitionsTopicResult_0(buf: memoryview, pos: int, n: int, v: int) 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = CreatePartitionsTopicResult(name=x_name, error_code=x_error_code, error_message=x_error_message)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatePartitionsTopicResult", v, f, pos) from None
     return o, pos
@@ -103,9 +101,8 @@ def _e_CreatePartitionsTopicResult_0(o: CreatePartitionsTopicResult, out: bytear
 
 
 def _d_CreatePartitionsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsTopicResult, int]:
-    x_name: str
-    x_error_code: int
-    x_error_message: str | None
+    o = CreatePartitionsTopicResult.__new__(CreatePartitionsTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -121,10 +118,10 @@ def _d_CreatePartitionsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -134,14 +131,13 @@ def _d_CreatePartitionsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = CreatePartitionsTopicResult(name=x_name, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -182,12 +178,12 @@ def _e_CreatePartitionsTopicResult_1(o: CreatePartitionsTopicResult, out: bytear
 
 
 def _d_CreatePartitionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[CreatePartitionsTopicResult]
+    o = CreatePartitionsResponse.__new__(CreatePartitionsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -197,12 +193,11 @@ def _d_CreatePartitionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_CreatePartitionsTopicResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = CreatePartitionsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatePartitionsResponse", v, f, pos) from None
     return o, pos
@@ -219,12 +214,12 @@ def _e_CreatePartitionsResponse_0(o: CreatePartitionsResponse, out: bytearray, v
 
 
 def _d_CreatePartitionsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[CreatePartitionsTopicResult]
+    o = CreatePartitionsResponse.__new__(CreatePartitionsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         ln = buf[pos]
@@ -238,12 +233,11 @@ def _d_CreatePartitionsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_CreatePartitionsTopicResult_1(buf, pos, n, v)
                 app_results(el_results)
-        o = CreatePartitionsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -20,6 +20,7 @@ __all__ = ["CreatableReplicaAssignment", "CreatableTopic", "CreatableTopicConfig
 _S_i = _struct.Struct(">i")
 _S_ih = _struct.Struct(">ih")
 _S_io = _struct.Struct(">i?")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -75,12 +76,12 @@ class CreateTopicsRequest(_Request):
 
 
 def _d_CreatableReplicaAssignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableReplicaAssignment, int]:
-    x_partition_index: int
-    x_broker_ids: list[int]
+    o = CreatableReplicaAssignment.__new__(CreatableReplicaAssignment)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "BrokerIds"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -90,9 +91,11 @@ def _d_CreatableReplicaAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_broker_ids = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.broker_ids = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = CreatableReplicaAssignment(partition_index=x_partition_index, broker_ids=x_broker_ids)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatableReplicaAssignment", v, f, pos) from None
     return o, pos
@@ -102,18 +105,21 @@ def _e_CreatableReplicaAssignment_0(o: CreatableReplicaAssignment, out: bytearra
     out += _S_i.pack(o.partition_index)
     x_broker_ids = o.broker_ids
     out += _w.I32.pack(len(x_broker_ids))
-    out += _struct.pack(f">{len(x_broker_ids)}i", *x_broker_ids)
+    out += (
+        _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_broker_ids)}i")
+    ).pack(*x_broker_ids)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("CreatableReplicaAssignment", v)
 
 
 def _d_CreatableReplicaAssignment_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableReplicaAssignment, int]:
-    x_partition_index: int
-    x_broker_ids: list[int]
+    o = CreatableReplicaAssignment.__new__(CreatableReplicaAssignment)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "BrokerIds"
         ln = buf[pos]
@@ -127,9 +133,11 @@ def _d_CreatableReplicaAssignment_1(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_broker_ids = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.broker_ids = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = CreatableReplicaAssignment(partition_index=x_partition_index, broker_ids=x_broker_ids)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -154,7 +162,10 @@ def _e_CreatableReplicaAssignment_1(o: CreatableReplicaAssignment, out: bytearra
     out += _S_i.pack(o.partition_index)
     x_broker_ids = o.broker_ids
     out += _w.uvarint(len(x_broker_ids) + 1)
-    out += _struct.pack(f">{len(x_broker_ids)}i", *x_broker_ids)
+    out += (
+        _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_broker_ids)}i")
+    ).pack(*x_broker_ids)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -162,8 +173,8 @@ def _e_CreatableReplicaAssignment_1(o: CreatableReplicaAssignment, out: bytearra
 
 
 def _d_CreatableTopicConfig_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicConfig, int]:
-    x_name: str
-    x_value: str | None
+    o = CreatableTopicConfig.__new__(CreatableTopicConfig)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -175,20 +186,19 @@ def _d_CreatableTopicConfig_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
-        o = CreatableTopicConfig(name=x_name, value=x_value)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatableTopicConfig", v, f, pos) from None
     return o, pos
@@ -211,8 +221,8 @@ def _e_CreatableTopicConfig_0(o: CreatableTopicConfig, out: bytearray, v: int) -
 
 
 def _d_CreatableTopicConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicConfig, int]:
-    x_name: str
-    x_value: str | None
+    o = CreatableTopicConfig.__new__(CreatableTopicConfig)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -228,7 +238,7 @@ def _d_CreatableTopicConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         ln = buf[pos]
@@ -238,14 +248,13 @@ def _d_CreatableTopicConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
-        o = CreatableTopicConfig(name=x_name, value=x_value)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -285,11 +294,8 @@ def _e_CreatableTopicConfig_1(o: CreatableTopicConfig, out: bytearray, v: int) -
 
 
 def _d_CreatableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopic, int]:
-    x_name: str
-    x_num_partitions: int
-    x_replication_factor: int
-    x_assignments: list[CreatableReplicaAssignment]
-    x_configs: list[CreatableTopicConfig]
+    o = CreatableTopic.__new__(CreatableTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -301,10 +307,10 @@ def _d_CreatableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Crea
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "NumPartitions"
-        (x_num_partitions, x_replication_factor) = _S_ih.unpack_from(buf, pos)
+        (o.num_partitions, o.replication_factor) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Assignments"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -314,8 +320,8 @@ def _d_CreatableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Crea
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_assignments = []
-            app_assignments = x_assignments.append
+            o.assignments = []
+            app_assignments = o.assignments.append
             for _ in range(ln):
                 el_assignments, pos = _d_CreatableReplicaAssignment_0(buf, pos, n, v)
                 app_assignments(el_assignments)
@@ -327,12 +333,11 @@ def _d_CreatableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Crea
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_CreatableTopicConfig_0(buf, pos, n, v)
                 app_configs(el_configs)
-        o = CreatableTopic(name=x_name, num_partitions=x_num_partitions, replication_factor=x_replication_factor, assignments=x_assignments, configs=x_configs)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatableTopic", v, f, pos) from None
     return o, pos
@@ -357,11 +362,8 @@ def _e_CreatableTopic_0(o: CreatableTopic, out: bytearray, v: int) -> None:
 
 
 def _d_CreatableTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopic, int]:
-    x_name: str
-    x_num_partitions: int
-    x_replication_factor: int
-    x_assignments: list[CreatableReplicaAssignment]
-    x_configs: list[CreatableTopicConfig]
+    o = CreatableTopic.__new__(CreatableTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -377,10 +379,10 @@ def _d_CreatableTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Crea
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "NumPartitions"
-        (x_num_partitions, x_replication_factor) = _S_ih.unpack_from(buf, pos)
+        (o.num_partitions, o.replication_factor) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Assignments"
         ln = buf[pos]
@@ -394,8 +396,8 @@ def _d_CreatableTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Crea
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_assignments = []
-            app_assignments = x_assignments.append
+            o.assignments = []
+            app_assignments = o.assignments.append
             for _ in range(ln):
                 el_assignments, pos = _d_CreatableReplicaAssignment_1(buf, pos, n, v)
                 app_assignments(el_assignments)
@@ -411,12 +413,11 @@ def _d_CreatableTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Crea
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_CreatableTopicConfig_1(buf, pos, n, v)
                 app_configs(el_configs)
-        o = CreatableTopic(name=x_name, num_partitions=x_num_partitions, replication_factor=x_replication_factor, assignments=x_assignments, configs=x_configs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -458,9 +459,8 @@ def _e_CreatableTopic_1(o: CreatableTopic, out: bytearray, v: int) -> None:
 
 
 def _d_CreateTopicsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsRequest, int]:
-    x_topics: list[CreatableTopic]
-    x_timeout_ms: int
-    x_validate_only: bool
+    o = CreateTopicsRequest.__new__(CreateTopicsRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -471,15 +471,14 @@ def _d_CreateTopicsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_CreatableTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "timeoutMs"
-        (x_timeout_ms, x_validate_only) = _S_io.unpack_from(buf, pos)
+        (o.timeout_ms, o.validate_only) = _S_io.unpack_from(buf, pos)
         pos += 5
-        o = CreateTopicsRequest(topics=x_topics, timeout_ms=x_timeout_ms, validate_only=x_validate_only)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreateTopicsRequest", v, f, pos) from None
     return o, pos
@@ -496,9 +495,8 @@ def _e_CreateTopicsRequest_0(o: CreateTopicsRequest, out: bytearray, v: int) -> 
 
 
 def _d_CreateTopicsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsRequest, int]:
-    x_topics: list[CreatableTopic]
-    x_timeout_ms: int
-    x_validate_only: bool
+    o = CreateTopicsRequest.__new__(CreateTopicsRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -513,15 +511,14 @@ def _d_CreateTopicsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_CreatableTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "timeoutMs"
-        (x_timeout_ms, x_validate_only) = _S_io.unpack_from(buf, pos)
+        (o.timeout_ms, o.validate_only) = _S_io.unpack_from(buf, pos)
         pos += 5
-        o = CreateTopicsRequest(topics=x_topics, timeout_ms=x_timeout_ms, validate_only=x_validate_only)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -72,11 +72,8 @@ class CreateTopicsResponse(_Response):
 
 
 def _d_CreatableTopicConfigs_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicConfigs, int]:
-    x_name: str
-    x_value: str | None
-    x_read_only: bool
-    x_config_source: int
-    x_is_sensitive: bool
+    o = CreatableTopicConfigs.__new__(CreatableTopicConfigs)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -92,7 +89,7 @@ def _d_CreatableTopicConfigs_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         ln = buf[pos]
@@ -102,17 +99,16 @@ def _d_CreatableTopicConfigs_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
         f = "ReadOnly"
-        (x_read_only, x_config_source, x_is_sensitive) = _S_obo.unpack_from(buf, pos)
+        (o.read_only, o.config_source, o.is_sensitive) = _S_obo.unpack_from(buf, pos)
         pos += 3
-        o = CreatableTopicConfigs(name=x_name, value=x_value, read_only=x_read_only, config_source=x_config_source, is_sensitive=x_is_sensitive)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -153,9 +149,13 @@ def _e_CreatableTopicConfigs_0(o: CreatableTopicConfigs, out: bytearray, v: int)
 
 
 def _d_CreatableTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicResult, int]:
-    x_name: str
-    x_error_code: int
-    x_error_message: str | None
+    o = CreatableTopicResult.__new__(CreatableTopicResult)
+    o.topic_id = _w.ZERO_UUID
+    o.topic_config_error_code = 0
+    o.num_partitions = -1
+    o.replication_factor = -1
+    o.configs = []
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -167,23 +167,22 @@ def _d_CreatableTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = CreatableTopicResult(name=x_name, error_code=x_error_code, error_message=x_error_message)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreatableTopicResult", v, f, pos) from None
     return o, pos
@@ -207,13 +206,10 @@ def _e_CreatableTopicResult_0(o: CreatableTopicResult, out: bytearray, v: int) -
 
 
 def _d_CreatableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicResult, int]:
-    x_name: str
-    x_error_code: int
-    x_error_message: str | None
-    x_num_partitions: int
-    x_replication_factor: int
-    x_configs: list[CreatableTopicConfigs] | None
-    t_topic_config_error_code: int
+    o = CreatableTopicResult.__new__(CreatableTopicResult)
+    o.topic_id = _w.ZERO_UUID
+    o.topic_config_error_code = 0
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -229,10 +225,10 @@ def _d_CreatableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -242,15 +238,15 @@ def _d_CreatableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "NumPartitions"
-        (x_num_partitions, x_replication_factor) = _S_ih.unpack_from(buf, pos)
+        (o.num_partitions, o.replication_factor) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Configs"
         ln = buf[pos]
@@ -260,16 +256,15 @@ def _d_CreatableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_configs = None
+            o.configs = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_CreatableTopicConfigs_0(buf, pos, n, v)
                 app_configs(el_configs)
-        o = CreatableTopicResult(name=x_name, error_code=x_error_code, error_message=x_error_message, num_partitions=x_num_partitions, replication_factor=x_replication_factor, configs=x_configs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -285,11 +280,10 @@ def _d_CreatableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
                     raise _w.Bad("tagged field size exceeds the remaining bytes")
                 if tag == 0:
                     f = "TopicConfigErrorCode"
-                    (t_topic_config_error_code,) = _S_h.unpack_from(buf, pos)
+                    (o.topic_config_error_code,) = _S_h.unpack_from(buf, pos)
                     pos += 2
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.topic_config_error_code = t_topic_config_error_code
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -329,14 +323,9 @@ def _e_CreatableTopicResult_1(o: CreatableTopicResult, out: bytearray, v: int) -
 
 
 def _d_CreatableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicResult, int]:
-    x_name: str
-    x_topic_id: _uuid.UUID
-    x_error_code: int
-    x_error_message: str | None
-    x_num_partitions: int
-    x_replication_factor: int
-    x_configs: list[CreatableTopicConfigs] | None
-    t_topic_config_error_code: int
+    o = CreatableTopicResult.__new__(CreatableTopicResult)
+    o.topic_config_error_code = 0
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -352,12 +341,12 @@ def _d_CreatableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
-        (u_topic_id, x_error_code) = _S_uh.unpack_from(buf, pos)
+        (u_topic_id, o.error_code) = _S_uh.unpack_from(buf, pos)
         pos += 18
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "ErrorMessage"
         ln = buf[pos]
         if ln < 128:
@@ -366,15 +355,15 @@ def _d_CreatableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "NumPartitions"
-        (x_num_partitions, x_replication_factor) = _S_ih.unpack_from(buf, pos)
+        (o.num_partitions, o.replication_factor) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Configs"
         ln = buf[pos]
@@ -384,16 +373,15 @@ def _d_CreatableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_configs = None
+            o.configs = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_CreatableTopicConfigs_0(buf, pos, n, v)
                 app_configs(el_configs)
-        o = CreatableTopicResult(name=x_name, topic_id=x_topic_id, error_code=x_error_code, error_message=x_error_message, num_partitions=x_num_partitions, replication_factor=x_replication_factor, configs=x_configs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -409,11 +397,10 @@ def _d_CreatableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
                     raise _w.Bad("tagged field size exceeds the remaining bytes")
                 if tag == 0:
                     f = "TopicConfigErrorCode"
-                    (t_topic_config_error_code,) = _S_h.unpack_from(buf, pos)
+                    (o.topic_config_error_code,) = _S_h.unpack_from(buf, pos)
                     pos += 2
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.topic_config_error_code = t_topic_config_error_code
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -453,12 +440,12 @@ def _e_CreatableTopicResult_2(o: CreatableTopicResult, out: bytearray, v: int) -
 
 
 def _d_CreateTopicsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[CreatableTopicResult]
+    o = CreateTopicsResponse.__new__(CreateTopicsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -468,12 +455,11 @@ def _d_CreateTopicsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_CreatableTopicResult_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = CreateTopicsResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "CreateTopicsResponse", v, f, pos) from None
     return o, pos
@@ -490,12 +476,12 @@ def _e_CreateTopicsResponse_0(o: CreateTopicsResponse, out: bytearray, v: int) -
 
 
 def _d_CreateTopicsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[CreatableTopicResult]
+    o = CreateTopicsResponse.__new__(CreateTopicsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -509,12 +495,11 @@ def _d_CreateTopicsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_CreatableTopicResult_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = CreateTopicsResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -548,12 +533,12 @@ def _e_CreateTopicsResponse_1(o: CreateTopicsResponse, out: bytearray, v: int) -
 
 
 def _d_CreateTopicsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[CreatableTopicResult]
+    o = CreateTopicsResponse.__new__(CreateTopicsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -567,12 +552,11 @@ def _d_CreateTopicsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_CreatableTopicResult_2(buf, pos, n, v)
                 app_topics(el_topics)
-        o = CreateTopicsResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -34,9 +34,8 @@ class DefaultPrincipalData(_Message):
 
 
 def _d_DefaultPrincipalData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DefaultPrincipalData, int]:
-    x_type: str
-    x_name: str
-    x_token_authenticated: bool
+    o = DefaultPrincipalData.__new__(DefaultPrincipalData)
+    o.unknown_tagged_fields = ()
     f = "Type"
     try:
         f = "Type"
@@ -52,7 +51,7 @@ def _d_DefaultPrincipalData_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_type = str(buf[pos:e], "utf-8")
+            o.type = str(buf[pos:e], "utf-8")
             pos = e
         f = "Name"
         ln = buf[pos]
@@ -67,12 +66,11 @@ def _d_DefaultPrincipalData_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TokenAuthenticated"
-        (x_token_authenticated,) = _S_o.unpack_from(buf, pos)
+        (o.token_authenticated,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = DefaultPrincipalData(type=x_type, name=x_name, token_authenticated=x_token_authenticated)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

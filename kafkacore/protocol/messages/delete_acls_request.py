@@ -52,58 +52,52 @@ class DeleteAclsRequest(_Request):
 
 
 def _d_DeleteAclsFilter_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsFilter, int]:
-    x_resource_type_filter: int
-    x_resource_name_filter: str | None
-    x_pattern_type_filter: int
-    x_principal_filter: str | None
-    x_host_filter: str | None
-    x_operation: int
-    x_permission_type: int
+    o = DeleteAclsFilter.__new__(DeleteAclsFilter)
+    o.unknown_tagged_fields = ()
     f = "ResourceTypeFilter"
     try:
         f = "ResourceTypeFilter"
-        (x_resource_type_filter,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type_filter,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceNameFilter"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_resource_name_filter = None
+            o.resource_name_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name_filter = str(buf[pos:e], "utf-8")
+            o.resource_name_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "PatternTypeFilter"
-        (x_pattern_type_filter,) = _S_b.unpack_from(buf, pos)
+        (o.pattern_type_filter,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "PrincipalFilter"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_principal_filter = None
+            o.principal_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_filter = str(buf[pos:e], "utf-8")
+            o.principal_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "HostFilter"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_host_filter = None
+            o.host_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host_filter = str(buf[pos:e], "utf-8")
+            o.host_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = DeleteAclsFilter(resource_type_filter=x_resource_type_filter, resource_name_filter=x_resource_name_filter, pattern_type_filter=x_pattern_type_filter, principal_filter=x_principal_filter, host_filter=x_host_filter, operation=x_operation, permission_type=x_permission_type)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteAclsFilter", v, f, pos) from None
     return o, pos
@@ -139,17 +133,12 @@ def _e_DeleteAclsFilter_0(o: DeleteAclsFilter, out: bytearray, v: int) -> None:
 
 
 def _d_DeleteAclsFilter_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsFilter, int]:
-    x_resource_type_filter: int
-    x_resource_name_filter: str | None
-    x_pattern_type_filter: int
-    x_principal_filter: str | None
-    x_host_filter: str | None
-    x_operation: int
-    x_permission_type: int
+    o = DeleteAclsFilter.__new__(DeleteAclsFilter)
+    o.unknown_tagged_fields = ()
     f = "ResourceTypeFilter"
     try:
         f = "ResourceTypeFilter"
-        (x_resource_type_filter,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type_filter,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceNameFilter"
         ln = buf[pos]
@@ -159,15 +148,15 @@ def _d_DeleteAclsFilter_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[De
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_resource_name_filter = None
+            o.resource_name_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name_filter = str(buf[pos:e], "utf-8")
+            o.resource_name_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "PatternTypeFilter"
-        (x_pattern_type_filter,) = _S_b.unpack_from(buf, pos)
+        (o.pattern_type_filter,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "PrincipalFilter"
         ln = buf[pos]
@@ -177,12 +166,12 @@ def _d_DeleteAclsFilter_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[De
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_principal_filter = None
+            o.principal_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_filter = str(buf[pos:e], "utf-8")
+            o.principal_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "HostFilter"
         ln = buf[pos]
@@ -192,17 +181,16 @@ def _d_DeleteAclsFilter_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[De
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_host_filter = None
+            o.host_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host_filter = str(buf[pos:e], "utf-8")
+            o.host_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = DeleteAclsFilter(resource_type_filter=x_resource_type_filter, resource_name_filter=x_resource_name_filter, pattern_type_filter=x_pattern_type_filter, principal_filter=x_principal_filter, host_filter=x_host_filter, operation=x_operation, permission_type=x_permission_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -255,7 +243,8 @@ def _e_DeleteAclsFilter_1(o: DeleteAclsFilter, out: bytearray, v: int) -> None:
 
 
 def _d_DeleteAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsRequest, int]:
-    x_filters: list[DeleteAclsFilter]
+    o = DeleteAclsRequest.__new__(DeleteAclsRequest)
+    o.unknown_tagged_fields = ()
     f = "Filters"
     try:
         f = "Filters"
@@ -266,12 +255,11 @@ def _d_DeleteAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[D
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_filters = []
-            app_filters = x_filters.append
+            o.filters = []
+            app_filters = o.filters.append
             for _ in range(ln):
                 el_filters, pos = _d_DeleteAclsFilter_0(buf, pos, n, v)
                 app_filters(el_filters)
-        o = DeleteAclsRequest(filters=x_filters)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteAclsRequest", v, f, pos) from None
     return o, pos
@@ -287,7 +275,8 @@ def _e_DeleteAclsRequest_0(o: DeleteAclsRequest, out: bytearray, v: int) -> None
 
 
 def _d_DeleteAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsRequest, int]:
-    x_filters: list[DeleteAclsFilter]
+    o = DeleteAclsRequest.__new__(DeleteAclsRequest)
+    o.unknown_tagged_fields = ()
     f = "Filters"
     try:
         f = "Filters"
@@ -302,12 +291,11 @@ def _d_DeleteAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[D
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_filters = []
-            app_filters = x_filters.append
+            o.filters = []
+            app_filters = o.filters.append
             for _ in range(ln):
                 el_filters, pos = _d_DeleteAclsFilter_1(buf, pos, n, v)
                 app_filters(el_filters)
-        o = DeleteAclsRequest(filters=x_filters)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

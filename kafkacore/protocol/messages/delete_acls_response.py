@@ -69,33 +69,26 @@ class DeleteAclsResponse(_Response):
 
 
 def _d_DeleteAclsMatchingAcl_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsMatchingAcl, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_resource_type: int
-    x_resource_name: str
-    x_pattern_type: int
-    x_principal: str
-    x_host: str
-    x_operation: int
-    x_permission_type: int
+    o = DeleteAclsMatchingAcl.__new__(DeleteAclsMatchingAcl)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -106,10 +99,10 @@ def _d_DeleteAclsMatchingAcl_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PatternType"
-        (x_pattern_type,) = _S_b.unpack_from(buf, pos)
+        (o.pattern_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Principal"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -120,7 +113,7 @@ def _d_DeleteAclsMatchingAcl_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal = str(buf[pos:e], "utf-8")
+            o.principal = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -131,12 +124,11 @@ def _d_DeleteAclsMatchingAcl_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = DeleteAclsMatchingAcl(error_code=x_error_code, error_message=x_error_message, resource_type=x_resource_type, resource_name=x_resource_name, pattern_type=x_pattern_type, principal=x_principal, host=x_host, operation=x_operation, permission_type=x_permission_type)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteAclsMatchingAcl", v, f, pos) from None
     return o, pos
@@ -171,19 +163,12 @@ def _e_DeleteAclsMatchingAcl_0(o: DeleteAclsMatchingAcl, out: bytearray, v: int)
 
 
 def _d_DeleteAclsMatchingAcl_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsMatchingAcl, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_resource_type: int
-    x_resource_name: str
-    x_pattern_type: int
-    x_principal: str
-    x_host: str
-    x_operation: int
-    x_permission_type: int
+    o = DeleteAclsMatchingAcl.__new__(DeleteAclsMatchingAcl)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -193,15 +178,15 @@ def _d_DeleteAclsMatchingAcl_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         ln = buf[pos]
@@ -216,10 +201,10 @@ def _d_DeleteAclsMatchingAcl_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PatternType"
-        (x_pattern_type,) = _S_b.unpack_from(buf, pos)
+        (o.pattern_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Principal"
         ln = buf[pos]
@@ -234,7 +219,7 @@ def _d_DeleteAclsMatchingAcl_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal = str(buf[pos:e], "utf-8")
+            o.principal = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -249,12 +234,11 @@ def _d_DeleteAclsMatchingAcl_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = DeleteAclsMatchingAcl(error_code=x_error_code, error_message=x_error_message, resource_type=x_resource_type, resource_name=x_resource_name, pattern_type=x_pattern_type, principal=x_principal, host=x_host, operation=x_operation, permission_type=x_permission_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -306,24 +290,23 @@ def _e_DeleteAclsMatchingAcl_1(o: DeleteAclsMatchingAcl, out: bytearray, v: int)
 
 
 def _d_DeleteAclsFilterResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsFilterResult, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_matching_acls: list[DeleteAclsMatchingAcl]
+    o = DeleteAclsFilterResult.__new__(DeleteAclsFilterResult)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "MatchingAcls"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -333,12 +316,11 @@ def _d_DeleteAclsFilterResult_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_matching_acls = []
-            app_matching_acls = x_matching_acls.append
+            o.matching_acls = []
+            app_matching_acls = o.matching_acls.append
             for _ in range(ln):
                 el_matching_acls, pos = _d_DeleteAclsMatchingAcl_0(buf, pos, n, v)
                 app_matching_acls(el_matching_acls)
-        o = DeleteAclsFilterResult(error_code=x_error_code, error_message=x_error_message, matching_acls=x_matching_acls)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteAclsFilterResult", v, f, pos) from None
     return o, pos
@@ -362,13 +344,12 @@ def _e_DeleteAclsFilterResult_0(o: DeleteAclsFilterResult, out: bytearray, v: in
 
 
 def _d_DeleteAclsFilterResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsFilterResult, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_matching_acls: list[DeleteAclsMatchingAcl]
+    o = DeleteAclsFilterResult.__new__(DeleteAclsFilterResult)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -378,12 +359,12 @@ def _d_DeleteAclsFilterResult_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "MatchingAcls"
         ln = buf[pos]
@@ -397,12 +378,11 @@ def _d_DeleteAclsFilterResult_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_matching_acls = []
-            app_matching_acls = x_matching_acls.append
+            o.matching_acls = []
+            app_matching_acls = o.matching_acls.append
             for _ in range(ln):
                 el_matching_acls, pos = _d_DeleteAclsMatchingAcl_1(buf, pos, n, v)
                 app_matching_acls(el_matching_acls)
-        o = DeleteAclsFilterResult(error_code=x_error_code, error_message=x_error_message, matching_acls=x_matching_acls)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -443,12 +423,12 @@ def _e_DeleteAclsFilterResult_1(o: DeleteAclsFilterResult, out: bytearray, v: in
 
 
 def _d_DeleteAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsResponse, int]:
-    x_throttle_time_ms: int
-    x_filter_results: list[DeleteAclsFilterResult]
+    o = DeleteAclsResponse.__new__(DeleteAclsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "FilterResults"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -458,12 +438,11 @@ def _d_DeleteAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_filter_results = []
-            app_filter_results = x_filter_results.append
+            o.filter_results = []
+            app_filter_results = o.filter_results.append
             for _ in range(ln):
                 el_filter_results, pos = _d_DeleteAclsFilterResult_0(buf, pos, n, v)
                 app_filter_results(el_filter_results)
-        o = DeleteAclsResponse(throttle_time_ms=x_throttle_time_ms, filter_results=x_filter_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteAclsResponse", v, f, pos) from None
     return o, pos
@@ -480,12 +459,12 @@ def _e_DeleteAclsResponse_0(o: DeleteAclsResponse, out: bytearray, v: int) -> No
 
 
 def _d_DeleteAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsResponse, int]:
-    x_throttle_time_ms: int
-    x_filter_results: list[DeleteAclsFilterResult]
+    o = DeleteAclsResponse.__new__(DeleteAclsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "FilterResults"
         ln = buf[pos]
@@ -499,12 +478,11 @@ def _d_DeleteAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_filter_results = []
-            app_filter_results = x_filter_results.append
+            o.filter_results = []
+            app_filter_results = o.filter_results.append
             for _ in range(ln):
                 el_filter_results, pos = _d_DeleteAclsFilterResult_1(buf, pos, n, v)
                 app_filter_results(el_filter_results)
-        o = DeleteAclsResponse(throttle_time_ms=x_throttle_time_ms, filter_results=x_filter_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -32,7 +32,8 @@ class DeleteGroupsRequest(_Request):
 
 
 def _d_DeleteGroupsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteGroupsRequest, int]:
-    x_groups_names: list[str]
+    o = DeleteGroupsRequest.__new__(DeleteGroupsRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupsNames"
     try:
         f = "GroupsNames"
@@ -43,16 +44,15 @@ def _d_DeleteGroupsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups_names = []
+            o.groups_names = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_groups_names.append(str(buf[pos:e], "utf-8"))
+                o.groups_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = DeleteGroupsRequest(groups_names=x_groups_names)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteGroupsRequest", v, f, pos) from None
     return o, pos
@@ -70,7 +70,8 @@ def _e_DeleteGroupsRequest_0(o: DeleteGroupsRequest, out: bytearray, v: int) -> 
 
 
 def _d_DeleteGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteGroupsRequest, int]:
-    x_groups_names: list[str]
+    o = DeleteGroupsRequest.__new__(DeleteGroupsRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupsNames"
     try:
         f = "GroupsNames"
@@ -85,7 +86,7 @@ def _d_DeleteGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups_names = []
+            o.groups_names = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -96,9 +97,8 @@ def _d_DeleteGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_groups_names.append(str(buf[pos:e], "utf-8"))
+                o.groups_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = DeleteGroupsRequest(groups_names=x_groups_names)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

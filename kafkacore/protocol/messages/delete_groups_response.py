@@ -48,8 +48,8 @@ class DeleteGroupsResponse(_Response):
 
 
 def _d_DeletableGroupResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableGroupResult, int]:
-    x_group_id: str
-    x_error_code: int
+    o = DeletableGroupResult.__new__(DeletableGroupResult)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -61,12 +61,11 @@ def _d_DeletableGroupResult_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = DeletableGroupResult(group_id=x_group_id, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeletableGroupResult", v, f, pos) from None
     return o, pos
@@ -83,8 +82,8 @@ def _e_DeletableGroupResult_0(o: DeletableGroupResult, out: bytearray, v: int) -
 
 
 def _d_DeletableGroupResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableGroupResult, int]:
-    x_group_id: str
-    x_error_code: int
+    o = DeletableGroupResult.__new__(DeletableGroupResult)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -100,12 +99,11 @@ def _d_DeletableGroupResult_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = DeletableGroupResult(group_id=x_group_id, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -139,12 +137,12 @@ def _e_DeletableGroupResult_1(o: DeletableGroupResult, out: bytearray, v: int) -
 
 
 def _d_DeleteGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[DeletableGroupResult]
+    o = DeleteGroupsResponse.__new__(DeleteGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -154,12 +152,11 @@ def _d_DeleteGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DeletableGroupResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = DeleteGroupsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteGroupsResponse", v, f, pos) from None
     return o, pos
@@ -176,12 +173,12 @@ def _e_DeleteGroupsResponse_0(o: DeleteGroupsResponse, out: bytearray, v: int) -
 
 
 def _d_DeleteGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[DeletableGroupResult]
+    o = DeleteGroupsResponse.__new__(DeleteGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         ln = buf[pos]
@@ -195,12 +192,11 @@ def _d_DeleteGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DeletableGroupResult_1(buf, pos, n, v)
                 app_results(el_results)
-        o = DeleteGroupsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -59,14 +59,13 @@ class DeleteRecordsRequest(_Request):
 
 
 def _d_DeleteRecordsPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsPartition, int]:
-    x_partition_index: int
-    x_offset: int
+    o = DeleteRecordsPartition.__new__(DeleteRecordsPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_offset) = _S_iq.unpack_from(buf, pos)
+        (o.partition_index, o.offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = DeleteRecordsPartition(partition_index=x_partition_index, offset=x_offset)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteRecordsPartition", v, f, pos) from None
     return o, pos
@@ -79,14 +78,13 @@ def _e_DeleteRecordsPartition_0(o: DeleteRecordsPartition, out: bytearray, v: in
 
 
 def _d_DeleteRecordsPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsPartition, int]:
-    x_partition_index: int
-    x_offset: int
+    o = DeleteRecordsPartition.__new__(DeleteRecordsPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_offset) = _S_iq.unpack_from(buf, pos)
+        (o.partition_index, o.offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = DeleteRecordsPartition(partition_index=x_partition_index, offset=x_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -116,8 +114,8 @@ def _e_DeleteRecordsPartition_1(o: DeleteRecordsPartition, out: bytearray, v: in
 
 
 def _d_DeleteRecordsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsTopic, int]:
-    x_name: str
-    x_partitions: list[DeleteRecordsPartition]
+    o = DeleteRecordsTopic.__new__(DeleteRecordsTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -129,7 +127,7 @@ def _d_DeleteRecordsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -139,12 +137,11 @@ def _d_DeleteRecordsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_DeleteRecordsPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DeleteRecordsTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteRecordsTopic", v, f, pos) from None
     return o, pos
@@ -164,8 +161,8 @@ def _e_DeleteRecordsTopic_0(o: DeleteRecordsTopic, out: bytearray, v: int) -> No
 
 
 def _d_DeleteRecordsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsTopic, int]:
-    x_name: str
-    x_partitions: list[DeleteRecordsPartition]
+    o = DeleteRecordsTopic.__new__(DeleteRecordsTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -181,7 +178,7 @@ def _d_DeleteRecordsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -195,12 +192,11 @@ def _d_DeleteRecordsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_DeleteRecordsPartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DeleteRecordsTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -237,8 +233,8 @@ def _e_DeleteRecordsTopic_1(o: DeleteRecordsTopic, out: bytearray, v: int) -> No
 
 
 def _d_DeleteRecordsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsRequest, int]:
-    x_topics: list[DeleteRecordsTopic]
-    x_timeout_ms: int
+    o = DeleteRecordsRequest.__new__(DeleteRecordsRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -249,15 +245,14 @@ def _d_DeleteRecordsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DeleteRecordsTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DeleteRecordsRequest(topics=x_topics, timeout_ms=x_timeout_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteRecordsRequest", v, f, pos) from None
     return o, pos
@@ -274,8 +269,8 @@ def _e_DeleteRecordsRequest_0(o: DeleteRecordsRequest, out: bytearray, v: int) -
 
 
 def _d_DeleteRecordsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsRequest, int]:
-    x_topics: list[DeleteRecordsTopic]
-    x_timeout_ms: int
+    o = DeleteRecordsRequest.__new__(DeleteRecordsRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -290,15 +285,14 @@ def _d_DeleteRecordsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DeleteRecordsTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DeleteRecordsRequest(topics=x_topics, timeout_ms=x_timeout_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -60,15 +60,13 @@ class DeleteRecordsResponse(_Response):
 
 
 def _d_DeleteRecordsPartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsPartitionResult, int]:
-    x_partition_index: int
-    x_low_watermark: int
-    x_error_code: int
+    o = DeleteRecordsPartitionResult.__new__(DeleteRecordsPartitionResult)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_low_watermark, x_error_code) = _S_iqh.unpack_from(buf, pos)
+        (o.partition_index, o.low_watermark, o.error_code) = _S_iqh.unpack_from(buf, pos)
         pos += 14
-        o = DeleteRecordsPartitionResult(partition_index=x_partition_index, low_watermark=x_low_watermark, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteRecordsPartitionResult", v, f, pos) from None
     return o, pos
@@ -81,15 +79,13 @@ def _e_DeleteRecordsPartitionResult_0(o: DeleteRecordsPartitionResult, out: byte
 
 
 def _d_DeleteRecordsPartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsPartitionResult, int]:
-    x_partition_index: int
-    x_low_watermark: int
-    x_error_code: int
+    o = DeleteRecordsPartitionResult.__new__(DeleteRecordsPartitionResult)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_low_watermark, x_error_code) = _S_iqh.unpack_from(buf, pos)
+        (o.partition_index, o.low_watermark, o.error_code) = _S_iqh.unpack_from(buf, pos)
         pos += 14
-        o = DeleteRecordsPartitionResult(partition_index=x_partition_index, low_watermark=x_low_watermark, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -119,8 +115,8 @@ def _e_DeleteRecordsPartitionResult_1(o: DeleteRecordsPartitionResult, out: byte
 
 
 def _d_DeleteRecordsTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsTopicResult, int]:
-    x_name: str
-    x_partitions: list[DeleteRecordsPartitionResult]
+    o = DeleteRecordsTopicResult.__new__(DeleteRecordsTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -132,7 +128,7 @@ def _d_DeleteRecordsTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -142,12 +138,11 @@ def _d_DeleteRecordsTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_DeleteRecordsPartitionResult_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DeleteRecordsTopicResult(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteRecordsTopicResult", v, f, pos) from None
     return o, pos
@@ -167,8 +162,8 @@ def _e_DeleteRecordsTopicResult_0(o: DeleteRecordsTopicResult, out: bytearray, v
 
 
 def _d_DeleteRecordsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsTopicResult, int]:
-    x_name: str
-    x_partitions: list[DeleteRecordsPartitionResult]
+    o = DeleteRecordsTopicResult.__new__(DeleteRecordsTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -184,7 +179,7 @@ def _d_DeleteRecordsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -198,12 +193,11 @@ def _d_DeleteRecordsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_DeleteRecordsPartitionResult_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DeleteRecordsTopicResult(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -240,12 +234,12 @@ def _e_DeleteRecordsTopicResult_1(o: DeleteRecordsTopicResult, out: bytearray, v
 
 
 def _d_DeleteRecordsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[DeleteRecordsTopicResult]
+    o = DeleteRecordsResponse.__new__(DeleteRecordsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -255,12 +249,11 @@ def _d_DeleteRecordsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DeleteRecordsTopicResult_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DeleteRecordsResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteRecordsResponse", v, f, pos) from None
     return o, pos
@@ -277,12 +270,12 @@ def _e_DeleteRecordsResponse_0(o: DeleteRecordsResponse, out: bytearray, v: int)
 
 
 def _d_DeleteRecordsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[DeleteRecordsTopicResult]
+    o = DeleteRecordsResponse.__new__(DeleteRecordsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -296,12 +289,11 @@ def _d_DeleteRecordsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DeleteRecordsTopicResult_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DeleteRecordsResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -44,7 +44,8 @@ class DeleteShareGroupOffsetsRequest(_Request):
 
 
 def _d_DeleteShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteShareGroupOffsetsRequestTopic, int]:
-    x_topic_name: str
+    o = DeleteShareGroupOffsetsRequestTopic.__new__(DeleteShareGroupOffsetsRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -60,9 +61,8 @@ def _d_DeleteShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = DeleteShareGroupOffsetsRequestTopic(topic_name=x_topic_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -95,8 +95,8 @@ def _e_DeleteShareGroupOffsetsRequestTopic_0(o: DeleteShareGroupOffsetsRequestTo
 
 
 def _d_DeleteShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteShareGroupOffsetsRequest, int]:
-    x_group_id: str
-    x_topics: list[DeleteShareGroupOffsetsRequestTopic]
+    o = DeleteShareGroupOffsetsRequest.__new__(DeleteShareGroupOffsetsRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -112,7 +112,7 @@ def _d_DeleteShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -126,12 +126,11 @@ def _d_DeleteShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DeleteShareGroupOffsetsRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DeleteShareGroupOffsetsRequest(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

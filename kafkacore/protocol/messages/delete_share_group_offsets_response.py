@@ -53,10 +53,8 @@ class DeleteShareGroupOffsetsResponse(_Response):
 
 
 def _d_DeleteShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteShareGroupOffsetsResponseTopic, int]:
-    x_topic_name: str
-    x_topic_id: _uuid.UUID
-    x_error_code: int
-    x_error_message: str | None
+    o = DeleteShareGroupOffsetsResponseTopic.__new__(DeleteShareGroupOffsetsResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -72,12 +70,12 @@ def _d_DeleteShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: int,
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
-        (u_topic_id, x_error_code) = _S_uh.unpack_from(buf, pos)
+        (u_topic_id, o.error_code) = _S_uh.unpack_from(buf, pos)
         pos += 18
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "ErrorMessage"
         ln = buf[pos]
         if ln < 128:
@@ -86,14 +84,13 @@ def _d_DeleteShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: int,
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = DeleteShareGroupOffsetsResponseTopic(topic_name=x_topic_name, topic_id=x_topic_id, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -134,14 +131,12 @@ def _e_DeleteShareGroupOffsetsResponseTopic_0(o: DeleteShareGroupOffsetsResponse
 
 
 def _d_DeleteShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteShareGroupOffsetsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_responses: list[DeleteShareGroupOffsetsResponseTopic]
+    o = DeleteShareGroupOffsetsResponse.__new__(DeleteShareGroupOffsetsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -151,12 +146,12 @@ def _d_DeleteShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: i
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Responses"
         ln = buf[pos]
@@ -170,12 +165,11 @@ def _d_DeleteShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: i
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_DeleteShareGroupOffsetsResponseTopic_0(buf, pos, n, v)
                 app_responses(el_responses)
-        o = DeleteShareGroupOffsetsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

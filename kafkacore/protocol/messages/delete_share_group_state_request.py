@@ -59,13 +59,13 @@ class DeleteShareGroupStateRequest(_Request):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition,) = _S_i.unpack_from(buf, pos)
+        (o.partition,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = PartitionData(partition=x_partition)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -95,14 +95,14 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_DeleteStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteStateData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = DeleteStateData.__new__(DeleteStateData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -115,12 +115,11 @@ def _d_DeleteStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Del
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DeleteStateData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -154,8 +153,8 @@ def _e_DeleteStateData_0(o: DeleteStateData, out: bytearray, v: int) -> None:
 
 
 def _d_DeleteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteShareGroupStateRequest, int]:
-    x_group_id: str
-    x_topics: list[DeleteStateData]
+    o = DeleteShareGroupStateRequest.__new__(DeleteShareGroupStateRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -171,7 +170,7 @@ def _d_DeleteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -185,12 +184,11 @@ def _d_DeleteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DeleteStateData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DeleteShareGroupStateRequest(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -60,13 +60,12 @@ class DeleteShareGroupStateResponse(_Response):
 
 
 def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResult, int]:
-    x_partition: int
-    x_error_code: int
-    x_error_message: str | None
+    o = PartitionResult.__new__(PartitionResult)
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -76,14 +75,13 @@ def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = PartitionResult(partition=x_partition, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -120,14 +118,14 @@ def _e_PartitionResult_0(o: PartitionResult, out: bytearray, v: int) -> None:
 
 
 def _d_DeleteStateResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteStateResult, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionResult]
+    o = DeleteStateResult.__new__(DeleteStateResult)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -140,12 +138,11 @@ def _d_DeleteStateResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[D
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionResult_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DeleteStateResult(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -179,7 +176,8 @@ def _e_DeleteStateResult_0(o: DeleteStateResult, out: bytearray, v: int) -> None
 
 
 def _d_DeleteShareGroupStateResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteShareGroupStateResponse, int]:
-    x_results: list[DeleteStateResult]
+    o = DeleteShareGroupStateResponse.__new__(DeleteShareGroupStateResponse)
+    o.unknown_tagged_fields = ()
     f = "Results"
     try:
         f = "Results"
@@ -194,12 +192,11 @@ def _d_DeleteShareGroupStateResponse_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DeleteStateResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = DeleteShareGroupStateResponse(results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

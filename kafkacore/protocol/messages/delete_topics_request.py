@@ -50,8 +50,8 @@ class DeleteTopicsRequest(_Request):
 
 
 def _d_DeleteTopicState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicState, int]:
-    x_name: str | None
-    x_topic_id: _uuid.UUID
+    o = DeleteTopicState.__new__(DeleteTopicState)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -62,18 +62,17 @@ def _d_DeleteTopicState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[De
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_name = None
+            o.name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
-        o = DeleteTopicState(name=x_name, topic_id=x_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -110,8 +109,9 @@ def _e_DeleteTopicState_0(o: DeleteTopicState, out: bytearray, v: int) -> None:
 
 
 def _d_DeleteTopicsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsRequest, int]:
-    x_topic_names: list[str]
-    x_timeout_ms: int
+    o = DeleteTopicsRequest.__new__(DeleteTopicsRequest)
+    o.topics = []
+    o.unknown_tagged_fields = ()
     f = "TopicNames"
     try:
         f = "TopicNames"
@@ -122,19 +122,18 @@ def _d_DeleteTopicsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_names = []
+            o.topic_names = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_topic_names.append(str(buf[pos:e], "utf-8"))
+                o.topic_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DeleteTopicsRequest(topic_names=x_topic_names, timeout_ms=x_timeout_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteTopicsRequest", v, f, pos) from None
     return o, pos
@@ -155,8 +154,9 @@ def _e_DeleteTopicsRequest_0(o: DeleteTopicsRequest, out: bytearray, v: int) -> 
 
 
 def _d_DeleteTopicsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsRequest, int]:
-    x_topic_names: list[str]
-    x_timeout_ms: int
+    o = DeleteTopicsRequest.__new__(DeleteTopicsRequest)
+    o.topics = []
+    o.unknown_tagged_fields = ()
     f = "TopicNames"
     try:
         f = "TopicNames"
@@ -171,7 +171,7 @@ def _d_DeleteTopicsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_names = []
+            o.topic_names = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -182,12 +182,11 @@ def _d_DeleteTopicsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_topic_names.append(str(buf[pos:e], "utf-8"))
+                o.topic_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DeleteTopicsRequest(topic_names=x_topic_names, timeout_ms=x_timeout_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -225,8 +224,9 @@ def _e_DeleteTopicsRequest_1(o: DeleteTopicsRequest, out: bytearray, v: int) -> 
 
 
 def _d_DeleteTopicsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsRequest, int]:
-    x_topics: list[DeleteTopicState]
-    x_timeout_ms: int
+    o = DeleteTopicsRequest.__new__(DeleteTopicsRequest)
+    o.topic_names = []
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -241,15 +241,14 @@ def _d_DeleteTopicsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DeleteTopicState_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DeleteTopicsRequest(topics=x_topics, timeout_ms=x_timeout_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -52,8 +52,10 @@ class DeleteTopicsResponse(_Response):
 
 
 def _d_DeletableTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableTopicResult, int]:
-    x_name: str | None
-    x_error_code: int
+    o = DeletableTopicResult.__new__(DeletableTopicResult)
+    o.topic_id = _w.ZERO_UUID
+    o.error_message = None
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -65,12 +67,11 @@ def _d_DeletableTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = DeletableTopicResult(name=x_name, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeletableTopicResult", v, f, pos) from None
     return o, pos
@@ -90,8 +91,10 @@ def _e_DeletableTopicResult_0(o: DeletableTopicResult, out: bytearray, v: int) -
 
 
 def _d_DeletableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableTopicResult, int]:
-    x_name: str | None
-    x_error_code: int
+    o = DeletableTopicResult.__new__(DeletableTopicResult)
+    o.topic_id = _w.ZERO_UUID
+    o.error_message = None
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -107,12 +110,11 @@ def _d_DeletableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = DeletableTopicResult(name=x_name, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -149,9 +151,9 @@ def _e_DeletableTopicResult_1(o: DeletableTopicResult, out: bytearray, v: int) -
 
 
 def _d_DeletableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableTopicResult, int]:
-    x_name: str | None
-    x_error_code: int
-    x_error_message: str | None
+    o = DeletableTopicResult.__new__(DeletableTopicResult)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -167,10 +169,10 @@ def _d_DeletableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -180,14 +182,13 @@ def _d_DeletableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = DeletableTopicResult(name=x_name, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -231,10 +232,8 @@ def _e_DeletableTopicResult_2(o: DeletableTopicResult, out: bytearray, v: int) -
 
 
 def _d_DeletableTopicResult_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableTopicResult, int]:
-    x_name: str | None
-    x_topic_id: _uuid.UUID
-    x_error_code: int
-    x_error_message: str | None
+    o = DeletableTopicResult.__new__(DeletableTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -245,17 +244,17 @@ def _d_DeletableTopicResult_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_name = None
+            o.name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
-        (u_topic_id, x_error_code) = _S_uh.unpack_from(buf, pos)
+        (u_topic_id, o.error_code) = _S_uh.unpack_from(buf, pos)
         pos += 18
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "ErrorMessage"
         ln = buf[pos]
         if ln < 128:
@@ -264,14 +263,13 @@ def _d_DeletableTopicResult_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = DeletableTopicResult(name=x_name, topic_id=x_topic_id, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -315,12 +313,12 @@ def _e_DeletableTopicResult_3(o: DeletableTopicResult, out: bytearray, v: int) -
 
 
 def _d_DeleteTopicsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsResponse, int]:
-    x_throttle_time_ms: int
-    x_responses: list[DeletableTopicResult]
+    o = DeleteTopicsResponse.__new__(DeleteTopicsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -330,12 +328,11 @@ def _d_DeleteTopicsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_DeletableTopicResult_0(buf, pos, n, v)
                 app_responses(el_responses)
-        o = DeleteTopicsResponse(throttle_time_ms=x_throttle_time_ms, responses=x_responses)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DeleteTopicsResponse", v, f, pos) from None
     return o, pos
@@ -352,12 +349,12 @@ def _e_DeleteTopicsResponse_0(o: DeleteTopicsResponse, out: bytearray, v: int) -
 
 
 def _d_DeleteTopicsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsResponse, int]:
-    x_throttle_time_ms: int
-    x_responses: list[DeletableTopicResult]
+    o = DeleteTopicsResponse.__new__(DeleteTopicsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         ln = buf[pos]
@@ -371,12 +368,11 @@ def _d_DeleteTopicsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_DeletableTopicResult_1(buf, pos, n, v)
                 app_responses(el_responses)
-        o = DeleteTopicsResponse(throttle_time_ms=x_throttle_time_ms, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -410,12 +406,12 @@ def _e_DeleteTopicsResponse_1(o: DeleteTopicsResponse, out: bytearray, v: int) -
 
 
 def _d_DeleteTopicsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsResponse, int]:
-    x_throttle_time_ms: int
-    x_responses: list[DeletableTopicResult]
+    o = DeleteTopicsResponse.__new__(DeleteTopicsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         ln = buf[pos]
@@ -429,12 +425,11 @@ def _d_DeleteTopicsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_DeletableTopicResult_2(buf, pos, n, v)
                 app_responses(el_responses)
-        o = DeleteTopicsResponse(throttle_time_ms=x_throttle_time_ms, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -468,12 +463,12 @@ def _e_DeleteTopicsResponse_2(o: DeleteTopicsResponse, out: bytearray, v: int) -
 
 
 def _d_DeleteTopicsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsResponse, int]:
-    x_throttle_time_ms: int
-    x_responses: list[DeletableTopicResult]
+    o = DeleteTopicsResponse.__new__(DeleteTopicsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         ln = buf[pos]
@@ -487,12 +482,11 @@ def _d_DeleteTopicsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_DeletableTopicResult_3(buf, pos, n, v)
                 app_responses(el_responses)
-        o = DeleteTopicsResponse(throttle_time_ms=x_throttle_time_ms, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -40,58 +40,52 @@ class DescribeAclsRequest(_Request):
 
 
 def _d_DescribeAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsRequest, int]:
-    x_resource_type_filter: int
-    x_resource_name_filter: str | None
-    x_pattern_type_filter: int
-    x_principal_filter: str | None
-    x_host_filter: str | None
-    x_operation: int
-    x_permission_type: int
+    o = DescribeAclsRequest.__new__(DescribeAclsRequest)
+    o.unknown_tagged_fields = ()
     f = "ResourceTypeFilter"
     try:
         f = "ResourceTypeFilter"
-        (x_resource_type_filter,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type_filter,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceNameFilter"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_resource_name_filter = None
+            o.resource_name_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name_filter = str(buf[pos:e], "utf-8")
+            o.resource_name_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "PatternTypeFilter"
-        (x_pattern_type_filter,) = _S_b.unpack_from(buf, pos)
+        (o.pattern_type_filter,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "PrincipalFilter"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_principal_filter = None
+            o.principal_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_filter = str(buf[pos:e], "utf-8")
+            o.principal_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "HostFilter"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_host_filter = None
+            o.host_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host_filter = str(buf[pos:e], "utf-8")
+            o.host_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = DescribeAclsRequest(resource_type_filter=x_resource_type_filter, resource_name_filter=x_resource_name_filter, pattern_type_filter=x_pattern_type_filter, principal_filter=x_principal_filter, host_filter=x_host_filter, operation=x_operation, permission_type=x_permission_type)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeAclsRequest", v, f, pos) from None
     return o, pos
@@ -127,17 +121,12 @@ def _e_DescribeAclsRequest_0(o: DescribeAclsRequest, out: bytearray, v: int) -> 
 
 
 def _d_DescribeAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsRequest, int]:
-    x_resource_type_filter: int
-    x_resource_name_filter: str | None
-    x_pattern_type_filter: int
-    x_principal_filter: str | None
-    x_host_filter: str | None
-    x_operation: int
-    x_permission_type: int
+    o = DescribeAclsRequest.__new__(DescribeAclsRequest)
+    o.unknown_tagged_fields = ()
     f = "ResourceTypeFilter"
     try:
         f = "ResourceTypeFilter"
-        (x_resource_type_filter,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type_filter,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceNameFilter"
         ln = buf[pos]
@@ -147,15 +136,15 @@ def _d_DescribeAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_resource_name_filter = None
+            o.resource_name_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name_filter = str(buf[pos:e], "utf-8")
+            o.resource_name_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "PatternTypeFilter"
-        (x_pattern_type_filter,) = _S_b.unpack_from(buf, pos)
+        (o.pattern_type_filter,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "PrincipalFilter"
         ln = buf[pos]
@@ -165,12 +154,12 @@ def _d_DescribeAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_principal_filter = None
+            o.principal_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_filter = str(buf[pos:e], "utf-8")
+            o.principal_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "HostFilter"
         ln = buf[pos]
@@ -180,17 +169,16 @@ def _d_DescribeAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_host_filter = None
+            o.host_filter = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host_filter = str(buf[pos:e], "utf-8")
+            o.host_filter = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = DescribeAclsRequest(resource_type_filter=x_resource_type_filter, resource_name_filter=x_resource_name_filter, pattern_type_filter=x_pattern_type_filter, principal_filter=x_principal_filter, host_filter=x_host_filter, operation=x_operation, permission_type=x_permission_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -66,10 +66,8 @@ class DescribeAclsResponse(_Response):
 
 
 def _d_AclDescription_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclDescription, int]:
-    x_principal: str
-    x_host: str
-    x_operation: int
-    x_permission_type: int
+    o = AclDescription.__new__(AclDescription)
+    o.unknown_tagged_fields = ()
     f = "Principal"
     try:
         f = "Principal"
@@ -81,7 +79,7 @@ def _d_AclDescription_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclD
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal = str(buf[pos:e], "utf-8")
+            o.principal = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -92,12 +90,11 @@ def _d_AclDescription_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclD
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = AclDescription(principal=x_principal, host=x_host, operation=x_operation, permission_type=x_permission_type)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AclDescription", v, f, pos) from None
     return o, pos
@@ -118,10 +115,8 @@ def _e_AclDescription_0(o: AclDescription, out: bytearray, v: int) -> None:
 
 
 def _d_AclDescription_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclDescription, int]:
-    x_principal: str
-    x_host: str
-    x_operation: int
-    x_permission_type: int
+    o = AclDescription.__new__(AclDescription)
+    o.unknown_tagged_fields = ()
     f = "Principal"
     try:
         f = "Principal"
@@ -137,7 +132,7 @@ def _d_AclDescription_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclD
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal = str(buf[pos:e], "utf-8")
+            o.principal = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -152,12 +147,11 @@ def _d_AclDescription_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclD
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Operation"
-        (x_operation, x_permission_type) = _S_bb.unpack_from(buf, pos)
+        (o.operation, o.permission_type) = _S_bb.unpack_from(buf, pos)
         pos += 2
-        o = AclDescription(principal=x_principal, host=x_host, operation=x_operation, permission_type=x_permission_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -195,14 +189,12 @@ def _e_AclDescription_1(o: AclDescription, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeAclsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsResource, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_pattern_type: int
-    x_acls: list[AclDescription]
+    o = DescribeAclsResource.__new__(DescribeAclsResource)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -213,10 +205,10 @@ def _d_DescribeAclsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PatternType"
-        (x_pattern_type,) = _S_b.unpack_from(buf, pos)
+        (o.pattern_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Acls"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -226,12 +218,11 @@ def _d_DescribeAclsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_acls = []
-            app_acls = x_acls.append
+            o.acls = []
+            app_acls = o.acls.append
             for _ in range(ln):
                 el_acls, pos = _d_AclDescription_0(buf, pos, n, v)
                 app_acls(el_acls)
-        o = DescribeAclsResource(resource_type=x_resource_type, resource_name=x_resource_name, pattern_type=x_pattern_type, acls=x_acls)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeAclsResource", v, f, pos) from None
     return o, pos
@@ -253,14 +244,12 @@ def _e_DescribeAclsResource_0(o: DescribeAclsResource, out: bytearray, v: int) -
 
 
 def _d_DescribeAclsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsResource, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_pattern_type: int
-    x_acls: list[AclDescription]
+    o = DescribeAclsResource.__new__(DescribeAclsResource)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         ln = buf[pos]
@@ -275,10 +264,10 @@ def _d_DescribeAclsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PatternType"
-        (x_pattern_type,) = _S_b.unpack_from(buf, pos)
+        (o.pattern_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Acls"
         ln = buf[pos]
@@ -292,12 +281,11 @@ def _d_DescribeAclsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_acls = []
-            app_acls = x_acls.append
+            o.acls = []
+            app_acls = o.acls.append
             for _ in range(ln):
                 el_acls, pos = _d_AclDescription_1(buf, pos, n, v)
                 app_acls(el_acls)
-        o = DescribeAclsResource(resource_type=x_resource_type, resource_name=x_resource_name, pattern_type=x_pattern_type, acls=x_acls)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -336,25 +324,23 @@ def _e_DescribeAclsResource_1(o: DescribeAclsResource, out: bytearray, v: int) -
 
 
 def _d_DescribeAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_resources: list[DescribeAclsResource]
+    o = DescribeAclsResponse.__new__(DescribeAclsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Resources"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -364,12 +350,11 @@ def _d_DescribeAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resources = []
-            app_resources = x_resources.append
+            o.resources = []
+            app_resources = o.resources.append
             for _ in range(ln):
                 el_resources, pos = _d_DescribeAclsResource_0(buf, pos, n, v)
                 app_resources(el_resources)
-        o = DescribeAclsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, resources=x_resources)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeAclsResponse", v, f, pos) from None
     return o, pos
@@ -393,14 +378,12 @@ def _e_DescribeAclsResponse_0(o: DescribeAclsResponse, out: bytearray, v: int) -
 
 
 def _d_DescribeAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_resources: list[DescribeAclsResource]
+    o = DescribeAclsResponse.__new__(DescribeAclsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -410,12 +393,12 @@ def _d_DescribeAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Resources"
         ln = buf[pos]
@@ -429,12 +412,11 @@ def _d_DescribeAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resources = []
-            app_resources = x_resources.append
+            o.resources = []
+            app_resources = o.resources.append
             for _ in range(ln):
                 el_resources, pos = _d_DescribeAclsResource_1(buf, pos, n, v)
                 app_resources(el_resources)
-        o = DescribeAclsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, resources=x_resources)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

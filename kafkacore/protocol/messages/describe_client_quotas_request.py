@@ -49,9 +49,8 @@ class DescribeClientQuotasRequest(_Request):
 
 
 def _d_ComponentData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ComponentData, int]:
-    x_entity_type: str
-    x_match_type: int
-    x_match: str | None
+    o = ComponentData.__new__(ComponentData)
+    o.unknown_tagged_fields = ()
     f = "EntityType"
     try:
         f = "EntityType"
@@ -63,23 +62,22 @@ def _d_ComponentData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Compo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_type = str(buf[pos:e], "utf-8")
+            o.entity_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "MatchType"
-        (x_match_type,) = _S_b.unpack_from(buf, pos)
+        (o.match_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Match"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_match = None
+            o.match = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_match = str(buf[pos:e], "utf-8")
+            o.match = str(buf[pos:e], "utf-8")
             pos = e
-        o = ComponentData(entity_type=x_entity_type, match_type=x_match_type, match=x_match)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ComponentData", v, f, pos) from None
     return o, pos
@@ -103,9 +101,8 @@ def _e_ComponentData_0(o: ComponentData, out: bytearray, v: int) -> None:
 
 
 def _d_ComponentData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ComponentData, int]:
-    x_entity_type: str
-    x_match_type: int
-    x_match: str | None
+    o = ComponentData.__new__(ComponentData)
+    o.unknown_tagged_fields = ()
     f = "EntityType"
     try:
         f = "EntityType"
@@ -121,10 +118,10 @@ def _d_ComponentData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Compo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_type = str(buf[pos:e], "utf-8")
+            o.entity_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "MatchType"
-        (x_match_type,) = _S_b.unpack_from(buf, pos)
+        (o.match_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Match"
         ln = buf[pos]
@@ -134,14 +131,13 @@ def _d_ComponentData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Compo
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_match = None
+            o.match = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_match = str(buf[pos:e], "utf-8")
+            o.match = str(buf[pos:e], "utf-8")
             pos = e
-        o = ComponentData(entity_type=x_entity_type, match_type=x_match_type, match=x_match)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -182,8 +178,8 @@ def _e_ComponentData_1(o: ComponentData, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeClientQuotasRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClientQuotasRequest, int]:
-    x_components: list[ComponentData]
-    x_strict: bool
+    o = DescribeClientQuotasRequest.__new__(DescribeClientQuotasRequest)
+    o.unknown_tagged_fields = ()
     f = "Components"
     try:
         f = "Components"
@@ -194,15 +190,14 @@ def _d_DescribeClientQuotasRequest_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_components = []
-            app_components = x_components.append
+            o.components = []
+            app_components = o.components.append
             for _ in range(ln):
                 el_components, pos = _d_ComponentData_0(buf, pos, n, v)
                 app_components(el_components)
         f = "Strict"
-        (x_strict,) = _S_o.unpack_from(buf, pos)
+        (o.strict,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = DescribeClientQuotasRequest(components=x_components, strict=x_strict)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeClientQuotasRequest", v, f, pos) from None
     return o, pos
@@ -219,8 +214,8 @@ def _e_DescribeClientQuotasRequest_0(o: DescribeClientQuotasRequest, out: bytear
 
 
 def _d_DescribeClientQuotasRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClientQuotasRequest, int]:
-    x_components: list[ComponentData]
-    x_strict: bool
+    o = DescribeClientQuotasRequest.__new__(DescribeClientQuotasRequest)
+    o.unknown_tagged_fields = ()
     f = "Components"
     try:
         f = "Components"
@@ -235,15 +230,14 @@ def _d_DescribeClientQuotasRequest_1(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_components = []
-            app_components = x_components.append
+            o.components = []
+            app_components = o.components.append
             for _ in range(ln):
                 el_components, pos = _d_ComponentData_1(buf, pos, n, v)
                 app_components(el_components)
         f = "Strict"
-        (x_strict,) = _S_o.unpack_from(buf, pos)
+        (o.strict,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = DescribeClientQuotasRequest(components=x_components, strict=x_strict)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

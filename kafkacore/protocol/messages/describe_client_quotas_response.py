@@ -72,8 +72,8 @@ class DescribeClientQuotasResponse(_Response):
 
 
 def _d_EntityData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityData, int]:
-    x_entity_type: str
-    x_entity_name: str | None
+    o = EntityData.__new__(EntityData)
+    o.unknown_tagged_fields = ()
     f = "EntityType"
     try:
         f = "EntityType"
@@ -85,20 +85,19 @@ def _d_EntityData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_type = str(buf[pos:e], "utf-8")
+            o.entity_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "EntityName"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_entity_name = None
+            o.entity_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_name = str(buf[pos:e], "utf-8")
+            o.entity_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = EntityData(entity_type=x_entity_type, entity_name=x_entity_name)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EntityData", v, f, pos) from None
     return o, pos
@@ -121,8 +120,8 @@ def _e_EntityData_0(o: EntityData, out: bytearray, v: int) -> None:
 
 
 def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityData, int]:
-    x_entity_type: str
-    x_entity_name: str | None
+    o = EntityData.__new__(EntityData)
+    o.unknown_tagged_fields = ()
     f = "EntityType"
     try:
         f = "EntityType"
@@ -138,7 +137,7 @@ def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_type = str(buf[pos:e], "utf-8")
+            o.entity_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "EntityName"
         ln = buf[pos]
@@ -148,14 +147,13 @@ def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_entity_name = None
+            o.entity_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_entity_name = str(buf[pos:e], "utf-8")
+            o.entity_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = EntityData(entity_type=x_entity_type, entity_name=x_entity_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -195,8 +193,8 @@ def _e_EntityData_1(o: EntityData, out: bytearray, v: int) -> None:
 
 
 def _d_ValueData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ValueData, int]:
-    x_key: str
-    x_value: float
+    o = ValueData.__new__(ValueData)
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -208,12 +206,11 @@ def _d_ValueData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ValueData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
-        (x_value,) = _S_d.unpack_from(buf, pos)
+        (o.value,) = _S_d.unpack_from(buf, pos)
         pos += 8
-        o = ValueData(key=x_key, value=x_value)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ValueData", v, f, pos) from None
     return o, pos
@@ -230,8 +227,8 @@ def _e_ValueData_0(o: ValueData, out: bytearray, v: int) -> None:
 
 
 def _d_ValueData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ValueData, int]:
-    x_key: str
-    x_value: float
+    o = ValueData.__new__(ValueData)
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -247,12 +244,11 @@ def _d_ValueData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ValueData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
-        (x_value,) = _S_d.unpack_from(buf, pos)
+        (o.value,) = _S_d.unpack_from(buf, pos)
         pos += 8
-        o = ValueData(key=x_key, value=x_value)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -286,8 +282,8 @@ def _e_ValueData_1(o: ValueData, out: bytearray, v: int) -> None:
 
 
 def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
-    x_entity: list[EntityData]
-    x_values: list[ValueData]
+    o = EntryData.__new__(EntryData)
+    o.unknown_tagged_fields = ()
     f = "Entity"
     try:
         f = "Entity"
@@ -298,8 +294,8 @@ def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entity = []
-            app_entity = x_entity.append
+            o.entity = []
+            app_entity = o.entity.append
             for _ in range(ln):
                 el_entity, pos = _d_EntityData_0(buf, pos, n, v)
                 app_entity(el_entity)
@@ -311,12 +307,11 @@ def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_values = []
-            app_values = x_values.append
+            o.values = []
+            app_values = o.values.append
             for _ in range(ln):
                 el_values, pos = _d_ValueData_0(buf, pos, n, v)
                 app_values(el_values)
-        o = EntryData(entity=x_entity, values=x_values)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EntryData", v, f, pos) from None
     return o, pos
@@ -336,8 +331,8 @@ def _e_EntryData_0(o: EntryData, out: bytearray, v: int) -> None:
 
 
 def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
-    x_entity: list[EntityData]
-    x_values: list[ValueData]
+    o = EntryData.__new__(EntryData)
+    o.unknown_tagged_fields = ()
     f = "Entity"
     try:
         f = "Entity"
@@ -352,8 +347,8 @@ def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entity = []
-            app_entity = x_entity.append
+            o.entity = []
+            app_entity = o.entity.append
             for _ in range(ln):
                 el_entity, pos = _d_EntityData_1(buf, pos, n, v)
                 app_entity(el_entity)
@@ -369,12 +364,11 @@ def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_values = []
-            app_values = x_values.append
+            o.values = []
+            app_values = o.values.append
             for _ in range(ln):
                 el_values, pos = _d_ValueData_1(buf, pos, n, v)
                 app_values(el_values)
-        o = EntryData(entity=x_entity, values=x_values)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -411,40 +405,37 @@ def _e_EntryData_1(o: EntryData, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeClientQuotasResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClientQuotasResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_entries: list[EntryData] | None
+    o = DescribeClientQuotasResponse.__new__(DescribeClientQuotasResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Entries"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_entries = None
+            o.entries = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entries = []
-            app_entries = x_entries.append
+            o.entries = []
+            app_entries = o.entries.append
             for _ in range(ln):
                 el_entries, pos = _d_EntryData_0(buf, pos, n, v)
                 app_entries(el_entries)
-        o = DescribeClientQuotasResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, entries=x_entries)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeClientQuotasResponse", v, f, pos) from None
     return o, pos
@@ -471,14 +462,12 @@ def _e_DescribeClientQuotasResponse_0(o: DescribeClientQuotasResponse, out: byte
 
 
 def _d_DescribeClientQuotasResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClientQuotasResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_entries: list[EntryData] | None
+    o = DescribeClientQuotasResponse.__new__(DescribeClientQuotasResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -488,12 +477,12 @@ def _d_DescribeClientQuotasResponse_1(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Entries"
         ln = buf[pos]
@@ -503,16 +492,15 @@ def _d_DescribeClientQuotasResponse_1(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_entries = None
+            o.entries = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_entries = []
-            app_entries = x_entries.append
+            o.entries = []
+            app_entries = o.entries.append
             for _ in range(ln):
                 el_entries, pos = _d_EntryData_1(buf, pos, n, v)
                 app_entries(el_entries)
-        o = DescribeClientQuotasResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, entries=x_entries)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -37,13 +37,15 @@ class DescribeClusterRequest(_Request):
 
 
 def _d_DescribeClusterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterRequest, int]:
-    x_include_cluster_authorized_operations: bool
+    o = DescribeClusterRequest.__new__(DescribeClusterRequest)
+    o.endpoint_type = 1
+    o.include_fenced_brokers = False
+    o.unknown_tagged_fields = ()
     f = "IncludeClusterAuthorizedOperations"
     try:
         f = "IncludeClusterAuthorizedOperations"
-        (x_include_cluster_authorized_operations,) = _S_o.unpack_from(buf, pos)
+        (o.include_cluster_authorized_operations,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = DescribeClusterRequest(include_cluster_authorized_operations=x_include_cluster_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -77,14 +79,14 @@ def _e_DescribeClusterRequest_0(o: DescribeClusterRequest, out: bytearray, v: in
 
 
 def _d_DescribeClusterRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterRequest, int]:
-    x_include_cluster_authorized_operations: bool
-    x_endpoint_type: int
+    o = DescribeClusterRequest.__new__(DescribeClusterRequest)
+    o.include_fenced_brokers = False
+    o.unknown_tagged_fields = ()
     f = "IncludeClusterAuthorizedOperations"
     try:
         f = "IncludeClusterAuthorizedOperations"
-        (x_include_cluster_authorized_operations, x_endpoint_type) = _S_ob.unpack_from(buf, pos)
+        (o.include_cluster_authorized_operations, o.endpoint_type) = _S_ob.unpack_from(buf, pos)
         pos += 2
-        o = DescribeClusterRequest(include_cluster_authorized_operations=x_include_cluster_authorized_operations, endpoint_type=x_endpoint_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -116,15 +118,13 @@ def _e_DescribeClusterRequest_1(o: DescribeClusterRequest, out: bytearray, v: in
 
 
 def _d_DescribeClusterRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterRequest, int]:
-    x_include_cluster_authorized_operations: bool
-    x_endpoint_type: int
-    x_include_fenced_brokers: bool
+    o = DescribeClusterRequest.__new__(DescribeClusterRequest)
+    o.unknown_tagged_fields = ()
     f = "IncludeClusterAuthorizedOperations"
     try:
         f = "IncludeClusterAuthorizedOperations"
-        (x_include_cluster_authorized_operations, x_endpoint_type, x_include_fenced_brokers) = _S_obo.unpack_from(buf, pos)
+        (o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers) = _S_obo.unpack_from(buf, pos)
         pos += 3
-        o = DescribeClusterRequest(include_cluster_authorized_operations=x_include_cluster_authorized_operations, endpoint_type=x_endpoint_type, include_fenced_brokers=x_include_fenced_brokers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -59,14 +59,13 @@ class DescribeClusterResponse(_Response):
 
 
 def _d_DescribeClusterBroker_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterBroker, int]:
-    x_broker_id: int
-    x_host: str
-    x_port: int
-    x_rack: str | None
+    o = DescribeClusterBroker.__new__(DescribeClusterBroker)
+    o.is_fenced = False
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id,) = _S_i.unpack_from(buf, pos)
+        (o.broker_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -81,10 +80,10 @@ def _d_DescribeClusterBroker_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Rack"
         ln = buf[pos]
@@ -94,14 +93,13 @@ def _d_DescribeClusterBroker_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribeClusterBroker(broker_id=x_broker_id, host=x_host, port=x_port, rack=x_rack)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -145,15 +143,12 @@ def _e_DescribeClusterBroker_0(o: DescribeClusterBroker, out: bytearray, v: int)
 
 
 def _d_DescribeClusterBroker_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterBroker, int]:
-    x_broker_id: int
-    x_host: str
-    x_port: int
-    x_rack: str | None
-    x_is_fenced: bool
+    o = DescribeClusterBroker.__new__(DescribeClusterBroker)
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id,) = _S_i.unpack_from(buf, pos)
+        (o.broker_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -168,10 +163,10 @@ def _d_DescribeClusterBroker_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Rack"
         ln = buf[pos]
@@ -181,17 +176,16 @@ def _d_DescribeClusterBroker_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
         f = "IsFenced"
-        (x_is_fenced,) = _S_o.unpack_from(buf, pos)
+        (o.is_fenced,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = DescribeClusterBroker(broker_id=x_broker_id, host=x_host, port=x_port, rack=x_rack, is_fenced=x_is_fenced)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -234,17 +228,13 @@ def _e_DescribeClusterBroker_1(o: DescribeClusterBroker, out: bytearray, v: int)
 
 
 def _d_DescribeClusterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_cluster_id: str
-    x_controller_id: int
-    x_brokers: list[DescribeClusterBroker]
-    x_cluster_authorized_operations: int
+    o = DescribeClusterResponse.__new__(DescribeClusterResponse)
+    o.endpoint_type = 1
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -254,12 +244,12 @@ def _d_DescribeClusterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClusterId"
         ln = buf[pos]
@@ -274,10 +264,10 @@ def _d_DescribeClusterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         ln = buf[pos]
@@ -291,15 +281,14 @@ def _d_DescribeClusterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_DescribeClusterBroker_0(buf, pos, n, v)
                 app_brokers(el_brokers)
         f = "ClusterAuthorizedOperations"
-        (x_cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribeClusterResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, cluster_id=x_cluster_id, controller_id=x_controller_id, brokers=x_brokers, cluster_authorized_operations=x_cluster_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -348,18 +337,12 @@ def _e_DescribeClusterResponse_0(o: DescribeClusterResponse, out: bytearray, v: 
 
 
 def _d_DescribeClusterResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_endpoint_type: int
-    x_cluster_id: str
-    x_controller_id: int
-    x_brokers: list[DescribeClusterBroker]
-    x_cluster_authorized_operations: int
+    o = DescribeClusterResponse.__new__(DescribeClusterResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -369,15 +352,15 @@ def _d_DescribeClusterResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "EndpointType"
-        (x_endpoint_type,) = _S_b.unpack_from(buf, pos)
+        (o.endpoint_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ClusterId"
         ln = buf[pos]
@@ -392,10 +375,10 @@ def _d_DescribeClusterResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         ln = buf[pos]
@@ -409,15 +392,14 @@ def _d_DescribeClusterResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_DescribeClusterBroker_0(buf, pos, n, v)
                 app_brokers(el_brokers)
         f = "ClusterAuthorizedOperations"
-        (x_cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribeClusterResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, endpoint_type=x_endpoint_type, cluster_id=x_cluster_id, controller_id=x_controller_id, brokers=x_brokers, cluster_authorized_operations=x_cluster_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -465,18 +447,12 @@ def _e_DescribeClusterResponse_1(o: DescribeClusterResponse, out: bytearray, v: 
 
 
 def _d_DescribeClusterResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_endpoint_type: int
-    x_cluster_id: str
-    x_controller_id: int
-    x_brokers: list[DescribeClusterBroker]
-    x_cluster_authorized_operations: int
+    o = DescribeClusterResponse.__new__(DescribeClusterResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -486,15 +462,15 @@ def _d_DescribeClusterResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "EndpointType"
-        (x_endpoint_type,) = _S_b.unpack_from(buf, pos)
+        (o.endpoint_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ClusterId"
         ln = buf[pos]
@@ -509,10 +485,10 @@ def _d_DescribeClusterResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         ln = buf[pos]
@@ -526,15 +502,14 @@ def _d_DescribeClusterResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_DescribeClusterBroker_1(buf, pos, n, v)
                 app_brokers(el_brokers)
         f = "ClusterAuthorizedOperations"
-        (x_cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribeClusterResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, endpoint_type=x_endpoint_type, cluster_id=x_cluster_id, controller_id=x_controller_id, brokers=x_brokers, cluster_authorized_operations=x_cluster_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

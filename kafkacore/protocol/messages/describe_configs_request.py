@@ -51,13 +51,12 @@ class DescribeConfigsRequest(_Request):
 
 
 def _d_DescribeConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResource, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_configuration_keys: list[str] | None
+    o = DescribeConfigsResource.__new__(DescribeConfigsResource)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -68,26 +67,25 @@ def _d_DescribeConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ConfigurationKeys"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_configuration_keys = None
+            o.configuration_keys = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configuration_keys = []
+            o.configuration_keys = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_configuration_keys.append(str(buf[pos:e], "utf-8"))
+                o.configuration_keys.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = DescribeConfigsResource(resource_type=x_resource_type, resource_name=x_resource_name, configuration_keys=x_configuration_keys)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsResource", v, f, pos) from None
     return o, pos
@@ -113,13 +111,12 @@ def _e_DescribeConfigsResource_0(o: DescribeConfigsResource, out: bytearray, v: 
 
 
 def _d_DescribeConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResource, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_configuration_keys: list[str] | None
+    o = DescribeConfigsResource.__new__(DescribeConfigsResource)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         ln = buf[pos]
@@ -134,7 +131,7 @@ def _d_DescribeConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ConfigurationKeys"
         ln = buf[pos]
@@ -144,11 +141,11 @@ def _d_DescribeConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_configuration_keys = None
+            o.configuration_keys = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configuration_keys = []
+            o.configuration_keys = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -159,9 +156,8 @@ def _d_DescribeConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> t
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_configuration_keys.append(str(buf[pos:e], "utf-8"))
+                o.configuration_keys.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = DescribeConfigsResource(resource_type=x_resource_type, resource_name=x_resource_name, configuration_keys=x_configuration_keys)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -204,8 +200,9 @@ def _e_DescribeConfigsResource_1(o: DescribeConfigsResource, out: bytearray, v: 
 
 
 def _d_DescribeConfigsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsRequest, int]:
-    x_resources: list[DescribeConfigsResource]
-    x_include_synonyms: bool
+    o = DescribeConfigsRequest.__new__(DescribeConfigsRequest)
+    o.include_documentation = False
+    o.unknown_tagged_fields = ()
     f = "Resources"
     try:
         f = "Resources"
@@ -216,15 +213,14 @@ def _d_DescribeConfigsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resources = []
-            app_resources = x_resources.append
+            o.resources = []
+            app_resources = o.resources.append
             for _ in range(ln):
                 el_resources, pos = _d_DescribeConfigsResource_0(buf, pos, n, v)
                 app_resources(el_resources)
         f = "IncludeSynonyms"
-        (x_include_synonyms,) = _S_o.unpack_from(buf, pos)
+        (o.include_synonyms,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = DescribeConfigsRequest(resources=x_resources, include_synonyms=x_include_synonyms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsRequest", v, f, pos) from None
     return o, pos
@@ -243,9 +239,8 @@ def _e_DescribeConfigsRequest_0(o: DescribeConfigsRequest, out: bytearray, v: in
 
 
 def _d_DescribeConfigsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsRequest, int]:
-    x_resources: list[DescribeConfigsResource]
-    x_include_synonyms: bool
-    x_include_documentation: bool
+    o = DescribeConfigsRequest.__new__(DescribeConfigsRequest)
+    o.unknown_tagged_fields = ()
     f = "Resources"
     try:
         f = "Resources"
@@ -256,15 +251,14 @@ def _d_DescribeConfigsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resources = []
-            app_resources = x_resources.append
+            o.resources = []
+            app_resources = o.resources.append
             for _ in range(ln):
                 el_resources, pos = _d_DescribeConfigsResource_0(buf, pos, n, v)
                 app_resources(el_resources)
         f = "IncludeSynonyms"
-        (x_include_synonyms, x_include_documentation) = _S_oo.unpack_from(buf, pos)
+        (o.include_synonyms, o.include_documentation) = _S_oo.unpack_from(buf, pos)
         pos += 2
-        o = DescribeConfigsRequest(resources=x_resources, include_synonyms=x_include_synonyms, include_documentation=x_include_documentation)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsRequest", v, f, pos) from None
     return o, pos
@@ -281,9 +275,8 @@ def _e_DescribeConfigsRequest_1(o: DescribeConfigsRequest, out: bytearray, v: in
 
 
 def _d_DescribeConfigsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsRequest, int]:
-    x_resources: list[DescribeConfigsResource]
-    x_include_synonyms: bool
-    x_include_documentation: bool
+    o = DescribeConfigsRequest.__new__(DescribeConfigsRequest)
+    o.unknown_tagged_fields = ()
     f = "Resources"
     try:
         f = "Resources"
@@ -298,15 +291,14 @@ def _d_DescribeConfigsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resources = []
-            app_resources = x_resources.append
+            o.resources = []
+            app_resources = o.resources.append
             for _ in range(ln):
                 el_resources, pos = _d_DescribeConfigsResource_1(buf, pos, n, v)
                 app_resources(el_resources)
         f = "IncludeSynonyms"
-        (x_include_synonyms, x_include_documentation) = _S_oo.unpack_from(buf, pos)
+        (o.include_synonyms, o.include_documentation) = _S_oo.unpack_from(buf, pos)
         pos += 2
-        o = DescribeConfigsRequest(resources=x_resources, include_synonyms=x_include_synonyms, include_documentation=x_include_documentation)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -82,9 +82,8 @@ class DescribeConfigsResponse(_Response):
 
 
 def _d_DescribeConfigsSynonym_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsSynonym, int]:
-    x_name: str
-    x_value: str | None
-    x_source: int
+    o = DescribeConfigsSynonym.__new__(DescribeConfigsSynonym)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -96,23 +95,22 @@ def _d_DescribeConfigsSynonym_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
         f = "Source"
-        (x_source,) = _S_b.unpack_from(buf, pos)
+        (o.source,) = _S_b.unpack_from(buf, pos)
         pos += 1
-        o = DescribeConfigsSynonym(name=x_name, value=x_value, source=x_source)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsSynonym", v, f, pos) from None
     return o, pos
@@ -136,9 +134,8 @@ def _e_DescribeConfigsSynonym_0(o: DescribeConfigsSynonym, out: bytearray, v: in
 
 
 def _d_DescribeConfigsSynonym_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsSynonym, int]:
-    x_name: str
-    x_value: str | None
-    x_source: int
+    o = DescribeConfigsSynonym.__new__(DescribeConfigsSynonym)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -154,7 +151,7 @@ def _d_DescribeConfigsSynonym_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         ln = buf[pos]
@@ -164,17 +161,16 @@ def _d_DescribeConfigsSynonym_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
         f = "Source"
-        (x_source,) = _S_b.unpack_from(buf, pos)
+        (o.source,) = _S_b.unpack_from(buf, pos)
         pos += 1
-        o = DescribeConfigsSynonym(name=x_name, value=x_value, source=x_source)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -215,12 +211,10 @@ def _e_DescribeConfigsSynonym_1(o: DescribeConfigsSynonym, out: bytearray, v: in
 
 
 def _d_DescribeConfigsResourceResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResourceResult, int]:
-    x_name: str
-    x_value: str | None
-    x_read_only: bool
-    x_config_source: int
-    x_is_sensitive: bool
-    x_synonyms: list[DescribeConfigsSynonym]
+    o = DescribeConfigsResourceResult.__new__(DescribeConfigsResourceResult)
+    o.config_type = 0
+    o.documentation = ""
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -232,21 +226,21 @@ def _d_DescribeConfigsResourceResult_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
         f = "ReadOnly"
-        (x_read_only, x_config_source, x_is_sensitive) = _S_obo.unpack_from(buf, pos)
+        (o.read_only, o.config_source, o.is_sensitive) = _S_obo.unpack_from(buf, pos)
         pos += 3
         f = "Synonyms"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -256,12 +250,11 @@ def _d_DescribeConfigsResourceResult_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_synonyms = []
-            app_synonyms = x_synonyms.append
+            o.synonyms = []
+            app_synonyms = o.synonyms.append
             for _ in range(ln):
                 el_synonyms, pos = _d_DescribeConfigsSynonym_0(buf, pos, n, v)
                 app_synonyms(el_synonyms)
-        o = DescribeConfigsResourceResult(name=x_name, value=x_value, read_only=x_read_only, config_source=x_config_source, is_sensitive=x_is_sensitive, synonyms=x_synonyms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsResourceResult", v, f, pos) from None
     return o, pos
@@ -289,14 +282,8 @@ def _e_DescribeConfigsResourceResult_0(o: DescribeConfigsResourceResult, out: by
 
 
 def _d_DescribeConfigsResourceResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResourceResult, int]:
-    x_name: str
-    x_value: str | None
-    x_read_only: bool
-    x_config_source: int
-    x_is_sensitive: bool
-    x_synonyms: list[DescribeConfigsSynonym]
-    x_config_type: int
-    x_documentation: str | None
+    o = DescribeConfigsResourceResult.__new__(DescribeConfigsResourceResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -308,21 +295,21 @@ def _d_DescribeConfigsResourceResult_1(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
         f = "ReadOnly"
-        (x_read_only, x_config_source, x_is_sensitive) = _S_obo.unpack_from(buf, pos)
+        (o.read_only, o.config_source, o.is_sensitive) = _S_obo.unpack_from(buf, pos)
         pos += 3
         f = "Synonyms"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -332,26 +319,25 @@ def _d_DescribeConfigsResourceResult_1(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_synonyms = []
-            app_synonyms = x_synonyms.append
+            o.synonyms = []
+            app_synonyms = o.synonyms.append
             for _ in range(ln):
                 el_synonyms, pos = _d_DescribeConfigsSynonym_0(buf, pos, n, v)
                 app_synonyms(el_synonyms)
         f = "ConfigType"
-        (x_config_type,) = _S_b.unpack_from(buf, pos)
+        (o.config_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Documentation"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_documentation = None
+            o.documentation = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_documentation = str(buf[pos:e], "utf-8")
+            o.documentation = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribeConfigsResourceResult(name=x_name, value=x_value, read_only=x_read_only, config_source=x_config_source, is_sensitive=x_is_sensitive, synonyms=x_synonyms, config_type=x_config_type, documentation=x_documentation)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsResourceResult", v, f, pos) from None
     return o, pos
@@ -387,14 +373,8 @@ def _e_DescribeConfigsResourceResult_1(o: DescribeConfigsResourceResult, out: by
 
 
 def _d_DescribeConfigsResourceResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResourceResult, int]:
-    x_name: str
-    x_value: str | None
-    x_read_only: bool
-    x_config_source: int
-    x_is_sensitive: bool
-    x_synonyms: list[DescribeConfigsSynonym]
-    x_config_type: int
-    x_documentation: str | None
+    o = DescribeConfigsResourceResult.__new__(DescribeConfigsResourceResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -410,7 +390,7 @@ def _d_DescribeConfigsResourceResult_2(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         ln = buf[pos]
@@ -420,15 +400,15 @@ def _d_DescribeConfigsResourceResult_2(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
         f = "ReadOnly"
-        (x_read_only, x_config_source, x_is_sensitive) = _S_obo.unpack_from(buf, pos)
+        (o.read_only, o.config_source, o.is_sensitive) = _S_obo.unpack_from(buf, pos)
         pos += 3
         f = "Synonyms"
         ln = buf[pos]
@@ -442,13 +422,13 @@ def _d_DescribeConfigsResourceResult_2(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_synonyms = []
-            app_synonyms = x_synonyms.append
+            o.synonyms = []
+            app_synonyms = o.synonyms.append
             for _ in range(ln):
                 el_synonyms, pos = _d_DescribeConfigsSynonym_1(buf, pos, n, v)
                 app_synonyms(el_synonyms)
         f = "ConfigType"
-        (x_config_type,) = _S_b.unpack_from(buf, pos)
+        (o.config_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Documentation"
         ln = buf[pos]
@@ -458,14 +438,13 @@ def _d_DescribeConfigsResourceResult_2(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_documentation = None
+            o.documentation = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_documentation = str(buf[pos:e], "utf-8")
+            o.documentation = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribeConfigsResourceResult(name=x_name, value=x_value, read_only=x_read_only, config_source=x_config_source, is_sensitive=x_is_sensitive, synonyms=x_synonyms, config_type=x_config_type, documentation=x_documentation)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -518,29 +497,26 @@ def _e_DescribeConfigsResourceResult_2(o: DescribeConfigsResourceResult, out: by
 
 
 def _d_DescribeConfigsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResult, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_resource_type: int
-    x_resource_name: str
-    x_configs: list[DescribeConfigsResourceResult]
+    o = DescribeConfigsResult.__new__(DescribeConfigsResult)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -551,7 +527,7 @@ def _d_DescribeConfigsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Configs"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -561,12 +537,11 @@ def _d_DescribeConfigsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_DescribeConfigsResourceResult_0(buf, pos, n, v)
                 app_configs(el_configs)
-        o = DescribeConfigsResult(error_code=x_error_code, error_message=x_error_message, resource_type=x_resource_type, resource_name=x_resource_name, configs=x_configs)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsResult", v, f, pos) from None
     return o, pos
@@ -595,29 +570,26 @@ def _e_DescribeConfigsResult_0(o: DescribeConfigsResult, out: bytearray, v: int)
 
 
 def _d_DescribeConfigsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResult, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_resource_type: int
-    x_resource_name: str
-    x_configs: list[DescribeConfigsResourceResult]
+    o = DescribeConfigsResult.__new__(DescribeConfigsResult)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -628,7 +600,7 @@ def _d_DescribeConfigsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Configs"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -638,12 +610,11 @@ def _d_DescribeConfigsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_DescribeConfigsResourceResult_1(buf, pos, n, v)
                 app_configs(el_configs)
-        o = DescribeConfigsResult(error_code=x_error_code, error_message=x_error_message, resource_type=x_resource_type, resource_name=x_resource_name, configs=x_configs)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsResult", v, f, pos) from None
     return o, pos
@@ -672,15 +643,12 @@ def _e_DescribeConfigsResult_1(o: DescribeConfigsResult, out: bytearray, v: int)
 
 
 def _d_DescribeConfigsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResult, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_resource_type: int
-    x_resource_name: str
-    x_configs: list[DescribeConfigsResourceResult]
+    o = DescribeConfigsResult.__new__(DescribeConfigsResult)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -690,15 +658,15 @@ def _d_DescribeConfigsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         ln = buf[pos]
@@ -713,7 +681,7 @@ def _d_DescribeConfigsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Configs"
         ln = buf[pos]
@@ -727,12 +695,11 @@ def _d_DescribeConfigsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_DescribeConfigsResourceResult_2(buf, pos, n, v)
                 app_configs(el_configs)
-        o = DescribeConfigsResult(error_code=x_error_code, error_message=x_error_message, resource_type=x_resource_type, resource_name=x_resource_name, configs=x_configs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -778,12 +745,12 @@ def _e_DescribeConfigsResult_2(o: DescribeConfigsResult, out: bytearray, v: int)
 
 
 def _d_DescribeConfigsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[DescribeConfigsResult]
+    o = DescribeConfigsResponse.__new__(DescribeConfigsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -793,12 +760,11 @@ def _d_DescribeConfigsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DescribeConfigsResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = DescribeConfigsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsResponse", v, f, pos) from None
     return o, pos
@@ -815,12 +781,12 @@ def _e_DescribeConfigsResponse_0(o: DescribeConfigsResponse, out: bytearray, v: 
 
 
 def _d_DescribeConfigsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[DescribeConfigsResult]
+    o = DescribeConfigsResponse.__new__(DescribeConfigsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -830,12 +796,11 @@ def _d_DescribeConfigsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DescribeConfigsResult_1(buf, pos, n, v)
                 app_results(el_results)
-        o = DescribeConfigsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeConfigsResponse", v, f, pos) from None
     return o, pos
@@ -852,12 +817,12 @@ def _e_DescribeConfigsResponse_1(o: DescribeConfigsResponse, out: bytearray, v: 
 
 
 def _d_DescribeConfigsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[DescribeConfigsResult]
+    o = DescribeConfigsResponse.__new__(DescribeConfigsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         ln = buf[pos]
@@ -871,12 +836,11 @@ def _d_DescribeConfigsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DescribeConfigsResult_2(buf, pos, n, v)
                 app_results(el_results)
-        o = DescribeConfigsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -44,8 +44,8 @@ class DescribeDelegationTokenRequest(_Request):
 
 
 def _d_DescribeDelegationTokenOwner_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenOwner, int]:
-    x_principal_type: str
-    x_principal_name: str
+    o = DescribeDelegationTokenOwner.__new__(DescribeDelegationTokenOwner)
+    o.unknown_tagged_fields = ()
     f = "PrincipalType"
     try:
         f = "PrincipalType"
@@ -57,7 +57,7 @@ def _d_DescribeDelegationTokenOwner_0(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -68,9 +68,8 @@ def _d_DescribeDelegationTokenOwner_0(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribeDelegationTokenOwner(principal_type=x_principal_type, principal_name=x_principal_name)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeDelegationTokenOwner", v, f, pos) from None
     return o, pos
@@ -90,8 +89,8 @@ def _e_DescribeDelegationTokenOwner_0(o: DescribeDelegationTokenOwner, out: byte
 
 
 def _d_DescribeDelegationTokenOwner_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenOwner, int]:
-    x_principal_type: str
-    x_principal_name: str
+    o = DescribeDelegationTokenOwner.__new__(DescribeDelegationTokenOwner)
+    o.unknown_tagged_fields = ()
     f = "PrincipalType"
     try:
         f = "PrincipalType"
@@ -107,7 +106,7 @@ def _d_DescribeDelegationTokenOwner_1(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         ln = buf[pos]
@@ -122,9 +121,8 @@ def _d_DescribeDelegationTokenOwner_1(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribeDelegationTokenOwner(principal_type=x_principal_type, principal_name=x_principal_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -161,23 +159,23 @@ def _e_DescribeDelegationTokenOwner_1(o: DescribeDelegationTokenOwner, out: byte
 
 
 def _d_DescribeDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenRequest, int]:
-    x_owners: list[DescribeDelegationTokenOwner] | None
+    o = DescribeDelegationTokenRequest.__new__(DescribeDelegationTokenRequest)
+    o.unknown_tagged_fields = ()
     f = "Owners"
     try:
         f = "Owners"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_owners = None
+            o.owners = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_owners = []
-            app_owners = x_owners.append
+            o.owners = []
+            app_owners = o.owners.append
             for _ in range(ln):
                 el_owners, pos = _d_DescribeDelegationTokenOwner_0(buf, pos, n, v)
                 app_owners(el_owners)
-        o = DescribeDelegationTokenRequest(owners=x_owners)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeDelegationTokenRequest", v, f, pos) from None
     return o, pos
@@ -196,7 +194,8 @@ def _e_DescribeDelegationTokenRequest_0(o: DescribeDelegationTokenRequest, out: 
 
 
 def _d_DescribeDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenRequest, int]:
-    x_owners: list[DescribeDelegationTokenOwner] | None
+    o = DescribeDelegationTokenRequest.__new__(DescribeDelegationTokenRequest)
+    o.unknown_tagged_fields = ()
     f = "Owners"
     try:
         f = "Owners"
@@ -207,16 +206,15 @@ def _d_DescribeDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: in
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_owners = None
+            o.owners = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_owners = []
-            app_owners = x_owners.append
+            o.owners = []
+            app_owners = o.owners.append
             for _ in range(ln):
                 el_owners, pos = _d_DescribeDelegationTokenOwner_1(buf, pos, n, v)
                 app_owners(el_owners)
-        o = DescribeDelegationTokenRequest(owners=x_owners)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

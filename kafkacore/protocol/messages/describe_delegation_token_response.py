@@ -69,8 +69,8 @@ class DescribeDelegationTokenResponse(_Response):
 
 
 def _d_DescribedDelegationTokenRenewer_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedDelegationTokenRenewer, int]:
-    x_principal_type: str
-    x_principal_name: str
+    o = DescribedDelegationTokenRenewer.__new__(DescribedDelegationTokenRenewer)
+    o.unknown_tagged_fields = ()
     f = "PrincipalType"
     try:
         f = "PrincipalType"
@@ -82,7 +82,7 @@ def _d_DescribedDelegationTokenRenewer_0(buf: memoryview, pos: int, n: int, v: i
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -93,9 +93,8 @@ def _d_DescribedDelegationTokenRenewer_0(buf: memoryview, pos: int, n: int, v: i
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribedDelegationTokenRenewer(principal_type=x_principal_type, principal_name=x_principal_name)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribedDelegationTokenRenewer", v, f, pos) from None
     return o, pos
@@ -115,8 +114,8 @@ def _e_DescribedDelegationTokenRenewer_0(o: DescribedDelegationTokenRenewer, out
 
 
 def _d_DescribedDelegationTokenRenewer_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedDelegationTokenRenewer, int]:
-    x_principal_type: str
-    x_principal_name: str
+    o = DescribedDelegationTokenRenewer.__new__(DescribedDelegationTokenRenewer)
+    o.unknown_tagged_fields = ()
     f = "PrincipalType"
     try:
         f = "PrincipalType"
@@ -132,7 +131,7 @@ def _d_DescribedDelegationTokenRenewer_1(buf: memoryview, pos: int, n: int, v: i
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         ln = buf[pos]
@@ -147,9 +146,8 @@ def _d_DescribedDelegationTokenRenewer_1(buf: memoryview, pos: int, n: int, v: i
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribedDelegationTokenRenewer(principal_type=x_principal_type, principal_name=x_principal_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -186,14 +184,10 @@ def _e_DescribedDelegationTokenRenewer_1(o: DescribedDelegationTokenRenewer, out
 
 
 def _d_DescribedDelegationToken_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedDelegationToken, int]:
-    x_principal_type: str
-    x_principal_name: str
-    x_issue_timestamp: int
-    x_expiry_timestamp: int
-    x_max_timestamp: int
-    x_token_id: str
-    x_hmac: bytes
-    x_renewers: list[DescribedDelegationTokenRenewer]
+    o = DescribedDelegationToken.__new__(DescribedDelegationToken)
+    o.token_requester_principal_type = ""
+    o.token_requester_principal_name = ""
+    o.unknown_tagged_fields = ()
     f = "PrincipalType"
     try:
         f = "PrincipalType"
@@ -205,7 +199,7 @@ def _d_DescribedDelegationToken_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -216,10 +210,10 @@ def _d_DescribedDelegationToken_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IssueTimestamp"
-        (x_issue_timestamp, x_expiry_timestamp, x_max_timestamp) = _S_qqq.unpack_from(buf, pos)
+        (o.issue_timestamp, o.expiry_timestamp, o.max_timestamp) = _S_qqq.unpack_from(buf, pos)
         pos += 24
         f = "TokenId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -230,7 +224,7 @@ def _d_DescribedDelegationToken_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_id = str(buf[pos:e], "utf-8")
+            o.token_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Hmac"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -241,7 +235,7 @@ def _d_DescribedDelegationToken_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "Renewers"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -251,12 +245,11 @@ def _d_DescribedDelegationToken_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_renewers = []
-            app_renewers = x_renewers.append
+            o.renewers = []
+            app_renewers = o.renewers.append
             for _ in range(ln):
                 el_renewers, pos = _d_DescribedDelegationTokenRenewer_0(buf, pos, n, v)
                 app_renewers(el_renewers)
-        o = DescribedDelegationToken(principal_type=x_principal_type, principal_name=x_principal_name, issue_timestamp=x_issue_timestamp, expiry_timestamp=x_expiry_timestamp, max_timestamp=x_max_timestamp, token_id=x_token_id, hmac=x_hmac, renewers=x_renewers)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribedDelegationToken", v, f, pos) from None
     return o, pos
@@ -292,14 +285,10 @@ def _e_DescribedDelegationToken_0(o: DescribedDelegationToken, out: bytearray, v
 
 
 def _d_DescribedDelegationToken_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedDelegationToken, int]:
-    x_principal_type: str
-    x_principal_name: str
-    x_issue_timestamp: int
-    x_expiry_timestamp: int
-    x_max_timestamp: int
-    x_token_id: str
-    x_hmac: bytes
-    x_renewers: list[DescribedDelegationTokenRenewer]
+    o = DescribedDelegationToken.__new__(DescribedDelegationToken)
+    o.token_requester_principal_type = ""
+    o.token_requester_principal_name = ""
+    o.unknown_tagged_fields = ()
     f = "PrincipalType"
     try:
         f = "PrincipalType"
@@ -315,7 +304,7 @@ def _d_DescribedDelegationToken_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         ln = buf[pos]
@@ -330,10 +319,10 @@ def _d_DescribedDelegationToken_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IssueTimestamp"
-        (x_issue_timestamp, x_expiry_timestamp, x_max_timestamp) = _S_qqq.unpack_from(buf, pos)
+        (o.issue_timestamp, o.expiry_timestamp, o.max_timestamp) = _S_qqq.unpack_from(buf, pos)
         pos += 24
         f = "TokenId"
         ln = buf[pos]
@@ -348,7 +337,7 @@ def _d_DescribedDelegationToken_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_id = str(buf[pos:e], "utf-8")
+            o.token_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Hmac"
         ln = buf[pos]
@@ -363,7 +352,7 @@ def _d_DescribedDelegationToken_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "Renewers"
         ln = buf[pos]
@@ -377,12 +366,11 @@ def _d_DescribedDelegationToken_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_renewers = []
-            app_renewers = x_renewers.append
+            o.renewers = []
+            app_renewers = o.renewers.append
             for _ in range(ln):
                 el_renewers, pos = _d_DescribedDelegationTokenRenewer_1(buf, pos, n, v)
                 app_renewers(el_renewers)
-        o = DescribedDelegationToken(principal_type=x_principal_type, principal_name=x_principal_name, issue_timestamp=x_issue_timestamp, expiry_timestamp=x_expiry_timestamp, max_timestamp=x_max_timestamp, token_id=x_token_id, hmac=x_hmac, renewers=x_renewers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -435,16 +423,8 @@ def _e_DescribedDelegationToken_1(o: DescribedDelegationToken, out: bytearray, v
 
 
 def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedDelegationToken, int]:
-    x_principal_type: str
-    x_principal_name: str
-    x_token_requester_principal_type: str
-    x_token_requester_principal_name: str
-    x_issue_timestamp: int
-    x_expiry_timestamp: int
-    x_max_timestamp: int
-    x_token_id: str
-    x_hmac: bytes
-    x_renewers: list[DescribedDelegationTokenRenewer]
+    o = DescribedDelegationToken.__new__(DescribedDelegationToken)
+    o.unknown_tagged_fields = ()
     f = "PrincipalType"
     try:
         f = "PrincipalType"
@@ -460,7 +440,7 @@ def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_type = str(buf[pos:e], "utf-8")
+            o.principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "PrincipalName"
         ln = buf[pos]
@@ -475,7 +455,7 @@ def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_principal_name = str(buf[pos:e], "utf-8")
+            o.principal_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TokenRequesterPrincipalType"
         ln = buf[pos]
@@ -490,7 +470,7 @@ def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_requester_principal_type = str(buf[pos:e], "utf-8")
+            o.token_requester_principal_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "TokenRequesterPrincipalName"
         ln = buf[pos]
@@ -505,10 +485,10 @@ def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_requester_principal_name = str(buf[pos:e], "utf-8")
+            o.token_requester_principal_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IssueTimestamp"
-        (x_issue_timestamp, x_expiry_timestamp, x_max_timestamp) = _S_qqq.unpack_from(buf, pos)
+        (o.issue_timestamp, o.expiry_timestamp, o.max_timestamp) = _S_qqq.unpack_from(buf, pos)
         pos += 24
         f = "TokenId"
         ln = buf[pos]
@@ -523,7 +503,7 @@ def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_token_id = str(buf[pos:e], "utf-8")
+            o.token_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Hmac"
         ln = buf[pos]
@@ -538,7 +518,7 @@ def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "Renewers"
         ln = buf[pos]
@@ -552,12 +532,11 @@ def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_renewers = []
-            app_renewers = x_renewers.append
+            o.renewers = []
+            app_renewers = o.renewers.append
             for _ in range(ln):
                 el_renewers, pos = _d_DescribedDelegationTokenRenewer_1(buf, pos, n, v)
                 app_renewers(el_renewers)
-        o = DescribedDelegationToken(principal_type=x_principal_type, principal_name=x_principal_name, token_requester_principal_type=x_token_requester_principal_type, token_requester_principal_name=x_token_requester_principal_name, issue_timestamp=x_issue_timestamp, expiry_timestamp=x_expiry_timestamp, max_timestamp=x_max_timestamp, token_id=x_token_id, hmac=x_hmac, renewers=x_renewers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -614,13 +593,12 @@ def _e_DescribedDelegationToken_2(o: DescribedDelegationToken, out: bytearray, v
 
 
 def _d_DescribeDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenResponse, int]:
-    x_error_code: int
-    x_tokens: list[DescribedDelegationToken]
-    x_throttle_time_ms: int
+    o = DescribeDelegationTokenResponse.__new__(DescribeDelegationTokenResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Tokens"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -630,15 +608,14 @@ def _d_DescribeDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: i
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_tokens = []
-            app_tokens = x_tokens.append
+            o.tokens = []
+            app_tokens = o.tokens.append
             for _ in range(ln):
                 el_tokens, pos = _d_DescribedDelegationToken_0(buf, pos, n, v)
                 app_tokens(el_tokens)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribeDelegationTokenResponse(error_code=x_error_code, tokens=x_tokens, throttle_time_ms=x_throttle_time_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeDelegationTokenResponse", v, f, pos) from None
     return o, pos
@@ -656,13 +633,12 @@ def _e_DescribeDelegationTokenResponse_0(o: DescribeDelegationTokenResponse, out
 
 
 def _d_DescribeDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenResponse, int]:
-    x_error_code: int
-    x_tokens: list[DescribedDelegationToken]
-    x_throttle_time_ms: int
+    o = DescribeDelegationTokenResponse.__new__(DescribeDelegationTokenResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Tokens"
         ln = buf[pos]
@@ -676,15 +652,14 @@ def _d_DescribeDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: i
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_tokens = []
-            app_tokens = x_tokens.append
+            o.tokens = []
+            app_tokens = o.tokens.append
             for _ in range(ln):
                 el_tokens, pos = _d_DescribedDelegationToken_1(buf, pos, n, v)
                 app_tokens(el_tokens)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribeDelegationTokenResponse(error_code=x_error_code, tokens=x_tokens, throttle_time_ms=x_throttle_time_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -719,13 +694,12 @@ def _e_DescribeDelegationTokenResponse_1(o: DescribeDelegationTokenResponse, out
 
 
 def _d_DescribeDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenResponse, int]:
-    x_error_code: int
-    x_tokens: list[DescribedDelegationToken]
-    x_throttle_time_ms: int
+    o = DescribeDelegationTokenResponse.__new__(DescribeDelegationTokenResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Tokens"
         ln = buf[pos]
@@ -739,15 +713,14 @@ def _d_DescribeDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: i
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_tokens = []
-            app_tokens = x_tokens.append
+            o.tokens = []
+            app_tokens = o.tokens.append
             for _ in range(ln):
                 el_tokens, pos = _d_DescribedDelegationToken_2(buf, pos, n, v)
                 app_tokens(el_tokens)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribeDelegationTokenResponse(error_code=x_error_code, tokens=x_tokens, throttle_time_ms=x_throttle_time_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

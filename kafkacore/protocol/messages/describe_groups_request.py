@@ -35,7 +35,9 @@ class DescribeGroupsRequest(_Request):
 
 
 def _d_DescribeGroupsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsRequest, int]:
-    x_groups: list[str]
+    o = DescribeGroupsRequest.__new__(DescribeGroupsRequest)
+    o.include_authorized_operations = False
+    o.unknown_tagged_fields = ()
     f = "Groups"
     try:
         f = "Groups"
@@ -46,16 +48,15 @@ def _d_DescribeGroupsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
+            o.groups = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_groups.append(str(buf[pos:e], "utf-8"))
+                o.groups.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = DescribeGroupsRequest(groups=x_groups)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeGroupsRequest", v, f, pos) from None
     return o, pos
@@ -75,8 +76,8 @@ def _e_DescribeGroupsRequest_0(o: DescribeGroupsRequest, out: bytearray, v: int)
 
 
 def _d_DescribeGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsRequest, int]:
-    x_groups: list[str]
-    x_include_authorized_operations: bool
+    o = DescribeGroupsRequest.__new__(DescribeGroupsRequest)
+    o.unknown_tagged_fields = ()
     f = "Groups"
     try:
         f = "Groups"
@@ -87,19 +88,18 @@ def _d_DescribeGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
+            o.groups = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_groups.append(str(buf[pos:e], "utf-8"))
+                o.groups.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "IncludeAuthorizedOperations"
-        (x_include_authorized_operations,) = _S_o.unpack_from(buf, pos)
+        (o.include_authorized_operations,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = DescribeGroupsRequest(groups=x_groups, include_authorized_operations=x_include_authorized_operations)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeGroupsRequest", v, f, pos) from None
     return o, pos
@@ -118,8 +118,8 @@ def _e_DescribeGroupsRequest_1(o: DescribeGroupsRequest, out: bytearray, v: int)
 
 
 def _d_DescribeGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsRequest, int]:
-    x_groups: list[str]
-    x_include_authorized_operations: bool
+    o = DescribeGroupsRequest.__new__(DescribeGroupsRequest)
+    o.unknown_tagged_fields = ()
     f = "Groups"
     try:
         f = "Groups"
@@ -134,7 +134,7 @@ def _d_DescribeGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
+            o.groups = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -145,12 +145,11 @@ def _d_DescribeGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tup
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_groups.append(str(buf[pos:e], "utf-8"))
+                o.groups.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "IncludeAuthorizedOperations"
-        (x_include_authorized_operations,) = _S_o.unpack_from(buf, pos)
+        (o.include_authorized_operations,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = DescribeGroupsRequest(groups=x_groups, include_authorized_operations=x_include_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

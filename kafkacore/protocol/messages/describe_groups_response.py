@@ -69,11 +69,9 @@ class DescribeGroupsResponse(_Response):
 
 
 def _d_DescribedGroupMember_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroupMember, int]:
-    x_member_id: str
-    x_client_id: str
-    x_client_host: str
-    x_member_metadata: bytes
-    x_member_assignment: bytes
+    o = DescribedGroupMember.__new__(DescribedGroupMember)
+    o.group_instance_id = None
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -85,7 +83,7 @@ def _d_DescribedGroupMember_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -96,7 +94,7 @@ def _d_DescribedGroupMember_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_id = str(buf[pos:e], "utf-8")
+            o.client_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientHost"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -107,7 +105,7 @@ def _d_DescribedGroupMember_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_host = str(buf[pos:e], "utf-8")
+            o.client_host = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberMetadata"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -118,7 +116,7 @@ def _d_DescribedGroupMember_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_metadata = bytes(buf[pos:e])
+            o.member_metadata = bytes(buf[pos:e])
             pos = e
         f = "MemberAssignment"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -129,9 +127,8 @@ def _d_DescribedGroupMember_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_assignment = bytes(buf[pos:e])
+            o.member_assignment = bytes(buf[pos:e])
             pos = e
-        o = DescribedGroupMember(member_id=x_member_id, client_id=x_client_id, client_host=x_client_host, member_metadata=x_member_metadata, member_assignment=x_member_assignment)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribedGroupMember", v, f, pos) from None
     return o, pos
@@ -161,12 +158,8 @@ def _e_DescribedGroupMember_0(o: DescribedGroupMember, out: bytearray, v: int) -
 
 
 def _d_DescribedGroupMember_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroupMember, int]:
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_client_id: str
-    x_client_host: str
-    x_member_metadata: bytes
-    x_member_assignment: bytes
+    o = DescribedGroupMember.__new__(DescribedGroupMember)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -178,18 +171,18 @@ def _d_DescribedGroupMember_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -200,7 +193,7 @@ def _d_DescribedGroupMember_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_id = str(buf[pos:e], "utf-8")
+            o.client_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientHost"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -211,7 +204,7 @@ def _d_DescribedGroupMember_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_host = str(buf[pos:e], "utf-8")
+            o.client_host = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberMetadata"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -222,7 +215,7 @@ def _d_DescribedGroupMember_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_metadata = bytes(buf[pos:e])
+            o.member_metadata = bytes(buf[pos:e])
             pos = e
         f = "MemberAssignment"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -233,9 +226,8 @@ def _d_DescribedGroupMember_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_assignment = bytes(buf[pos:e])
+            o.member_assignment = bytes(buf[pos:e])
             pos = e
-        o = DescribedGroupMember(member_id=x_member_id, group_instance_id=x_group_instance_id, client_id=x_client_id, client_host=x_client_host, member_metadata=x_member_metadata, member_assignment=x_member_assignment)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribedGroupMember", v, f, pos) from None
     return o, pos
@@ -272,12 +264,8 @@ def _e_DescribedGroupMember_1(o: DescribedGroupMember, out: bytearray, v: int) -
 
 
 def _d_DescribedGroupMember_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroupMember, int]:
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_client_id: str
-    x_client_host: str
-    x_member_metadata: bytes
-    x_member_assignment: bytes
+    o = DescribedGroupMember.__new__(DescribedGroupMember)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -293,7 +281,7 @@ def _d_DescribedGroupMember_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -303,12 +291,12 @@ def _d_DescribedGroupMember_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientId"
         ln = buf[pos]
@@ -323,7 +311,7 @@ def _d_DescribedGroupMember_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_id = str(buf[pos:e], "utf-8")
+            o.client_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientHost"
         ln = buf[pos]
@@ -338,7 +326,7 @@ def _d_DescribedGroupMember_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_host = str(buf[pos:e], "utf-8")
+            o.client_host = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberMetadata"
         ln = buf[pos]
@@ -353,7 +341,7 @@ def _d_DescribedGroupMember_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_metadata = bytes(buf[pos:e])
+            o.member_metadata = bytes(buf[pos:e])
             pos = e
         f = "MemberAssignment"
         ln = buf[pos]
@@ -368,9 +356,8 @@ def _d_DescribedGroupMember_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_assignment = bytes(buf[pos:e])
+            o.member_assignment = bytes(buf[pos:e])
             pos = e
-        o = DescribedGroupMember(member_id=x_member_id, group_instance_id=x_group_instance_id, client_id=x_client_id, client_host=x_client_host, member_metadata=x_member_metadata, member_assignment=x_member_assignment)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -424,16 +411,14 @@ def _e_DescribedGroupMember_2(o: DescribedGroupMember, out: bytearray, v: int) -
 
 
 def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
-    x_error_code: int
-    x_group_id: str
-    x_group_state: str
-    x_protocol_type: str
-    x_protocol_data: str
-    x_members: list[DescribedGroupMember]
+    o = DescribedGroup.__new__(DescribedGroup)
+    o.error_message = None
+    o.authorized_operations = -2147483648
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "GroupId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -444,7 +429,7 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -455,7 +440,7 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -466,7 +451,7 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolData"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -477,7 +462,7 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_data = str(buf[pos:e], "utf-8")
+            o.protocol_data = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -487,12 +472,11 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_DescribedGroupMember_0(buf, pos, n, v)
                 app_members(el_members)
-        o = DescribedGroup(error_code=x_error_code, group_id=x_group_id, group_state=x_group_state, protocol_type=x_protocol_type, protocol_data=x_protocol_data, members=x_members)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribedGroup", v, f, pos) from None
     return o, pos
@@ -529,17 +513,13 @@ def _e_DescribedGroup_0(o: DescribedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
-    x_error_code: int
-    x_group_id: str
-    x_group_state: str
-    x_protocol_type: str
-    x_protocol_data: str
-    x_members: list[DescribedGroupMember]
-    x_authorized_operations: int
+    o = DescribedGroup.__new__(DescribedGroup)
+    o.error_message = None
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "GroupId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -550,7 +530,7 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -561,7 +541,7 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -572,7 +552,7 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolData"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -583,7 +563,7 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_data = str(buf[pos:e], "utf-8")
+            o.protocol_data = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -593,15 +573,14 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_DescribedGroupMember_0(buf, pos, n, v)
                 app_members(el_members)
         f = "AuthorizedOperations"
-        (x_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribedGroup(error_code=x_error_code, group_id=x_group_id, group_state=x_group_state, protocol_type=x_protocol_type, protocol_data=x_protocol_data, members=x_members, authorized_operations=x_authorized_operations)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribedGroup", v, f, pos) from None
     return o, pos
@@ -637,17 +616,13 @@ def _e_DescribedGroup_1(o: DescribedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_DescribedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
-    x_error_code: int
-    x_group_id: str
-    x_group_state: str
-    x_protocol_type: str
-    x_protocol_data: str
-    x_members: list[DescribedGroupMember]
-    x_authorized_operations: int
+    o = DescribedGroup.__new__(DescribedGroup)
+    o.error_message = None
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "GroupId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -658,7 +633,7 @@ def _d_DescribedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -669,7 +644,7 @@ def _d_DescribedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -680,7 +655,7 @@ def _d_DescribedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolData"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -691,7 +666,7 @@ def _d_DescribedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_data = str(buf[pos:e], "utf-8")
+            o.protocol_data = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -701,15 +676,14 @@ def _d_DescribedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_DescribedGroupMember_1(buf, pos, n, v)
                 app_members(el_members)
         f = "AuthorizedOperations"
-        (x_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribedGroup(error_code=x_error_code, group_id=x_group_id, group_state=x_group_state, protocol_type=x_protocol_type, protocol_data=x_protocol_data, members=x_members, authorized_operations=x_authorized_operations)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribedGroup", v, f, pos) from None
     return o, pos
@@ -745,17 +719,13 @@ def _e_DescribedGroup_2(o: DescribedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_DescribedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
-    x_error_code: int
-    x_group_id: str
-    x_group_state: str
-    x_protocol_type: str
-    x_protocol_data: str
-    x_members: list[DescribedGroupMember]
-    x_authorized_operations: int
+    o = DescribedGroup.__new__(DescribedGroup)
+    o.error_message = None
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "GroupId"
         ln = buf[pos]
@@ -770,7 +740,7 @@ def _d_DescribedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         ln = buf[pos]
@@ -785,7 +755,7 @@ def _d_DescribedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         ln = buf[pos]
@@ -800,7 +770,7 @@ def _d_DescribedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolData"
         ln = buf[pos]
@@ -815,7 +785,7 @@ def _d_DescribedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_data = str(buf[pos:e], "utf-8")
+            o.protocol_data = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -829,15 +799,14 @@ def _d_DescribedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_DescribedGroupMember_2(buf, pos, n, v)
                 app_members(el_members)
         f = "AuthorizedOperations"
-        (x_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribedGroup(error_code=x_error_code, group_id=x_group_id, group_state=x_group_state, protocol_type=x_protocol_type, protocol_data=x_protocol_data, members=x_members, authorized_operations=x_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -890,18 +859,12 @@ def _e_DescribedGroup_3(o: DescribedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_DescribedGroup_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_group_id: str
-    x_group_state: str
-    x_protocol_type: str
-    x_protocol_data: str
-    x_members: list[DescribedGroupMember]
-    x_authorized_operations: int
+    o = DescribedGroup.__new__(DescribedGroup)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -911,12 +874,12 @@ def _d_DescribedGroup_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupId"
         ln = buf[pos]
@@ -931,7 +894,7 @@ def _d_DescribedGroup_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         ln = buf[pos]
@@ -946,7 +909,7 @@ def _d_DescribedGroup_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         ln = buf[pos]
@@ -961,7 +924,7 @@ def _d_DescribedGroup_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolData"
         ln = buf[pos]
@@ -976,7 +939,7 @@ def _d_DescribedGroup_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_data = str(buf[pos:e], "utf-8")
+            o.protocol_data = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -990,15 +953,14 @@ def _d_DescribedGroup_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_DescribedGroupMember_2(buf, pos, n, v)
                 app_members(el_members)
         f = "AuthorizedOperations"
-        (x_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribedGroup(error_code=x_error_code, error_message=x_error_message, group_id=x_group_id, group_state=x_group_state, protocol_type=x_protocol_type, protocol_data=x_protocol_data, members=x_members, authorized_operations=x_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1056,7 +1018,9 @@ def _e_DescribedGroup_4(o: DescribedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
-    x_groups: list[DescribedGroup]
+    o = DescribeGroupsResponse.__new__(DescribeGroupsResponse)
+    o.throttle_time_ms = 0
+    o.unknown_tagged_fields = ()
     f = "Groups"
     try:
         f = "Groups"
@@ -1067,12 +1031,11 @@ def _d_DescribeGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = DescribeGroupsResponse(groups=x_groups)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeGroupsResponse", v, f, pos) from None
     return o, pos
@@ -1088,12 +1051,12 @@ def _e_DescribeGroupsResponse_0(o: DescribeGroupsResponse, out: bytearray, v: in
 
 
 def _d_DescribeGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribedGroup]
+    o = DescribeGroupsResponse.__new__(DescribeGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1103,12 +1066,11 @@ def _d_DescribeGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = DescribeGroupsResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeGroupsResponse", v, f, pos) from None
     return o, pos
@@ -1125,12 +1087,12 @@ def _e_DescribeGroupsResponse_1(o: DescribeGroupsResponse, out: bytearray, v: in
 
 
 def _d_DescribeGroupsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribedGroup]
+    o = DescribeGroupsResponse.__new__(DescribeGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1140,12 +1102,11 @@ def _d_DescribeGroupsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_1(buf, pos, n, v)
                 app_groups(el_groups)
-        o = DescribeGroupsResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeGroupsResponse", v, f, pos) from None
     return o, pos
@@ -1162,12 +1123,12 @@ def _e_DescribeGroupsResponse_2(o: DescribeGroupsResponse, out: bytearray, v: in
 
 
 def _d_DescribeGroupsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribedGroup]
+    o = DescribeGroupsResponse.__new__(DescribeGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1177,12 +1138,11 @@ def _d_DescribeGroupsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_2(buf, pos, n, v)
                 app_groups(el_groups)
-        o = DescribeGroupsResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeGroupsResponse", v, f, pos) from None
     return o, pos
@@ -1199,12 +1159,12 @@ def _e_DescribeGroupsResponse_3(o: DescribeGroupsResponse, out: bytearray, v: in
 
 
 def _d_DescribeGroupsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribedGroup]
+    o = DescribeGroupsResponse.__new__(DescribeGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -1218,12 +1178,11 @@ def _d_DescribeGroupsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_3(buf, pos, n, v)
                 app_groups(el_groups)
-        o = DescribeGroupsResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1257,12 +1216,12 @@ def _e_DescribeGroupsResponse_4(o: DescribeGroupsResponse, out: bytearray, v: in
 
 
 def _d_DescribeGroupsResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribedGroup]
+    o = DescribeGroupsResponse.__new__(DescribeGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -1276,12 +1235,11 @@ def _d_DescribeGroupsResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_4(buf, pos, n, v)
                 app_groups(el_groups)
-        o = DescribeGroupsResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -17,6 +17,7 @@ from kafkacore.protocol._base import Struct as _Struct
 
 __all__ = ["DescribableLogDirTopic", "DescribeLogDirsRequest"]
 
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -45,8 +46,8 @@ class DescribeLogDirsRequest(_Request):
 
 
 def _d_DescribableLogDirTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribableLogDirTopic, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = DescribableLogDirTopic.__new__(DescribableLogDirTopic)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -58,7 +59,7 @@ def _d_DescribableLogDirTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -68,9 +69,11 @@ def _d_DescribableLogDirTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = DescribableLogDirTopic(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribableLogDirTopic", v, f, pos) from None
     return o, pos
@@ -83,14 +86,17 @@ def _e_DescribableLogDirTopic_0(o: DescribableLogDirTopic, out: bytearray, v: in
     out += bx
     x_partitions = o.partitions
     out += _w.I32.pack(len(x_partitions))
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("DescribableLogDirTopic", v)
 
 
 def _d_DescribableLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribableLogDirTopic, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = DescribableLogDirTopic.__new__(DescribableLogDirTopic)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -106,7 +112,7 @@ def _d_DescribableLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -120,9 +126,11 @@ def _d_DescribableLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = DescribableLogDirTopic(topic=x_topic, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -150,7 +158,10 @@ def _e_DescribableLogDirTopic_1(o: DescribableLogDirTopic, out: bytearray, v: in
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -158,23 +169,23 @@ def _e_DescribableLogDirTopic_1(o: DescribableLogDirTopic, out: bytearray, v: in
 
 
 def _d_DescribeLogDirsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsRequest, int]:
-    x_topics: list[DescribableLogDirTopic] | None
+    o = DescribeLogDirsRequest.__new__(DescribeLogDirsRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribableLogDirTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeLogDirsRequest(topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeLogDirsRequest", v, f, pos) from None
     return o, pos
@@ -193,7 +204,8 @@ def _e_DescribeLogDirsRequest_0(o: DescribeLogDirsRequest, out: bytearray, v: in
 
 
 def _d_DescribeLogDirsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsRequest, int]:
-    x_topics: list[DescribableLogDirTopic] | None
+    o = DescribeLogDirsRequest.__new__(DescribeLogDirsRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -204,16 +216,15 @@ def _d_DescribeLogDirsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribableLogDirTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeLogDirsRequest(topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -81,16 +81,13 @@ class DescribeLogDirsResponse(_Response):
 
 
 def _d_DescribeLogDirsPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsPartition, int]:
-    x_partition_index: int
-    x_partition_size: int
-    x_offset_lag: int
-    x_is_future_key: bool
+    o = DescribeLogDirsPartition.__new__(DescribeLogDirsPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_partition_size, x_offset_lag, x_is_future_key) = _S_iqqo.unpack_from(buf, pos)
+        (o.partition_index, o.partition_size, o.offset_lag, o.is_future_key) = _S_iqqo.unpack_from(buf, pos)
         pos += 21
-        o = DescribeLogDirsPartition(partition_index=x_partition_index, partition_size=x_partition_size, offset_lag=x_offset_lag, is_future_key=x_is_future_key)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeLogDirsPartition", v, f, pos) from None
     return o, pos
@@ -103,16 +100,13 @@ def _e_DescribeLogDirsPartition_0(o: DescribeLogDirsPartition, out: bytearray, v
 
 
 def _d_DescribeLogDirsPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsPartition, int]:
-    x_partition_index: int
-    x_partition_size: int
-    x_offset_lag: int
-    x_is_future_key: bool
+    o = DescribeLogDirsPartition.__new__(DescribeLogDirsPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_partition_size, x_offset_lag, x_is_future_key) = _S_iqqo.unpack_from(buf, pos)
+        (o.partition_index, o.partition_size, o.offset_lag, o.is_future_key) = _S_iqqo.unpack_from(buf, pos)
         pos += 21
-        o = DescribeLogDirsPartition(partition_index=x_partition_index, partition_size=x_partition_size, offset_lag=x_offset_lag, is_future_key=x_is_future_key)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -142,8 +136,8 @@ def _e_DescribeLogDirsPartition_1(o: DescribeLogDirsPartition, out: bytearray, v
 
 
 def _d_DescribeLogDirsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsTopic, int]:
-    x_name: str
-    x_partitions: list[DescribeLogDirsPartition]
+    o = DescribeLogDirsTopic.__new__(DescribeLogDirsTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -155,7 +149,7 @@ def _d_DescribeLogDirsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -165,12 +159,11 @@ def _d_DescribeLogDirsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_DescribeLogDirsPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DescribeLogDirsTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeLogDirsTopic", v, f, pos) from None
     return o, pos
@@ -190,8 +183,8 @@ def _e_DescribeLogDirsTopic_0(o: DescribeLogDirsTopic, out: bytearray, v: int) -
 
 
 def _d_DescribeLogDirsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsTopic, int]:
-    x_name: str
-    x_partitions: list[DescribeLogDirsPartition]
+    o = DescribeLogDirsTopic.__new__(DescribeLogDirsTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -207,7 +200,7 @@ def _d_DescribeLogDirsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -221,12 +214,11 @@ def _d_DescribeLogDirsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_DescribeLogDirsPartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DescribeLogDirsTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -263,13 +255,15 @@ def _e_DescribeLogDirsTopic_1(o: DescribeLogDirsTopic, out: bytearray, v: int) -
 
 
 def _d_DescribeLogDirsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResult, int]:
-    x_error_code: int
-    x_log_dir: str
-    x_topics: list[DescribeLogDirsTopic]
+    o = DescribeLogDirsResult.__new__(DescribeLogDirsResult)
+    o.total_bytes = -1
+    o.usable_bytes = -1
+    o.is_cordoned = False
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "LogDir"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -280,7 +274,7 @@ def _d_DescribeLogDirsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_log_dir = str(buf[pos:e], "utf-8")
+            o.log_dir = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -290,12 +284,11 @@ def _d_DescribeLogDirsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribeLogDirsTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeLogDirsResult(error_code=x_error_code, log_dir=x_log_dir, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeLogDirsResult", v, f, pos) from None
     return o, pos
@@ -316,13 +309,15 @@ def _e_DescribeLogDirsResult_0(o: DescribeLogDirsResult, out: bytearray, v: int)
 
 
 def _d_DescribeLogDirsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResult, int]:
-    x_error_code: int
-    x_log_dir: str
-    x_topics: list[DescribeLogDirsTopic]
+    o = DescribeLogDirsResult.__new__(DescribeLogDirsResult)
+    o.total_bytes = -1
+    o.usable_bytes = -1
+    o.is_cordoned = False
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "LogDir"
         ln = buf[pos]
@@ -337,7 +332,7 @@ def _d_DescribeLogDirsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_log_dir = str(buf[pos:e], "utf-8")
+            o.log_dir = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -351,12 +346,11 @@ def _d_DescribeLogDirsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribeLogDirsTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeLogDirsResult(error_code=x_error_code, log_dir=x_log_dir, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -394,15 +388,13 @@ def _e_DescribeLogDirsResult_1(o: DescribeLogDirsResult, out: bytearray, v: int)
 
 
 def _d_DescribeLogDirsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResult, int]:
-    x_error_code: int
-    x_log_dir: str
-    x_topics: list[DescribeLogDirsTopic]
-    x_total_bytes: int
-    x_usable_bytes: int
+    o = DescribeLogDirsResult.__new__(DescribeLogDirsResult)
+    o.is_cordoned = False
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "LogDir"
         ln = buf[pos]
@@ -417,7 +409,7 @@ def _d_DescribeLogDirsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_log_dir = str(buf[pos:e], "utf-8")
+            o.log_dir = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -431,15 +423,14 @@ def _d_DescribeLogDirsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribeLogDirsTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "TotalBytes"
-        (x_total_bytes, x_usable_bytes) = _S_qq.unpack_from(buf, pos)
+        (o.total_bytes, o.usable_bytes) = _S_qq.unpack_from(buf, pos)
         pos += 16
-        o = DescribeLogDirsResult(error_code=x_error_code, log_dir=x_log_dir, topics=x_topics, total_bytes=x_total_bytes, usable_bytes=x_usable_bytes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -478,16 +469,12 @@ def _e_DescribeLogDirsResult_2(o: DescribeLogDirsResult, out: bytearray, v: int)
 
 
 def _d_DescribeLogDirsResult_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResult, int]:
-    x_error_code: int
-    x_log_dir: str
-    x_topics: list[DescribeLogDirsTopic]
-    x_total_bytes: int
-    x_usable_bytes: int
-    x_is_cordoned: bool
+    o = DescribeLogDirsResult.__new__(DescribeLogDirsResult)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "LogDir"
         ln = buf[pos]
@@ -502,7 +489,7 @@ def _d_DescribeLogDirsResult_3(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_log_dir = str(buf[pos:e], "utf-8")
+            o.log_dir = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -516,15 +503,14 @@ def _d_DescribeLogDirsResult_3(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribeLogDirsTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "TotalBytes"
-        (x_total_bytes, x_usable_bytes, x_is_cordoned) = _S_qqo.unpack_from(buf, pos)
+        (o.total_bytes, o.usable_bytes, o.is_cordoned) = _S_qqo.unpack_from(buf, pos)
         pos += 17
-        o = DescribeLogDirsResult(error_code=x_error_code, log_dir=x_log_dir, topics=x_topics, total_bytes=x_total_bytes, usable_bytes=x_usable_bytes, is_cordoned=x_is_cordoned)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -563,12 +549,13 @@ def _e_DescribeLogDirsResult_3(o: DescribeLogDirsResult, out: bytearray, v: int)
 
 
 def _d_DescribeLogDirsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[DescribeLogDirsResult]
+    o = DescribeLogDirsResponse.__new__(DescribeLogDirsResponse)
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -578,12 +565,11 @@ def _d_DescribeLogDirsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DescribeLogDirsResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = DescribeLogDirsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "DescribeLogDirsResponse", v, f, pos) from None
     return o, pos
@@ -600,12 +586,13 @@ def _e_DescribeLogDirsResponse_0(o: DescribeLogDirsResponse, out: bytearray, v: 
 
 
 def _d_DescribeLogDirsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
-    x_throttle_time_ms: int
-    x_results: list[DescribeLogDirsResult]
+    o = DescribeLogDirsResponse.__new__(DescribeLogDirsResponse)
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Results"
         ln = buf[pos]
@@ -619,12 +606,11 @@ def _d_DescribeLogDirsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DescribeLogDirsResult_1(buf, pos, n, v)
                 app_results(el_results)
-        o = DescribeLogDirsResponse(throttle_time_ms=x_throttle_time_ms, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -658,13 +644,12 @@ def _e_DescribeLogDirsResponse_1(o: DescribeLogDirsResponse, out: bytearray, v: 
 
 
 def _d_DescribeLogDirsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_results: list[DescribeLogDirsResult]
+    o = DescribeLogDirsResponse.__new__(DescribeLogDirsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Results"
         ln = buf[pos]
@@ -678,12 +663,11 @@ def _d_DescribeLogDirsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DescribeLogDirsResult_1(buf, pos, n, v)
                 app_results(el_results)
-        o = DescribeLogDirsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -717,13 +701,12 @@ def _e_DescribeLogDirsResponse_2(o: DescribeLogDirsResponse, out: bytearray, v: 
 
 
 def _d_DescribeLogDirsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_results: list[DescribeLogDirsResult]
+    o = DescribeLogDirsResponse.__new__(DescribeLogDirsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Results"
         ln = buf[pos]
@@ -737,12 +720,11 @@ def _d_DescribeLogDirsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DescribeLogDirsResult_2(buf, pos, n, v)
                 app_results(el_results)
-        o = DescribeLogDirsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -776,13 +758,12 @@ def _e_DescribeLogDirsResponse_3(o: DescribeLogDirsResponse, out: bytearray, v: 
 
 
 def _d_DescribeLogDirsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_results: list[DescribeLogDirsResult]
+    o = DescribeLogDirsResponse.__new__(DescribeLogDirsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Results"
         ln = buf[pos]
@@ -796,12 +777,11 @@ def _d_DescribeLogDirsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DescribeLogDirsResult_3(buf, pos, n, v)
                 app_results(el_results)
-        o = DescribeLogDirsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -17,6 +17,7 @@ from kafkacore.protocol._base import Struct as _Struct
 
 __all__ = ["DescribeProducersRequest", "TopicRequest"]
 
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -45,8 +46,8 @@ class DescribeProducersRequest(_Request):
 
 
 def _d_TopicRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicRequest, int]:
-    x_name: str
-    x_partition_indexes: list[int]
+    o = TopicRequest.__new__(TopicRequest)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -62,7 +63,7 @@ def _d_TopicRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicR
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionIndexes"
         ln = buf[pos]
@@ -76,9 +77,11 @@ def _d_TopicRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_indexes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partition_indexes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicRequest(name=x_name, partition_indexes=x_partition_indexes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -106,7 +109,10 @@ def _e_TopicRequest_0(o: TopicRequest, out: bytearray, v: int) -> None:
     out += bx
     x_partition_indexes = o.partition_indexes
     out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += _struct.pack(f">{len(x_partition_indexes)}i", *x_partition_indexes)
+    out += (
+        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partition_indexes)}i")
+    ).pack(*x_partition_indexes)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -114,7 +120,8 @@ def _e_TopicRequest_0(o: TopicRequest, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeProducersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeProducersRequest, int]:
-    x_topics: list[TopicRequest]
+    o = DescribeProducersRequest.__new__(DescribeProducersRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -129,12 +136,11 @@ def _d_DescribeProducersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicRequest_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeProducersRequest(topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -77,18 +77,13 @@ class DescribeProducersResponse(_Response):
 
 
 def _d_ProducerState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProducerState, int]:
-    x_producer_id: int
-    x_producer_epoch: int
-    x_last_sequence: int
-    x_last_timestamp: int
-    x_coordinator_epoch: int
-    x_current_txn_start_offset: int
+    o = ProducerState.__new__(ProducerState)
+    o.unknown_tagged_fields = ()
     f = "ProducerId"
     try:
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch, x_last_sequence, x_last_timestamp, x_coordinator_epoch, x_current_txn_start_offset) = _S_qiiqiq.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset) = _S_qiiqiq.unpack_from(buf, pos)
         pos += 36
-        o = ProducerState(producer_id=x_producer_id, producer_epoch=x_producer_epoch, last_sequence=x_last_sequence, last_timestamp=x_last_timestamp, coordinator_epoch=x_coordinator_epoch, current_txn_start_offset=x_current_txn_start_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -118,14 +113,12 @@ def _e_ProducerState_0(o: ProducerState, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResponse, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_error_message: str | None
-    x_active_producers: list[ProducerState]
+    o = PartitionResponse.__new__(PartitionResponse)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -135,12 +128,12 @@ def _d_PartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[P
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "ActiveProducers"
         ln = buf[pos]
@@ -154,12 +147,11 @@ def _d_PartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[P
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_active_producers = []
-            app_active_producers = x_active_producers.append
+            o.active_producers = []
+            app_active_producers = o.active_producers.append
             for _ in range(ln):
                 el_active_producers, pos = _d_ProducerState_0(buf, pos, n, v)
                 app_active_producers(el_active_producers)
-        o = PartitionResponse(partition_index=x_partition_index, error_code=x_error_code, error_message=x_error_message, active_producers=x_active_producers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -200,8 +192,8 @@ def _e_PartitionResponse_0(o: PartitionResponse, out: bytearray, v: int) -> None
 
 
 def _d_TopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicResponse, int]:
-    x_name: str
-    x_partitions: list[PartitionResponse]
+    o = TopicResponse.__new__(TopicResponse)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -217,7 +209,7 @@ def _d_TopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -231,12 +223,11 @@ def _d_TopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionResponse_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicResponse(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -273,12 +264,12 @@ def _e_TopicResponse_0(o: TopicResponse, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeProducersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeProducersResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[TopicResponse]
+    o = DescribeProducersResponse.__new__(DescribeProducersResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -292,12 +283,11 @@ def _d_DescribeProducersResponse_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicResponse_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeProducersResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

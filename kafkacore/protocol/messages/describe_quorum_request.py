@@ -56,13 +56,13 @@ class DescribeQuorumRequest(_Request):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = PartitionData(partition_index=x_partition_index)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -92,8 +92,8 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -109,7 +109,7 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -123,12 +123,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -165,7 +164,8 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeQuorumRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeQuorumRequest, int]:
-    x_topics: list[TopicData]
+    o = DescribeQuorumRequest.__new__(DescribeQuorumRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -180,12 +180,11 @@ def _d_DescribeQuorumRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeQuorumRequest(topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -114,14 +114,16 @@ class DescribeQuorumResponse(_Response):
 
 
 def _d_ReplicaState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaState, int]:
-    x_replica_id: int
-    x_log_end_offset: int
+    o = ReplicaState.__new__(ReplicaState)
+    o.replica_directory_id = _w.ZERO_UUID
+    o.last_fetch_timestamp = -1
+    o.last_caught_up_timestamp = -1
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_log_end_offset) = _S_iq.unpack_from(buf, pos)
+        (o.replica_id, o.log_end_offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = ReplicaState(replica_id=x_replica_id, log_end_offset=x_log_end_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -154,16 +156,14 @@ def _e_ReplicaState_0(o: ReplicaState, out: bytearray, v: int) -> None:
 
 
 def _d_ReplicaState_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaState, int]:
-    x_replica_id: int
-    x_log_end_offset: int
-    x_last_fetch_timestamp: int
-    x_last_caught_up_timestamp: int
+    o = ReplicaState.__new__(ReplicaState)
+    o.replica_directory_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_log_end_offset, x_last_fetch_timestamp, x_last_caught_up_timestamp) = _S_iqqq.unpack_from(buf, pos)
+        (o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp) = _S_iqqq.unpack_from(buf, pos)
         pos += 28
-        o = ReplicaState(replica_id=x_replica_id, log_end_offset=x_log_end_offset, last_fetch_timestamp=x_last_fetch_timestamp, last_caught_up_timestamp=x_last_caught_up_timestamp)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -196,18 +196,14 @@ def _e_ReplicaState_1(o: ReplicaState, out: bytearray, v: int) -> None:
 
 
 def _d_ReplicaState_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaState, int]:
-    x_replica_id: int
-    x_replica_directory_id: _uuid.UUID
-    x_log_end_offset: int
-    x_last_fetch_timestamp: int
-    x_last_caught_up_timestamp: int
+    o = ReplicaState.__new__(ReplicaState)
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, u_replica_directory_id, x_log_end_offset, x_last_fetch_timestamp, x_last_caught_up_timestamp) = _S_iuqqq.unpack_from(buf, pos)
+        (o.replica_id, u_replica_directory_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp) = _S_iuqqq.unpack_from(buf, pos)
         pos += 44
-        x_replica_directory_id = _uuid.UUID(bytes=u_replica_directory_id)
-        o = ReplicaState(replica_id=x_replica_id, replica_directory_id=x_replica_directory_id, log_end_offset=x_log_end_offset, last_fetch_timestamp=x_last_fetch_timestamp, last_caught_up_timestamp=x_last_caught_up_timestamp)
+        o.replica_directory_id = _uuid.UUID(bytes=u_replica_directory_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -237,17 +233,13 @@ def _e_ReplicaState_2(o: ReplicaState, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_leader_id: int
-    x_leader_epoch: int
-    x_high_watermark: int
-    x_current_voters: list[ReplicaState]
-    x_observers: list[ReplicaState]
+    o = PartitionData.__new__(PartitionData)
+    o.error_message = ""
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_leader_id, x_leader_epoch, x_high_watermark) = _S_ihiiq.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark) = _S_ihiiq.unpack_from(buf, pos)
         pos += 22
         f = "CurrentVoters"
         ln = buf[pos]
@@ -261,8 +253,8 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_current_voters = []
-            app_current_voters = x_current_voters.append
+            o.current_voters = []
+            app_current_voters = o.current_voters.append
             for _ in range(ln):
                 el_current_voters, pos = _d_ReplicaState_0(buf, pos, n, v)
                 app_current_voters(el_current_voters)
@@ -278,12 +270,11 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_observers = []
-            app_observers = x_observers.append
+            o.observers = []
+            app_observers = o.observers.append
             for _ in range(ln):
                 el_observers, pos = _d_ReplicaState_0(buf, pos, n, v)
                 app_observers(el_observers)
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, leader_id=x_leader_id, leader_epoch=x_leader_epoch, high_watermark=x_high_watermark, current_voters=x_current_voters, observers=x_observers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -322,17 +313,13 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_leader_id: int
-    x_leader_epoch: int
-    x_high_watermark: int
-    x_current_voters: list[ReplicaState]
-    x_observers: list[ReplicaState]
+    o = PartitionData.__new__(PartitionData)
+    o.error_message = ""
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_leader_id, x_leader_epoch, x_high_watermark) = _S_ihiiq.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark) = _S_ihiiq.unpack_from(buf, pos)
         pos += 22
         f = "CurrentVoters"
         ln = buf[pos]
@@ -346,8 +333,8 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_current_voters = []
-            app_current_voters = x_current_voters.append
+            o.current_voters = []
+            app_current_voters = o.current_voters.append
             for _ in range(ln):
                 el_current_voters, pos = _d_ReplicaState_1(buf, pos, n, v)
                 app_current_voters(el_current_voters)
@@ -363,12 +350,11 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_observers = []
-            app_observers = x_observers.append
+            o.observers = []
+            app_observers = o.observers.append
             for _ in range(ln):
                 el_observers, pos = _d_ReplicaState_1(buf, pos, n, v)
                 app_observers(el_observers)
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, leader_id=x_leader_id, leader_epoch=x_leader_epoch, high_watermark=x_high_watermark, current_voters=x_current_voters, observers=x_observers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -407,18 +393,12 @@ def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_error_message: str | None
-    x_leader_id: int
-    x_leader_epoch: int
-    x_high_watermark: int
-    x_current_voters: list[ReplicaState]
-    x_observers: list[ReplicaState]
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -428,15 +408,15 @@ def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "LeaderId"
-        (x_leader_id, x_leader_epoch, x_high_watermark) = _S_iiq.unpack_from(buf, pos)
+        (o.leader_id, o.leader_epoch, o.high_watermark) = _S_iiq.unpack_from(buf, pos)
         pos += 16
         f = "CurrentVoters"
         ln = buf[pos]
@@ -450,8 +430,8 @@ def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_current_voters = []
-            app_current_voters = x_current_voters.append
+            o.current_voters = []
+            app_current_voters = o.current_voters.append
             for _ in range(ln):
                 el_current_voters, pos = _d_ReplicaState_2(buf, pos, n, v)
                 app_current_voters(el_current_voters)
@@ -467,12 +447,11 @@ def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_observers = []
-            app_observers = x_observers.append
+            o.observers = []
+            app_observers = o.observers.append
             for _ in range(ln):
                 el_observers, pos = _d_ReplicaState_2(buf, pos, n, v)
                 app_observers(el_observers)
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, error_message=x_error_message, leader_id=x_leader_id, leader_epoch=x_leader_epoch, high_watermark=x_high_watermark, current_voters=x_current_voters, observers=x_observers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -518,8 +497,8 @@ def _e_PartitionData_2(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -535,7 +514,7 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -549,12 +528,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -591,8 +569,8 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -608,7 +586,7 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -622,12 +600,11 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -664,8 +641,8 @@ def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -681,7 +658,7 @@ def _d_TopicData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -695,12 +672,11 @@ def _d_TopicData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -737,9 +713,8 @@ def _e_TopicData_2(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, int]:
-    x_name: str
-    x_host: str
-    x_port: int
+    o = Listener.__new__(Listener)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -755,7 +730,7 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -770,12 +745,11 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = Listener(name=x_name, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -813,12 +787,12 @@ def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
 
 
 def _d_Node_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Node, int]:
-    x_node_id: int
-    x_listeners: list[Listener]
+    o = Node.__new__(Node)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Listeners"
         ln = buf[pos]
@@ -832,12 +806,11 @@ def _d_Node_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Node, int]:
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_listeners = []
-            app_listeners = x_listeners.append
+            o.listeners = []
+            app_listeners = o.listeners.append
             for _ in range(ln):
                 el_listeners, pos = _d_Listener_0(buf, pos, n, v)
                 app_listeners(el_listeners)
-        o = Node(node_id=x_node_id, listeners=x_listeners)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -871,12 +844,14 @@ def _e_Node_0(o: Node, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeQuorumResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeQuorumResponse, int]:
-    x_error_code: int
-    x_topics: list[TopicData]
+    o = DescribeQuorumResponse.__new__(DescribeQuorumResponse)
+    o.error_message = ""
+    o.nodes = []
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Topics"
         ln = buf[pos]
@@ -890,12 +865,11 @@ def _d_DescribeQuorumResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeQuorumResponse(error_code=x_error_code, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -931,12 +905,14 @@ def _e_DescribeQuorumResponse_0(o: DescribeQuorumResponse, out: bytearray, v: in
 
 
 def _d_DescribeQuorumResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeQuorumResponse, int]:
-    x_error_code: int
-    x_topics: list[TopicData]
+    o = DescribeQuorumResponse.__new__(DescribeQuorumResponse)
+    o.error_message = ""
+    o.nodes = []
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Topics"
         ln = buf[pos]
@@ -950,12 +926,11 @@ def _d_DescribeQuorumResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeQuorumResponse(error_code=x_error_code, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -991,14 +966,12 @@ def _e_DescribeQuorumResponse_1(o: DescribeQuorumResponse, out: bytearray, v: in
 
 
 def _d_DescribeQuorumResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeQuorumResponse, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_topics: list[TopicData]
-    x_nodes: list[Node]
+    o = DescribeQuorumResponse.__new__(DescribeQuorumResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -1008,12 +981,12 @@ def _d_DescribeQuorumResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -1027,8 +1000,8 @@ def _d_DescribeQuorumResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_2(buf, pos, n, v)
                 app_topics(el_topics)
@@ -1044,12 +1017,11 @@ def _d_DescribeQuorumResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_nodes = []
-            app_nodes = x_nodes.append
+            o.nodes = []
+            app_nodes = o.nodes.append
             for _ in range(ln):
                 el_nodes, pos = _d_Node_0(buf, pos, n, v)
                 app_nodes(el_nodes)
-        o = DescribeQuorumResponse(error_code=x_error_code, error_message=x_error_message, topics=x_topics, nodes=x_nodes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -17,6 +17,7 @@ from kafkacore.protocol._base import Struct as _Struct
 
 __all__ = ["DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsRequestGroup", "DescribeShareGroupOffsetsRequestTopic"]
 
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -56,8 +57,8 @@ class DescribeShareGroupOffsetsRequest(_Request):
 
 
 def _d_DescribeShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsRequestTopic, int]:
-    x_topic_name: str
-    x_partitions: list[int]
+    o = DescribeShareGroupOffsetsRequestTopic.__new__(DescribeShareGroupOffsetsRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -73,7 +74,7 @@ def _d_DescribeShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -87,9 +88,11 @@ def _d_DescribeShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = DescribeShareGroupOffsetsRequestTopic(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -117,7 +120,10 @@ def _e_DescribeShareGroupOffsetsRequestTopic_0(o: DescribeShareGroupOffsetsReque
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -125,8 +131,8 @@ def _e_DescribeShareGroupOffsetsRequestTopic_0(o: DescribeShareGroupOffsetsReque
 
 
 def _d_DescribeShareGroupOffsetsRequestGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsRequestGroup, int]:
-    x_group_id: str
-    x_topics: list[DescribeShareGroupOffsetsRequestTopic] | None
+    o = DescribeShareGroupOffsetsRequestGroup.__new__(DescribeShareGroupOffsetsRequestGroup)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -142,7 +148,7 @@ def _d_DescribeShareGroupOffsetsRequestGroup_0(buf: memoryview, pos: int, n: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -152,16 +158,15 @@ def _d_DescribeShareGroupOffsetsRequestGroup_0(buf: memoryview, pos: int, n: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribeShareGroupOffsetsRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = DescribeShareGroupOffsetsRequestGroup(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -201,7 +206,8 @@ def _e_DescribeShareGroupOffsetsRequestGroup_0(o: DescribeShareGroupOffsetsReque
 
 
 def _d_DescribeShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsRequest, int]:
-    x_groups: list[DescribeShareGroupOffsetsRequestGroup]
+    o = DescribeShareGroupOffsetsRequest.__new__(DescribeShareGroupOffsetsRequest)
+    o.unknown_tagged_fields = ()
     f = "Groups"
     try:
         f = "Groups"
@@ -216,12 +222,11 @@ def _d_DescribeShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribeShareGroupOffsetsRequestGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = DescribeShareGroupOffsetsRequest(groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -82,15 +82,13 @@ class DescribeShareGroupOffsetsResponse(_Response):
 
 
 def _d_DescribeShareGroupOffsetsResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponsePartition, int]:
-    x_partition_index: int
-    x_start_offset: int
-    x_leader_epoch: int
-    x_error_code: int
-    x_error_message: str | None
+    o = DescribeShareGroupOffsetsResponsePartition.__new__(DescribeShareGroupOffsetsResponsePartition)
+    o.lag = -1
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_start_offset, x_leader_epoch, x_error_code) = _S_iqih.unpack_from(buf, pos)
+        (o.partition_index, o.start_offset, o.leader_epoch, o.error_code) = _S_iqih.unpack_from(buf, pos)
         pos += 18
         f = "ErrorMessage"
         ln = buf[pos]
@@ -100,14 +98,13 @@ def _d_DescribeShareGroupOffsetsResponsePartition_0(buf: memoryview, pos: int, n
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribeShareGroupOffsetsResponsePartition(partition_index=x_partition_index, start_offset=x_start_offset, leader_epoch=x_leader_epoch, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -145,16 +142,12 @@ def _e_DescribeShareGroupOffsetsResponsePartition_0(o: DescribeShareGroupOffsets
 
 
 def _d_DescribeShareGroupOffsetsResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponsePartition, int]:
-    x_partition_index: int
-    x_start_offset: int
-    x_leader_epoch: int
-    x_lag: int
-    x_error_code: int
-    x_error_message: str | None
+    o = DescribeShareGroupOffsetsResponsePartition.__new__(DescribeShareGroupOffsetsResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_start_offset, x_leader_epoch, x_lag, x_error_code) = _S_iqiqh.unpack_from(buf, pos)
+        (o.partition_index, o.start_offset, o.leader_epoch, o.lag, o.error_code) = _S_iqiqh.unpack_from(buf, pos)
         pos += 26
         f = "ErrorMessage"
         ln = buf[pos]
@@ -164,14 +157,13 @@ def _d_DescribeShareGroupOffsetsResponsePartition_1(buf: memoryview, pos: int, n
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribeShareGroupOffsetsResponsePartition(partition_index=x_partition_index, start_offset=x_start_offset, leader_epoch=x_leader_epoch, lag=x_lag, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -208,9 +200,8 @@ def _e_DescribeShareGroupOffsetsResponsePartition_1(o: DescribeShareGroupOffsets
 
 
 def _d_DescribeShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponseTopic, int]:
-    x_topic_name: str
-    x_topic_id: _uuid.UUID
-    x_partitions: list[DescribeShareGroupOffsetsResponsePartition]
+    o = DescribeShareGroupOffsetsResponseTopic.__new__(DescribeShareGroupOffsetsResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -226,12 +217,12 @@ def _d_DescribeShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -244,12 +235,11 @@ def _d_DescribeShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_DescribeShareGroupOffsetsResponsePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DescribeShareGroupOffsetsResponseTopic(topic_name=x_topic_name, topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -287,9 +277,8 @@ def _e_DescribeShareGroupOffsetsResponseTopic_0(o: DescribeShareGroupOffsetsResp
 
 
 def _d_DescribeShareGroupOffsetsResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponseTopic, int]:
-    x_topic_name: str
-    x_topic_id: _uuid.UUID
-    x_partitions: list[DescribeShareGroupOffsetsResponsePartition]
+    o = DescribeShareGroupOffsetsResponseTopic.__new__(DescribeShareGroupOffsetsResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -305,12 +294,12 @@ def _d_DescribeShareGroupOffsetsResponseTopic_1(buf: memoryview, pos: int, n: in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -323,12 +312,11 @@ def _d_DescribeShareGroupOffsetsResponseTopic_1(buf: memoryview, pos: int, n: in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_DescribeShareGroupOffsetsResponsePartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = DescribeShareGroupOffsetsResponseTopic(topic_name=x_topic_name, topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -366,10 +354,8 @@ def _e_DescribeShareGroupOffsetsResponseTopic_1(o: DescribeShareGroupOffsetsResp
 
 
 def _d_DescribeShareGroupOffsetsResponseGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponseGroup, int]:
-    x_group_id: str
-    x_topics: list[DescribeShareGroupOffsetsResponseTopic]
-    x_error_code: int
-    x_error_message: str | None
+    o = DescribeShareGroupOffsetsResponseGroup.__new__(DescribeShareGroupOffsetsResponseGroup)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -385,7 +371,7 @@ def _d_DescribeShareGroupOffsetsResponseGroup_0(buf: memoryview, pos: int, n: in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -399,13 +385,13 @@ def _d_DescribeShareGroupOffsetsResponseGroup_0(buf: memoryview, pos: int, n: in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribeShareGroupOffsetsResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -415,14 +401,13 @@ def _d_DescribeShareGroupOffsetsResponseGroup_0(buf: memoryview, pos: int, n: in
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribeShareGroupOffsetsResponseGroup(group_id=x_group_id, topics=x_topics, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -467,10 +452,8 @@ def _e_DescribeShareGroupOffsetsResponseGroup_0(o: DescribeShareGroupOffsetsResp
 
 
 def _d_DescribeShareGroupOffsetsResponseGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponseGroup, int]:
-    x_group_id: str
-    x_topics: list[DescribeShareGroupOffsetsResponseTopic]
-    x_error_code: int
-    x_error_message: str | None
+    o = DescribeShareGroupOffsetsResponseGroup.__new__(DescribeShareGroupOffsetsResponseGroup)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -486,7 +469,7 @@ def _d_DescribeShareGroupOffsetsResponseGroup_1(buf: memoryview, pos: int, n: in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -500,13 +483,13 @@ def _d_DescribeShareGroupOffsetsResponseGroup_1(buf: memoryview, pos: int, n: in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribeShareGroupOffsetsResponseTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -516,14 +499,13 @@ def _d_DescribeShareGroupOffsetsResponseGroup_1(buf: memoryview, pos: int, n: in
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = DescribeShareGroupOffsetsResponseGroup(group_id=x_group_id, topics=x_topics, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -568,12 +550,12 @@ def _e_DescribeShareGroupOffsetsResponseGroup_1(o: DescribeShareGroupOffsetsResp
 
 
 def _d_DescribeShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribeShareGroupOffsetsResponseGroup]
+    o = DescribeShareGroupOffsetsResponse.__new__(DescribeShareGroupOffsetsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -587,12 +569,11 @@ def _d_DescribeShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v:
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribeShareGroupOffsetsResponseGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = DescribeShareGroupOffsetsResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -626,12 +607,12 @@ def _e_DescribeShareGroupOffsetsResponse_0(o: DescribeShareGroupOffsetsResponse,
 
 
 def _d_DescribeShareGroupOffsetsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribeShareGroupOffsetsResponseGroup]
+    o = DescribeShareGroupOffsetsResponse.__new__(DescribeShareGroupOffsetsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -645,12 +626,11 @@ def _d_DescribeShareGroupOffsetsResponse_1(buf: memoryview, pos: int, n: int, v:
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribeShareGroupOffsetsResponseGroup_1(buf, pos, n, v)
                 app_groups(el_groups)
-        o = DescribeShareGroupOffsetsResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

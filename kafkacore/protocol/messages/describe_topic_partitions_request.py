@@ -58,7 +58,8 @@ class DescribeTopicPartitionsRequest(_Request):
 
 
 def _d_TopicRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicRequest, int]:
-    x_name: str
+    o = TopicRequest.__new__(TopicRequest)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -74,9 +75,8 @@ def _d_TopicRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicR
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
-        o = TopicRequest(name=x_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -109,8 +109,8 @@ def _e_TopicRequest_0(o: TopicRequest, out: bytearray, v: int) -> None:
 
 
 def _d_Cursor_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Cursor, int]:
-    x_topic_name: str
-    x_partition_index: int
+    o = Cursor.__new__(Cursor)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -126,12 +126,11 @@ def _d_Cursor_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Cursor, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = Cursor(topic_name=x_topic_name, partition_index=x_partition_index)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -165,9 +164,8 @@ def _e_Cursor_0(o: Cursor, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeTopicPartitionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTopicPartitionsRequest, int]:
-    x_topics: list[TopicRequest]
-    x_response_partition_limit: int
-    x_cursor: Cursor | None
+    o = DescribeTopicPartitionsRequest.__new__(DescribeTopicPartitionsRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -182,22 +180,21 @@ def _d_DescribeTopicPartitionsRequest_0(buf: memoryview, pos: int, n: int, v: in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicRequest_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ResponsePartitionLimit"
-        (x_response_partition_limit,) = _S_i.unpack_from(buf, pos)
+        (o.response_partition_limit,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Cursor"
         (b,) = _w.I8.unpack_from(buf, pos)
         pos += 1
         if b < 0:
-            x_cursor = None
+            o.cursor = None
         else:
-            x_cursor, pos = _d_Cursor_0(buf, pos, n, v)
-        o = DescribeTopicPartitionsRequest(topics=x_topics, response_partition_limit=x_response_partition_limit, cursor=x_cursor)
+            o.cursor, pos = _d_Cursor_0(buf, pos, n, v)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

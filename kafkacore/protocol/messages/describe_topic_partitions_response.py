@@ -22,6 +22,7 @@ _S_h = _struct.Struct(">h")
 _S_hiii = _struct.Struct(">hiii")
 _S_i = _struct.Struct(">i")
 _S_uo = _struct.Struct(">16s?")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -85,19 +86,12 @@ class DescribeTopicPartitionsResponse(_Response):
 
 
 def _d_DescribeTopicPartitionsResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTopicPartitionsResponsePartition, int]:
-    x_error_code: int
-    x_partition_index: int
-    x_leader_id: int
-    x_leader_epoch: int
-    x_replica_nodes: list[int]
-    x_isr_nodes: list[int]
-    x_eligible_leader_replicas: list[int] | None
-    x_last_known_elr: list[int] | None
-    x_offline_replicas: list[int]
+    o = DescribeTopicPartitionsResponsePartition.__new__(DescribeTopicPartitionsResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_partition_index, x_leader_id, x_leader_epoch) = _S_hiii.unpack_from(buf, pos)
+        (o.error_code, o.partition_index, o.leader_id, o.leader_epoch) = _S_hiii.unpack_from(buf, pos)
         pos += 14
         f = "ReplicaNodes"
         ln = buf[pos]
@@ -111,7 +105,10 @@ def _d_DescribeTopicPartitionsResponsePartition_0(buf: memoryview, pos: int, n: 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replica_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.replica_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "IsrNodes"
         ln = buf[pos]
@@ -125,7 +122,10 @@ def _d_DescribeTopicPartitionsResponsePartition_0(buf: memoryview, pos: int, n: 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_isr_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.isr_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "EligibleLeaderReplicas"
         ln = buf[pos]
@@ -135,11 +135,14 @@ def _d_DescribeTopicPartitionsResponsePartition_0(buf: memoryview, pos: int, n: 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_eligible_leader_replicas = None
+            o.eligible_leader_replicas = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_eligible_leader_replicas = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.eligible_leader_replicas = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "LastKnownElr"
         ln = buf[pos]
@@ -149,11 +152,14 @@ def _d_DescribeTopicPartitionsResponsePartition_0(buf: memoryview, pos: int, n: 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_last_known_elr = None
+            o.last_known_elr = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_last_known_elr = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.last_known_elr = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "OfflineReplicas"
         ln = buf[pos]
@@ -167,9 +173,11 @@ def _d_DescribeTopicPartitionsResponsePartition_0(buf: memoryview, pos: int, n: 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_offline_replicas = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.offline_replicas = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = DescribeTopicPartitionsResponsePartition(error_code=x_error_code, partition_index=x_partition_index, leader_id=x_leader_id, leader_epoch=x_leader_epoch, replica_nodes=x_replica_nodes, isr_nodes=x_isr_nodes, eligible_leader_replicas=x_eligible_leader_replicas, last_known_elr=x_last_known_elr, offline_replicas=x_offline_replicas)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -194,25 +202,40 @@ def _e_DescribeTopicPartitionsResponsePartition_0(o: DescribeTopicPartitionsResp
     out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
     x_replica_nodes = o.replica_nodes
     out += _w.uvarint(len(x_replica_nodes) + 1)
-    out += _struct.pack(f">{len(x_replica_nodes)}i", *x_replica_nodes)
+    out += (
+        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_replica_nodes)}i")
+    ).pack(*x_replica_nodes)
     x_isr_nodes = o.isr_nodes
     out += _w.uvarint(len(x_isr_nodes) + 1)
-    out += _struct.pack(f">{len(x_isr_nodes)}i", *x_isr_nodes)
+    out += (
+        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_isr_nodes)}i")
+    ).pack(*x_isr_nodes)
     x_eligible_leader_replicas = o.eligible_leader_replicas
     if x_eligible_leader_replicas is None:
         out += b"\x00"
     else:
         out += _w.uvarint(len(x_eligible_leader_replicas) + 1)
-        out += _struct.pack(f">{len(x_eligible_leader_replicas)}i", *x_eligible_leader_replicas)
+        out += (
+            _A_i[len(x_eligible_leader_replicas)] if len(x_eligible_leader_replicas) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_eligible_leader_replicas)}i")
+        ).pack(*x_eligible_leader_replicas)
     x_last_known_elr = o.last_known_elr
     if x_last_known_elr is None:
         out += b"\x00"
     else:
         out += _w.uvarint(len(x_last_known_elr) + 1)
-        out += _struct.pack(f">{len(x_last_known_elr)}i", *x_last_known_elr)
+        out += (
+            _A_i[len(x_last_known_elr)] if len(x_last_known_elr) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_last_known_elr)}i")
+        ).pack(*x_last_known_elr)
     x_offline_replicas = o.offline_replicas
     out += _w.uvarint(len(x_offline_replicas) + 1)
-    out += _struct.pack(f">{len(x_offline_replicas)}i", *x_offline_replicas)
+    out += (
+        _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_offline_replicas)}i")
+    ).pack(*x_offline_replicas)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -220,16 +243,12 @@ def _e_DescribeTopicPartitionsResponsePartition_0(o: DescribeTopicPartitionsResp
 
 
 def _d_DescribeTopicPartitionsResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTopicPartitionsResponseTopic, int]:
-    x_error_code: int
-    x_name: str | None
-    x_topic_id: _uuid.UUID
-    x_is_internal: bool
-    x_partitions: list[DescribeTopicPartitionsResponsePartition]
-    x_topic_authorized_operations: int
+    o = DescribeTopicPartitionsResponseTopic.__new__(DescribeTopicPartitionsResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Name"
         ln = buf[pos]
@@ -239,17 +258,17 @@ def _d_DescribeTopicPartitionsResponseTopic_0(buf: memoryview, pos: int, n: int,
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_name = None
+            o.name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
-        (u_topic_id, x_is_internal) = _S_uo.unpack_from(buf, pos)
+        (u_topic_id, o.is_internal) = _S_uo.unpack_from(buf, pos)
         pos += 17
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -262,15 +281,14 @@ def _d_DescribeTopicPartitionsResponseTopic_0(buf: memoryview, pos: int, n: int,
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_DescribeTopicPartitionsResponsePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
         f = "TopicAuthorizedOperations"
-        (x_topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribeTopicPartitionsResponseTopic(error_code=x_error_code, name=x_name, topic_id=x_topic_id, is_internal=x_is_internal, partitions=x_partitions, topic_authorized_operations=x_topic_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -313,8 +331,8 @@ def _e_DescribeTopicPartitionsResponseTopic_0(o: DescribeTopicPartitionsResponse
 
 
 def _d_Cursor_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Cursor, int]:
-    x_topic_name: str
-    x_partition_index: int
+    o = Cursor.__new__(Cursor)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -330,12 +348,11 @@ def _d_Cursor_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Cursor, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = Cursor(topic_name=x_topic_name, partition_index=x_partition_index)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -369,13 +386,12 @@ def _e_Cursor_0(o: Cursor, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeTopicPartitionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTopicPartitionsResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[DescribeTopicPartitionsResponseTopic]
-    x_next_cursor: Cursor | None
+    o = DescribeTopicPartitionsResponse.__new__(DescribeTopicPartitionsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -389,8 +405,8 @@ def _d_DescribeTopicPartitionsResponse_0(buf: memoryview, pos: int, n: int, v: i
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_DescribeTopicPartitionsResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
@@ -398,10 +414,9 @@ def _d_DescribeTopicPartitionsResponse_0(buf: memoryview, pos: int, n: int, v: i
         (b,) = _w.I8.unpack_from(buf, pos)
         pos += 1
         if b < 0:
-            x_next_cursor = None
+            o.next_cursor = None
         else:
-            x_next_cursor, pos = _d_Cursor_0(buf, pos, n, v)
-        o = DescribeTopicPartitionsResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics, next_cursor=x_next_cursor)
+            o.next_cursor, pos = _d_Cursor_0(buf, pos, n, v)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

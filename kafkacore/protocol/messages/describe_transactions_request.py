@@ -32,7 +32,8 @@ class DescribeTransactionsRequest(_Request):
 
 
 def _d_DescribeTransactionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTransactionsRequest, int]:
-    x_transactional_ids: list[str]
+    o = DescribeTransactionsRequest.__new__(DescribeTransactionsRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalIds"
     try:
         f = "TransactionalIds"
@@ -47,7 +48,7 @@ def _d_DescribeTransactionsRequest_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_transactional_ids = []
+            o.transactional_ids = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -58,9 +59,8 @@ def _d_DescribeTransactionsRequest_0(buf: memoryview, pos: int, n: int, v: int) 
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_transactional_ids.append(str(buf[pos:e], "utf-8"))
+                o.transactional_ids.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = DescribeTransactionsRequest(transactional_ids=x_transactional_ids)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

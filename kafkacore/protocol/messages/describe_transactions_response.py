@@ -20,6 +20,7 @@ __all__ = ["DescribeTransactionsResponse", "TopicData", "TransactionState"]
 _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
 _S_iqqh = _struct.Struct(">iqqh")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -66,8 +67,8 @@ class DescribeTransactionsResponse(_Response):
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -83,7 +84,7 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -97,9 +98,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicData(topic=x_topic, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -127,7 +130,10 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -135,18 +141,12 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TransactionState, int]:
-    x_error_code: int
-    x_transactional_id: str
-    x_transaction_state: str
-    x_transaction_timeout_ms: int
-    x_transaction_start_time_ms: int
-    x_producer_id: int
-    x_producer_epoch: int
-    x_topics: list[TopicData]
+    o = TransactionState.__new__(TransactionState)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "TransactionalId"
         ln = buf[pos]
@@ -161,7 +161,7 @@ def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Tr
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "TransactionState"
         ln = buf[pos]
@@ -176,10 +176,10 @@ def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Tr
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transaction_state = str(buf[pos:e], "utf-8")
+            o.transaction_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "TransactionTimeoutMs"
-        (x_transaction_timeout_ms, x_transaction_start_time_ms, x_producer_id, x_producer_epoch) = _S_iqqh.unpack_from(buf, pos)
+        (o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch) = _S_iqqh.unpack_from(buf, pos)
         pos += 22
         f = "Topics"
         ln = buf[pos]
@@ -193,12 +193,11 @@ def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Tr
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = TransactionState(error_code=x_error_code, transactional_id=x_transactional_id, transaction_state=x_transaction_state, transaction_timeout_ms=x_transaction_timeout_ms, transaction_start_time_ms=x_transaction_start_time_ms, producer_id=x_producer_id, producer_epoch=x_producer_epoch, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -241,12 +240,12 @@ def _e_TransactionState_0(o: TransactionState, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTransactionsResponse, int]:
-    x_throttle_time_ms: int
-    x_transaction_states: list[TransactionState]
+    o = DescribeTransactionsResponse.__new__(DescribeTransactionsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "TransactionStates"
         ln = buf[pos]
@@ -260,12 +259,11 @@ def _d_DescribeTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_transaction_states = []
-            app_transaction_states = x_transaction_states.append
+            o.transaction_states = []
+            app_transaction_states = o.transaction_states.append
             for _ in range(ln):
                 el_transaction_states, pos = _d_TransactionState_0(buf, pos, n, v)
                 app_transaction_states(el_transaction_states)
-        o = DescribeTransactionsResponse(throttle_time_ms=x_throttle_time_ms, transaction_states=x_transaction_states)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

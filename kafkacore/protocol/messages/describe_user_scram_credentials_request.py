@@ -43,7 +43,8 @@ class DescribeUserScramCredentialsRequest(_Request):
 
 
 def _d_UserName_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UserName, int]:
-    x_name: str
+    o = UserName.__new__(UserName)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -59,9 +60,8 @@ def _d_UserName_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UserName, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
-        o = UserName(name=x_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -94,7 +94,8 @@ def _e_UserName_0(o: UserName, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeUserScramCredentialsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeUserScramCredentialsRequest, int]:
-    x_users: list[UserName] | None
+    o = DescribeUserScramCredentialsRequest.__new__(DescribeUserScramCredentialsRequest)
+    o.unknown_tagged_fields = ()
     f = "Users"
     try:
         f = "Users"
@@ -105,16 +106,15 @@ def _d_DescribeUserScramCredentialsRequest_0(buf: memoryview, pos: int, n: int, 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_users = None
+            o.users = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_users = []
-            app_users = x_users.append
+            o.users = []
+            app_users = o.users.append
             for _ in range(ln):
                 el_users, pos = _d_UserName_0(buf, pos, n, v)
                 app_users(el_users)
-        o = DescribeUserScramCredentialsRequest(users=x_users)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -64,14 +64,13 @@ class DescribeUserScramCredentialsResponse(_Response):
 
 
 def _d_CredentialInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CredentialInfo, int]:
-    x_mechanism: int
-    x_iterations: int
+    o = CredentialInfo.__new__(CredentialInfo)
+    o.unknown_tagged_fields = ()
     f = "Mechanism"
     try:
         f = "Mechanism"
-        (x_mechanism, x_iterations) = _S_bi.unpack_from(buf, pos)
+        (o.mechanism, o.iterations) = _S_bi.unpack_from(buf, pos)
         pos += 5
-        o = CredentialInfo(mechanism=x_mechanism, iterations=x_iterations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -101,10 +100,8 @@ def _e_CredentialInfo_0(o: CredentialInfo, out: bytearray, v: int) -> None:
 
 
 def _d_DescribeUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeUserScramCredentialsResult, int]:
-    x_user: str
-    x_error_code: int
-    x_error_message: str | None
-    x_credential_infos: list[CredentialInfo]
+    o = DescribeUserScramCredentialsResult.__new__(DescribeUserScramCredentialsResult)
+    o.unknown_tagged_fields = ()
     f = "User"
     try:
         f = "User"
@@ -120,10 +117,10 @@ def _d_DescribeUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_user = str(buf[pos:e], "utf-8")
+            o.user = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -133,12 +130,12 @@ def _d_DescribeUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "CredentialInfos"
         ln = buf[pos]
@@ -152,12 +149,11 @@ def _d_DescribeUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_credential_infos = []
-            app_credential_infos = x_credential_infos.append
+            o.credential_infos = []
+            app_credential_infos = o.credential_infos.append
             for _ in range(ln):
                 el_credential_infos, pos = _d_CredentialInfo_0(buf, pos, n, v)
                 app_credential_infos(el_credential_infos)
-        o = DescribeUserScramCredentialsResult(user=x_user, error_code=x_error_code, error_message=x_error_message, credential_infos=x_credential_infos)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -202,14 +198,12 @@ def _e_DescribeUserScramCredentialsResult_0(o: DescribeUserScramCredentialsResul
 
 
 def _d_DescribeUserScramCredentialsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeUserScramCredentialsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_results: list[DescribeUserScramCredentialsResult]
+    o = DescribeUserScramCredentialsResponse.__new__(DescribeUserScramCredentialsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -219,12 +213,12 @@ def _d_DescribeUserScramCredentialsResponse_0(buf: memoryview, pos: int, n: int,
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Results"
         ln = buf[pos]
@@ -238,12 +232,11 @@ def _d_DescribeUserScramCredentialsResponse_0(buf: memoryview, pos: int, n: int,
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_DescribeUserScramCredentialsResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = DescribeUserScramCredentialsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -19,6 +19,7 @@ __all__ = ["ElectLeadersRequest", "TopicPartitions"]
 
 _S_b = _struct.Struct(">b")
 _S_i = _struct.Struct(">i")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -49,8 +50,8 @@ class ElectLeadersRequest(_Request):
 
 
 def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartitions, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = TopicPartitions.__new__(TopicPartitions)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -62,7 +63,7 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -72,9 +73,11 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicPartitions(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicPartitions", v, f, pos) from None
     return o, pos
@@ -87,14 +90,17 @@ def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.I32.pack(len(x_partitions))
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("TopicPartitions", v)
 
 
 def _d_TopicPartitions_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartitions, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = TopicPartitions.__new__(TopicPartitions)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -110,7 +116,7 @@ def _d_TopicPartitions_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -124,9 +130,11 @@ def _d_TopicPartitions_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicPartitions(topic=x_topic, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -154,7 +162,10 @@ def _e_TopicPartitions_1(o: TopicPartitions, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -162,27 +173,27 @@ def _e_TopicPartitions_1(o: TopicPartitions, out: bytearray, v: int) -> None:
 
 
 def _d_ElectLeadersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersRequest, int]:
-    x_topic_partitions: list[TopicPartitions] | None
-    x_timeout_ms: int
+    o = ElectLeadersRequest.__new__(ElectLeadersRequest)
+    o.election_type = 0
+    o.unknown_tagged_fields = ()
     f = "TopicPartitions"
     try:
         f = "TopicPartitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_topic_partitions = None
+            o.topic_partitions = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_partitions = []
-            app_topic_partitions = x_topic_partitions.append
+            o.topic_partitions = []
+            app_topic_partitions = o.topic_partitions.append
             for _ in range(ln):
                 el_topic_partitions, pos = _d_TopicPartitions_0(buf, pos, n, v)
                 app_topic_partitions(el_topic_partitions)
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ElectLeadersRequest(topic_partitions=x_topic_partitions, timeout_ms=x_timeout_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ElectLeadersRequest", v, f, pos) from None
     return o, pos
@@ -204,31 +215,29 @@ def _e_ElectLeadersRequest_0(o: ElectLeadersRequest, out: bytearray, v: int) -> 
 
 
 def _d_ElectLeadersRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersRequest, int]:
-    x_election_type: int
-    x_topic_partitions: list[TopicPartitions] | None
-    x_timeout_ms: int
+    o = ElectLeadersRequest.__new__(ElectLeadersRequest)
+    o.unknown_tagged_fields = ()
     f = "ElectionType"
     try:
         f = "ElectionType"
-        (x_election_type,) = _S_b.unpack_from(buf, pos)
+        (o.election_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "TopicPartitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_topic_partitions = None
+            o.topic_partitions = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_partitions = []
-            app_topic_partitions = x_topic_partitions.append
+            o.topic_partitions = []
+            app_topic_partitions = o.topic_partitions.append
             for _ in range(ln):
                 el_topic_partitions, pos = _d_TopicPartitions_0(buf, pos, n, v)
                 app_topic_partitions(el_topic_partitions)
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ElectLeadersRequest(election_type=x_election_type, topic_partitions=x_topic_partitions, timeout_ms=x_timeout_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ElectLeadersRequest", v, f, pos) from None
     return o, pos
@@ -249,13 +258,12 @@ def _e_ElectLeadersRequest_1(o: ElectLeadersRequest, out: bytearray, v: int) -> 
 
 
 def _d_ElectLeadersRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersRequest, int]:
-    x_election_type: int
-    x_topic_partitions: list[TopicPartitions] | None
-    x_timeout_ms: int
+    o = ElectLeadersRequest.__new__(ElectLeadersRequest)
+    o.unknown_tagged_fields = ()
     f = "ElectionType"
     try:
         f = "ElectionType"
-        (x_election_type,) = _S_b.unpack_from(buf, pos)
+        (o.election_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "TopicPartitions"
         ln = buf[pos]
@@ -265,19 +273,18 @@ def _d_ElectLeadersRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topic_partitions = None
+            o.topic_partitions = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_partitions = []
-            app_topic_partitions = x_topic_partitions.append
+            o.topic_partitions = []
+            app_topic_partitions = o.topic_partitions.append
             for _ in range(ln):
                 el_topic_partitions, pos = _d_TopicPartitions_1(buf, pos, n, v)
                 app_topic_partitions(el_topic_partitions)
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ElectLeadersRequest(election_type=x_election_type, topic_partitions=x_topic_partitions, timeout_ms=x_timeout_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

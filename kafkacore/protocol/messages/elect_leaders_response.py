@@ -61,26 +61,24 @@ class ElectLeadersResponse(_Response):
 
 
 def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResult, int]:
-    x_partition_id: int
-    x_error_code: int
-    x_error_message: str | None
+    o = PartitionResult.__new__(PartitionResult)
+    o.unknown_tagged_fields = ()
     f = "PartitionId"
     try:
         f = "PartitionId"
-        (x_partition_id, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_id, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = PartitionResult(partition_id=x_partition_id, error_code=x_error_code, error_message=x_error_message)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionResult", v, f, pos) from None
     return o, pos
@@ -100,13 +98,12 @@ def _e_PartitionResult_0(o: PartitionResult, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResult, int]:
-    x_partition_id: int
-    x_error_code: int
-    x_error_message: str | None
+    o = PartitionResult.__new__(PartitionResult)
+    o.unknown_tagged_fields = ()
     f = "PartitionId"
     try:
         f = "PartitionId"
-        (x_partition_id, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_id, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -116,14 +113,13 @@ def _d_PartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = PartitionResult(partition_id=x_partition_id, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -160,8 +156,8 @@ def _e_PartitionResult_1(o: PartitionResult, out: bytearray, v: int) -> None:
 
 
 def _d_ReplicaElectionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaElectionResult, int]:
-    x_topic: str
-    x_partition_result: list[PartitionResult]
+    o = ReplicaElectionResult.__new__(ReplicaElectionResult)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -173,7 +169,7 @@ def _d_ReplicaElectionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionResult"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -183,12 +179,11 @@ def _d_ReplicaElectionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_result = []
-            app_partition_result = x_partition_result.append
+            o.partition_result = []
+            app_partition_result = o.partition_result.append
             for _ in range(ln):
                 el_partition_result, pos = _d_PartitionResult_0(buf, pos, n, v)
                 app_partition_result(el_partition_result)
-        o = ReplicaElectionResult(topic=x_topic, partition_result=x_partition_result)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ReplicaElectionResult", v, f, pos) from None
     return o, pos
@@ -208,8 +203,8 @@ def _e_ReplicaElectionResult_0(o: ReplicaElectionResult, out: bytearray, v: int)
 
 
 def _d_ReplicaElectionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaElectionResult, int]:
-    x_topic: str
-    x_partition_result: list[PartitionResult]
+    o = ReplicaElectionResult.__new__(ReplicaElectionResult)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -225,7 +220,7 @@ def _d_ReplicaElectionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionResult"
         ln = buf[pos]
@@ -239,12 +234,11 @@ def _d_ReplicaElectionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_result = []
-            app_partition_result = x_partition_result.append
+            o.partition_result = []
+            app_partition_result = o.partition_result.append
             for _ in range(ln):
                 el_partition_result, pos = _d_PartitionResult_1(buf, pos, n, v)
                 app_partition_result(el_partition_result)
-        o = ReplicaElectionResult(topic=x_topic, partition_result=x_partition_result)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -281,12 +275,13 @@ def _e_ReplicaElectionResult_1(o: ReplicaElectionResult, out: bytearray, v: int)
 
 
 def _d_ElectLeadersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersResponse, int]:
-    x_throttle_time_ms: int
-    x_replica_election_results: list[ReplicaElectionResult]
+    o = ElectLeadersResponse.__new__(ElectLeadersResponse)
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ReplicaElectionResults"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -296,12 +291,11 @@ def _d_ElectLeadersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replica_election_results = []
-            app_replica_election_results = x_replica_election_results.append
+            o.replica_election_results = []
+            app_replica_election_results = o.replica_election_results.append
             for _ in range(ln):
                 el_replica_election_results, pos = _d_ReplicaElectionResult_0(buf, pos, n, v)
                 app_replica_election_results(el_replica_election_results)
-        o = ElectLeadersResponse(throttle_time_ms=x_throttle_time_ms, replica_election_results=x_replica_election_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ElectLeadersResponse", v, f, pos) from None
     return o, pos
@@ -320,13 +314,12 @@ def _e_ElectLeadersResponse_0(o: ElectLeadersResponse, out: bytearray, v: int) -
 
 
 def _d_ElectLeadersResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_replica_election_results: list[ReplicaElectionResult]
+    o = ElectLeadersResponse.__new__(ElectLeadersResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ReplicaElectionResults"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -336,12 +329,11 @@ def _d_ElectLeadersResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replica_election_results = []
-            app_replica_election_results = x_replica_election_results.append
+            o.replica_election_results = []
+            app_replica_election_results = o.replica_election_results.append
             for _ in range(ln):
                 el_replica_election_results, pos = _d_ReplicaElectionResult_0(buf, pos, n, v)
                 app_replica_election_results(el_replica_election_results)
-        o = ElectLeadersResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, replica_election_results=x_replica_election_results)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ElectLeadersResponse", v, f, pos) from None
     return o, pos
@@ -358,13 +350,12 @@ def _e_ElectLeadersResponse_1(o: ElectLeadersResponse, out: bytearray, v: int) -
 
 
 def _d_ElectLeadersResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_replica_election_results: list[ReplicaElectionResult]
+    o = ElectLeadersResponse.__new__(ElectLeadersResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ReplicaElectionResults"
         ln = buf[pos]
@@ -378,12 +369,11 @@ def _d_ElectLeadersResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replica_election_results = []
-            app_replica_election_results = x_replica_election_results.append
+            o.replica_election_results = []
+            app_replica_election_results = o.replica_election_results.append
             for _ in range(ln):
                 el_replica_election_results, pos = _d_ReplicaElectionResult_1(buf, pos, n, v)
                 app_replica_election_results(el_replica_election_results)
-        o = ElectLeadersResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, replica_election_results=x_replica_election_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -21,6 +21,7 @@ __all__ = ["EndQuorumEpochRequest", "LeaderEndpoint", "PartitionData", "ReplicaI
 _S_H = _struct.Struct(">H")
 _S_iii = _struct.Struct(">iii")
 _S_iu = _struct.Struct(">i16s")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -88,15 +89,14 @@ class EndQuorumEpochRequest(_Request):
 
 
 def _d_ReplicaInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaInfo, int]:
-    x_candidate_id: int
-    x_candidate_directory_id: _uuid.UUID
+    o = ReplicaInfo.__new__(ReplicaInfo)
+    o.unknown_tagged_fields = ()
     f = "CandidateId"
     try:
         f = "CandidateId"
-        (x_candidate_id, u_candidate_directory_id) = _S_iu.unpack_from(buf, pos)
+        (o.candidate_id, u_candidate_directory_id) = _S_iu.unpack_from(buf, pos)
         pos += 20
-        x_candidate_directory_id = _uuid.UUID(bytes=u_candidate_directory_id)
-        o = ReplicaInfo(candidate_id=x_candidate_id, candidate_directory_id=x_candidate_directory_id)
+        o.candidate_directory_id = _uuid.UUID(bytes=u_candidate_directory_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -126,14 +126,13 @@ def _e_ReplicaInfo_0(o: ReplicaInfo, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_leader_id: int
-    x_leader_epoch: int
-    x_preferred_successors: list[int]
+    o = PartitionData.__new__(PartitionData)
+    o.preferred_candidates = []
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_leader_id, x_leader_epoch) = _S_iii.unpack_from(buf, pos)
+        (o.partition_index, o.leader_id, o.leader_epoch) = _S_iii.unpack_from(buf, pos)
         pos += 12
         f = "PreferredSuccessors"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -143,9 +142,11 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_preferred_successors = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.preferred_successors = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = PartitionData(partition_index=x_partition_index, leader_id=x_leader_id, leader_epoch=x_leader_epoch, preferred_successors=x_preferred_successors)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionData", v, f, pos) from None
     return o, pos
@@ -155,20 +156,22 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
     out += _S_iii.pack(o.partition_index, o.leader_id, o.leader_epoch)
     x_preferred_successors = o.preferred_successors
     out += _w.I32.pack(len(x_preferred_successors))
-    out += _struct.pack(f">{len(x_preferred_successors)}i", *x_preferred_successors)
+    out += (
+        _A_i[len(x_preferred_successors)] if len(x_preferred_successors) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_preferred_successors)}i")
+    ).pack(*x_preferred_successors)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("PartitionData", v)
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_leader_id: int
-    x_leader_epoch: int
-    x_preferred_candidates: list[ReplicaInfo]
+    o = PartitionData.__new__(PartitionData)
+    o.preferred_successors = []
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_leader_id, x_leader_epoch) = _S_iii.unpack_from(buf, pos)
+        (o.partition_index, o.leader_id, o.leader_epoch) = _S_iii.unpack_from(buf, pos)
         pos += 12
         f = "PreferredCandidates"
         ln = buf[pos]
@@ -182,12 +185,11 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_preferred_candidates = []
-            app_preferred_candidates = x_preferred_candidates.append
+            o.preferred_candidates = []
+            app_preferred_candidates = o.preferred_candidates.append
             for _ in range(ln):
                 el_preferred_candidates, pos = _d_ReplicaInfo_0(buf, pos, n, v)
                 app_preferred_candidates(el_preferred_candidates)
-        o = PartitionData(partition_index=x_partition_index, leader_id=x_leader_id, leader_epoch=x_leader_epoch, preferred_candidates=x_preferred_candidates)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -221,8 +223,8 @@ def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -234,7 +236,7 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -244,12 +246,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicData", v, f, pos) from None
     return o, pos
@@ -269,8 +270,8 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -286,7 +287,7 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -300,12 +301,11 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -342,9 +342,8 @@ def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_LeaderEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderEndpoint, int]:
-    x_name: str
-    x_host: str
-    x_port: int
+    o = LeaderEndpoint.__new__(LeaderEndpoint)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -360,7 +359,7 @@ def _d_LeaderEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Lead
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -375,12 +374,11 @@ def _d_LeaderEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Lead
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = LeaderEndpoint(name=x_name, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -418,20 +416,21 @@ def _e_LeaderEndpoint_0(o: LeaderEndpoint, out: bytearray, v: int) -> None:
 
 
 def _d_EndQuorumEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndQuorumEpochRequest, int]:
-    x_cluster_id: str | None
-    x_topics: list[TopicData]
+    o = EndQuorumEpochRequest.__new__(EndQuorumEpochRequest)
+    o.leader_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -441,12 +440,11 @@ def _d_EndQuorumEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = EndQuorumEpochRequest(cluster_id=x_cluster_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EndQuorumEpochRequest", v, f, pos) from None
     return o, pos
@@ -469,9 +467,8 @@ def _e_EndQuorumEpochRequest_0(o: EndQuorumEpochRequest, out: bytearray, v: int)
 
 
 def _d_EndQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndQuorumEpochRequest, int]:
-    x_cluster_id: str | None
-    x_topics: list[TopicData]
-    x_leader_endpoints: list[LeaderEndpoint]
+    o = EndQuorumEpochRequest.__new__(EndQuorumEpochRequest)
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
@@ -482,12 +479,12 @@ def _d_EndQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -501,8 +498,8 @@ def _d_EndQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_1(buf, pos, n, v)
                 app_topics(el_topics)
@@ -518,12 +515,11 @@ def _d_EndQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_leader_endpoints = []
-            app_leader_endpoints = x_leader_endpoints.append
+            o.leader_endpoints = []
+            app_leader_endpoints = o.leader_endpoints.append
             for _ in range(ln):
                 el_leader_endpoints, pos = _d_LeaderEndpoint_0(buf, pos, n, v)
                 app_leader_endpoints(el_leader_endpoints)
-        o = EndQuorumEpochRequest(cluster_id=x_cluster_id, topics=x_topics, leader_endpoints=x_leader_endpoints)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -76,16 +76,13 @@ class EndQuorumEpochResponse(_Response):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_leader_id: int
-    x_leader_epoch: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_leader_id, x_leader_epoch) = _S_ihii.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.leader_id, o.leader_epoch) = _S_ihii.unpack_from(buf, pos)
         pos += 14
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, leader_id=x_leader_id, leader_epoch=x_leader_epoch)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionData", v, f, pos) from None
     return o, pos
@@ -98,16 +95,13 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_leader_id: int
-    x_leader_epoch: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_leader_id, x_leader_epoch) = _S_ihii.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.leader_id, o.leader_epoch) = _S_ihii.unpack_from(buf, pos)
         pos += 14
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, leader_id=x_leader_id, leader_epoch=x_leader_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -137,8 +131,8 @@ def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -150,7 +144,7 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -160,12 +154,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicData", v, f, pos) from None
     return o, pos
@@ -185,8 +178,8 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -202,7 +195,7 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -216,12 +209,11 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -258,13 +250,12 @@ def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
+    o = NodeEndpoint.__new__(NodeEndpoint)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -279,12 +270,11 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = NodeEndpoint(node_id=x_node_id, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -319,12 +309,13 @@ def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
 
 
 def _d_EndQuorumEpochResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndQuorumEpochResponse, int]:
-    x_error_code: int
-    x_topics: list[TopicData]
+    o = EndQuorumEpochResponse.__new__(EndQuorumEpochResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -334,12 +325,11 @@ def _d_EndQuorumEpochResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = EndQuorumEpochResponse(error_code=x_error_code, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EndQuorumEpochResponse", v, f, pos) from None
     return o, pos
@@ -358,13 +348,13 @@ def _e_EndQuorumEpochResponse_0(o: EndQuorumEpochResponse, out: bytearray, v: in
 
 
 def _d_EndQuorumEpochResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndQuorumEpochResponse, int]:
-    x_error_code: int
-    x_topics: list[TopicData]
-    t_node_endpoints: list[NodeEndpoint]
+    o = EndQuorumEpochResponse.__new__(EndQuorumEpochResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Topics"
         ln = buf[pos]
@@ -378,12 +368,11 @@ def _d_EndQuorumEpochResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = EndQuorumEpochResponse(error_code=x_error_code, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -410,14 +399,13 @@ def _d_EndQuorumEpochResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
                     else:
                         if ln > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_node_endpoints = []
-                        app_node_endpoints = t_node_endpoints.append
+                        o.node_endpoints = []
+                        app_node_endpoints = o.node_endpoints.append
                         for _ in range(ln):
                             el_node_endpoints, pos = _d_NodeEndpoint_0(buf, pos, n, v)
                             app_node_endpoints(el_node_endpoints)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.node_endpoints = t_node_endpoints
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

@@ -32,13 +32,13 @@ class EndTxnMarker(_Message):
 
 
 def _d_EndTxnMarker_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxnMarker, int]:
-    x_coordinator_epoch: int
+    o = EndTxnMarker.__new__(EndTxnMarker)
+    o.unknown_tagged_fields = ()
     f = "CoordinatorEpoch"
     try:
         f = "CoordinatorEpoch"
-        (x_coordinator_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.coordinator_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = EndTxnMarker(coordinator_epoch=x_coordinator_epoch)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EndTxnMarker", v, f, pos) from None
     return o, pos

@@ -36,10 +36,8 @@ class EndTxnRequest(_Request):
 
 
 def _d_EndTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxnRequest, int]:
-    x_transactional_id: str
-    x_producer_id: int
-    x_producer_epoch: int
-    x_committed: bool
+    o = EndTxnRequest.__new__(EndTxnRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -51,12 +49,11 @@ def _d_EndTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTx
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch, x_committed) = _S_qho.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch, o.committed) = _S_qho.unpack_from(buf, pos)
         pos += 11
-        o = EndTxnRequest(transactional_id=x_transactional_id, producer_id=x_producer_id, producer_epoch=x_producer_epoch, committed=x_committed)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EndTxnRequest", v, f, pos) from None
     return o, pos
@@ -73,10 +70,8 @@ def _e_EndTxnRequest_0(o: EndTxnRequest, out: bytearray, v: int) -> None:
 
 
 def _d_EndTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxnRequest, int]:
-    x_transactional_id: str
-    x_producer_id: int
-    x_producer_epoch: int
-    x_committed: bool
+    o = EndTxnRequest.__new__(EndTxnRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -92,12 +87,11 @@ def _d_EndTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTx
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch, x_committed) = _S_qho.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch, o.committed) = _S_qho.unpack_from(buf, pos)
         pos += 11
-        o = EndTxnRequest(transactional_id=x_transactional_id, producer_id=x_producer_id, producer_epoch=x_producer_epoch, committed=x_committed)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

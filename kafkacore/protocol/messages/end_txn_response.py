@@ -37,14 +37,15 @@ class EndTxnResponse(_Response):
 
 
 def _d_EndTxnResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxnResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
+    o = EndTxnResponse.__new__(EndTxnResponse)
+    o.producer_id = -1
+    o.producer_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = EndTxnResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EndTxnResponse", v, f, pos) from None
     return o, pos
@@ -57,14 +58,15 @@ def _e_EndTxnResponse_0(o: EndTxnResponse, out: bytearray, v: int) -> None:
 
 
 def _d_EndTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxnResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
+    o = EndTxnResponse.__new__(EndTxnResponse)
+    o.producer_id = -1
+    o.producer_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = EndTxnResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -94,16 +96,13 @@ def _e_EndTxnResponse_1(o: EndTxnResponse, out: bytearray, v: int) -> None:
 
 
 def _d_EndTxnResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxnResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_producer_id: int
-    x_producer_epoch: int
+    o = EndTxnResponse.__new__(EndTxnResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_producer_id, x_producer_epoch) = _S_ihqh.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch) = _S_ihqh.unpack_from(buf, pos)
         pos += 16
-        o = EndTxnResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, producer_id=x_producer_id, producer_epoch=x_producer_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -33,9 +33,8 @@ class EnvelopeRequest(_Request):
 
 
 def _d_EnvelopeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EnvelopeRequest, int]:
-    x_request_data: bytes | memoryview
-    x_request_principal: bytes | None
-    x_client_host_address: bytes
+    o = EnvelopeRequest.__new__(EnvelopeRequest)
+    o.unknown_tagged_fields = ()
     f = "RequestData"
     try:
         f = "RequestData"
@@ -51,7 +50,7 @@ def _d_EnvelopeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Env
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_request_data = buf[pos:e]
+            o.request_data = buf[pos:e]
             pos = e
         f = "RequestPrincipal"
         ln = buf[pos]
@@ -61,12 +60,12 @@ def _d_EnvelopeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Env
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_request_principal = None
+            o.request_principal = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_request_principal = bytes(buf[pos:e])
+            o.request_principal = bytes(buf[pos:e])
             pos = e
         f = "ClientHostAddress"
         ln = buf[pos]
@@ -81,9 +80,8 @@ def _d_EnvelopeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Env
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_host_address = bytes(buf[pos:e])
+            o.client_host_address = bytes(buf[pos:e])
             pos = e
-        o = EnvelopeRequest(request_data=x_request_data, request_principal=x_request_principal, client_host_address=x_client_host_address)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -34,8 +34,8 @@ class EnvelopeResponse(_Response):
 
 
 def _d_EnvelopeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EnvelopeResponse, int]:
-    x_response_data: bytes | memoryview | None
-    x_error_code: int
+    o = EnvelopeResponse.__new__(EnvelopeResponse)
+    o.unknown_tagged_fields = ()
     f = "ResponseData"
     try:
         f = "ResponseData"
@@ -46,17 +46,16 @@ def _d_EnvelopeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[En
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_response_data = None
+            o.response_data = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_response_data = buf[pos:e]
+            o.response_data = buf[pos:e]
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = EnvelopeResponse(response_data=x_response_data, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -34,8 +34,8 @@ class ExpireDelegationTokenRequest(_Request):
 
 
 def _d_ExpireDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ExpireDelegationTokenRequest, int]:
-    x_hmac: bytes
-    x_expiry_time_period_ms: int
+    o = ExpireDelegationTokenRequest.__new__(ExpireDelegationTokenRequest)
+    o.unknown_tagged_fields = ()
     f = "Hmac"
     try:
         f = "Hmac"
@@ -47,12 +47,11 @@ def _d_ExpireDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "ExpiryTimePeriodMs"
-        (x_expiry_time_period_ms,) = _S_q.unpack_from(buf, pos)
+        (o.expiry_time_period_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = ExpireDelegationTokenRequest(hmac=x_hmac, expiry_time_period_ms=x_expiry_time_period_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ExpireDelegationTokenRequest", v, f, pos) from None
     return o, pos
@@ -68,8 +67,8 @@ def _e_ExpireDelegationTokenRequest_0(o: ExpireDelegationTokenRequest, out: byte
 
 
 def _d_ExpireDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ExpireDelegationTokenRequest, int]:
-    x_hmac: bytes
-    x_expiry_time_period_ms: int
+    o = ExpireDelegationTokenRequest.__new__(ExpireDelegationTokenRequest)
+    o.unknown_tagged_fields = ()
     f = "Hmac"
     try:
         f = "Hmac"
@@ -85,12 +84,11 @@ def _d_ExpireDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "ExpiryTimePeriodMs"
-        (x_expiry_time_period_ms,) = _S_q.unpack_from(buf, pos)
+        (o.expiry_time_period_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = ExpireDelegationTokenRequest(hmac=x_hmac, expiry_time_period_ms=x_expiry_time_period_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

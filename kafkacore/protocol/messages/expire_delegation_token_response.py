@@ -35,15 +35,13 @@ class ExpireDelegationTokenResponse(_Response):
 
 
 def _d_ExpireDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ExpireDelegationTokenResponse, int]:
-    x_error_code: int
-    x_expiry_timestamp_ms: int
-    x_throttle_time_ms: int
+    o = ExpireDelegationTokenResponse.__new__(ExpireDelegationTokenResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_expiry_timestamp_ms, x_throttle_time_ms) = _S_hqi.unpack_from(buf, pos)
+        (o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms) = _S_hqi.unpack_from(buf, pos)
         pos += 14
-        o = ExpireDelegationTokenResponse(error_code=x_error_code, expiry_timestamp_ms=x_expiry_timestamp_ms, throttle_time_ms=x_throttle_time_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ExpireDelegationTokenResponse", v, f, pos) from None
     return o, pos
@@ -56,15 +54,13 @@ def _e_ExpireDelegationTokenResponse_0(o: ExpireDelegationTokenResponse, out: by
 
 
 def _d_ExpireDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ExpireDelegationTokenResponse, int]:
-    x_error_code: int
-    x_expiry_timestamp_ms: int
-    x_throttle_time_ms: int
+    o = ExpireDelegationTokenResponse.__new__(ExpireDelegationTokenResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_expiry_timestamp_ms, x_throttle_time_ms) = _S_hqi.unpack_from(buf, pos)
+        (o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms) = _S_hqi.unpack_from(buf, pos)
         pos += 14
-        o = ExpireDelegationTokenResponse(error_code=x_error_code, expiry_timestamp_ms=x_expiry_timestamp_ms, throttle_time_ms=x_throttle_time_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -32,6 +32,7 @@ _S_iqqi = _struct.Struct(">iqqi")
 _S_q = _struct.Struct(">q")
 _S_qi = _struct.Struct(">qi")
 _S_u = _struct.Struct(">16s")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -112,14 +113,13 @@ class FetchRequest(_Request):
 
 
 def _d_ReplicaState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaState, int]:
-    x_replica_id: int
-    x_replica_epoch: int
+    o = ReplicaState.__new__(ReplicaState)
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_replica_epoch) = _S_iq.unpack_from(buf, pos)
+        (o.replica_id, o.replica_epoch) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = ReplicaState(replica_id=x_replica_id, replica_epoch=x_replica_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -149,15 +149,18 @@ def _e_ReplicaState_0(o: ReplicaState, out: bytearray, v: int) -> None:
 
 
 def _d_FetchPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
-    x_partition: int
-    x_fetch_offset: int
-    x_partition_max_bytes: int
+    o = FetchPartition.__new__(FetchPartition)
+    o.current_leader_epoch = -1
+    o.last_fetched_epoch = -1
+    o.log_start_offset = -1
+    o.replica_directory_id = _w.ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_fetch_offset, x_partition_max_bytes) = _S_iqi.unpack_from(buf, pos)
+        (o.partition, o.fetch_offset, o.partition_max_bytes) = _S_iqi.unpack_from(buf, pos)
         pos += 16
-        o = FetchPartition(partition=x_partition, fetch_offset=x_fetch_offset, partition_max_bytes=x_partition_max_bytes)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchPartition", v, f, pos) from None
     return o, pos
@@ -174,16 +177,17 @@ def _e_FetchPartition_0(o: FetchPartition, out: bytearray, v: int) -> None:
 
 
 def _d_FetchPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
-    x_partition: int
-    x_fetch_offset: int
-    x_log_start_offset: int
-    x_partition_max_bytes: int
+    o = FetchPartition.__new__(FetchPartition)
+    o.current_leader_epoch = -1
+    o.last_fetched_epoch = -1
+    o.replica_directory_id = _w.ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_fetch_offset, x_log_start_offset, x_partition_max_bytes) = _S_iqqi.unpack_from(buf, pos)
+        (o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes) = _S_iqqi.unpack_from(buf, pos)
         pos += 24
-        o = FetchPartition(partition=x_partition, fetch_offset=x_fetch_offset, log_start_offset=x_log_start_offset, partition_max_bytes=x_partition_max_bytes)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchPartition", v, f, pos) from None
     return o, pos
@@ -200,17 +204,16 @@ def _e_FetchPartition_1(o: FetchPartition, out: bytearray, v: int) -> None:
 
 
 def _d_FetchPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
-    x_partition: int
-    x_current_leader_epoch: int
-    x_fetch_offset: int
-    x_log_start_offset: int
-    x_partition_max_bytes: int
+    o = FetchPartition.__new__(FetchPartition)
+    o.last_fetched_epoch = -1
+    o.replica_directory_id = _w.ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_current_leader_epoch, x_fetch_offset, x_log_start_offset, x_partition_max_bytes) = _S_iiqqi.unpack_from(buf, pos)
+        (o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes) = _S_iiqqi.unpack_from(buf, pos)
         pos += 28
-        o = FetchPartition(partition=x_partition, current_leader_epoch=x_current_leader_epoch, fetch_offset=x_fetch_offset, log_start_offset=x_log_start_offset, partition_max_bytes=x_partition_max_bytes)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchPartition", v, f, pos) from None
     return o, pos
@@ -226,18 +229,15 @@ def _e_FetchPartition_2(o: FetchPartition, out: bytearray, v: int) -> None:
 
 
 def _d_FetchPartition_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
-    x_partition: int
-    x_current_leader_epoch: int
-    x_fetch_offset: int
-    x_last_fetched_epoch: int
-    x_log_start_offset: int
-    x_partition_max_bytes: int
+    o = FetchPartition.__new__(FetchPartition)
+    o.replica_directory_id = _w.ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_current_leader_epoch, x_fetch_offset, x_last_fetched_epoch, x_log_start_offset, x_partition_max_bytes) = _S_iiqiqi.unpack_from(buf, pos)
+        (o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes) = _S_iiqiqi.unpack_from(buf, pos)
         pos += 32
-        o = FetchPartition(partition=x_partition, current_leader_epoch=x_current_leader_epoch, fetch_offset=x_fetch_offset, last_fetched_epoch=x_last_fetched_epoch, log_start_offset=x_log_start_offset, partition_max_bytes=x_partition_max_bytes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -267,19 +267,15 @@ def _e_FetchPartition_3(o: FetchPartition, out: bytearray, v: int) -> None:
 
 
 def _d_FetchPartition_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
-    x_partition: int
-    x_current_leader_epoch: int
-    x_fetch_offset: int
-    x_last_fetched_epoch: int
-    x_log_start_offset: int
-    x_partition_max_bytes: int
-    t_replica_directory_id: _uuid.UUID
+    o = FetchPartition.__new__(FetchPartition)
+    o.replica_directory_id = _w.ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_current_leader_epoch, x_fetch_offset, x_last_fetched_epoch, x_log_start_offset, x_partition_max_bytes) = _S_iiqiqi.unpack_from(buf, pos)
+        (o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes) = _S_iiqiqi.unpack_from(buf, pos)
         pos += 32
-        o = FetchPartition(partition=x_partition, current_leader_epoch=x_current_leader_epoch, fetch_offset=x_fetch_offset, last_fetched_epoch=x_last_fetched_epoch, log_start_offset=x_log_start_offset, partition_max_bytes=x_partition_max_bytes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -295,12 +291,11 @@ def _d_FetchPartition_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
                     raise _w.Bad("tagged field size exceeds the remaining bytes")
                 if tag == 0:
                     f = "ReplicaDirectoryId"
-                    (u_t_replica_directory_id,) = _S_u.unpack_from(buf, pos)
+                    (u_replica_directory_id,) = _S_u.unpack_from(buf, pos)
                     pos += 16
-                    t_replica_directory_id = _uuid.UUID(bytes=u_t_replica_directory_id)
+                    o.replica_directory_id = _uuid.UUID(bytes=u_replica_directory_id)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.replica_directory_id = t_replica_directory_id
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -321,20 +316,15 @@ def _e_FetchPartition_4(o: FetchPartition, out: bytearray, v: int) -> None:
 
 
 def _d_FetchPartition_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
-    x_partition: int
-    x_current_leader_epoch: int
-    x_fetch_offset: int
-    x_last_fetched_epoch: int
-    x_log_start_offset: int
-    x_partition_max_bytes: int
-    t_replica_directory_id: _uuid.UUID
-    t_high_watermark: int
+    o = FetchPartition.__new__(FetchPartition)
+    o.replica_directory_id = _w.ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_current_leader_epoch, x_fetch_offset, x_last_fetched_epoch, x_log_start_offset, x_partition_max_bytes) = _S_iiqiqi.unpack_from(buf, pos)
+        (o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes) = _S_iiqiqi.unpack_from(buf, pos)
         pos += 32
-        o = FetchPartition(partition=x_partition, current_leader_epoch=x_current_leader_epoch, fetch_offset=x_fetch_offset, last_fetched_epoch=x_last_fetched_epoch, log_start_offset=x_log_start_offset, partition_max_bytes=x_partition_max_bytes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -350,19 +340,17 @@ def _d_FetchPartition_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
                     raise _w.Bad("tagged field size exceeds the remaining bytes")
                 if tag == 0:
                     f = "ReplicaDirectoryId"
-                    (u_t_replica_directory_id,) = _S_u.unpack_from(buf, pos)
+                    (u_replica_directory_id,) = _S_u.unpack_from(buf, pos)
                     pos += 16
-                    t_replica_directory_id = _uuid.UUID(bytes=u_t_replica_directory_id)
+                    o.replica_directory_id = _uuid.UUID(bytes=u_replica_directory_id)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.replica_directory_id = t_replica_directory_id
                 elif tag == 1:
                     f = "HighWatermark"
-                    (t_high_watermark,) = _S_q.unpack_from(buf, pos)
+                    (o.high_watermark,) = _S_q.unpack_from(buf, pos)
                     pos += 8
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.high_watermark = t_high_watermark
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -388,8 +376,9 @@ def _e_FetchPartition_5(o: FetchPartition, out: bytearray, v: int) -> None:
 
 
 def _d_FetchTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
-    x_topic: str
-    x_partitions: list[FetchPartition]
+    o = FetchTopic.__new__(FetchTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -401,7 +390,7 @@ def _d_FetchTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -411,12 +400,11 @@ def _d_FetchTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_FetchPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchTopic(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchTopic", v, f, pos) from None
     return o, pos
@@ -436,8 +424,9 @@ def _e_FetchTopic_0(o: FetchTopic, out: bytearray, v: int) -> None:
 
 
 def _d_FetchTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
-    x_topic: str
-    x_partitions: list[FetchPartition]
+    o = FetchTopic.__new__(FetchTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -449,7 +438,7 @@ def _d_FetchTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -459,12 +448,11 @@ def _d_FetchTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_FetchPartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchTopic(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchTopic", v, f, pos) from None
     return o, pos
@@ -484,8 +472,9 @@ def _e_FetchTopic_1(o: FetchTopic, out: bytearray, v: int) -> None:
 
 
 def _d_FetchTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
-    x_topic: str
-    x_partitions: list[FetchPartition]
+    o = FetchTopic.__new__(FetchTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -497,7 +486,7 @@ def _d_FetchTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -507,12 +496,11 @@ def _d_FetchTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_FetchPartition_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchTopic(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchTopic", v, f, pos) from None
     return o, pos
@@ -532,8 +520,9 @@ def _e_FetchTopic_2(o: FetchTopic, out: bytearray, v: int) -> None:
 
 
 def _d_FetchTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
-    x_topic: str
-    x_partitions: list[FetchPartition]
+    o = FetchTopic.__new__(FetchTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -549,7 +538,7 @@ def _d_FetchTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -563,12 +552,11 @@ def _d_FetchTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_FetchPartition_3(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchTopic(topic=x_topic, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -605,14 +593,15 @@ def _e_FetchTopic_3(o: FetchTopic, out: bytearray, v: int) -> None:
 
 
 def _d_FetchTopic_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[FetchPartition]
+    o = FetchTopic.__new__(FetchTopic)
+    o.topic = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -625,12 +614,11 @@ def _d_FetchTopic_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_FetchPartition_3(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchTopic(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -664,14 +652,15 @@ def _e_FetchTopic_4(o: FetchTopic, out: bytearray, v: int) -> None:
 
 
 def _d_FetchTopic_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[FetchPartition]
+    o = FetchTopic.__new__(FetchTopic)
+    o.topic = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -684,12 +673,11 @@ def _d_FetchTopic_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_FetchPartition_4(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchTopic(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -723,14 +711,15 @@ def _e_FetchTopic_5(o: FetchTopic, out: bytearray, v: int) -> None:
 
 
 def _d_FetchTopic_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[FetchPartition]
+    o = FetchTopic.__new__(FetchTopic)
+    o.topic = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -743,12 +732,11 @@ def _d_FetchTopic_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_FetchPartition_5(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchTopic(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -782,8 +770,9 @@ def _e_FetchTopic_6(o: FetchTopic, out: bytearray, v: int) -> None:
 
 
 def _d_ForgottenTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ForgottenTopic, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = ForgottenTopic.__new__(ForgottenTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -795,7 +784,7 @@ def _d_ForgottenTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -805,9 +794,11 @@ def _d_ForgottenTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = ForgottenTopic(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ForgottenTopic", v, f, pos) from None
     return o, pos
@@ -820,14 +811,18 @@ def _e_ForgottenTopic_0(o: ForgottenTopic, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.I32.pack(len(x_partitions))
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("ForgottenTopic", v)
 
 
 def _d_ForgottenTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ForgottenTopic, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = ForgottenTopic.__new__(ForgottenTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -843,7 +838,7 @@ def _d_ForgottenTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -857,9 +852,11 @@ def _d_ForgottenTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = ForgottenTopic(topic=x_topic, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -887,7 +884,10 @@ def _e_ForgottenTopic_1(o: ForgottenTopic, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -895,14 +895,15 @@ def _e_ForgottenTopic_1(o: ForgottenTopic, out: bytearray, v: int) -> None:
 
 
 def _d_ForgottenTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ForgottenTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[int]
+    o = ForgottenTopic.__new__(ForgottenTopic)
+    o.topic = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -915,9 +916,11 @@ def _d_ForgottenTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = ForgottenTopic(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -942,7 +945,10 @@ def _e_ForgottenTopic_2(o: ForgottenTopic, out: bytearray, v: int) -> None:
     out += _S_u.pack(o.topic_id.bytes)
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -950,16 +956,18 @@ def _e_ForgottenTopic_2(o: ForgottenTopic, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_replica_id: int
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_topics: list[FetchTopic]
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.session_id = 0
+    o.session_epoch = -1
+    o.forgotten_topics_data = []
+    o.rack_id = ''
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level) = _S_iiiib.unpack_from(buf, pos)
+        (o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level) = _S_iiiib.unpack_from(buf, pos)
         pos += 17
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -969,12 +977,11 @@ def _d_FetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = FetchRequest(replica_id=x_replica_id, max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchRequest", v, f, pos) from None
     return o, pos
@@ -996,16 +1003,18 @@ def _e_FetchRequest_0(o: FetchRequest, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_replica_id: int
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_topics: list[FetchTopic]
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.session_id = 0
+    o.session_epoch = -1
+    o.forgotten_topics_data = []
+    o.rack_id = ''
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level) = _S_iiiib.unpack_from(buf, pos)
+        (o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level) = _S_iiiib.unpack_from(buf, pos)
         pos += 17
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1015,12 +1024,11 @@ def _d_FetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = FetchRequest(replica_id=x_replica_id, max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchRequest", v, f, pos) from None
     return o, pos
@@ -1042,19 +1050,15 @@ def _e_FetchRequest_1(o: FetchRequest, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_replica_id: int
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_session_id: int
-    x_session_epoch: int
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.rack_id = ''
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level, x_session_id, x_session_epoch) = _S_iiiibii.unpack_from(buf, pos)
+        (o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch) = _S_iiiibii.unpack_from(buf, pos)
         pos += 25
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1064,8 +1068,8 @@ def _d_FetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
@@ -1077,12 +1081,11 @@ def _d_FetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_0(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
-        o = FetchRequest(replica_id=x_replica_id, max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, session_id=x_session_id, session_epoch=x_session_epoch, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchRequest", v, f, pos) from None
     return o, pos
@@ -1106,19 +1109,15 @@ def _e_FetchRequest_2(o: FetchRequest, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_replica_id: int
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_session_id: int
-    x_session_epoch: int
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.rack_id = ''
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level, x_session_id, x_session_epoch) = _S_iiiibii.unpack_from(buf, pos)
+        (o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch) = _S_iiiibii.unpack_from(buf, pos)
         pos += 25
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1128,8 +1127,8 @@ def _d_FetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
@@ -1141,12 +1140,11 @@ def _d_FetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_0(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
-        o = FetchRequest(replica_id=x_replica_id, max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, session_id=x_session_id, session_epoch=x_session_epoch, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchRequest", v, f, pos) from None
     return o, pos
@@ -1170,20 +1168,14 @@ def _e_FetchRequest_3(o: FetchRequest, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_replica_id: int
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_session_id: int
-    x_session_epoch: int
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
-    x_rack_id: str
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level, x_session_id, x_session_epoch) = _S_iiiibii.unpack_from(buf, pos)
+        (o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch) = _S_iiiibii.unpack_from(buf, pos)
         pos += 25
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1193,8 +1185,8 @@ def _d_FetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
@@ -1206,8 +1198,8 @@ def _d_FetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_0(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
@@ -1220,9 +1212,8 @@ def _d_FetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = FetchRequest(replica_id=x_replica_id, max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, session_id=x_session_id, session_epoch=x_session_epoch, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data, rack_id=x_rack_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchRequest", v, f, pos) from None
     return o, pos
@@ -1250,21 +1241,14 @@ def _e_FetchRequest_4(o: FetchRequest, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_replica_id: int
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_session_id: int
-    x_session_epoch: int
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
-    x_rack_id: str
-    t_cluster_id: str | None
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level, x_session_id, x_session_epoch) = _S_iiiibii.unpack_from(buf, pos)
+        (o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch) = _S_iiiibii.unpack_from(buf, pos)
         pos += 25
         f = "Topics"
         ln = buf[pos]
@@ -1278,8 +1262,8 @@ def _d_FetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_3(buf, pos, n, v)
                 app_topics(el_topics)
@@ -1295,8 +1279,8 @@ def _d_FetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_1(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
@@ -1313,9 +1297,8 @@ def _d_FetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = FetchRequest(replica_id=x_replica_id, max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, session_id=x_session_id, session_epoch=x_session_epoch, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data, rack_id=x_rack_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1338,16 +1321,15 @@ def _d_FetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
                         ln, pos = _w.read_uvarint(buf, pos)
                     ln -= 1
                     if ln < 0:
-                        t_cluster_id = None
+                        o.cluster_id = None
                     else:
                         e = pos + ln
                         if e > n:
                             raise _w.Bad("length exceeds the remaining bytes")
-                        t_cluster_id = str(buf[pos:e], "utf-8")
+                        o.cluster_id = str(buf[pos:e], "utf-8")
                         pos = e
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.cluster_id = t_cluster_id
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -1388,21 +1370,14 @@ def _e_FetchRequest_5(o: FetchRequest, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_replica_id: int
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_session_id: int
-    x_session_epoch: int
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
-    x_rack_id: str
-    t_cluster_id: str | None
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level, x_session_id, x_session_epoch) = _S_iiiibii.unpack_from(buf, pos)
+        (o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch) = _S_iiiibii.unpack_from(buf, pos)
         pos += 25
         f = "Topics"
         ln = buf[pos]
@@ -1416,8 +1391,8 @@ def _d_FetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_4(buf, pos, n, v)
                 app_topics(el_topics)
@@ -1433,8 +1408,8 @@ def _d_FetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_2(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
@@ -1451,9 +1426,8 @@ def _d_FetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = FetchRequest(replica_id=x_replica_id, max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, session_id=x_session_id, session_epoch=x_session_epoch, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data, rack_id=x_rack_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1476,16 +1450,15 @@ def _d_FetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
                         ln, pos = _w.read_uvarint(buf, pos)
                     ln -= 1
                     if ln < 0:
-                        t_cluster_id = None
+                        o.cluster_id = None
                     else:
                         e = pos + ln
                         if e > n:
                             raise _w.Bad("length exceeds the remaining bytes")
-                        t_cluster_id = str(buf[pos:e], "utf-8")
+                        o.cluster_id = str(buf[pos:e], "utf-8")
                         pos = e
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.cluster_id = t_cluster_id
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -1526,21 +1499,15 @@ def _e_FetchRequest_6(o: FetchRequest, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_session_id: int
-    x_session_epoch: int
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
-    x_rack_id: str
-    t_cluster_id: str | None
-    t_replica_state: ReplicaState
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_id = -1
+    o.replica_state = ReplicaState()
+    o.unknown_tagged_fields = ()
     f = "MaxWaitMs"
     try:
         f = "MaxWaitMs"
-        (x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level, x_session_id, x_session_epoch) = _S_iiibii.unpack_from(buf, pos)
+        (o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch) = _S_iiibii.unpack_from(buf, pos)
         pos += 21
         f = "Topics"
         ln = buf[pos]
@@ -1554,8 +1521,8 @@ def _d_FetchRequest_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_4(buf, pos, n, v)
                 app_topics(el_topics)
@@ -1571,8 +1538,8 @@ def _d_FetchRequest_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_2(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
@@ -1589,9 +1556,8 @@ def _d_FetchRequest_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = FetchRequest(max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, session_id=x_session_id, session_epoch=x_session_epoch, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data, rack_id=x_rack_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1614,22 +1580,20 @@ def _d_FetchRequest_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
                         ln, pos = _w.read_uvarint(buf, pos)
                     ln -= 1
                     if ln < 0:
-                        t_cluster_id = None
+                        o.cluster_id = None
                     else:
                         e = pos + ln
                         if e > n:
                             raise _w.Bad("length exceeds the remaining bytes")
-                        t_cluster_id = str(buf[pos:e], "utf-8")
+                        o.cluster_id = str(buf[pos:e], "utf-8")
                         pos = e
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.cluster_id = t_cluster_id
                 elif tag == 1:
                     f = "ReplicaState"
-                    t_replica_state, pos = _d_ReplicaState_0(buf, pos, n, v)
+                    o.replica_state, pos = _d_ReplicaState_0(buf, pos, n, v)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.replica_state = t_replica_state
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -1674,21 +1638,15 @@ def _e_FetchRequest_7(o: FetchRequest, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_session_id: int
-    x_session_epoch: int
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
-    x_rack_id: str
-    t_cluster_id: str | None
-    t_replica_state: ReplicaState
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_id = -1
+    o.replica_state = ReplicaState()
+    o.unknown_tagged_fields = ()
     f = "MaxWaitMs"
     try:
         f = "MaxWaitMs"
-        (x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level, x_session_id, x_session_epoch) = _S_iiibii.unpack_from(buf, pos)
+        (o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch) = _S_iiibii.unpack_from(buf, pos)
         pos += 21
         f = "Topics"
         ln = buf[pos]
@@ -1702,8 +1660,8 @@ def _d_FetchRequest_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_5(buf, pos, n, v)
                 app_topics(el_topics)
@@ -1719,8 +1677,8 @@ def _d_FetchRequest_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_2(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
@@ -1737,9 +1695,8 @@ def _d_FetchRequest_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = FetchRequest(max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, session_id=x_session_id, session_epoch=x_session_epoch, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data, rack_id=x_rack_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1762,22 +1719,20 @@ def _d_FetchRequest_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
                         ln, pos = _w.read_uvarint(buf, pos)
                     ln -= 1
                     if ln < 0:
-                        t_cluster_id = None
+                        o.cluster_id = None
                     else:
                         e = pos + ln
                         if e > n:
                             raise _w.Bad("length exceeds the remaining bytes")
-                        t_cluster_id = str(buf[pos:e], "utf-8")
+                        o.cluster_id = str(buf[pos:e], "utf-8")
                         pos = e
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.cluster_id = t_cluster_id
                 elif tag == 1:
                     f = "ReplicaState"
-                    t_replica_state, pos = _d_ReplicaState_0(buf, pos, n, v)
+                    o.replica_state, pos = _d_ReplicaState_0(buf, pos, n, v)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.replica_state = t_replica_state
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -1822,21 +1777,15 @@ def _e_FetchRequest_8(o: FetchRequest, out: bytearray, v: int) -> None:
 
 
 def _d_FetchRequest_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_isolation_level: int
-    x_session_id: int
-    x_session_epoch: int
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
-    x_rack_id: str
-    t_cluster_id: str | None
-    t_replica_state: ReplicaState
+    o = FetchRequest.__new__(FetchRequest)
+    o.cluster_id = None
+    o.replica_id = -1
+    o.replica_state = ReplicaState()
+    o.unknown_tagged_fields = ()
     f = "MaxWaitMs"
     try:
         f = "MaxWaitMs"
-        (x_max_wait_ms, x_min_bytes, x_max_bytes, x_isolation_level, x_session_id, x_session_epoch) = _S_iiibii.unpack_from(buf, pos)
+        (o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch) = _S_iiibii.unpack_from(buf, pos)
         pos += 21
         f = "Topics"
         ln = buf[pos]
@@ -1850,8 +1799,8 @@ def _d_FetchRequest_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_6(buf, pos, n, v)
                 app_topics(el_topics)
@@ -1867,8 +1816,8 @@ def _d_FetchRequest_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_2(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
@@ -1885,9 +1834,8 @@ def _d_FetchRequest_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = FetchRequest(max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, isolation_level=x_isolation_level, session_id=x_session_id, session_epoch=x_session_epoch, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data, rack_id=x_rack_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1910,22 +1858,20 @@ def _d_FetchRequest_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
                         ln, pos = _w.read_uvarint(buf, pos)
                     ln -= 1
                     if ln < 0:
-                        t_cluster_id = None
+                        o.cluster_id = None
                     else:
                         e = pos + ln
                         if e > n:
                             raise _w.Bad("length exceeds the remaining bytes")
-                        t_cluster_id = str(buf[pos:e], "utf-8")
+                        o.cluster_id = str(buf[pos:e], "utf-8")
                         pos = e
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.cluster_id = t_cluster_id
                 elif tag == 1:
                     f = "ReplicaState"
-                    t_replica_state, pos = _d_ReplicaState_0(buf, pos, n, v)
+                    o.replica_state, pos = _d_ReplicaState_0(buf, pos, n, v)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.replica_state = t_replica_state
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

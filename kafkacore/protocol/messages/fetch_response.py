@@ -137,14 +137,13 @@ class FetchResponse(_Response):
 
 
 def _d_EpochEndOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EpochEndOffset, int]:
-    x_epoch: int
-    x_end_offset: int
+    o = EpochEndOffset.__new__(EpochEndOffset)
+    o.unknown_tagged_fields = ()
     f = "Epoch"
     try:
         f = "Epoch"
-        (x_epoch, x_end_offset) = _S_iq.unpack_from(buf, pos)
+        (o.epoch, o.end_offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = EpochEndOffset(epoch=x_epoch, end_offset=x_end_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -174,14 +173,13 @@ def _e_EpochEndOffset_0(o: EpochEndOffset, out: bytearray, v: int) -> None:
 
 
 def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderIdAndEpoch, int]:
-    x_leader_id: int
-    x_leader_epoch: int
+    o = LeaderIdAndEpoch.__new__(LeaderIdAndEpoch)
+    o.unknown_tagged_fields = ()
     f = "LeaderId"
     try:
         f = "LeaderId"
-        (x_leader_id, x_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.leader_id, o.leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
-        o = LeaderIdAndEpoch(leader_id=x_leader_id, leader_epoch=x_leader_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -211,14 +209,13 @@ def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
 
 
 def _d_SnapshotId_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SnapshotId, int]:
-    x_end_offset: int
-    x_epoch: int
+    o = SnapshotId.__new__(SnapshotId)
+    o.unknown_tagged_fields = ()
     f = "EndOffset"
     try:
         f = "EndOffset"
-        (x_end_offset, x_epoch) = _S_qi.unpack_from(buf, pos)
+        (o.end_offset, o.epoch) = _S_qi.unpack_from(buf, pos)
         pos += 12
-        o = SnapshotId(end_offset=x_end_offset, epoch=x_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -248,14 +245,13 @@ def _e_SnapshotId_0(o: SnapshotId, out: bytearray, v: int) -> None:
 
 
 def _d_AbortedTransaction_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AbortedTransaction, int]:
-    x_producer_id: int
-    x_first_offset: int
+    o = AbortedTransaction.__new__(AbortedTransaction)
+    o.unknown_tagged_fields = ()
     f = "ProducerId"
     try:
         f = "ProducerId"
-        (x_producer_id, x_first_offset) = _S_qq.unpack_from(buf, pos)
+        (o.producer_id, o.first_offset) = _S_qq.unpack_from(buf, pos)
         pos += 16
-        o = AbortedTransaction(producer_id=x_producer_id, first_offset=x_first_offset)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AbortedTransaction", v, f, pos) from None
     return o, pos
@@ -268,14 +264,13 @@ def _e_AbortedTransaction_0(o: AbortedTransaction, out: bytearray, v: int) -> No
 
 
 def _d_AbortedTransaction_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AbortedTransaction, int]:
-    x_producer_id: int
-    x_first_offset: int
+    o = AbortedTransaction.__new__(AbortedTransaction)
+    o.unknown_tagged_fields = ()
     f = "ProducerId"
     try:
         f = "ProducerId"
-        (x_producer_id, x_first_offset) = _S_qq.unpack_from(buf, pos)
+        (o.producer_id, o.first_offset) = _S_qq.unpack_from(buf, pos)
         pos += 16
-        o = AbortedTransaction(producer_id=x_producer_id, first_offset=x_first_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -305,27 +300,28 @@ def _e_AbortedTransaction_1(o: AbortedTransaction, out: bytearray, v: int) -> No
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_high_watermark: int
-    x_last_stable_offset: int
-    x_aborted_transactions: list[AbortedTransaction] | None
-    x_records: bytes | memoryview | None
+    o = PartitionData.__new__(PartitionData)
+    o.log_start_offset = -1
+    o.diverging_epoch = EpochEndOffset()
+    o.current_leader = LeaderIdAndEpoch()
+    o.snapshot_id = SnapshotId()
+    o.preferred_read_replica = -1
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_high_watermark, x_last_stable_offset) = _S_ihqq.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset) = _S_ihqq.unpack_from(buf, pos)
         pos += 22
         f = "AbortedTransactions"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_aborted_transactions = None
+            o.aborted_transactions = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_aborted_transactions = []
-            app_aborted_transactions = x_aborted_transactions.append
+            o.aborted_transactions = []
+            app_aborted_transactions = o.aborted_transactions.append
             for _ in range(ln):
                 el_aborted_transactions, pos = _d_AbortedTransaction_0(buf, pos, n, v)
                 app_aborted_transactions(el_aborted_transactions)
@@ -333,14 +329,13 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_records = None
+            o.records = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_records = buf[pos:e]
+            o.records = buf[pos:e]
             pos = e
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, high_watermark=x_high_watermark, last_stable_offset=x_last_stable_offset, aborted_transactions=x_aborted_transactions, records=x_records)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionData", v, f, pos) from None
     return o, pos
@@ -374,28 +369,27 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_high_watermark: int
-    x_last_stable_offset: int
-    x_log_start_offset: int
-    x_aborted_transactions: list[AbortedTransaction] | None
-    x_records: bytes | memoryview | None
+    o = PartitionData.__new__(PartitionData)
+    o.diverging_epoch = EpochEndOffset()
+    o.current_leader = LeaderIdAndEpoch()
+    o.snapshot_id = SnapshotId()
+    o.preferred_read_replica = -1
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_high_watermark, x_last_stable_offset, x_log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
         pos += 30
         f = "AbortedTransactions"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_aborted_transactions = None
+            o.aborted_transactions = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_aborted_transactions = []
-            app_aborted_transactions = x_aborted_transactions.append
+            o.aborted_transactions = []
+            app_aborted_transactions = o.aborted_transactions.append
             for _ in range(ln):
                 el_aborted_transactions, pos = _d_AbortedTransaction_0(buf, pos, n, v)
                 app_aborted_transactions(el_aborted_transactions)
@@ -403,14 +397,13 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_records = None
+            o.records = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_records = buf[pos:e]
+            o.records = buf[pos:e]
             pos = e
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, high_watermark=x_high_watermark, last_stable_offset=x_last_stable_offset, log_start_offset=x_log_start_offset, aborted_transactions=x_aborted_transactions, records=x_records)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionData", v, f, pos) from None
     return o, pos
@@ -444,47 +437,43 @@ def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_high_watermark: int
-    x_last_stable_offset: int
-    x_log_start_offset: int
-    x_aborted_transactions: list[AbortedTransaction] | None
-    x_preferred_read_replica: int
-    x_records: bytes | memoryview | None
+    o = PartitionData.__new__(PartitionData)
+    o.diverging_epoch = EpochEndOffset()
+    o.current_leader = LeaderIdAndEpoch()
+    o.snapshot_id = SnapshotId()
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_high_watermark, x_last_stable_offset, x_log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
         pos += 30
         f = "AbortedTransactions"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_aborted_transactions = None
+            o.aborted_transactions = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_aborted_transactions = []
-            app_aborted_transactions = x_aborted_transactions.append
+            o.aborted_transactions = []
+            app_aborted_transactions = o.aborted_transactions.append
             for _ in range(ln):
                 el_aborted_transactions, pos = _d_AbortedTransaction_0(buf, pos, n, v)
                 app_aborted_transactions(el_aborted_transactions)
         f = "PreferredReadReplica"
-        (x_preferred_read_replica,) = _S_i.unpack_from(buf, pos)
+        (o.preferred_read_replica,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Records"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_records = None
+            o.records = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_records = buf[pos:e]
+            o.records = buf[pos:e]
             pos = e
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, high_watermark=x_high_watermark, last_stable_offset=x_last_stable_offset, log_start_offset=x_log_start_offset, aborted_transactions=x_aborted_transactions, preferred_read_replica=x_preferred_read_replica, records=x_records)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionData", v, f, pos) from None
     return o, pos
@@ -517,21 +506,15 @@ def _e_PartitionData_2(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_high_watermark: int
-    x_last_stable_offset: int
-    x_log_start_offset: int
-    x_aborted_transactions: list[AbortedTransaction] | None
-    x_preferred_read_replica: int
-    x_records: bytes | memoryview | None
-    t_diverging_epoch: EpochEndOffset
-    t_current_leader: LeaderIdAndEpoch
-    t_snapshot_id: SnapshotId
+    o = PartitionData.__new__(PartitionData)
+    o.diverging_epoch = EpochEndOffset()
+    o.current_leader = LeaderIdAndEpoch()
+    o.snapshot_id = SnapshotId()
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_high_watermark, x_last_stable_offset, x_log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
         pos += 30
         f = "AbortedTransactions"
         ln = buf[pos]
@@ -541,17 +524,17 @@ def _d_PartitionData_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_aborted_transactions = None
+            o.aborted_transactions = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_aborted_transactions = []
-            app_aborted_transactions = x_aborted_transactions.append
+            o.aborted_transactions = []
+            app_aborted_transactions = o.aborted_transactions.append
             for _ in range(ln):
                 el_aborted_transactions, pos = _d_AbortedTransaction_1(buf, pos, n, v)
                 app_aborted_transactions(el_aborted_transactions)
         f = "PreferredReadReplica"
-        (x_preferred_read_replica,) = _S_i.unpack_from(buf, pos)
+        (o.preferred_read_replica,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Records"
         ln = buf[pos]
@@ -561,14 +544,13 @@ def _d_PartitionData_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_records = None
+            o.records = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_records = buf[pos:e]
+            o.records = buf[pos:e]
             pos = e
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, high_watermark=x_high_watermark, last_stable_offset=x_last_stable_offset, log_start_offset=x_log_start_offset, aborted_transactions=x_aborted_transactions, preferred_read_replica=x_preferred_read_replica, records=x_records)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -584,22 +566,19 @@ def _d_PartitionData_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
                     raise _w.Bad("tagged field size exceeds the remaining bytes")
                 if tag == 0:
                     f = "DivergingEpoch"
-                    t_diverging_epoch, pos = _d_EpochEndOffset_0(buf, pos, n, v)
+                    o.diverging_epoch, pos = _d_EpochEndOffset_0(buf, pos, n, v)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.diverging_epoch = t_diverging_epoch
                 elif tag == 1:
                     f = "CurrentLeader"
-                    t_current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
+                    o.current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.current_leader = t_current_leader
                 elif tag == 2:
                     f = "SnapshotId"
-                    t_snapshot_id, pos = _d_SnapshotId_0(buf, pos, n, v)
+                    o.snapshot_id, pos = _d_SnapshotId_0(buf, pos, n, v)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.snapshot_id = t_snapshot_id
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -644,8 +623,9 @@ def _e_PartitionData_3(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_FetchableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
-    x_topic: str
-    x_partitions: list[PartitionData]
+    o = FetchableTopicResponse.__new__(FetchableTopicResponse)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -657,7 +637,7 @@ def _d_FetchableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -667,12 +647,11 @@ def _d_FetchableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchableTopicResponse(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchableTopicResponse", v, f, pos) from None
     return o, pos
@@ -692,8 +671,9 @@ def _e_FetchableTopicResponse_0(o: FetchableTopicResponse, out: bytearray, v: in
 
 
 def _d_FetchableTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
-    x_topic: str
-    x_partitions: list[PartitionData]
+    o = FetchableTopicResponse.__new__(FetchableTopicResponse)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -705,7 +685,7 @@ def _d_FetchableTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -715,12 +695,11 @@ def _d_FetchableTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchableTopicResponse(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchableTopicResponse", v, f, pos) from None
     return o, pos
@@ -740,8 +719,9 @@ def _e_FetchableTopicResponse_1(o: FetchableTopicResponse, out: bytearray, v: in
 
 
 def _d_FetchableTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
-    x_topic: str
-    x_partitions: list[PartitionData]
+    o = FetchableTopicResponse.__new__(FetchableTopicResponse)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -753,7 +733,7 @@ def _d_FetchableTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -763,12 +743,11 @@ def _d_FetchableTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchableTopicResponse(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchableTopicResponse", v, f, pos) from None
     return o, pos
@@ -788,8 +767,9 @@ def _e_FetchableTopicResponse_2(o: FetchableTopicResponse, out: bytearray, v: in
 
 
 def _d_FetchableTopicResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
-    x_topic: str
-    x_partitions: list[PartitionData]
+    o = FetchableTopicResponse.__new__(FetchableTopicResponse)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -805,7 +785,7 @@ def _d_FetchableTopicResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -819,12 +799,11 @@ def _d_FetchableTopicResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_3(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchableTopicResponse(topic=x_topic, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -861,14 +840,15 @@ def _e_FetchableTopicResponse_3(o: FetchableTopicResponse, out: bytearray, v: in
 
 
 def _d_FetchableTopicResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = FetchableTopicResponse.__new__(FetchableTopicResponse)
+    o.topic = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -881,12 +861,11 @@ def _d_FetchableTopicResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_3(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchableTopicResponse(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -920,14 +899,12 @@ def _e_FetchableTopicResponse_4(o: FetchableTopicResponse, out: bytearray, v: in
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
-    x_rack: str | None
+    o = NodeEndpoint.__new__(NodeEndpoint)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -942,10 +919,10 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Rack"
         ln = buf[pos]
@@ -955,14 +932,13 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
-        o = NodeEndpoint(node_id=x_node_id, host=x_host, port=x_port, rack=x_rack)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1004,12 +980,15 @@ def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
 
 
 def _d_FetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
-    x_throttle_time_ms: int
-    x_responses: list[FetchableTopicResponse]
+    o = FetchResponse.__new__(FetchResponse)
+    o.error_code = 0
+    o.session_id = 0
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1019,12 +998,11 @@ def _d_FetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_FetchableTopicResponse_0(buf, pos, n, v)
                 app_responses(el_responses)
-        o = FetchResponse(throttle_time_ms=x_throttle_time_ms, responses=x_responses)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchResponse", v, f, pos) from None
     return o, pos
@@ -1045,12 +1023,15 @@ def _e_FetchResponse_0(o: FetchResponse, out: bytearray, v: int) -> None:
 
 
 def _d_FetchResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
-    x_throttle_time_ms: int
-    x_responses: list[FetchableTopicResponse]
+    o = FetchResponse.__new__(FetchResponse)
+    o.error_code = 0
+    o.session_id = 0
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1060,12 +1041,11 @@ def _d_FetchResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_FetchableTopicResponse_1(buf, pos, n, v)
                 app_responses(el_responses)
-        o = FetchResponse(throttle_time_ms=x_throttle_time_ms, responses=x_responses)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchResponse", v, f, pos) from None
     return o, pos
@@ -1086,14 +1066,13 @@ def _e_FetchResponse_1(o: FetchResponse, out: bytearray, v: int) -> None:
 
 
 def _d_FetchResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_session_id: int
-    x_responses: list[FetchableTopicResponse]
+    o = FetchResponse.__new__(FetchResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_session_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.session_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "Responses"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1103,12 +1082,11 @@ def _d_FetchResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_FetchableTopicResponse_1(buf, pos, n, v)
                 app_responses(el_responses)
-        o = FetchResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, session_id=x_session_id, responses=x_responses)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchResponse", v, f, pos) from None
     return o, pos
@@ -1127,14 +1105,13 @@ def _e_FetchResponse_2(o: FetchResponse, out: bytearray, v: int) -> None:
 
 
 def _d_FetchResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_session_id: int
-    x_responses: list[FetchableTopicResponse]
+    o = FetchResponse.__new__(FetchResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_session_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.session_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "Responses"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1144,12 +1121,11 @@ def _d_FetchResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_FetchableTopicResponse_2(buf, pos, n, v)
                 app_responses(el_responses)
-        o = FetchResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, session_id=x_session_id, responses=x_responses)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FetchResponse", v, f, pos) from None
     return o, pos
@@ -1168,14 +1144,13 @@ def _e_FetchResponse_3(o: FetchResponse, out: bytearray, v: int) -> None:
 
 
 def _d_FetchResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_session_id: int
-    x_responses: list[FetchableTopicResponse]
+    o = FetchResponse.__new__(FetchResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_session_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.session_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "Responses"
         ln = buf[pos]
@@ -1189,12 +1164,11 @@ def _d_FetchResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_FetchableTopicResponse_3(buf, pos, n, v)
                 app_responses(el_responses)
-        o = FetchResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, session_id=x_session_id, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1230,14 +1204,13 @@ def _e_FetchResponse_4(o: FetchResponse, out: bytearray, v: int) -> None:
 
 
 def _d_FetchResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_session_id: int
-    x_responses: list[FetchableTopicResponse]
+    o = FetchResponse.__new__(FetchResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_session_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.session_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "Responses"
         ln = buf[pos]
@@ -1251,12 +1224,11 @@ def _d_FetchResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_FetchableTopicResponse_4(buf, pos, n, v)
                 app_responses(el_responses)
-        o = FetchResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, session_id=x_session_id, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1292,15 +1264,13 @@ def _e_FetchResponse_5(o: FetchResponse, out: bytearray, v: int) -> None:
 
 
 def _d_FetchResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_session_id: int
-    x_responses: list[FetchableTopicResponse]
-    t_node_endpoints: list[NodeEndpoint]
+    o = FetchResponse.__new__(FetchResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_session_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.session_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "Responses"
         ln = buf[pos]
@@ -1314,12 +1284,11 @@ def _d_FetchResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_FetchableTopicResponse_4(buf, pos, n, v)
                 app_responses(el_responses)
-        o = FetchResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, session_id=x_session_id, responses=x_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1346,14 +1315,13 @@ def _d_FetchResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
                     else:
                         if ln > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_node_endpoints = []
-                        app_node_endpoints = t_node_endpoints.append
+                        o.node_endpoints = []
+                        app_node_endpoints = o.node_endpoints.append
                         for _ in range(ln):
                             el_node_endpoints, pos = _d_NodeEndpoint_0(buf, pos, n, v)
                             app_node_endpoints(el_node_endpoints)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.node_endpoints = t_node_endpoints
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

@@ -78,14 +78,13 @@ class FetchSnapshotRequest(_Request):
 
 
 def _d_SnapshotId_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SnapshotId, int]:
-    x_end_offset: int
-    x_epoch: int
+    o = SnapshotId.__new__(SnapshotId)
+    o.unknown_tagged_fields = ()
     f = "EndOffset"
     try:
         f = "EndOffset"
-        (x_end_offset, x_epoch) = _S_qi.unpack_from(buf, pos)
+        (o.end_offset, o.epoch) = _S_qi.unpack_from(buf, pos)
         pos += 12
-        o = SnapshotId(end_offset=x_end_offset, epoch=x_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -115,21 +114,19 @@ def _e_SnapshotId_0(o: SnapshotId, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionSnapshot, int]:
-    x_partition: int
-    x_current_leader_epoch: int
-    x_snapshot_id: SnapshotId
-    x_position: int
+    o = PartitionSnapshot.__new__(PartitionSnapshot)
+    o.replica_directory_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_current_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.partition, o.current_leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "SnapshotId"
-        x_snapshot_id, pos = _d_SnapshotId_0(buf, pos, n, v)
+        o.snapshot_id, pos = _d_SnapshotId_0(buf, pos, n, v)
         f = "Position"
-        (x_position,) = _S_q.unpack_from(buf, pos)
+        (o.position,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = PartitionSnapshot(partition=x_partition, current_leader_epoch=x_current_leader_epoch, snapshot_id=x_snapshot_id, position=x_position)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -162,22 +159,19 @@ def _e_PartitionSnapshot_0(o: PartitionSnapshot, out: bytearray, v: int) -> None
 
 
 def _d_PartitionSnapshot_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionSnapshot, int]:
-    x_partition: int
-    x_current_leader_epoch: int
-    x_snapshot_id: SnapshotId
-    x_position: int
-    t_replica_directory_id: _uuid.UUID
+    o = PartitionSnapshot.__new__(PartitionSnapshot)
+    o.replica_directory_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_current_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.partition, o.current_leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "SnapshotId"
-        x_snapshot_id, pos = _d_SnapshotId_0(buf, pos, n, v)
+        o.snapshot_id, pos = _d_SnapshotId_0(buf, pos, n, v)
         f = "Position"
-        (x_position,) = _S_q.unpack_from(buf, pos)
+        (o.position,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = PartitionSnapshot(partition=x_partition, current_leader_epoch=x_current_leader_epoch, snapshot_id=x_snapshot_id, position=x_position)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -193,12 +187,11 @@ def _d_PartitionSnapshot_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[P
                     raise _w.Bad("tagged field size exceeds the remaining bytes")
                 if tag == 0:
                     f = "ReplicaDirectoryId"
-                    (u_t_replica_directory_id,) = _S_u.unpack_from(buf, pos)
+                    (u_replica_directory_id,) = _S_u.unpack_from(buf, pos)
                     pos += 16
-                    t_replica_directory_id = _uuid.UUID(bytes=u_t_replica_directory_id)
+                    o.replica_directory_id = _uuid.UUID(bytes=u_replica_directory_id)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.replica_directory_id = t_replica_directory_id
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -222,8 +215,8 @@ def _e_PartitionSnapshot_1(o: PartitionSnapshot, out: bytearray, v: int) -> None
 
 
 def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicSnapshot, int]:
-    x_name: str
-    x_partitions: list[PartitionSnapshot]
+    o = TopicSnapshot.__new__(TopicSnapshot)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -239,7 +232,7 @@ def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -253,12 +246,11 @@ def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionSnapshot_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicSnapshot(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -295,8 +287,8 @@ def _e_TopicSnapshot_0(o: TopicSnapshot, out: bytearray, v: int) -> None:
 
 
 def _d_TopicSnapshot_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicSnapshot, int]:
-    x_name: str
-    x_partitions: list[PartitionSnapshot]
+    o = TopicSnapshot.__new__(TopicSnapshot)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -312,7 +304,7 @@ def _d_TopicSnapshot_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -326,12 +318,11 @@ def _d_TopicSnapshot_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionSnapshot_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicSnapshot(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -368,14 +359,13 @@ def _e_TopicSnapshot_1(o: TopicSnapshot, out: bytearray, v: int) -> None:
 
 
 def _d_FetchSnapshotRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchSnapshotRequest, int]:
-    x_replica_id: int
-    x_max_bytes: int
-    x_topics: list[TopicSnapshot]
-    t_cluster_id: str | None
+    o = FetchSnapshotRequest.__new__(FetchSnapshotRequest)
+    o.cluster_id = None
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_max_bytes) = _S_ii.unpack_from(buf, pos)
+        (o.replica_id, o.max_bytes) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "Topics"
         ln = buf[pos]
@@ -389,12 +379,11 @@ def _d_FetchSnapshotRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicSnapshot_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = FetchSnapshotRequest(replica_id=x_replica_id, max_bytes=x_max_bytes, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -417,16 +406,15 @@ def _d_FetchSnapshotRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
                         ln, pos = _w.read_uvarint(buf, pos)
                     ln -= 1
                     if ln < 0:
-                        t_cluster_id = None
+                        o.cluster_id = None
                     else:
                         e = pos + ln
                         if e > n:
                             raise _w.Bad("length exceeds the remaining bytes")
-                        t_cluster_id = str(buf[pos:e], "utf-8")
+                        o.cluster_id = str(buf[pos:e], "utf-8")
                         pos = e
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.cluster_id = t_cluster_id
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -456,14 +444,13 @@ def _e_FetchSnapshotRequest_0(o: FetchSnapshotRequest, out: bytearray, v: int) -
 
 
 def _d_FetchSnapshotRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchSnapshotRequest, int]:
-    x_replica_id: int
-    x_max_bytes: int
-    x_topics: list[TopicSnapshot]
-    t_cluster_id: str | None
+    o = FetchSnapshotRequest.__new__(FetchSnapshotRequest)
+    o.cluster_id = None
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_max_bytes) = _S_ii.unpack_from(buf, pos)
+        (o.replica_id, o.max_bytes) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "Topics"
         ln = buf[pos]
@@ -477,12 +464,11 @@ def _d_FetchSnapshotRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicSnapshot_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = FetchSnapshotRequest(replica_id=x_replica_id, max_bytes=x_max_bytes, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -505,16 +491,15 @@ def _d_FetchSnapshotRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
                         ln, pos = _w.read_uvarint(buf, pos)
                     ln -= 1
                     if ln < 0:
-                        t_cluster_id = None
+                        o.cluster_id = None
                     else:
                         e = pos + ln
                         if e > n:
                             raise _w.Bad("length exceeds the remaining bytes")
-                        t_cluster_id = str(buf[pos:e], "utf-8")
+                        o.cluster_id = str(buf[pos:e], "utf-8")
                         pos = e
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.cluster_id = t_cluster_id
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

@@ -104,14 +104,13 @@ class FetchSnapshotResponse(_Response):
 
 
 def _d_SnapshotId_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SnapshotId, int]:
-    x_end_offset: int
-    x_epoch: int
+    o = SnapshotId.__new__(SnapshotId)
+    o.unknown_tagged_fields = ()
     f = "EndOffset"
     try:
         f = "EndOffset"
-        (x_end_offset, x_epoch) = _S_qi.unpack_from(buf, pos)
+        (o.end_offset, o.epoch) = _S_qi.unpack_from(buf, pos)
         pos += 12
-        o = SnapshotId(end_offset=x_end_offset, epoch=x_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -141,14 +140,13 @@ def _e_SnapshotId_0(o: SnapshotId, out: bytearray, v: int) -> None:
 
 
 def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderIdAndEpoch, int]:
-    x_leader_id: int
-    x_leader_epoch: int
+    o = LeaderIdAndEpoch.__new__(LeaderIdAndEpoch)
+    o.unknown_tagged_fields = ()
     f = "LeaderId"
     try:
         f = "LeaderId"
-        (x_leader_id, x_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.leader_id, o.leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
-        o = LeaderIdAndEpoch(leader_id=x_leader_id, leader_epoch=x_leader_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -178,22 +176,18 @@ def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionSnapshot, int]:
-    x_index: int
-    x_error_code: int
-    x_snapshot_id: SnapshotId
-    x_size: int
-    x_position: int
-    x_unaligned_records: bytes | memoryview | None
-    t_current_leader: LeaderIdAndEpoch
+    o = PartitionSnapshot.__new__(PartitionSnapshot)
+    o.current_leader = LeaderIdAndEpoch()
+    o.unknown_tagged_fields = ()
     f = "Index"
     try:
         f = "Index"
-        (x_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "SnapshotId"
-        x_snapshot_id, pos = _d_SnapshotId_0(buf, pos, n, v)
+        o.snapshot_id, pos = _d_SnapshotId_0(buf, pos, n, v)
         f = "Size"
-        (x_size, x_position) = _S_qq.unpack_from(buf, pos)
+        (o.size, o.position) = _S_qq.unpack_from(buf, pos)
         pos += 16
         f = "UnalignedRecords"
         ln = buf[pos]
@@ -208,9 +202,8 @@ def _d_PartitionSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[P
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_unaligned_records = buf[pos:e]
+            o.unaligned_records = buf[pos:e]
             pos = e
-        o = PartitionSnapshot(index=x_index, error_code=x_error_code, snapshot_id=x_snapshot_id, size=x_size, position=x_position, unaligned_records=x_unaligned_records)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -226,10 +219,9 @@ def _d_PartitionSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[P
                     raise _w.Bad("tagged field size exceeds the remaining bytes")
                 if tag == 0:
                     f = "CurrentLeader"
-                    t_current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
+                    o.current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.current_leader = t_current_leader
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -259,8 +251,8 @@ def _e_PartitionSnapshot_0(o: PartitionSnapshot, out: bytearray, v: int) -> None
 
 
 def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicSnapshot, int]:
-    x_name: str
-    x_partitions: list[PartitionSnapshot]
+    o = TopicSnapshot.__new__(TopicSnapshot)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -276,7 +268,7 @@ def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -290,12 +282,11 @@ def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionSnapshot_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicSnapshot(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -332,13 +323,12 @@ def _e_TopicSnapshot_0(o: TopicSnapshot, out: bytearray, v: int) -> None:
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
+    o = NodeEndpoint.__new__(NodeEndpoint)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -353,12 +343,11 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = NodeEndpoint(node_id=x_node_id, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -393,13 +382,13 @@ def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
 
 
 def _d_FetchSnapshotResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchSnapshotResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_topics: list[TopicSnapshot]
+    o = FetchSnapshotResponse.__new__(FetchSnapshotResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Topics"
         ln = buf[pos]
@@ -413,12 +402,11 @@ def _d_FetchSnapshotResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicSnapshot_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = FetchSnapshotResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -454,14 +442,13 @@ def _e_FetchSnapshotResponse_0(o: FetchSnapshotResponse, out: bytearray, v: int)
 
 
 def _d_FetchSnapshotResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchSnapshotResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_topics: list[TopicSnapshot]
-    t_node_endpoints: list[NodeEndpoint]
+    o = FetchSnapshotResponse.__new__(FetchSnapshotResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Topics"
         ln = buf[pos]
@@ -475,12 +462,11 @@ def _d_FetchSnapshotResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicSnapshot_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = FetchSnapshotResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -507,14 +493,13 @@ def _d_FetchSnapshotResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tup
                     else:
                         if ln > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_node_endpoints = []
-                        app_node_endpoints = t_node_endpoints.append
+                        o.node_endpoints = []
+                        app_node_endpoints = o.node_endpoints.append
                         for _ in range(ln):
                             el_node_endpoints, pos = _d_NodeEndpoint_0(buf, pos, n, v)
                             app_node_endpoints(el_node_endpoints)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.node_endpoints = t_node_endpoints
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

@@ -36,7 +36,10 @@ class FindCoordinatorRequest(_Request):
 
 
 def _d_FindCoordinatorRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorRequest, int]:
-    x_key: str
+    o = FindCoordinatorRequest.__new__(FindCoordinatorRequest)
+    o.key_type = 0
+    o.coordinator_keys = []
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -48,9 +51,8 @@ def _d_FindCoordinatorRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
-        o = FindCoordinatorRequest(key=x_key)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FindCoordinatorRequest", v, f, pos) from None
     return o, pos
@@ -70,8 +72,9 @@ def _e_FindCoordinatorRequest_0(o: FindCoordinatorRequest, out: bytearray, v: in
 
 
 def _d_FindCoordinatorRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorRequest, int]:
-    x_key: str
-    x_key_type: int
+    o = FindCoordinatorRequest.__new__(FindCoordinatorRequest)
+    o.coordinator_keys = []
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -83,12 +86,11 @@ def _d_FindCoordinatorRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
         f = "KeyType"
-        (x_key_type,) = _S_b.unpack_from(buf, pos)
+        (o.key_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
-        o = FindCoordinatorRequest(key=x_key, key_type=x_key_type)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FindCoordinatorRequest", v, f, pos) from None
     return o, pos
@@ -107,8 +109,9 @@ def _e_FindCoordinatorRequest_1(o: FindCoordinatorRequest, out: bytearray, v: in
 
 
 def _d_FindCoordinatorRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorRequest, int]:
-    x_key: str
-    x_key_type: int
+    o = FindCoordinatorRequest.__new__(FindCoordinatorRequest)
+    o.coordinator_keys = []
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -124,12 +127,11 @@ def _d_FindCoordinatorRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
         f = "KeyType"
-        (x_key_type,) = _S_b.unpack_from(buf, pos)
+        (o.key_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
-        o = FindCoordinatorRequest(key=x_key, key_type=x_key_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -165,12 +167,13 @@ def _e_FindCoordinatorRequest_2(o: FindCoordinatorRequest, out: bytearray, v: in
 
 
 def _d_FindCoordinatorRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorRequest, int]:
-    x_key_type: int
-    x_coordinator_keys: list[str]
+    o = FindCoordinatorRequest.__new__(FindCoordinatorRequest)
+    o.key = ""
+    o.unknown_tagged_fields = ()
     f = "KeyType"
     try:
         f = "KeyType"
-        (x_key_type,) = _S_b.unpack_from(buf, pos)
+        (o.key_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "CoordinatorKeys"
         ln = buf[pos]
@@ -184,7 +187,7 @@ def _d_FindCoordinatorRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_coordinator_keys = []
+            o.coordinator_keys = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -195,9 +198,8 @@ def _d_FindCoordinatorRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tu
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_coordinator_keys.append(str(buf[pos:e], "utf-8"))
+                o.coordinator_keys.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = FindCoordinatorRequest(key_type=x_key_type, coordinator_keys=x_coordinator_keys)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

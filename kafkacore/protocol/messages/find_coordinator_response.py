@@ -59,12 +59,8 @@ class FindCoordinatorResponse(_Response):
 
 
 def _d_Coordinator_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Coordinator, int]:
-    x_key: str
-    x_node_id: int
-    x_host: str
-    x_port: int
-    x_error_code: int
-    x_error_message: str | None
+    o = Coordinator.__new__(Coordinator)
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -80,10 +76,10 @@ def _d_Coordinator_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Coordin
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -98,10 +94,10 @@ def _d_Coordinator_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Coordin
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.port, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -111,14 +107,13 @@ def _d_Coordinator_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Coordin
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = Coordinator(key=x_key, node_id=x_node_id, host=x_host, port=x_port, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -164,14 +159,15 @@ def _e_Coordinator_0(o: Coordinator, out: bytearray, v: int) -> None:
 
 
 def _d_FindCoordinatorResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorResponse, int]:
-    x_error_code: int
-    x_node_id: int
-    x_host: str
-    x_port: int
+    o = FindCoordinatorResponse.__new__(FindCoordinatorResponse)
+    o.throttle_time_ms = 0
+    o.error_message = ""
+    o.coordinators = []
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_node_id) = _S_hi.unpack_from(buf, pos)
+        (o.error_code, o.node_id) = _S_hi.unpack_from(buf, pos)
         pos += 6
         f = "Host"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -182,12 +178,11 @@ def _d_FindCoordinatorResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = FindCoordinatorResponse(error_code=x_error_code, node_id=x_node_id, host=x_host, port=x_port)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FindCoordinatorResponse", v, f, pos) from None
     return o, pos
@@ -208,30 +203,27 @@ def _e_FindCoordinatorResponse_0(o: FindCoordinatorResponse, out: bytearray, v: 
 
 
 def _d_FindCoordinatorResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_node_id: int
-    x_host: str
-    x_port: int
+    o = FindCoordinatorResponse.__new__(FindCoordinatorResponse)
+    o.coordinators = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -242,12 +234,11 @@ def _d_FindCoordinatorResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = FindCoordinatorResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, node_id=x_node_id, host=x_host, port=x_port)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "FindCoordinatorResponse", v, f, pos) from None
     return o, pos
@@ -275,16 +266,13 @@ def _e_FindCoordinatorResponse_1(o: FindCoordinatorResponse, out: bytearray, v: 
 
 
 def _d_FindCoordinatorResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_node_id: int
-    x_host: str
-    x_port: int
+    o = FindCoordinatorResponse.__new__(FindCoordinatorResponse)
+    o.coordinators = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -294,15 +282,15 @@ def _d_FindCoordinatorResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -317,12 +305,11 @@ def _d_FindCoordinatorResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = FindCoordinatorResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, node_id=x_node_id, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -367,12 +354,17 @@ def _e_FindCoordinatorResponse_2(o: FindCoordinatorResponse, out: bytearray, v: 
 
 
 def _d_FindCoordinatorResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorResponse, int]:
-    x_throttle_time_ms: int
-    x_coordinators: list[Coordinator]
+    o = FindCoordinatorResponse.__new__(FindCoordinatorResponse)
+    o.error_code = 0
+    o.error_message = ""
+    o.node_id = 0
+    o.host = ""
+    o.port = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Coordinators"
         ln = buf[pos]
@@ -386,12 +378,11 @@ def _d_FindCoordinatorResponse_3(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_coordinators = []
-            app_coordinators = x_coordinators.append
+            o.coordinators = []
+            app_coordinators = o.coordinators.append
             for _ in range(ln):
                 el_coordinators, pos = _d_Coordinator_0(buf, pos, n, v)
                 app_coordinators(el_coordinators)
-        o = FindCoordinatorResponse(throttle_time_ms=x_throttle_time_ms, coordinators=x_coordinators)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -34,14 +34,14 @@ class GetTelemetrySubscriptionsRequest(_Request):
 
 
 def _d_GetTelemetrySubscriptionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[GetTelemetrySubscriptionsRequest, int]:
-    x_client_instance_id: _uuid.UUID
+    o = GetTelemetrySubscriptionsRequest.__new__(GetTelemetrySubscriptionsRequest)
+    o.unknown_tagged_fields = ()
     f = "ClientInstanceId"
     try:
         f = "ClientInstanceId"
         (u_client_instance_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_client_instance_id = _uuid.UUID(bytes=u_client_instance_id)
-        o = GetTelemetrySubscriptionsRequest(client_instance_id=x_client_instance_id)
+        o.client_instance_id = _uuid.UUID(bytes=u_client_instance_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -19,6 +19,7 @@ __all__ = ["GetTelemetrySubscriptionsResponse"]
 
 _S_ihui = _struct.Struct(">ih16si")
 _S_iio = _struct.Struct(">ii?")
+_A_b = _w.ARRAY_STRUCTS["b"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -44,21 +45,14 @@ class GetTelemetrySubscriptionsResponse(_Response):
 
 
 def _d_GetTelemetrySubscriptionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[GetTelemetrySubscriptionsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_client_instance_id: _uuid.UUID
-    x_subscription_id: int
-    x_accepted_compression_types: list[int]
-    x_push_interval_ms: int
-    x_telemetry_max_bytes: int
-    x_delta_temporality: bool
-    x_requested_metrics: list[str]
+    o = GetTelemetrySubscriptionsResponse.__new__(GetTelemetrySubscriptionsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, u_client_instance_id, x_subscription_id) = _S_ihui.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, u_client_instance_id, o.subscription_id) = _S_ihui.unpack_from(buf, pos)
         pos += 26
-        x_client_instance_id = _uuid.UUID(bytes=u_client_instance_id)
+        o.client_instance_id = _uuid.UUID(bytes=u_client_instance_id)
         f = "AcceptedCompressionTypes"
         ln = buf[pos]
         if ln < 128:
@@ -71,10 +65,13 @@ def _d_GetTelemetrySubscriptionsResponse_0(buf: memoryview, pos: int, n: int, v:
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_accepted_compression_types = list(_struct.unpack_from(f">{ln}b", buf, pos))
+            o.accepted_compression_types = list(
+                (_A_b[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}b"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 1
         f = "PushIntervalMs"
-        (x_push_interval_ms, x_telemetry_max_bytes, x_delta_temporality) = _S_iio.unpack_from(buf, pos)
+        (o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality) = _S_iio.unpack_from(buf, pos)
         pos += 9
         f = "RequestedMetrics"
         ln = buf[pos]
@@ -88,7 +85,7 @@ def _d_GetTelemetrySubscriptionsResponse_0(buf: memoryview, pos: int, n: int, v:
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_requested_metrics = []
+            o.requested_metrics = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -99,9 +96,8 @@ def _d_GetTelemetrySubscriptionsResponse_0(buf: memoryview, pos: int, n: int, v:
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_requested_metrics.append(str(buf[pos:e], "utf-8"))
+                o.requested_metrics.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = GetTelemetrySubscriptionsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, client_instance_id=x_client_instance_id, subscription_id=x_subscription_id, accepted_compression_types=x_accepted_compression_types, push_interval_ms=x_push_interval_ms, telemetry_max_bytes=x_telemetry_max_bytes, delta_temporality=x_delta_temporality, requested_metrics=x_requested_metrics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -126,7 +122,10 @@ def _e_GetTelemetrySubscriptionsResponse_0(o: GetTelemetrySubscriptionsResponse,
     out += _S_ihui.pack(o.throttle_time_ms, o.error_code, o.client_instance_id.bytes, o.subscription_id)
     x_accepted_compression_types = o.accepted_compression_types
     out += _w.uvarint(len(x_accepted_compression_types) + 1)
-    out += _struct.pack(f">{len(x_accepted_compression_types)}b", *x_accepted_compression_types)
+    out += (
+        _A_b[len(x_accepted_compression_types)] if len(x_accepted_compression_types) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_accepted_compression_types)}b")
+    ).pack(*x_accepted_compression_types)
     out += _S_iio.pack(o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality)
     x_requested_metrics = o.requested_metrics
     out += _w.uvarint(len(x_requested_metrics) + 1)

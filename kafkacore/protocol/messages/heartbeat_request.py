@@ -36,9 +36,9 @@ class HeartbeatRequest(_Request):
 
 
 def _d_HeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatRequest, int]:
-    x_group_id: str
-    x_generation_id: int
-    x_member_id: str
+    o = HeartbeatRequest.__new__(HeartbeatRequest)
+    o.group_instance_id = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -50,10 +50,10 @@ def _d_HeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationId"
-        (x_generation_id,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -64,9 +64,8 @@ def _d_HeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = HeartbeatRequest(group_id=x_group_id, generation_id=x_generation_id, member_id=x_member_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "HeartbeatRequest", v, f, pos) from None
     return o, pos
@@ -89,10 +88,8 @@ def _e_HeartbeatRequest_0(o: HeartbeatRequest, out: bytearray, v: int) -> None:
 
 
 def _d_HeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatRequest, int]:
-    x_group_id: str
-    x_generation_id: int
-    x_member_id: str
-    x_group_instance_id: str | None
+    o = HeartbeatRequest.__new__(HeartbeatRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -104,10 +101,10 @@ def _d_HeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationId"
-        (x_generation_id,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -118,20 +115,19 @@ def _d_HeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = HeartbeatRequest(group_id=x_group_id, generation_id=x_generation_id, member_id=x_member_id, group_instance_id=x_group_instance_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "HeartbeatRequest", v, f, pos) from None
     return o, pos
@@ -159,10 +155,8 @@ def _e_HeartbeatRequest_1(o: HeartbeatRequest, out: bytearray, v: int) -> None:
 
 
 def _d_HeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatRequest, int]:
-    x_group_id: str
-    x_generation_id: int
-    x_member_id: str
-    x_group_instance_id: str | None
+    o = HeartbeatRequest.__new__(HeartbeatRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -178,10 +172,10 @@ def _d_HeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationId"
-        (x_generation_id,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         ln = buf[pos]
@@ -196,7 +190,7 @@ def _d_HeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -206,14 +200,13 @@ def _d_HeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = HeartbeatRequest(group_id=x_group_id, generation_id=x_generation_id, member_id=x_member_id, group_instance_id=x_group_instance_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

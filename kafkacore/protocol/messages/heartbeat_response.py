@@ -35,13 +35,14 @@ class HeartbeatResponse(_Response):
 
 
 def _d_HeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatResponse, int]:
-    x_error_code: int
+    o = HeartbeatResponse.__new__(HeartbeatResponse)
+    o.throttle_time_ms = 0
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = HeartbeatResponse(error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "HeartbeatResponse", v, f, pos) from None
     return o, pos
@@ -54,14 +55,13 @@ def _e_HeartbeatResponse_0(o: HeartbeatResponse, out: bytearray, v: int) -> None
 
 
 def _d_HeartbeatResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
+    o = HeartbeatResponse.__new__(HeartbeatResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = HeartbeatResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "HeartbeatResponse", v, f, pos) from None
     return o, pos
@@ -74,14 +74,13 @@ def _e_HeartbeatResponse_1(o: HeartbeatResponse, out: bytearray, v: int) -> None
 
 
 def _d_HeartbeatResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
+    o = HeartbeatResponse.__new__(HeartbeatResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = HeartbeatResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -61,9 +61,8 @@ class IncrementalAlterConfigsRequest(_Request):
 
 
 def _d_AlterableConfig_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterableConfig, int]:
-    x_name: str
-    x_config_operation: int
-    x_value: str | None
+    o = AlterableConfig.__new__(AlterableConfig)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -75,23 +74,22 @@ def _d_AlterableConfig_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Alt
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ConfigOperation"
-        (x_config_operation,) = _S_b.unpack_from(buf, pos)
+        (o.config_operation,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Value"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
-        o = AlterableConfig(name=x_name, config_operation=x_config_operation, value=x_value)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterableConfig", v, f, pos) from None
     return o, pos
@@ -115,9 +113,8 @@ def _e_AlterableConfig_0(o: AlterableConfig, out: bytearray, v: int) -> None:
 
 
 def _d_AlterableConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterableConfig, int]:
-    x_name: str
-    x_config_operation: int
-    x_value: str | None
+    o = AlterableConfig.__new__(AlterableConfig)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -133,10 +130,10 @@ def _d_AlterableConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Alt
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ConfigOperation"
-        (x_config_operation,) = _S_b.unpack_from(buf, pos)
+        (o.config_operation,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "Value"
         ln = buf[pos]
@@ -146,14 +143,13 @@ def _d_AlterableConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Alt
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_value = None
+            o.value = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
-        o = AlterableConfig(name=x_name, config_operation=x_config_operation, value=x_value)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -194,13 +190,12 @@ def _e_AlterableConfig_1(o: AlterableConfig, out: bytearray, v: int) -> None:
 
 
 def _d_AlterConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResource, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_configs: list[AlterableConfig]
+    o = AlterConfigsResource.__new__(AlterConfigsResource)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -211,7 +206,7 @@ def _d_AlterConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Configs"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -221,12 +216,11 @@ def _d_AlterConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_AlterableConfig_0(buf, pos, n, v)
                 app_configs(el_configs)
-        o = AlterConfigsResource(resource_type=x_resource_type, resource_name=x_resource_name, configs=x_configs)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "AlterConfigsResource", v, f, pos) from None
     return o, pos
@@ -247,13 +241,12 @@ def _e_AlterConfigsResource_0(o: AlterConfigsResource, out: bytearray, v: int) -
 
 
 def _d_AlterConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResource, int]:
-    x_resource_type: int
-    x_resource_name: str
-    x_configs: list[AlterableConfig]
+    o = AlterConfigsResource.__new__(AlterConfigsResource)
+    o.unknown_tagged_fields = ()
     f = "ResourceType"
     try:
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "ResourceName"
         ln = buf[pos]
@@ -268,7 +261,7 @@ def _d_AlterConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Configs"
         ln = buf[pos]
@@ -282,12 +275,11 @@ def _d_AlterConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_configs = []
-            app_configs = x_configs.append
+            o.configs = []
+            app_configs = o.configs.append
             for _ in range(ln):
                 el_configs, pos = _d_AlterableConfig_1(buf, pos, n, v)
                 app_configs(el_configs)
-        o = AlterConfigsResource(resource_type=x_resource_type, resource_name=x_resource_name, configs=x_configs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -325,8 +317,8 @@ def _e_AlterConfigsResource_1(o: AlterConfigsResource, out: bytearray, v: int) -
 
 
 def _d_IncrementalAlterConfigsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[IncrementalAlterConfigsRequest, int]:
-    x_resources: list[AlterConfigsResource]
-    x_validate_only: bool
+    o = IncrementalAlterConfigsRequest.__new__(IncrementalAlterConfigsRequest)
+    o.unknown_tagged_fields = ()
     f = "Resources"
     try:
         f = "Resources"
@@ -337,15 +329,14 @@ def _d_IncrementalAlterConfigsRequest_0(buf: memoryview, pos: int, n: int, v: in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resources = []
-            app_resources = x_resources.append
+            o.resources = []
+            app_resources = o.resources.append
             for _ in range(ln):
                 el_resources, pos = _d_AlterConfigsResource_0(buf, pos, n, v)
                 app_resources(el_resources)
         f = "ValidateOnly"
-        (x_validate_only,) = _S_o.unpack_from(buf, pos)
+        (o.validate_only,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = IncrementalAlterConfigsRequest(resources=x_resources, validate_only=x_validate_only)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "IncrementalAlterConfigsRequest", v, f, pos) from None
     return o, pos
@@ -362,8 +353,8 @@ def _e_IncrementalAlterConfigsRequest_0(o: IncrementalAlterConfigsRequest, out: 
 
 
 def _d_IncrementalAlterConfigsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[IncrementalAlterConfigsRequest, int]:
-    x_resources: list[AlterConfigsResource]
-    x_validate_only: bool
+    o = IncrementalAlterConfigsRequest.__new__(IncrementalAlterConfigsRequest)
+    o.unknown_tagged_fields = ()
     f = "Resources"
     try:
         f = "Resources"
@@ -378,15 +369,14 @@ def _d_IncrementalAlterConfigsRequest_1(buf: memoryview, pos: int, n: int, v: in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resources = []
-            app_resources = x_resources.append
+            o.resources = []
+            app_resources = o.resources.append
             for _ in range(ln):
                 el_resources, pos = _d_AlterConfigsResource_1(buf, pos, n, v)
                 app_resources(el_resources)
         f = "ValidateOnly"
-        (x_validate_only,) = _S_o.unpack_from(buf, pos)
+        (o.validate_only,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = IncrementalAlterConfigsRequest(resources=x_resources, validate_only=x_validate_only)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -40,25 +40,28 @@ class InitProducerIdRequest(_Request):
 
 
 def _d_InitProducerIdRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdRequest, int]:
-    x_transactional_id: str | None
-    x_transaction_timeout_ms: int
+    o = InitProducerIdRequest.__new__(InitProducerIdRequest)
+    o.producer_id = -1
+    o.producer_epoch = -1
+    o.enable2_pc = False
+    o.keep_prepared_txn = False
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_transactional_id = None
+            o.transactional_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "TransactionTimeoutMs"
-        (x_transaction_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.transaction_timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = InitProducerIdRequest(transactional_id=x_transactional_id, transaction_timeout_ms=x_transaction_timeout_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "InitProducerIdRequest", v, f, pos) from None
     return o, pos
@@ -86,8 +89,12 @@ def _e_InitProducerIdRequest_0(o: InitProducerIdRequest, out: bytearray, v: int)
 
 
 def _d_InitProducerIdRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdRequest, int]:
-    x_transactional_id: str | None
-    x_transaction_timeout_ms: int
+    o = InitProducerIdRequest.__new__(InitProducerIdRequest)
+    o.producer_id = -1
+    o.producer_epoch = -1
+    o.enable2_pc = False
+    o.keep_prepared_txn = False
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -98,17 +105,16 @@ def _d_InitProducerIdRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_transactional_id = None
+            o.transactional_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "TransactionTimeoutMs"
-        (x_transaction_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.transaction_timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = InitProducerIdRequest(transactional_id=x_transactional_id, transaction_timeout_ms=x_transaction_timeout_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -153,10 +159,10 @@ def _e_InitProducerIdRequest_1(o: InitProducerIdRequest, out: bytearray, v: int)
 
 
 def _d_InitProducerIdRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdRequest, int]:
-    x_transactional_id: str | None
-    x_transaction_timeout_ms: int
-    x_producer_id: int
-    x_producer_epoch: int
+    o = InitProducerIdRequest.__new__(InitProducerIdRequest)
+    o.enable2_pc = False
+    o.keep_prepared_txn = False
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -167,17 +173,16 @@ def _d_InitProducerIdRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_transactional_id = None
+            o.transactional_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "TransactionTimeoutMs"
-        (x_transaction_timeout_ms, x_producer_id, x_producer_epoch) = _S_iqh.unpack_from(buf, pos)
+        (o.transaction_timeout_ms, o.producer_id, o.producer_epoch) = _S_iqh.unpack_from(buf, pos)
         pos += 14
-        o = InitProducerIdRequest(transactional_id=x_transactional_id, transaction_timeout_ms=x_transaction_timeout_ms, producer_id=x_producer_id, producer_epoch=x_producer_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -218,12 +223,8 @@ def _e_InitProducerIdRequest_2(o: InitProducerIdRequest, out: bytearray, v: int)
 
 
 def _d_InitProducerIdRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdRequest, int]:
-    x_transactional_id: str | None
-    x_transaction_timeout_ms: int
-    x_producer_id: int
-    x_producer_epoch: int
-    x_enable2_pc: bool
-    x_keep_prepared_txn: bool
+    o = InitProducerIdRequest.__new__(InitProducerIdRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -234,17 +235,16 @@ def _d_InitProducerIdRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_transactional_id = None
+            o.transactional_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "TransactionTimeoutMs"
-        (x_transaction_timeout_ms, x_producer_id, x_producer_epoch, x_enable2_pc, x_keep_prepared_txn) = _S_iqhoo.unpack_from(buf, pos)
+        (o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn) = _S_iqhoo.unpack_from(buf, pos)
         pos += 16
-        o = InitProducerIdRequest(transactional_id=x_transactional_id, transaction_timeout_ms=x_transaction_timeout_ms, producer_id=x_producer_id, producer_epoch=x_producer_epoch, enable2_pc=x_enable2_pc, keep_prepared_txn=x_keep_prepared_txn)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -39,16 +39,15 @@ class InitProducerIdResponse(_Response):
 
 
 def _d_InitProducerIdResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_producer_id: int
-    x_producer_epoch: int
+    o = InitProducerIdResponse.__new__(InitProducerIdResponse)
+    o.ongoing_txn_producer_id = -1
+    o.ongoing_txn_producer_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_producer_id, x_producer_epoch) = _S_ihqh.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch) = _S_ihqh.unpack_from(buf, pos)
         pos += 16
-        o = InitProducerIdResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, producer_id=x_producer_id, producer_epoch=x_producer_epoch)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "InitProducerIdResponse", v, f, pos) from None
     return o, pos
@@ -65,16 +64,15 @@ def _e_InitProducerIdResponse_0(o: InitProducerIdResponse, out: bytearray, v: in
 
 
 def _d_InitProducerIdResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_producer_id: int
-    x_producer_epoch: int
+    o = InitProducerIdResponse.__new__(InitProducerIdResponse)
+    o.ongoing_txn_producer_id = -1
+    o.ongoing_txn_producer_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_producer_id, x_producer_epoch) = _S_ihqh.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch) = _S_ihqh.unpack_from(buf, pos)
         pos += 16
-        o = InitProducerIdResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, producer_id=x_producer_id, producer_epoch=x_producer_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -108,18 +106,13 @@ def _e_InitProducerIdResponse_1(o: InitProducerIdResponse, out: bytearray, v: in
 
 
 def _d_InitProducerIdResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_producer_id: int
-    x_producer_epoch: int
-    x_ongoing_txn_producer_id: int
-    x_ongoing_txn_producer_epoch: int
+    o = InitProducerIdResponse.__new__(InitProducerIdResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_producer_id, x_producer_epoch, x_ongoing_txn_producer_id, x_ongoing_txn_producer_epoch) = _S_ihqhqh.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch) = _S_ihqhqh.unpack_from(buf, pos)
         pos += 26
-        o = InitProducerIdResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, producer_id=x_producer_id, producer_epoch=x_producer_epoch, ongoing_txn_producer_id=x_ongoing_txn_producer_id, ongoing_txn_producer_epoch=x_ongoing_txn_producer_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

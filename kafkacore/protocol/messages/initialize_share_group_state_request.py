@@ -61,15 +61,13 @@ class InitializeShareGroupStateRequest(_Request):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition: int
-    x_state_epoch: int
-    x_start_offset: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_state_epoch, x_start_offset) = _S_iiq.unpack_from(buf, pos)
+        (o.partition, o.state_epoch, o.start_offset) = _S_iiq.unpack_from(buf, pos)
         pos += 16
-        o = PartitionData(partition=x_partition, state_epoch=x_state_epoch, start_offset=x_start_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -99,14 +97,14 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_InitializeStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitializeStateData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = InitializeStateData.__new__(InitializeStateData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -119,12 +117,11 @@ def _d_InitializeStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = InitializeStateData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -158,8 +155,8 @@ def _e_InitializeStateData_0(o: InitializeStateData, out: bytearray, v: int) -> 
 
 
 def _d_InitializeShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitializeShareGroupStateRequest, int]:
-    x_group_id: str
-    x_topics: list[InitializeStateData]
+    o = InitializeShareGroupStateRequest.__new__(InitializeShareGroupStateRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -175,7 +172,7 @@ def _d_InitializeShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -189,12 +186,11 @@ def _d_InitializeShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_InitializeStateData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = InitializeShareGroupStateRequest(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

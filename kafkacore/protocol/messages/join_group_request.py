@@ -54,8 +54,8 @@ class JoinGroupRequest(_Request):
 
 
 def _d_JoinGroupRequestProtocol_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequestProtocol, int]:
-    x_name: str
-    x_metadata: bytes
+    o = JoinGroupRequestProtocol.__new__(JoinGroupRequestProtocol)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -67,7 +67,7 @@ def _d_JoinGroupRequestProtocol_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Metadata"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -78,9 +78,8 @@ def _d_JoinGroupRequestProtocol_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metadata = bytes(buf[pos:e])
+            o.metadata = bytes(buf[pos:e])
             pos = e
-        o = JoinGroupRequestProtocol(name=x_name, metadata=x_metadata)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "JoinGroupRequestProtocol", v, f, pos) from None
     return o, pos
@@ -99,8 +98,8 @@ def _e_JoinGroupRequestProtocol_0(o: JoinGroupRequestProtocol, out: bytearray, v
 
 
 def _d_JoinGroupRequestProtocol_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequestProtocol, int]:
-    x_name: str
-    x_metadata: bytes
+    o = JoinGroupRequestProtocol.__new__(JoinGroupRequestProtocol)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -116,7 +115,7 @@ def _d_JoinGroupRequestProtocol_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Metadata"
         ln = buf[pos]
@@ -131,9 +130,8 @@ def _d_JoinGroupRequestProtocol_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metadata = bytes(buf[pos:e])
+            o.metadata = bytes(buf[pos:e])
             pos = e
-        o = JoinGroupRequestProtocol(name=x_name, metadata=x_metadata)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -169,11 +167,11 @@ def _e_JoinGroupRequestProtocol_1(o: JoinGroupRequestProtocol, out: bytearray, v
 
 
 def _d_JoinGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
-    x_group_id: str
-    x_session_timeout_ms: int
-    x_member_id: str
-    x_protocol_type: str
-    x_protocols: list[JoinGroupRequestProtocol]
+    o = JoinGroupRequest.__new__(JoinGroupRequest)
+    o.rebalance_timeout_ms = -1
+    o.group_instance_id = None
+    o.reason = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -185,10 +183,10 @@ def _d_JoinGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "SessionTimeoutMs"
-        (x_session_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.session_timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -199,7 +197,7 @@ def _d_JoinGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -210,7 +208,7 @@ def _d_JoinGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "Protocols"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -220,12 +218,11 @@ def _d_JoinGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_protocols = []
-            app_protocols = x_protocols.append
+            o.protocols = []
+            app_protocols = o.protocols.append
             for _ in range(ln):
                 el_protocols, pos = _d_JoinGroupRequestProtocol_0(buf, pos, n, v)
                 app_protocols(el_protocols)
-        o = JoinGroupRequest(group_id=x_group_id, session_timeout_ms=x_session_timeout_ms, member_id=x_member_id, protocol_type=x_protocol_type, protocols=x_protocols)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "JoinGroupRequest", v, f, pos) from None
     return o, pos
@@ -256,12 +253,10 @@ def _e_JoinGroupRequest_0(o: JoinGroupRequest, out: bytearray, v: int) -> None:
 
 
 def _d_JoinGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
-    x_group_id: str
-    x_session_timeout_ms: int
-    x_rebalance_timeout_ms: int
-    x_member_id: str
-    x_protocol_type: str
-    x_protocols: list[JoinGroupRequestProtocol]
+    o = JoinGroupRequest.__new__(JoinGroupRequest)
+    o.group_instance_id = None
+    o.reason = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -273,10 +268,10 @@ def _d_JoinGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "SessionTimeoutMs"
-        (x_session_timeout_ms, x_rebalance_timeout_ms) = _S_ii.unpack_from(buf, pos)
+        (o.session_timeout_ms, o.rebalance_timeout_ms) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -287,7 +282,7 @@ def _d_JoinGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -298,7 +293,7 @@ def _d_JoinGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "Protocols"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -308,12 +303,11 @@ def _d_JoinGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_protocols = []
-            app_protocols = x_protocols.append
+            o.protocols = []
+            app_protocols = o.protocols.append
             for _ in range(ln):
                 el_protocols, pos = _d_JoinGroupRequestProtocol_0(buf, pos, n, v)
                 app_protocols(el_protocols)
-        o = JoinGroupRequest(group_id=x_group_id, session_timeout_ms=x_session_timeout_ms, rebalance_timeout_ms=x_rebalance_timeout_ms, member_id=x_member_id, protocol_type=x_protocol_type, protocols=x_protocols)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "JoinGroupRequest", v, f, pos) from None
     return o, pos
@@ -344,13 +338,9 @@ def _e_JoinGroupRequest_1(o: JoinGroupRequest, out: bytearray, v: int) -> None:
 
 
 def _d_JoinGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
-    x_group_id: str
-    x_session_timeout_ms: int
-    x_rebalance_timeout_ms: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_protocol_type: str
-    x_protocols: list[JoinGroupRequestProtocol]
+    o = JoinGroupRequest.__new__(JoinGroupRequest)
+    o.reason = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -362,10 +352,10 @@ def _d_JoinGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "SessionTimeoutMs"
-        (x_session_timeout_ms, x_rebalance_timeout_ms) = _S_ii.unpack_from(buf, pos)
+        (o.session_timeout_ms, o.rebalance_timeout_ms) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -376,18 +366,18 @@ def _d_JoinGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -398,7 +388,7 @@ def _d_JoinGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "Protocols"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -408,12 +398,11 @@ def _d_JoinGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_protocols = []
-            app_protocols = x_protocols.append
+            o.protocols = []
+            app_protocols = o.protocols.append
             for _ in range(ln):
                 el_protocols, pos = _d_JoinGroupRequestProtocol_0(buf, pos, n, v)
                 app_protocols(el_protocols)
-        o = JoinGroupRequest(group_id=x_group_id, session_timeout_ms=x_session_timeout_ms, rebalance_timeout_ms=x_rebalance_timeout_ms, member_id=x_member_id, group_instance_id=x_group_instance_id, protocol_type=x_protocol_type, protocols=x_protocols)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "JoinGroupRequest", v, f, pos) from None
     return o, pos
@@ -449,13 +438,9 @@ def _e_JoinGroupRequest_2(o: JoinGroupRequest, out: bytearray, v: int) -> None:
 
 
 def _d_JoinGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
-    x_group_id: str
-    x_session_timeout_ms: int
-    x_rebalance_timeout_ms: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_protocol_type: str
-    x_protocols: list[JoinGroupRequestProtocol]
+    o = JoinGroupRequest.__new__(JoinGroupRequest)
+    o.reason = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -471,10 +456,10 @@ def _d_JoinGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "SessionTimeoutMs"
-        (x_session_timeout_ms, x_rebalance_timeout_ms) = _S_ii.unpack_from(buf, pos)
+        (o.session_timeout_ms, o.rebalance_timeout_ms) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "MemberId"
         ln = buf[pos]
@@ -489,7 +474,7 @@ def _d_JoinGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -499,12 +484,12 @@ def _d_JoinGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         ln = buf[pos]
@@ -519,7 +504,7 @@ def _d_JoinGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "Protocols"
         ln = buf[pos]
@@ -533,12 +518,11 @@ def _d_JoinGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_protocols = []
-            app_protocols = x_protocols.append
+            o.protocols = []
+            app_protocols = o.protocols.append
             for _ in range(ln):
                 el_protocols, pos = _d_JoinGroupRequestProtocol_1(buf, pos, n, v)
                 app_protocols(el_protocols)
-        o = JoinGroupRequest(group_id=x_group_id, session_timeout_ms=x_session_timeout_ms, rebalance_timeout_ms=x_rebalance_timeout_ms, member_id=x_member_id, group_instance_id=x_group_instance_id, protocol_type=x_protocol_type, protocols=x_protocols)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -591,14 +575,8 @@ def _e_JoinGroupRequest_3(o: JoinGroupRequest, out: bytearray, v: int) -> None:
 
 
 def _d_JoinGroupRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
-    x_group_id: str
-    x_session_timeout_ms: int
-    x_rebalance_timeout_ms: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_protocol_type: str
-    x_protocols: list[JoinGroupRequestProtocol]
-    x_reason: str | None
+    o = JoinGroupRequest.__new__(JoinGroupRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -614,10 +592,10 @@ def _d_JoinGroupRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "SessionTimeoutMs"
-        (x_session_timeout_ms, x_rebalance_timeout_ms) = _S_ii.unpack_from(buf, pos)
+        (o.session_timeout_ms, o.rebalance_timeout_ms) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "MemberId"
         ln = buf[pos]
@@ -632,7 +610,7 @@ def _d_JoinGroupRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -642,12 +620,12 @@ def _d_JoinGroupRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         ln = buf[pos]
@@ -662,7 +640,7 @@ def _d_JoinGroupRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "Protocols"
         ln = buf[pos]
@@ -676,8 +654,8 @@ def _d_JoinGroupRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_protocols = []
-            app_protocols = x_protocols.append
+            o.protocols = []
+            app_protocols = o.protocols.append
             for _ in range(ln):
                 el_protocols, pos = _d_JoinGroupRequestProtocol_1(buf, pos, n, v)
                 app_protocols(el_protocols)
@@ -689,14 +667,13 @@ def _d_JoinGroupRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_reason = None
+            o.reason = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_reason = str(buf[pos:e], "utf-8")
+            o.reason = str(buf[pos:e], "utf-8")
             pos = e
-        o = JoinGroupRequest(group_id=x_group_id, session_timeout_ms=x_session_timeout_ms, rebalance_timeout_ms=x_rebalance_timeout_ms, member_id=x_member_id, group_instance_id=x_group_instance_id, protocol_type=x_protocol_type, protocols=x_protocols, reason=x_reason)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

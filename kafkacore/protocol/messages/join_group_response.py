@@ -57,8 +57,9 @@ class JoinGroupResponse(_Response):
 
 
 def _d_JoinGroupResponseMember_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponseMember, int]:
-    x_member_id: str
-    x_metadata: bytes
+    o = JoinGroupResponseMember.__new__(JoinGroupResponseMember)
+    o.group_instance_id = None
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -70,7 +71,7 @@ def _d_JoinGroupResponseMember_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Metadata"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -81,9 +82,8 @@ def _d_JoinGroupResponseMember_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metadata = bytes(buf[pos:e])
+            o.metadata = bytes(buf[pos:e])
             pos = e
-        o = JoinGroupResponseMember(member_id=x_member_id, metadata=x_metadata)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "JoinGroupResponseMember", v, f, pos) from None
     return o, pos
@@ -102,9 +102,8 @@ def _e_JoinGroupResponseMember_0(o: JoinGroupResponseMember, out: bytearray, v: 
 
 
 def _d_JoinGroupResponseMember_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponseMember, int]:
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_metadata: bytes
+    o = JoinGroupResponseMember.__new__(JoinGroupResponseMember)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -116,18 +115,18 @@ def _d_JoinGroupResponseMember_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Metadata"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -138,9 +137,8 @@ def _d_JoinGroupResponseMember_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metadata = bytes(buf[pos:e])
+            o.metadata = bytes(buf[pos:e])
             pos = e
-        o = JoinGroupResponseMember(member_id=x_member_id, group_instance_id=x_group_instance_id, metadata=x_metadata)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "JoinGroupResponseMember", v, f, pos) from None
     return o, pos
@@ -166,9 +164,8 @@ def _e_JoinGroupResponseMember_1(o: JoinGroupResponseMember, out: bytearray, v: 
 
 
 def _d_JoinGroupResponseMember_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponseMember, int]:
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_metadata: bytes
+    o = JoinGroupResponseMember.__new__(JoinGroupResponseMember)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -184,7 +181,7 @@ def _d_JoinGroupResponseMember_2(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -194,12 +191,12 @@ def _d_JoinGroupResponseMember_2(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Metadata"
         ln = buf[pos]
@@ -214,9 +211,8 @@ def _d_JoinGroupResponseMember_2(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metadata = bytes(buf[pos:e])
+            o.metadata = bytes(buf[pos:e])
             pos = e
-        o = JoinGroupResponseMember(member_id=x_member_id, group_instance_id=x_group_instance_id, metadata=x_metadata)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -259,16 +255,15 @@ def _e_JoinGroupResponseMember_2(o: JoinGroupResponseMember, out: bytearray, v: 
 
 
 def _d_JoinGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
-    x_error_code: int
-    x_generation_id: int
-    x_protocol_name: str | None
-    x_leader: str
-    x_member_id: str
-    x_members: list[JoinGroupResponseMember]
+    o = JoinGroupResponse.__new__(JoinGroupResponse)
+    o.throttle_time_ms = 0
+    o.protocol_type = None
+    o.skip_assignment = False
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_generation_id) = _S_hi.unpack_from(buf, pos)
+        (o.error_code, o.generation_id) = _S_hi.unpack_from(buf, pos)
         pos += 6
         f = "ProtocolName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -279,7 +274,7 @@ def _d_JoinGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_name = str(buf[pos:e], "utf-8")
+            o.protocol_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Leader"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -290,7 +285,7 @@ def _d_JoinGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_leader = str(buf[pos:e], "utf-8")
+            o.leader = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -301,7 +296,7 @@ def _d_JoinGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -311,12 +306,11 @@ def _d_JoinGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_JoinGroupResponseMember_0(buf, pos, n, v)
                 app_members(el_members)
-        o = JoinGroupResponse(error_code=x_error_code, generation_id=x_generation_id, protocol_name=x_protocol_name, leader=x_leader, member_id=x_member_id, members=x_members)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "JoinGroupResponse", v, f, pos) from None
     return o, pos
@@ -350,17 +344,14 @@ def _e_JoinGroupResponse_0(o: JoinGroupResponse, out: bytearray, v: int) -> None
 
 
 def _d_JoinGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_generation_id: int
-    x_protocol_name: str | None
-    x_leader: str
-    x_member_id: str
-    x_members: list[JoinGroupResponseMember]
+    o = JoinGroupResponse.__new__(JoinGroupResponse)
+    o.protocol_type = None
+    o.skip_assignment = False
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_generation_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.generation_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "ProtocolName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -371,7 +362,7 @@ def _d_JoinGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_name = str(buf[pos:e], "utf-8")
+            o.protocol_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Leader"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -382,7 +373,7 @@ def _d_JoinGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_leader = str(buf[pos:e], "utf-8")
+            o.leader = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -393,7 +384,7 @@ def _d_JoinGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -403,12 +394,11 @@ def _d_JoinGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_JoinGroupResponseMember_0(buf, pos, n, v)
                 app_members(el_members)
-        o = JoinGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, generation_id=x_generation_id, protocol_name=x_protocol_name, leader=x_leader, member_id=x_member_id, members=x_members)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "JoinGroupResponse", v, f, pos) from None
     return o, pos
@@ -442,17 +432,14 @@ def _e_JoinGroupResponse_1(o: JoinGroupResponse, out: bytearray, v: int) -> None
 
 
 def _d_JoinGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_generation_id: int
-    x_protocol_name: str | None
-    x_leader: str
-    x_member_id: str
-    x_members: list[JoinGroupResponseMember]
+    o = JoinGroupResponse.__new__(JoinGroupResponse)
+    o.protocol_type = None
+    o.skip_assignment = False
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_generation_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.generation_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "ProtocolName"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -463,7 +450,7 @@ def _d_JoinGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_name = str(buf[pos:e], "utf-8")
+            o.protocol_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Leader"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -474,7 +461,7 @@ def _d_JoinGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_leader = str(buf[pos:e], "utf-8")
+            o.leader = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -485,7 +472,7 @@ def _d_JoinGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -495,12 +482,11 @@ def _d_JoinGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_JoinGroupResponseMember_1(buf, pos, n, v)
                 app_members(el_members)
-        o = JoinGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, generation_id=x_generation_id, protocol_name=x_protocol_name, leader=x_leader, member_id=x_member_id, members=x_members)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "JoinGroupResponse", v, f, pos) from None
     return o, pos
@@ -534,17 +520,14 @@ def _e_JoinGroupResponse_2(o: JoinGroupResponse, out: bytearray, v: int) -> None
 
 
 def _d_JoinGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_generation_id: int
-    x_protocol_name: str | None
-    x_leader: str
-    x_member_id: str
-    x_members: list[JoinGroupResponseMember]
+    o = JoinGroupResponse.__new__(JoinGroupResponse)
+    o.protocol_type = None
+    o.skip_assignment = False
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_generation_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.generation_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "ProtocolName"
         ln = buf[pos]
@@ -559,7 +542,7 @@ def _d_JoinGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_name = str(buf[pos:e], "utf-8")
+            o.protocol_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Leader"
         ln = buf[pos]
@@ -574,7 +557,7 @@ def _d_JoinGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_leader = str(buf[pos:e], "utf-8")
+            o.leader = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -589,7 +572,7 @@ def _d_JoinGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -603,12 +586,11 @@ def _d_JoinGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_JoinGroupResponseMember_2(buf, pos, n, v)
                 app_members(el_members)
-        o = JoinGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, generation_id=x_generation_id, protocol_name=x_protocol_name, leader=x_leader, member_id=x_member_id, members=x_members)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -659,18 +641,13 @@ def _e_JoinGroupResponse_3(o: JoinGroupResponse, out: bytearray, v: int) -> None
 
 
 def _d_JoinGroupResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_generation_id: int
-    x_protocol_type: str | None
-    x_protocol_name: str | None
-    x_leader: str
-    x_member_id: str
-    x_members: list[JoinGroupResponseMember]
+    o = JoinGroupResponse.__new__(JoinGroupResponse)
+    o.skip_assignment = False
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_generation_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.generation_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "ProtocolType"
         ln = buf[pos]
@@ -680,12 +657,12 @@ def _d_JoinGroupResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_protocol_type = None
+            o.protocol_type = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolName"
         ln = buf[pos]
@@ -695,12 +672,12 @@ def _d_JoinGroupResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_protocol_name = None
+            o.protocol_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_name = str(buf[pos:e], "utf-8")
+            o.protocol_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Leader"
         ln = buf[pos]
@@ -715,7 +692,7 @@ def _d_JoinGroupResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_leader = str(buf[pos:e], "utf-8")
+            o.leader = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -730,7 +707,7 @@ def _d_JoinGroupResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -744,12 +721,11 @@ def _d_JoinGroupResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_JoinGroupResponseMember_2(buf, pos, n, v)
                 app_members(el_members)
-        o = JoinGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, generation_id=x_generation_id, protocol_type=x_protocol_type, protocol_name=x_protocol_name, leader=x_leader, member_id=x_member_id, members=x_members)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -807,19 +783,12 @@ def _e_JoinGroupResponse_4(o: JoinGroupResponse, out: bytearray, v: int) -> None
 
 
 def _d_JoinGroupResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_generation_id: int
-    x_protocol_type: str | None
-    x_protocol_name: str | None
-    x_leader: str
-    x_skip_assignment: bool
-    x_member_id: str
-    x_members: list[JoinGroupResponseMember]
+    o = JoinGroupResponse.__new__(JoinGroupResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code, x_generation_id) = _S_ihi.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code, o.generation_id) = _S_ihi.unpack_from(buf, pos)
         pos += 10
         f = "ProtocolType"
         ln = buf[pos]
@@ -829,12 +798,12 @@ def _d_JoinGroupResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_protocol_type = None
+            o.protocol_type = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolName"
         ln = buf[pos]
@@ -844,12 +813,12 @@ def _d_JoinGroupResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_protocol_name = None
+            o.protocol_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_name = str(buf[pos:e], "utf-8")
+            o.protocol_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Leader"
         ln = buf[pos]
@@ -864,10 +833,10 @@ def _d_JoinGroupResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_leader = str(buf[pos:e], "utf-8")
+            o.leader = str(buf[pos:e], "utf-8")
             pos = e
         f = "SkipAssignment"
-        (x_skip_assignment,) = _S_o.unpack_from(buf, pos)
+        (o.skip_assignment,) = _S_o.unpack_from(buf, pos)
         pos += 1
         f = "MemberId"
         ln = buf[pos]
@@ -882,7 +851,7 @@ def _d_JoinGroupResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -896,12 +865,11 @@ def _d_JoinGroupResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_JoinGroupResponseMember_2(buf, pos, n, v)
                 app_members(el_members)
-        o = JoinGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, generation_id=x_generation_id, protocol_type=x_protocol_type, protocol_name=x_protocol_name, leader=x_leader, skip_assignment=x_skip_assignment, member_id=x_member_id, members=x_members)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

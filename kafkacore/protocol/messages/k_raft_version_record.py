@@ -33,14 +33,13 @@ class KRaftVersionRecord(_Message):
 
 
 def _d_KRaftVersionRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KRaftVersionRecord, int]:
-    x_version: int
-    x_k_raft_version: int
+    o = KRaftVersionRecord.__new__(KRaftVersionRecord)
+    o.unknown_tagged_fields = ()
     f = "Version"
     try:
         f = "Version"
-        (x_version, x_k_raft_version) = _S_hh.unpack_from(buf, pos)
+        (o.version, o.k_raft_version) = _S_hh.unpack_from(buf, pos)
         pos += 4
-        o = KRaftVersionRecord(version=x_version, k_raft_version=x_k_raft_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

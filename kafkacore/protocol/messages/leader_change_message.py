@@ -51,13 +51,14 @@ class LeaderChangeMessage(_Message):
 
 
 def _d_Voter_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voter, int]:
-    x_voter_id: int
+    o = Voter.__new__(Voter)
+    o.voter_directory_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "VoterId"
     try:
         f = "VoterId"
-        (x_voter_id,) = _S_i.unpack_from(buf, pos)
+        (o.voter_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = Voter(voter_id=x_voter_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -89,15 +90,14 @@ def _e_Voter_0(o: Voter, out: bytearray, v: int) -> None:
 
 
 def _d_Voter_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voter, int]:
-    x_voter_id: int
-    x_voter_directory_id: _uuid.UUID
+    o = Voter.__new__(Voter)
+    o.unknown_tagged_fields = ()
     f = "VoterId"
     try:
         f = "VoterId"
-        (x_voter_id, u_voter_directory_id) = _S_iu.unpack_from(buf, pos)
+        (o.voter_id, u_voter_directory_id) = _S_iu.unpack_from(buf, pos)
         pos += 20
-        x_voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
-        o = Voter(voter_id=x_voter_id, voter_directory_id=x_voter_directory_id)
+        o.voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -127,14 +127,12 @@ def _e_Voter_1(o: Voter, out: bytearray, v: int) -> None:
 
 
 def _d_LeaderChangeMessage_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderChangeMessage, int]:
-    x_version: int
-    x_leader_id: int
-    x_voters: list[Voter]
-    x_granting_voters: list[Voter]
+    o = LeaderChangeMessage.__new__(LeaderChangeMessage)
+    o.unknown_tagged_fields = ()
     f = "Version"
     try:
         f = "Version"
-        (x_version, x_leader_id) = _S_hi.unpack_from(buf, pos)
+        (o.version, o.leader_id) = _S_hi.unpack_from(buf, pos)
         pos += 6
         f = "Voters"
         ln = buf[pos]
@@ -148,8 +146,8 @@ def _d_LeaderChangeMessage_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_voters = []
-            app_voters = x_voters.append
+            o.voters = []
+            app_voters = o.voters.append
             for _ in range(ln):
                 el_voters, pos = _d_Voter_0(buf, pos, n, v)
                 app_voters(el_voters)
@@ -165,12 +163,11 @@ def _d_LeaderChangeMessage_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_granting_voters = []
-            app_granting_voters = x_granting_voters.append
+            o.granting_voters = []
+            app_granting_voters = o.granting_voters.append
             for _ in range(ln):
                 el_granting_voters, pos = _d_Voter_0(buf, pos, n, v)
                 app_granting_voters(el_granting_voters)
-        o = LeaderChangeMessage(version=x_version, leader_id=x_leader_id, voters=x_voters, granting_voters=x_granting_voters)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -208,14 +205,12 @@ def _e_LeaderChangeMessage_0(o: LeaderChangeMessage, out: bytearray, v: int) -> 
 
 
 def _d_LeaderChangeMessage_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderChangeMessage, int]:
-    x_version: int
-    x_leader_id: int
-    x_voters: list[Voter]
-    x_granting_voters: list[Voter]
+    o = LeaderChangeMessage.__new__(LeaderChangeMessage)
+    o.unknown_tagged_fields = ()
     f = "Version"
     try:
         f = "Version"
-        (x_version, x_leader_id) = _S_hi.unpack_from(buf, pos)
+        (o.version, o.leader_id) = _S_hi.unpack_from(buf, pos)
         pos += 6
         f = "Voters"
         ln = buf[pos]
@@ -229,8 +224,8 @@ def _d_LeaderChangeMessage_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_voters = []
-            app_voters = x_voters.append
+            o.voters = []
+            app_voters = o.voters.append
             for _ in range(ln):
                 el_voters, pos = _d_Voter_1(buf, pos, n, v)
                 app_voters(el_voters)
@@ -246,12 +241,11 @@ def _d_LeaderChangeMessage_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_granting_voters = []
-            app_granting_voters = x_granting_voters.append
+            o.granting_voters = []
+            app_granting_voters = o.granting_voters.append
             for _ in range(ln):
                 el_granting_voters, pos = _d_Voter_1(buf, pos, n, v)
                 app_granting_voters(el_granting_voters)
-        o = LeaderChangeMessage(version=x_version, leader_id=x_leader_id, voters=x_voters, granting_voters=x_granting_voters)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -47,8 +47,9 @@ class LeaveGroupRequest(_Request):
 
 
 def _d_MemberIdentity_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MemberIdentity, int]:
-    x_member_id: str
-    x_group_instance_id: str | None
+    o = MemberIdentity.__new__(MemberIdentity)
+    o.reason = None
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -60,20 +61,19 @@ def _d_MemberIdentity_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = MemberIdentity(member_id=x_member_id, group_instance_id=x_group_instance_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MemberIdentity", v, f, pos) from None
     return o, pos
@@ -96,8 +96,9 @@ def _e_MemberIdentity_0(o: MemberIdentity, out: bytearray, v: int) -> None:
 
 
 def _d_MemberIdentity_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MemberIdentity, int]:
-    x_member_id: str
-    x_group_instance_id: str | None
+    o = MemberIdentity.__new__(MemberIdentity)
+    o.reason = None
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -113,7 +114,7 @@ def _d_MemberIdentity_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -123,14 +124,13 @@ def _d_MemberIdentity_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = MemberIdentity(member_id=x_member_id, group_instance_id=x_group_instance_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -170,9 +170,8 @@ def _e_MemberIdentity_1(o: MemberIdentity, out: bytearray, v: int) -> None:
 
 
 def _d_MemberIdentity_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MemberIdentity, int]:
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_reason: str | None
+    o = MemberIdentity.__new__(MemberIdentity)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -188,7 +187,7 @@ def _d_MemberIdentity_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -198,12 +197,12 @@ def _d_MemberIdentity_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Reason"
         ln = buf[pos]
@@ -213,14 +212,13 @@ def _d_MemberIdentity_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_reason = None
+            o.reason = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_reason = str(buf[pos:e], "utf-8")
+            o.reason = str(buf[pos:e], "utf-8")
             pos = e
-        o = MemberIdentity(member_id=x_member_id, group_instance_id=x_group_instance_id, reason=x_reason)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -267,8 +265,9 @@ def _e_MemberIdentity_2(o: MemberIdentity, out: bytearray, v: int) -> None:
 
 
 def _d_LeaveGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupRequest, int]:
-    x_group_id: str
-    x_member_id: str
+    o = LeaveGroupRequest.__new__(LeaveGroupRequest)
+    o.members = []
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -280,7 +279,7 @@ def _d_LeaveGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -291,9 +290,8 @@ def _d_LeaveGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = LeaveGroupRequest(group_id=x_group_id, member_id=x_member_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "LeaveGroupRequest", v, f, pos) from None
     return o, pos
@@ -315,8 +313,9 @@ def _e_LeaveGroupRequest_0(o: LeaveGroupRequest, out: bytearray, v: int) -> None
 
 
 def _d_LeaveGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupRequest, int]:
-    x_group_id: str
-    x_members: list[MemberIdentity]
+    o = LeaveGroupRequest.__new__(LeaveGroupRequest)
+    o.member_id = ""
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -328,7 +327,7 @@ def _d_LeaveGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -338,12 +337,11 @@ def _d_LeaveGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_MemberIdentity_0(buf, pos, n, v)
                 app_members(el_members)
-        o = LeaveGroupRequest(group_id=x_group_id, members=x_members)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "LeaveGroupRequest", v, f, pos) from None
     return o, pos
@@ -365,8 +363,9 @@ def _e_LeaveGroupRequest_1(o: LeaveGroupRequest, out: bytearray, v: int) -> None
 
 
 def _d_LeaveGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupRequest, int]:
-    x_group_id: str
-    x_members: list[MemberIdentity]
+    o = LeaveGroupRequest.__new__(LeaveGroupRequest)
+    o.member_id = ""
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -382,7 +381,7 @@ def _d_LeaveGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -396,12 +395,11 @@ def _d_LeaveGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_MemberIdentity_1(buf, pos, n, v)
                 app_members(el_members)
-        o = LeaveGroupRequest(group_id=x_group_id, members=x_members)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -440,8 +438,9 @@ def _e_LeaveGroupRequest_2(o: LeaveGroupRequest, out: bytearray, v: int) -> None
 
 
 def _d_LeaveGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupRequest, int]:
-    x_group_id: str
-    x_members: list[MemberIdentity]
+    o = LeaveGroupRequest.__new__(LeaveGroupRequest)
+    o.member_id = ""
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -457,7 +456,7 @@ def _d_LeaveGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -471,12 +470,11 @@ def _d_LeaveGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_MemberIdentity_2(buf, pos, n, v)
                 app_members(el_members)
-        o = LeaveGroupRequest(group_id=x_group_id, members=x_members)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

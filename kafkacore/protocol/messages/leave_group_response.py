@@ -50,9 +50,8 @@ class LeaveGroupResponse(_Response):
 
 
 def _d_MemberResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MemberResponse, int]:
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_error_code: int
+    o = MemberResponse.__new__(MemberResponse)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -64,23 +63,22 @@ def _d_MemberResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = MemberResponse(member_id=x_member_id, group_instance_id=x_group_instance_id, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MemberResponse", v, f, pos) from None
     return o, pos
@@ -104,9 +102,8 @@ def _e_MemberResponse_0(o: MemberResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MemberResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MemberResponse, int]:
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_error_code: int
+    o = MemberResponse.__new__(MemberResponse)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -122,7 +119,7 @@ def _d_MemberResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -132,17 +129,16 @@ def _d_MemberResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = MemberResponse(member_id=x_member_id, group_instance_id=x_group_instance_id, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -183,13 +179,15 @@ def _e_MemberResponse_1(o: MemberResponse, out: bytearray, v: int) -> None:
 
 
 def _d_LeaveGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupResponse, int]:
-    x_error_code: int
+    o = LeaveGroupResponse.__new__(LeaveGroupResponse)
+    o.throttle_time_ms = 0
+    o.members = []
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = LeaveGroupResponse(error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "LeaveGroupResponse", v, f, pos) from None
     return o, pos
@@ -204,14 +202,14 @@ def _e_LeaveGroupResponse_0(o: LeaveGroupResponse, out: bytearray, v: int) -> No
 
 
 def _d_LeaveGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
+    o = LeaveGroupResponse.__new__(LeaveGroupResponse)
+    o.members = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = LeaveGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "LeaveGroupResponse", v, f, pos) from None
     return o, pos
@@ -226,13 +224,12 @@ def _e_LeaveGroupResponse_1(o: LeaveGroupResponse, out: bytearray, v: int) -> No
 
 
 def _d_LeaveGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_members: list[MemberResponse]
+    o = LeaveGroupResponse.__new__(LeaveGroupResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Members"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -242,12 +239,11 @@ def _d_LeaveGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_MemberResponse_0(buf, pos, n, v)
                 app_members(el_members)
-        o = LeaveGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, members=x_members)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "LeaveGroupResponse", v, f, pos) from None
     return o, pos
@@ -264,13 +260,12 @@ def _e_LeaveGroupResponse_2(o: LeaveGroupResponse, out: bytearray, v: int) -> No
 
 
 def _d_LeaveGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_members: list[MemberResponse]
+    o = LeaveGroupResponse.__new__(LeaveGroupResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Members"
         ln = buf[pos]
@@ -284,12 +279,11 @@ def _d_LeaveGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_MemberResponse_1(buf, pos, n, v)
                 app_members(el_members)
-        o = LeaveGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, members=x_members)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -16,6 +16,7 @@ from kafkacore.protocol._base import Request as _Request
 
 __all__ = ["ListConfigResourcesRequest"]
 
+_A_b = _w.ARRAY_STRUCTS["b"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -33,9 +34,11 @@ class ListConfigResourcesRequest(_Request):
 
 
 def _d_ListConfigResourcesRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListConfigResourcesRequest, int]:
+    o = ListConfigResourcesRequest.__new__(ListConfigResourcesRequest)
+    o.resource_types = []
+    o.unknown_tagged_fields = ()
     f = ""
     try:
-        o = ListConfigResourcesRequest()
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -66,7 +69,8 @@ def _e_ListConfigResourcesRequest_0(o: ListConfigResourcesRequest, out: bytearra
 
 
 def _d_ListConfigResourcesRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListConfigResourcesRequest, int]:
-    x_resource_types: list[int]
+    o = ListConfigResourcesRequest.__new__(ListConfigResourcesRequest)
+    o.unknown_tagged_fields = ()
     f = "ResourceTypes"
     try:
         f = "ResourceTypes"
@@ -81,9 +85,11 @@ def _d_ListConfigResourcesRequest_1(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_resource_types = list(_struct.unpack_from(f">{ln}b", buf, pos))
+            o.resource_types = list(
+                (_A_b[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}b"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 1
-        o = ListConfigResourcesRequest(resource_types=x_resource_types)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -107,7 +113,10 @@ def _d_ListConfigResourcesRequest_1(buf: memoryview, pos: int, n: int, v: int) -
 def _e_ListConfigResourcesRequest_1(o: ListConfigResourcesRequest, out: bytearray, v: int) -> None:
     x_resource_types = o.resource_types
     out += _w.uvarint(len(x_resource_types) + 1)
-    out += _struct.pack(f">{len(x_resource_types)}b", *x_resource_types)
+    out += (
+        _A_b[len(x_resource_types)] if len(x_resource_types) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_resource_types)}b")
+    ).pack(*x_resource_types)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:

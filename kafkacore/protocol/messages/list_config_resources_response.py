@@ -49,7 +49,9 @@ class ListConfigResourcesResponse(_Response):
 
 
 def _d_ConfigResource_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConfigResource, int]:
-    x_resource_name: str
+    o = ConfigResource.__new__(ConfigResource)
+    o.resource_type = 16
+    o.unknown_tagged_fields = ()
     f = "ResourceName"
     try:
         f = "ResourceName"
@@ -65,9 +67,8 @@ def _d_ConfigResource_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Conf
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
-        o = ConfigResource(resource_name=x_resource_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -100,8 +101,8 @@ def _e_ConfigResource_0(o: ConfigResource, out: bytearray, v: int) -> None:
 
 
 def _d_ConfigResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConfigResource, int]:
-    x_resource_name: str
-    x_resource_type: int
+    o = ConfigResource.__new__(ConfigResource)
+    o.unknown_tagged_fields = ()
     f = "ResourceName"
     try:
         f = "ResourceName"
@@ -117,12 +118,11 @@ def _d_ConfigResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Conf
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_resource_name = str(buf[pos:e], "utf-8")
+            o.resource_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "ResourceType"
-        (x_resource_type,) = _S_b.unpack_from(buf, pos)
+        (o.resource_type,) = _S_b.unpack_from(buf, pos)
         pos += 1
-        o = ConfigResource(resource_name=x_resource_name, resource_type=x_resource_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -156,13 +156,12 @@ def _e_ConfigResource_1(o: ConfigResource, out: bytearray, v: int) -> None:
 
 
 def _d_ListConfigResourcesResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListConfigResourcesResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_config_resources: list[ConfigResource]
+    o = ListConfigResourcesResponse.__new__(ListConfigResourcesResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ConfigResources"
         ln = buf[pos]
@@ -176,12 +175,11 @@ def _d_ListConfigResourcesResponse_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_config_resources = []
-            app_config_resources = x_config_resources.append
+            o.config_resources = []
+            app_config_resources = o.config_resources.append
             for _ in range(ln):
                 el_config_resources, pos = _d_ConfigResource_0(buf, pos, n, v)
                 app_config_resources(el_config_resources)
-        o = ListConfigResourcesResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, config_resources=x_config_resources)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -215,13 +213,12 @@ def _e_ListConfigResourcesResponse_0(o: ListConfigResourcesResponse, out: bytear
 
 
 def _d_ListConfigResourcesResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListConfigResourcesResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_config_resources: list[ConfigResource]
+    o = ListConfigResourcesResponse.__new__(ListConfigResourcesResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ConfigResources"
         ln = buf[pos]
@@ -235,12 +232,11 @@ def _d_ListConfigResourcesResponse_1(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_config_resources = []
-            app_config_resources = x_config_resources.append
+            o.config_resources = []
+            app_config_resources = o.config_resources.append
             for _ in range(ln):
                 el_config_resources, pos = _d_ConfigResource_1(buf, pos, n, v)
                 app_config_resources(el_config_resources)
-        o = ListConfigResourcesResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, config_resources=x_config_resources)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

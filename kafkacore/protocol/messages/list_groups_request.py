@@ -33,11 +33,10 @@ class ListGroupsRequest(_Request):
 
 
 def _d_ListGroupsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsRequest, int]:
-    f = ""
-    try:
-        o = ListGroupsRequest()
-    except _w.DECODE_FAILURES as exc:
-        raise _w.decode_failure(exc, "ListGroupsRequest", v, f, pos) from None
+    o = ListGroupsRequest.__new__(ListGroupsRequest)
+    o.states_filter = []
+    o.types_filter = []
+    o.unknown_tagged_fields = ()
     return o, pos
 
 
@@ -51,9 +50,12 @@ def _e_ListGroupsRequest_0(o: ListGroupsRequest, out: bytearray, v: int) -> None
 
 
 def _d_ListGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsRequest, int]:
+    o = ListGroupsRequest.__new__(ListGroupsRequest)
+    o.states_filter = []
+    o.types_filter = []
+    o.unknown_tagged_fields = ()
     f = ""
     try:
-        o = ListGroupsRequest()
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -86,7 +88,9 @@ def _e_ListGroupsRequest_1(o: ListGroupsRequest, out: bytearray, v: int) -> None
 
 
 def _d_ListGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsRequest, int]:
-    x_states_filter: list[str]
+    o = ListGroupsRequest.__new__(ListGroupsRequest)
+    o.types_filter = []
+    o.unknown_tagged_fields = ()
     f = "StatesFilter"
     try:
         f = "StatesFilter"
@@ -101,7 +105,7 @@ def _d_ListGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_states_filter = []
+            o.states_filter = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -112,9 +116,8 @@ def _d_ListGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_states_filter.append(str(buf[pos:e], "utf-8"))
+                o.states_filter.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = ListGroupsRequest(states_filter=x_states_filter)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -151,8 +154,8 @@ def _e_ListGroupsRequest_2(o: ListGroupsRequest, out: bytearray, v: int) -> None
 
 
 def _d_ListGroupsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsRequest, int]:
-    x_states_filter: list[str]
-    x_types_filter: list[str]
+    o = ListGroupsRequest.__new__(ListGroupsRequest)
+    o.unknown_tagged_fields = ()
     f = "StatesFilter"
     try:
         f = "StatesFilter"
@@ -167,7 +170,7 @@ def _d_ListGroupsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_states_filter = []
+            o.states_filter = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -178,7 +181,7 @@ def _d_ListGroupsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_states_filter.append(str(buf[pos:e], "utf-8"))
+                o.states_filter.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "TypesFilter"
         ln = buf[pos]
@@ -192,7 +195,7 @@ def _d_ListGroupsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_types_filter = []
+            o.types_filter = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -203,9 +206,8 @@ def _d_ListGroupsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_types_filter.append(str(buf[pos:e], "utf-8"))
+                o.types_filter.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = ListGroupsRequest(states_filter=x_states_filter, types_filter=x_types_filter)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -51,8 +51,10 @@ class ListGroupsResponse(_Response):
 
 
 def _d_ListedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedGroup, int]:
-    x_group_id: str
-    x_protocol_type: str
+    o = ListedGroup.__new__(ListedGroup)
+    o.group_state = ""
+    o.group_type = ""
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -64,7 +66,7 @@ def _d_ListedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -75,9 +77,8 @@ def _d_ListedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
-        o = ListedGroup(group_id=x_group_id, protocol_type=x_protocol_type)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListedGroup", v, f, pos) from None
     return o, pos
@@ -97,8 +98,10 @@ def _e_ListedGroup_0(o: ListedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_ListedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedGroup, int]:
-    x_group_id: str
-    x_protocol_type: str
+    o = ListedGroup.__new__(ListedGroup)
+    o.group_state = ""
+    o.group_type = ""
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -114,7 +117,7 @@ def _d_ListedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         ln = buf[pos]
@@ -129,9 +132,8 @@ def _d_ListedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
-        o = ListedGroup(group_id=x_group_id, protocol_type=x_protocol_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -168,9 +170,9 @@ def _e_ListedGroup_1(o: ListedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_ListedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedGroup, int]:
-    x_group_id: str
-    x_protocol_type: str
-    x_group_state: str
+    o = ListedGroup.__new__(ListedGroup)
+    o.group_type = ""
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -186,7 +188,7 @@ def _d_ListedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         ln = buf[pos]
@@ -201,7 +203,7 @@ def _d_ListedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         ln = buf[pos]
@@ -216,9 +218,8 @@ def _d_ListedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
-        o = ListedGroup(group_id=x_group_id, protocol_type=x_protocol_type, group_state=x_group_state)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -259,10 +260,8 @@ def _e_ListedGroup_2(o: ListedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_ListedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedGroup, int]:
-    x_group_id: str
-    x_protocol_type: str
-    x_group_state: str
-    x_group_type: str
+    o = ListedGroup.__new__(ListedGroup)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -278,7 +277,7 @@ def _d_ListedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         ln = buf[pos]
@@ -293,7 +292,7 @@ def _d_ListedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         ln = buf[pos]
@@ -308,7 +307,7 @@ def _d_ListedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupType"
         ln = buf[pos]
@@ -323,9 +322,8 @@ def _d_ListedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_type = str(buf[pos:e], "utf-8")
+            o.group_type = str(buf[pos:e], "utf-8")
             pos = e
-        o = ListedGroup(group_id=x_group_id, protocol_type=x_protocol_type, group_state=x_group_state, group_type=x_group_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -370,12 +368,13 @@ def _e_ListedGroup_3(o: ListedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_ListGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
-    x_error_code: int
-    x_groups: list[ListedGroup]
+    o = ListGroupsResponse.__new__(ListGroupsResponse)
+    o.throttle_time_ms = 0
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Groups"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -385,12 +384,11 @@ def _d_ListGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_ListedGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = ListGroupsResponse(error_code=x_error_code, groups=x_groups)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListGroupsResponse", v, f, pos) from None
     return o, pos
@@ -407,13 +405,12 @@ def _e_ListGroupsResponse_0(o: ListGroupsResponse, out: bytearray, v: int) -> No
 
 
 def _d_ListGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_groups: list[ListedGroup]
+    o = ListGroupsResponse.__new__(ListGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Groups"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -423,12 +420,11 @@ def _d_ListGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_ListedGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = ListGroupsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, groups=x_groups)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListGroupsResponse", v, f, pos) from None
     return o, pos
@@ -445,13 +441,12 @@ def _e_ListGroupsResponse_1(o: ListGroupsResponse, out: bytearray, v: int) -> No
 
 
 def _d_ListGroupsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_groups: list[ListedGroup]
+    o = ListGroupsResponse.__new__(ListGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Groups"
         ln = buf[pos]
@@ -465,12 +460,11 @@ def _d_ListGroupsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_ListedGroup_1(buf, pos, n, v)
                 app_groups(el_groups)
-        o = ListGroupsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -504,13 +498,12 @@ def _e_ListGroupsResponse_2(o: ListGroupsResponse, out: bytearray, v: int) -> No
 
 
 def _d_ListGroupsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_groups: list[ListedGroup]
+    o = ListGroupsResponse.__new__(ListGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Groups"
         ln = buf[pos]
@@ -524,12 +517,11 @@ def _d_ListGroupsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_ListedGroup_2(buf, pos, n, v)
                 app_groups(el_groups)
-        o = ListGroupsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -563,13 +555,12 @@ def _e_ListGroupsResponse_3(o: ListGroupsResponse, out: bytearray, v: int) -> No
 
 
 def _d_ListGroupsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_groups: list[ListedGroup]
+    o = ListGroupsResponse.__new__(ListGroupsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Groups"
         ln = buf[pos]
@@ -583,12 +574,11 @@ def _d_ListGroupsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_ListedGroup_3(buf, pos, n, v)
                 app_groups(el_groups)
-        o = ListGroupsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -65,14 +65,14 @@ class ListOffsetsRequest(_Request):
 
 
 def _d_ListOffsetsPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartition, int]:
-    x_partition_index: int
-    x_timestamp: int
+    o = ListOffsetsPartition.__new__(ListOffsetsPartition)
+    o.current_leader_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_timestamp) = _S_iq.unpack_from(buf, pos)
+        (o.partition_index, o.timestamp) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = ListOffsetsPartition(partition_index=x_partition_index, timestamp=x_timestamp)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsPartition", v, f, pos) from None
     return o, pos
@@ -86,15 +86,13 @@ def _e_ListOffsetsPartition_0(o: ListOffsetsPartition, out: bytearray, v: int) -
 
 
 def _d_ListOffsetsPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartition, int]:
-    x_partition_index: int
-    x_current_leader_epoch: int
-    x_timestamp: int
+    o = ListOffsetsPartition.__new__(ListOffsetsPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_current_leader_epoch, x_timestamp) = _S_iiq.unpack_from(buf, pos)
+        (o.partition_index, o.current_leader_epoch, o.timestamp) = _S_iiq.unpack_from(buf, pos)
         pos += 16
-        o = ListOffsetsPartition(partition_index=x_partition_index, current_leader_epoch=x_current_leader_epoch, timestamp=x_timestamp)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsPartition", v, f, pos) from None
     return o, pos
@@ -107,15 +105,13 @@ def _e_ListOffsetsPartition_1(o: ListOffsetsPartition, out: bytearray, v: int) -
 
 
 def _d_ListOffsetsPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartition, int]:
-    x_partition_index: int
-    x_current_leader_epoch: int
-    x_timestamp: int
+    o = ListOffsetsPartition.__new__(ListOffsetsPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_current_leader_epoch, x_timestamp) = _S_iiq.unpack_from(buf, pos)
+        (o.partition_index, o.current_leader_epoch, o.timestamp) = _S_iiq.unpack_from(buf, pos)
         pos += 16
-        o = ListOffsetsPartition(partition_index=x_partition_index, current_leader_epoch=x_current_leader_epoch, timestamp=x_timestamp)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -145,8 +141,8 @@ def _e_ListOffsetsPartition_2(o: ListOffsetsPartition, out: bytearray, v: int) -
 
 
 def _d_ListOffsetsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopic, int]:
-    x_name: str
-    x_partitions: list[ListOffsetsPartition]
+    o = ListOffsetsTopic.__new__(ListOffsetsTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -158,7 +154,7 @@ def _d_ListOffsetsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Li
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -168,12 +164,11 @@ def _d_ListOffsetsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Li
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_ListOffsetsPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ListOffsetsTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsTopic", v, f, pos) from None
     return o, pos
@@ -193,8 +188,8 @@ def _e_ListOffsetsTopic_0(o: ListOffsetsTopic, out: bytearray, v: int) -> None:
 
 
 def _d_ListOffsetsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopic, int]:
-    x_name: str
-    x_partitions: list[ListOffsetsPartition]
+    o = ListOffsetsTopic.__new__(ListOffsetsTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -206,7 +201,7 @@ def _d_ListOffsetsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Li
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -216,12 +211,11 @@ def _d_ListOffsetsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Li
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_ListOffsetsPartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ListOffsetsTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsTopic", v, f, pos) from None
     return o, pos
@@ -241,8 +235,8 @@ def _e_ListOffsetsTopic_1(o: ListOffsetsTopic, out: bytearray, v: int) -> None:
 
 
 def _d_ListOffsetsTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopic, int]:
-    x_name: str
-    x_partitions: list[ListOffsetsPartition]
+    o = ListOffsetsTopic.__new__(ListOffsetsTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -258,7 +252,7 @@ def _d_ListOffsetsTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Li
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -272,12 +266,11 @@ def _d_ListOffsetsTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Li
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_ListOffsetsPartition_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ListOffsetsTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -314,12 +307,14 @@ def _e_ListOffsetsTopic_2(o: ListOffsetsTopic, out: bytearray, v: int) -> None:
 
 
 def _d_ListOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
-    x_replica_id: int
-    x_topics: list[ListOffsetsTopic]
+    o = ListOffsetsRequest.__new__(ListOffsetsRequest)
+    o.isolation_level = 0
+    o.timeout_ms = 0
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id,) = _S_i.unpack_from(buf, pos)
+        (o.replica_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -329,12 +324,11 @@ def _d_ListOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListOffsetsTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListOffsetsRequest(replica_id=x_replica_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsRequest", v, f, pos) from None
     return o, pos
@@ -353,13 +347,13 @@ def _e_ListOffsetsRequest_0(o: ListOffsetsRequest, out: bytearray, v: int) -> No
 
 
 def _d_ListOffsetsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
-    x_replica_id: int
-    x_isolation_level: int
-    x_topics: list[ListOffsetsTopic]
+    o = ListOffsetsRequest.__new__(ListOffsetsRequest)
+    o.timeout_ms = 0
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_isolation_level) = _S_ib.unpack_from(buf, pos)
+        (o.replica_id, o.isolation_level) = _S_ib.unpack_from(buf, pos)
         pos += 5
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -369,12 +363,11 @@ def _d_ListOffsetsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListOffsetsTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListOffsetsRequest(replica_id=x_replica_id, isolation_level=x_isolation_level, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsRequest", v, f, pos) from None
     return o, pos
@@ -391,13 +384,13 @@ def _e_ListOffsetsRequest_1(o: ListOffsetsRequest, out: bytearray, v: int) -> No
 
 
 def _d_ListOffsetsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
-    x_replica_id: int
-    x_isolation_level: int
-    x_topics: list[ListOffsetsTopic]
+    o = ListOffsetsRequest.__new__(ListOffsetsRequest)
+    o.timeout_ms = 0
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_isolation_level) = _S_ib.unpack_from(buf, pos)
+        (o.replica_id, o.isolation_level) = _S_ib.unpack_from(buf, pos)
         pos += 5
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -407,12 +400,11 @@ def _d_ListOffsetsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListOffsetsTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListOffsetsRequest(replica_id=x_replica_id, isolation_level=x_isolation_level, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsRequest", v, f, pos) from None
     return o, pos
@@ -429,13 +421,13 @@ def _e_ListOffsetsRequest_2(o: ListOffsetsRequest, out: bytearray, v: int) -> No
 
 
 def _d_ListOffsetsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
-    x_replica_id: int
-    x_isolation_level: int
-    x_topics: list[ListOffsetsTopic]
+    o = ListOffsetsRequest.__new__(ListOffsetsRequest)
+    o.timeout_ms = 0
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_isolation_level) = _S_ib.unpack_from(buf, pos)
+        (o.replica_id, o.isolation_level) = _S_ib.unpack_from(buf, pos)
         pos += 5
         f = "Topics"
         ln = buf[pos]
@@ -449,12 +441,11 @@ def _d_ListOffsetsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListOffsetsTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListOffsetsRequest(replica_id=x_replica_id, isolation_level=x_isolation_level, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -488,14 +479,12 @@ def _e_ListOffsetsRequest_3(o: ListOffsetsRequest, out: bytearray, v: int) -> No
 
 
 def _d_ListOffsetsRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
-    x_replica_id: int
-    x_isolation_level: int
-    x_topics: list[ListOffsetsTopic]
-    x_timeout_ms: int
+    o = ListOffsetsRequest.__new__(ListOffsetsRequest)
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id, x_isolation_level) = _S_ib.unpack_from(buf, pos)
+        (o.replica_id, o.isolation_level) = _S_ib.unpack_from(buf, pos)
         pos += 5
         f = "Topics"
         ln = buf[pos]
@@ -509,15 +498,14 @@ def _d_ListOffsetsRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListOffsetsTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ListOffsetsRequest(replica_id=x_replica_id, isolation_level=x_isolation_level, topics=x_topics, timeout_ms=x_timeout_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

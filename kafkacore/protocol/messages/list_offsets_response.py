@@ -63,16 +63,14 @@ class ListOffsetsResponse(_Response):
 
 
 def _d_ListOffsetsPartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartitionResponse, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_timestamp: int
-    x_offset: int
+    o = ListOffsetsPartitionResponse.__new__(ListOffsetsPartitionResponse)
+    o.leader_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_timestamp, x_offset) = _S_ihqq.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.timestamp, o.offset) = _S_ihqq.unpack_from(buf, pos)
         pos += 22
-        o = ListOffsetsPartitionResponse(partition_index=x_partition_index, error_code=x_error_code, timestamp=x_timestamp, offset=x_offset)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsPartitionResponse", v, f, pos) from None
     return o, pos
@@ -87,17 +85,13 @@ def _e_ListOffsetsPartitionResponse_0(o: ListOffsetsPartitionResponse, out: byte
 
 
 def _d_ListOffsetsPartitionResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartitionResponse, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_timestamp: int
-    x_offset: int
-    x_leader_epoch: int
+    o = ListOffsetsPartitionResponse.__new__(ListOffsetsPartitionResponse)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_timestamp, x_offset, x_leader_epoch) = _S_ihqqi.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch) = _S_ihqqi.unpack_from(buf, pos)
         pos += 26
-        o = ListOffsetsPartitionResponse(partition_index=x_partition_index, error_code=x_error_code, timestamp=x_timestamp, offset=x_offset, leader_epoch=x_leader_epoch)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsPartitionResponse", v, f, pos) from None
     return o, pos
@@ -110,17 +104,13 @@ def _e_ListOffsetsPartitionResponse_1(o: ListOffsetsPartitionResponse, out: byte
 
 
 def _d_ListOffsetsPartitionResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartitionResponse, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_timestamp: int
-    x_offset: int
-    x_leader_epoch: int
+    o = ListOffsetsPartitionResponse.__new__(ListOffsetsPartitionResponse)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_timestamp, x_offset, x_leader_epoch) = _S_ihqqi.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch) = _S_ihqqi.unpack_from(buf, pos)
         pos += 26
-        o = ListOffsetsPartitionResponse(partition_index=x_partition_index, error_code=x_error_code, timestamp=x_timestamp, offset=x_offset, leader_epoch=x_leader_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -150,8 +140,8 @@ def _e_ListOffsetsPartitionResponse_2(o: ListOffsetsPartitionResponse, out: byte
 
 
 def _d_ListOffsetsTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopicResponse, int]:
-    x_name: str
-    x_partitions: list[ListOffsetsPartitionResponse]
+    o = ListOffsetsTopicResponse.__new__(ListOffsetsTopicResponse)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -163,7 +153,7 @@ def _d_ListOffsetsTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -173,12 +163,11 @@ def _d_ListOffsetsTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_ListOffsetsPartitionResponse_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ListOffsetsTopicResponse(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsTopicResponse", v, f, pos) from None
     return o, pos
@@ -198,8 +187,8 @@ def _e_ListOffsetsTopicResponse_0(o: ListOffsetsTopicResponse, out: bytearray, v
 
 
 def _d_ListOffsetsTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopicResponse, int]:
-    x_name: str
-    x_partitions: list[ListOffsetsPartitionResponse]
+    o = ListOffsetsTopicResponse.__new__(ListOffsetsTopicResponse)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -211,7 +200,7 @@ def _d_ListOffsetsTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -221,12 +210,11 @@ def _d_ListOffsetsTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_ListOffsetsPartitionResponse_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ListOffsetsTopicResponse(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsTopicResponse", v, f, pos) from None
     return o, pos
@@ -246,8 +234,8 @@ def _e_ListOffsetsTopicResponse_1(o: ListOffsetsTopicResponse, out: bytearray, v
 
 
 def _d_ListOffsetsTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopicResponse, int]:
-    x_name: str
-    x_partitions: list[ListOffsetsPartitionResponse]
+    o = ListOffsetsTopicResponse.__new__(ListOffsetsTopicResponse)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -263,7 +251,7 @@ def _d_ListOffsetsTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -277,12 +265,11 @@ def _d_ListOffsetsTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_ListOffsetsPartitionResponse_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ListOffsetsTopicResponse(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -319,7 +306,9 @@ def _e_ListOffsetsTopicResponse_2(o: ListOffsetsTopicResponse, out: bytearray, v
 
 
 def _d_ListOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsResponse, int]:
-    x_topics: list[ListOffsetsTopicResponse]
+    o = ListOffsetsResponse.__new__(ListOffsetsResponse)
+    o.throttle_time_ms = 0
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -330,12 +319,11 @@ def _d_ListOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListOffsetsTopicResponse_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListOffsetsResponse(topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsResponse", v, f, pos) from None
     return o, pos
@@ -351,12 +339,12 @@ def _e_ListOffsetsResponse_0(o: ListOffsetsResponse, out: bytearray, v: int) -> 
 
 
 def _d_ListOffsetsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[ListOffsetsTopicResponse]
+    o = ListOffsetsResponse.__new__(ListOffsetsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -366,12 +354,11 @@ def _d_ListOffsetsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListOffsetsTopicResponse_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListOffsetsResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsResponse", v, f, pos) from None
     return o, pos
@@ -388,12 +375,12 @@ def _e_ListOffsetsResponse_1(o: ListOffsetsResponse, out: bytearray, v: int) -> 
 
 
 def _d_ListOffsetsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[ListOffsetsTopicResponse]
+    o = ListOffsetsResponse.__new__(ListOffsetsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -403,12 +390,11 @@ def _d_ListOffsetsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListOffsetsTopicResponse_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListOffsetsResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ListOffsetsResponse", v, f, pos) from None
     return o, pos
@@ -425,12 +411,12 @@ def _e_ListOffsetsResponse_2(o: ListOffsetsResponse, out: bytearray, v: int) -> 
 
 
 def _d_ListOffsetsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[ListOffsetsTopicResponse]
+    o = ListOffsetsResponse.__new__(ListOffsetsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -444,12 +430,11 @@ def _d_ListOffsetsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListOffsetsTopicResponse_2(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListOffsetsResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

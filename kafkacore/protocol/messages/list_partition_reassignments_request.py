@@ -18,6 +18,7 @@ from kafkacore.protocol._base import Struct as _Struct
 __all__ = ["ListPartitionReassignmentsRequest", "ListPartitionReassignmentsTopics"]
 
 _S_i = _struct.Struct(">i")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -47,8 +48,8 @@ class ListPartitionReassignmentsRequest(_Request):
 
 
 def _d_ListPartitionReassignmentsTopics_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListPartitionReassignmentsTopics, int]:
-    x_name: str
-    x_partition_indexes: list[int]
+    o = ListPartitionReassignmentsTopics.__new__(ListPartitionReassignmentsTopics)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -64,7 +65,7 @@ def _d_ListPartitionReassignmentsTopics_0(buf: memoryview, pos: int, n: int, v: 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionIndexes"
         ln = buf[pos]
@@ -78,9 +79,11 @@ def _d_ListPartitionReassignmentsTopics_0(buf: memoryview, pos: int, n: int, v: 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_indexes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partition_indexes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = ListPartitionReassignmentsTopics(name=x_name, partition_indexes=x_partition_indexes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -108,7 +111,10 @@ def _e_ListPartitionReassignmentsTopics_0(o: ListPartitionReassignmentsTopics, o
     out += bx
     x_partition_indexes = o.partition_indexes
     out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += _struct.pack(f">{len(x_partition_indexes)}i", *x_partition_indexes)
+    out += (
+        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partition_indexes)}i")
+    ).pack(*x_partition_indexes)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -116,12 +122,12 @@ def _e_ListPartitionReassignmentsTopics_0(o: ListPartitionReassignmentsTopics, o
 
 
 def _d_ListPartitionReassignmentsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListPartitionReassignmentsRequest, int]:
-    x_timeout_ms: int
-    x_topics: list[ListPartitionReassignmentsTopics] | None
+    o = ListPartitionReassignmentsRequest.__new__(ListPartitionReassignmentsRequest)
+    o.unknown_tagged_fields = ()
     f = "TimeoutMs"
     try:
         f = "TimeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -131,16 +137,15 @@ def _d_ListPartitionReassignmentsRequest_0(buf: memoryview, pos: int, n: int, v:
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ListPartitionReassignmentsTopics_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListPartitionReassignmentsRequest(timeout_ms=x_timeout_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

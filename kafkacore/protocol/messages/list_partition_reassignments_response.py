@@ -19,6 +19,7 @@ __all__ = ["ListPartitionReassignmentsResponse", "OngoingPartitionReassignment",
 
 _S_i = _struct.Struct(">i")
 _S_ih = _struct.Struct(">ih")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -63,14 +64,12 @@ class ListPartitionReassignmentsResponse(_Response):
 
 
 def _d_OngoingPartitionReassignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OngoingPartitionReassignment, int]:
-    x_partition_index: int
-    x_replicas: list[int]
-    x_adding_replicas: list[int]
-    x_removing_replicas: list[int]
+    o = OngoingPartitionReassignment.__new__(OngoingPartitionReassignment)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Replicas"
         ln = buf[pos]
@@ -84,7 +83,10 @@ def _d_OngoingPartitionReassignment_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replicas = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.replicas = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "AddingReplicas"
         ln = buf[pos]
@@ -98,7 +100,10 @@ def _d_OngoingPartitionReassignment_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_adding_replicas = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.adding_replicas = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "RemovingReplicas"
         ln = buf[pos]
@@ -112,9 +117,11 @@ def _d_OngoingPartitionReassignment_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_removing_replicas = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.removing_replicas = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = OngoingPartitionReassignment(partition_index=x_partition_index, replicas=x_replicas, adding_replicas=x_adding_replicas, removing_replicas=x_removing_replicas)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -139,13 +146,22 @@ def _e_OngoingPartitionReassignment_0(o: OngoingPartitionReassignment, out: byte
     out += _S_i.pack(o.partition_index)
     x_replicas = o.replicas
     out += _w.uvarint(len(x_replicas) + 1)
-    out += _struct.pack(f">{len(x_replicas)}i", *x_replicas)
+    out += (
+        _A_i[len(x_replicas)] if len(x_replicas) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_replicas)}i")
+    ).pack(*x_replicas)
     x_adding_replicas = o.adding_replicas
     out += _w.uvarint(len(x_adding_replicas) + 1)
-    out += _struct.pack(f">{len(x_adding_replicas)}i", *x_adding_replicas)
+    out += (
+        _A_i[len(x_adding_replicas)] if len(x_adding_replicas) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_adding_replicas)}i")
+    ).pack(*x_adding_replicas)
     x_removing_replicas = o.removing_replicas
     out += _w.uvarint(len(x_removing_replicas) + 1)
-    out += _struct.pack(f">{len(x_removing_replicas)}i", *x_removing_replicas)
+    out += (
+        _A_i[len(x_removing_replicas)] if len(x_removing_replicas) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_removing_replicas)}i")
+    ).pack(*x_removing_replicas)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -153,8 +169,8 @@ def _e_OngoingPartitionReassignment_0(o: OngoingPartitionReassignment, out: byte
 
 
 def _d_OngoingTopicReassignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OngoingTopicReassignment, int]:
-    x_name: str
-    x_partitions: list[OngoingPartitionReassignment]
+    o = OngoingTopicReassignment.__new__(OngoingTopicReassignment)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -170,7 +186,7 @@ def _d_OngoingTopicReassignment_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -184,12 +200,11 @@ def _d_OngoingTopicReassignment_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OngoingPartitionReassignment_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OngoingTopicReassignment(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -226,14 +241,12 @@ def _e_OngoingTopicReassignment_0(o: OngoingTopicReassignment, out: bytearray, v
 
 
 def _d_ListPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListPartitionReassignmentsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_topics: list[OngoingTopicReassignment]
+    o = ListPartitionReassignmentsResponse.__new__(ListPartitionReassignmentsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -243,12 +256,12 @@ def _d_ListPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, v
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -262,12 +275,11 @@ def _d_ListPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, v
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OngoingTopicReassignment_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ListPartitionReassignmentsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

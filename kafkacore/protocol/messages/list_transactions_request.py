@@ -17,6 +17,7 @@ from kafkacore.protocol._base import Request as _Request
 __all__ = ["ListTransactionsRequest"]
 
 _S_q = _struct.Struct(">q")
+_A_q = _w.ARRAY_STRUCTS["q"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -37,8 +38,10 @@ class ListTransactionsRequest(_Request):
 
 
 def _d_ListTransactionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListTransactionsRequest, int]:
-    x_state_filters: list[str]
-    x_producer_id_filters: list[int]
+    o = ListTransactionsRequest.__new__(ListTransactionsRequest)
+    o.duration_filter = -1
+    o.transactional_id_pattern = None
+    o.unknown_tagged_fields = ()
     f = "StateFilters"
     try:
         f = "StateFilters"
@@ -53,7 +56,7 @@ def _d_ListTransactionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_state_filters = []
+            o.state_filters = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -64,7 +67,7 @@ def _d_ListTransactionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_state_filters.append(str(buf[pos:e], "utf-8"))
+                o.state_filters.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "ProducerIdFilters"
         ln = buf[pos]
@@ -78,9 +81,11 @@ def _d_ListTransactionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_producer_id_filters = list(_struct.unpack_from(f">{ln}q", buf, pos))
+            o.producer_id_filters = list(
+                (_A_q[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}q"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 8
-        o = ListTransactionsRequest(state_filters=x_state_filters, producer_id_filters=x_producer_id_filters)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -110,7 +115,10 @@ def _e_ListTransactionsRequest_0(o: ListTransactionsRequest, out: bytearray, v: 
         out += bx
     x_producer_id_filters = o.producer_id_filters
     out += _w.uvarint(len(x_producer_id_filters) + 1)
-    out += _struct.pack(f">{len(x_producer_id_filters)}q", *x_producer_id_filters)
+    out += (
+        _A_q[len(x_producer_id_filters)] if len(x_producer_id_filters) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_producer_id_filters)}q")
+    ).pack(*x_producer_id_filters)
     if o.duration_filter != -1:
         raise _w.not_in_version("ListTransactionsRequest", "DurationFilter", v)
     if o.transactional_id_pattern is not None:
@@ -122,9 +130,9 @@ def _e_ListTransactionsRequest_0(o: ListTransactionsRequest, out: bytearray, v: 
 
 
 def _d_ListTransactionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListTransactionsRequest, int]:
-    x_state_filters: list[str]
-    x_producer_id_filters: list[int]
-    x_duration_filter: int
+    o = ListTransactionsRequest.__new__(ListTransactionsRequest)
+    o.transactional_id_pattern = None
+    o.unknown_tagged_fields = ()
     f = "StateFilters"
     try:
         f = "StateFilters"
@@ -139,7 +147,7 @@ def _d_ListTransactionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_state_filters = []
+            o.state_filters = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -150,7 +158,7 @@ def _d_ListTransactionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_state_filters.append(str(buf[pos:e], "utf-8"))
+                o.state_filters.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "ProducerIdFilters"
         ln = buf[pos]
@@ -164,12 +172,14 @@ def _d_ListTransactionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_producer_id_filters = list(_struct.unpack_from(f">{ln}q", buf, pos))
+            o.producer_id_filters = list(
+                (_A_q[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}q"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 8
         f = "DurationFilter"
-        (x_duration_filter,) = _S_q.unpack_from(buf, pos)
+        (o.duration_filter,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = ListTransactionsRequest(state_filters=x_state_filters, producer_id_filters=x_producer_id_filters, duration_filter=x_duration_filter)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -199,7 +209,10 @@ def _e_ListTransactionsRequest_1(o: ListTransactionsRequest, out: bytearray, v: 
         out += bx
     x_producer_id_filters = o.producer_id_filters
     out += _w.uvarint(len(x_producer_id_filters) + 1)
-    out += _struct.pack(f">{len(x_producer_id_filters)}q", *x_producer_id_filters)
+    out += (
+        _A_q[len(x_producer_id_filters)] if len(x_producer_id_filters) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_producer_id_filters)}q")
+    ).pack(*x_producer_id_filters)
     out += _S_q.pack(o.duration_filter)
     if o.transactional_id_pattern is not None:
         raise _w.not_in_version("ListTransactionsRequest", "TransactionalIdPattern", v)
@@ -210,10 +223,8 @@ def _e_ListTransactionsRequest_1(o: ListTransactionsRequest, out: bytearray, v: 
 
 
 def _d_ListTransactionsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListTransactionsRequest, int]:
-    x_state_filters: list[str]
-    x_producer_id_filters: list[int]
-    x_duration_filter: int
-    x_transactional_id_pattern: str | None
+    o = ListTransactionsRequest.__new__(ListTransactionsRequest)
+    o.unknown_tagged_fields = ()
     f = "StateFilters"
     try:
         f = "StateFilters"
@@ -228,7 +239,7 @@ def _d_ListTransactionsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_state_filters = []
+            o.state_filters = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -239,7 +250,7 @@ def _d_ListTransactionsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> t
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_state_filters.append(str(buf[pos:e], "utf-8"))
+                o.state_filters.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "ProducerIdFilters"
         ln = buf[pos]
@@ -253,10 +264,13 @@ def _d_ListTransactionsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_producer_id_filters = list(_struct.unpack_from(f">{ln}q", buf, pos))
+            o.producer_id_filters = list(
+                (_A_q[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}q"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 8
         f = "DurationFilter"
-        (x_duration_filter,) = _S_q.unpack_from(buf, pos)
+        (o.duration_filter,) = _S_q.unpack_from(buf, pos)
         pos += 8
         f = "TransactionalIdPattern"
         ln = buf[pos]
@@ -266,14 +280,13 @@ def _d_ListTransactionsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_transactional_id_pattern = None
+            o.transactional_id_pattern = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id_pattern = str(buf[pos:e], "utf-8")
+            o.transactional_id_pattern = str(buf[pos:e], "utf-8")
             pos = e
-        o = ListTransactionsRequest(state_filters=x_state_filters, producer_id_filters=x_producer_id_filters, duration_filter=x_duration_filter, transactional_id_pattern=x_transactional_id_pattern)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -303,7 +316,10 @@ def _e_ListTransactionsRequest_2(o: ListTransactionsRequest, out: bytearray, v: 
         out += bx
     x_producer_id_filters = o.producer_id_filters
     out += _w.uvarint(len(x_producer_id_filters) + 1)
-    out += _struct.pack(f">{len(x_producer_id_filters)}q", *x_producer_id_filters)
+    out += (
+        _A_q[len(x_producer_id_filters)] if len(x_producer_id_filters) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_producer_id_filters)}q")
+    ).pack(*x_producer_id_filters)
     out += _S_q.pack(o.duration_filter)
     x_transactional_id_pattern = o.transactional_id_pattern
     if x_transactional_id_pattern is None:

@@ -51,9 +51,8 @@ class ListTransactionsResponse(_Response):
 
 
 def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TransactionState, int]:
-    x_transactional_id: str
-    x_producer_id: int
-    x_transaction_state: str
+    o = TransactionState.__new__(TransactionState)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -69,10 +68,10 @@ def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Tr
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProducerId"
-        (x_producer_id,) = _S_q.unpack_from(buf, pos)
+        (o.producer_id,) = _S_q.unpack_from(buf, pos)
         pos += 8
         f = "TransactionState"
         ln = buf[pos]
@@ -87,9 +86,8 @@ def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Tr
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transaction_state = str(buf[pos:e], "utf-8")
+            o.transaction_state = str(buf[pos:e], "utf-8")
             pos = e
-        o = TransactionState(transactional_id=x_transactional_id, producer_id=x_producer_id, transaction_state=x_transaction_state)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -127,14 +125,12 @@ def _e_TransactionState_0(o: TransactionState, out: bytearray, v: int) -> None:
 
 
 def _d_ListTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListTransactionsResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_unknown_state_filters: list[str]
-    x_transaction_states: list[TransactionState]
+    o = ListTransactionsResponse.__new__(ListTransactionsResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "UnknownStateFilters"
         ln = buf[pos]
@@ -148,7 +144,7 @@ def _d_ListTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_unknown_state_filters = []
+            o.unknown_state_filters = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -159,7 +155,7 @@ def _d_ListTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_unknown_state_filters.append(str(buf[pos:e], "utf-8"))
+                o.unknown_state_filters.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "TransactionStates"
         ln = buf[pos]
@@ -173,12 +169,11 @@ def _d_ListTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_transaction_states = []
-            app_transaction_states = x_transaction_states.append
+            o.transaction_states = []
+            app_transaction_states = o.transaction_states.append
             for _ in range(ln):
                 el_transaction_states, pos = _d_TransactionState_0(buf, pos, n, v)
                 app_transaction_states(el_transaction_states)
-        o = ListTransactionsResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, unknown_state_filters=x_unknown_state_filters, transaction_states=x_transaction_states)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

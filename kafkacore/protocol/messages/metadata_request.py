@@ -53,7 +53,9 @@ class MetadataRequest(_Request):
 
 
 def _d_MetadataRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequestTopic, int]:
-    x_name: str | None
+    o = MetadataRequestTopic.__new__(MetadataRequestTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -65,9 +67,8 @@ def _d_MetadataRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
-        o = MetadataRequestTopic(name=x_name)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataRequestTopic", v, f, pos) from None
     return o, pos
@@ -86,7 +87,9 @@ def _e_MetadataRequestTopic_0(o: MetadataRequestTopic, out: bytearray, v: int) -
 
 
 def _d_MetadataRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequestTopic, int]:
-    x_name: str | None
+    o = MetadataRequestTopic.__new__(MetadataRequestTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -102,9 +105,8 @@ def _d_MetadataRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
-        o = MetadataRequestTopic(name=x_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -140,14 +142,14 @@ def _e_MetadataRequestTopic_1(o: MetadataRequestTopic, out: bytearray, v: int) -
 
 
 def _d_MetadataRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequestTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_name: str | None
+    o = MetadataRequestTopic.__new__(MetadataRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Name"
         ln = buf[pos]
         if ln < 128:
@@ -156,14 +158,13 @@ def _d_MetadataRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_name = None
+            o.name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
-        o = MetadataRequestTopic(topic_id=x_topic_id, name=x_name)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -200,7 +201,11 @@ def _e_MetadataRequestTopic_2(o: MetadataRequestTopic, out: bytearray, v: int) -
 
 
 def _d_MetadataRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
-    x_topics: list[MetadataRequestTopic] | None
+    o = MetadataRequest.__new__(MetadataRequest)
+    o.allow_auto_topic_creation = True
+    o.include_cluster_authorized_operations = False
+    o.include_topic_authorized_operations = False
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -211,12 +216,11 @@ def _d_MetadataRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataRequest(topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataRequest", v, f, pos) from None
     return o, pos
@@ -241,23 +245,26 @@ def _e_MetadataRequest_0(o: MetadataRequest, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
-    x_topics: list[MetadataRequestTopic] | None
+    o = MetadataRequest.__new__(MetadataRequest)
+    o.allow_auto_topic_creation = True
+    o.include_cluster_authorized_operations = False
+    o.include_topic_authorized_operations = False
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataRequest(topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataRequest", v, f, pos) from None
     return o, pos
@@ -282,27 +289,28 @@ def _e_MetadataRequest_1(o: MetadataRequest, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
-    x_topics: list[MetadataRequestTopic] | None
-    x_allow_auto_topic_creation: bool
+    o = MetadataRequest.__new__(MetadataRequest)
+    o.include_cluster_authorized_operations = False
+    o.include_topic_authorized_operations = False
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "AllowAutoTopicCreation"
-        (x_allow_auto_topic_creation,) = _S_o.unpack_from(buf, pos)
+        (o.allow_auto_topic_creation,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = MetadataRequest(topics=x_topics, allow_auto_topic_creation=x_allow_auto_topic_creation)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataRequest", v, f, pos) from None
     return o, pos
@@ -326,29 +334,26 @@ def _e_MetadataRequest_2(o: MetadataRequest, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
-    x_topics: list[MetadataRequestTopic] | None
-    x_allow_auto_topic_creation: bool
-    x_include_cluster_authorized_operations: bool
-    x_include_topic_authorized_operations: bool
+    o = MetadataRequest.__new__(MetadataRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "AllowAutoTopicCreation"
-        (x_allow_auto_topic_creation, x_include_cluster_authorized_operations, x_include_topic_authorized_operations) = _S_ooo.unpack_from(buf, pos)
+        (o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations) = _S_ooo.unpack_from(buf, pos)
         pos += 3
-        o = MetadataRequest(topics=x_topics, allow_auto_topic_creation=x_allow_auto_topic_creation, include_cluster_authorized_operations=x_include_cluster_authorized_operations, include_topic_authorized_operations=x_include_topic_authorized_operations)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataRequest", v, f, pos) from None
     return o, pos
@@ -368,10 +373,8 @@ def _e_MetadataRequest_3(o: MetadataRequest, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
-    x_topics: list[MetadataRequestTopic] | None
-    x_allow_auto_topic_creation: bool
-    x_include_cluster_authorized_operations: bool
-    x_include_topic_authorized_operations: bool
+    o = MetadataRequest.__new__(MetadataRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -382,19 +385,18 @@ def _d_MetadataRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataRequestTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "AllowAutoTopicCreation"
-        (x_allow_auto_topic_creation, x_include_cluster_authorized_operations, x_include_topic_authorized_operations) = _S_ooo.unpack_from(buf, pos)
+        (o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations) = _S_ooo.unpack_from(buf, pos)
         pos += 3
-        o = MetadataRequest(topics=x_topics, allow_auto_topic_creation=x_allow_auto_topic_creation, include_cluster_authorized_operations=x_include_cluster_authorized_operations, include_topic_authorized_operations=x_include_topic_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -431,10 +433,8 @@ def _e_MetadataRequest_4(o: MetadataRequest, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
-    x_topics: list[MetadataRequestTopic] | None
-    x_allow_auto_topic_creation: bool
-    x_include_cluster_authorized_operations: bool
-    x_include_topic_authorized_operations: bool
+    o = MetadataRequest.__new__(MetadataRequest)
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -445,19 +445,18 @@ def _d_MetadataRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataRequestTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
         f = "AllowAutoTopicCreation"
-        (x_allow_auto_topic_creation, x_include_cluster_authorized_operations, x_include_topic_authorized_operations) = _S_ooo.unpack_from(buf, pos)
+        (o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations) = _S_ooo.unpack_from(buf, pos)
         pos += 3
-        o = MetadataRequest(topics=x_topics, allow_auto_topic_creation=x_allow_auto_topic_creation, include_cluster_authorized_operations=x_include_cluster_authorized_operations, include_topic_authorized_operations=x_include_topic_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -494,9 +493,9 @@ def _e_MetadataRequest_5(o: MetadataRequest, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
-    x_topics: list[MetadataRequestTopic] | None
-    x_allow_auto_topic_creation: bool
-    x_include_topic_authorized_operations: bool
+    o = MetadataRequest.__new__(MetadataRequest)
+    o.include_cluster_authorized_operations = False
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -507,19 +506,18 @@ def _d_MetadataRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataRequestTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
         f = "AllowAutoTopicCreation"
-        (x_allow_auto_topic_creation, x_include_topic_authorized_operations) = _S_oo.unpack_from(buf, pos)
+        (o.allow_auto_topic_creation, o.include_topic_authorized_operations) = _S_oo.unpack_from(buf, pos)
         pos += 2
-        o = MetadataRequest(topics=x_topics, allow_auto_topic_creation=x_allow_auto_topic_creation, include_topic_authorized_operations=x_include_topic_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

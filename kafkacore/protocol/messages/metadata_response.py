@@ -24,6 +24,7 @@ _S_hiii = _struct.Struct(">hiii")
 _S_i = _struct.Struct(">i")
 _S_o = _struct.Struct(">?")
 _S_uo = _struct.Struct(">16s?")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -91,13 +92,13 @@ class MetadataResponse(_Response):
 
 
 def _d_MetadataResponseBroker_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseBroker, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
+    o = MetadataResponseBroker.__new__(MetadataResponseBroker)
+    o.rack = None
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -108,12 +109,11 @@ def _d_MetadataResponseBroker_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = MetadataResponseBroker(node_id=x_node_id, host=x_host, port=x_port)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponseBroker", v, f, pos) from None
     return o, pos
@@ -131,14 +131,12 @@ def _e_MetadataResponseBroker_0(o: MetadataResponseBroker, out: bytearray, v: in
 
 
 def _d_MetadataResponseBroker_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseBroker, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
-    x_rack: str | None
+    o = MetadataResponseBroker.__new__(MetadataResponseBroker)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -149,23 +147,22 @@ def _d_MetadataResponseBroker_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Rack"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
-        o = MetadataResponseBroker(node_id=x_node_id, host=x_host, port=x_port, rack=x_rack)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponseBroker", v, f, pos) from None
     return o, pos
@@ -190,14 +187,12 @@ def _e_MetadataResponseBroker_1(o: MetadataResponseBroker, out: bytearray, v: in
 
 
 def _d_MetadataResponseBroker_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseBroker, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
-    x_rack: str | None
+    o = MetadataResponseBroker.__new__(MetadataResponseBroker)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -212,10 +207,10 @@ def _d_MetadataResponseBroker_2(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Rack"
         ln = buf[pos]
@@ -225,14 +220,13 @@ def _d_MetadataResponseBroker_2(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
-        o = MetadataResponseBroker(node_id=x_node_id, host=x_host, port=x_port, rack=x_rack)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -274,15 +268,14 @@ def _e_MetadataResponseBroker_2(o: MetadataResponseBroker, out: bytearray, v: in
 
 
 def _d_MetadataResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponsePartition, int]:
-    x_error_code: int
-    x_partition_index: int
-    x_leader_id: int
-    x_replica_nodes: list[int]
-    x_isr_nodes: list[int]
+    o = MetadataResponsePartition.__new__(MetadataResponsePartition)
+    o.leader_epoch = -1
+    o.offline_replicas = []
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_partition_index, x_leader_id) = _S_hii.unpack_from(buf, pos)
+        (o.error_code, o.partition_index, o.leader_id) = _S_hii.unpack_from(buf, pos)
         pos += 10
         f = "ReplicaNodes"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -292,7 +285,10 @@ def _d_MetadataResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replica_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.replica_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "IsrNodes"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -302,9 +298,11 @@ def _d_MetadataResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_isr_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.isr_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = MetadataResponsePartition(error_code=x_error_code, partition_index=x_partition_index, leader_id=x_leader_id, replica_nodes=x_replica_nodes, isr_nodes=x_isr_nodes)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponsePartition", v, f, pos) from None
     return o, pos
@@ -314,25 +312,28 @@ def _e_MetadataResponsePartition_0(o: MetadataResponsePartition, out: bytearray,
     out += _S_hii.pack(o.error_code, o.partition_index, o.leader_id)
     x_replica_nodes = o.replica_nodes
     out += _w.I32.pack(len(x_replica_nodes))
-    out += _struct.pack(f">{len(x_replica_nodes)}i", *x_replica_nodes)
+    out += (
+        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_replica_nodes)}i")
+    ).pack(*x_replica_nodes)
     x_isr_nodes = o.isr_nodes
     out += _w.I32.pack(len(x_isr_nodes))
-    out += _struct.pack(f">{len(x_isr_nodes)}i", *x_isr_nodes)
+    out += (
+        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_isr_nodes)}i")
+    ).pack(*x_isr_nodes)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("MetadataResponsePartition", v)
 
 
 def _d_MetadataResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponsePartition, int]:
-    x_error_code: int
-    x_partition_index: int
-    x_leader_id: int
-    x_replica_nodes: list[int]
-    x_isr_nodes: list[int]
-    x_offline_replicas: list[int]
+    o = MetadataResponsePartition.__new__(MetadataResponsePartition)
+    o.leader_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_partition_index, x_leader_id) = _S_hii.unpack_from(buf, pos)
+        (o.error_code, o.partition_index, o.leader_id) = _S_hii.unpack_from(buf, pos)
         pos += 10
         f = "ReplicaNodes"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -342,7 +343,10 @@ def _d_MetadataResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replica_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.replica_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "IsrNodes"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -352,7 +356,10 @@ def _d_MetadataResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_isr_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.isr_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "OfflineReplicas"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -362,9 +369,11 @@ def _d_MetadataResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_offline_replicas = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.offline_replicas = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = MetadataResponsePartition(error_code=x_error_code, partition_index=x_partition_index, leader_id=x_leader_id, replica_nodes=x_replica_nodes, isr_nodes=x_isr_nodes, offline_replicas=x_offline_replicas)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponsePartition", v, f, pos) from None
     return o, pos
@@ -374,29 +383,33 @@ def _e_MetadataResponsePartition_1(o: MetadataResponsePartition, out: bytearray,
     out += _S_hii.pack(o.error_code, o.partition_index, o.leader_id)
     x_replica_nodes = o.replica_nodes
     out += _w.I32.pack(len(x_replica_nodes))
-    out += _struct.pack(f">{len(x_replica_nodes)}i", *x_replica_nodes)
+    out += (
+        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_replica_nodes)}i")
+    ).pack(*x_replica_nodes)
     x_isr_nodes = o.isr_nodes
     out += _w.I32.pack(len(x_isr_nodes))
-    out += _struct.pack(f">{len(x_isr_nodes)}i", *x_isr_nodes)
+    out += (
+        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_isr_nodes)}i")
+    ).pack(*x_isr_nodes)
     x_offline_replicas = o.offline_replicas
     out += _w.I32.pack(len(x_offline_replicas))
-    out += _struct.pack(f">{len(x_offline_replicas)}i", *x_offline_replicas)
+    out += (
+        _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_offline_replicas)}i")
+    ).pack(*x_offline_replicas)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("MetadataResponsePartition", v)
 
 
 def _d_MetadataResponsePartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponsePartition, int]:
-    x_error_code: int
-    x_partition_index: int
-    x_leader_id: int
-    x_leader_epoch: int
-    x_replica_nodes: list[int]
-    x_isr_nodes: list[int]
-    x_offline_replicas: list[int]
+    o = MetadataResponsePartition.__new__(MetadataResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_partition_index, x_leader_id, x_leader_epoch) = _S_hiii.unpack_from(buf, pos)
+        (o.error_code, o.partition_index, o.leader_id, o.leader_epoch) = _S_hiii.unpack_from(buf, pos)
         pos += 14
         f = "ReplicaNodes"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -406,7 +419,10 @@ def _d_MetadataResponsePartition_2(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replica_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.replica_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "IsrNodes"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -416,7 +432,10 @@ def _d_MetadataResponsePartition_2(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_isr_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.isr_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "OfflineReplicas"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -426,9 +445,11 @@ def _d_MetadataResponsePartition_2(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_offline_replicas = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.offline_replicas = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = MetadataResponsePartition(error_code=x_error_code, partition_index=x_partition_index, leader_id=x_leader_id, leader_epoch=x_leader_epoch, replica_nodes=x_replica_nodes, isr_nodes=x_isr_nodes, offline_replicas=x_offline_replicas)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponsePartition", v, f, pos) from None
     return o, pos
@@ -438,29 +459,33 @@ def _e_MetadataResponsePartition_2(o: MetadataResponsePartition, out: bytearray,
     out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
     x_replica_nodes = o.replica_nodes
     out += _w.I32.pack(len(x_replica_nodes))
-    out += _struct.pack(f">{len(x_replica_nodes)}i", *x_replica_nodes)
+    out += (
+        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_replica_nodes)}i")
+    ).pack(*x_replica_nodes)
     x_isr_nodes = o.isr_nodes
     out += _w.I32.pack(len(x_isr_nodes))
-    out += _struct.pack(f">{len(x_isr_nodes)}i", *x_isr_nodes)
+    out += (
+        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_isr_nodes)}i")
+    ).pack(*x_isr_nodes)
     x_offline_replicas = o.offline_replicas
     out += _w.I32.pack(len(x_offline_replicas))
-    out += _struct.pack(f">{len(x_offline_replicas)}i", *x_offline_replicas)
+    out += (
+        _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_offline_replicas)}i")
+    ).pack(*x_offline_replicas)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("MetadataResponsePartition", v)
 
 
 def _d_MetadataResponsePartition_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponsePartition, int]:
-    x_error_code: int
-    x_partition_index: int
-    x_leader_id: int
-    x_leader_epoch: int
-    x_replica_nodes: list[int]
-    x_isr_nodes: list[int]
-    x_offline_replicas: list[int]
+    o = MetadataResponsePartition.__new__(MetadataResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_partition_index, x_leader_id, x_leader_epoch) = _S_hiii.unpack_from(buf, pos)
+        (o.error_code, o.partition_index, o.leader_id, o.leader_epoch) = _S_hiii.unpack_from(buf, pos)
         pos += 14
         f = "ReplicaNodes"
         ln = buf[pos]
@@ -474,7 +499,10 @@ def _d_MetadataResponsePartition_3(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_replica_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.replica_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "IsrNodes"
         ln = buf[pos]
@@ -488,7 +516,10 @@ def _d_MetadataResponsePartition_3(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_isr_nodes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.isr_nodes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
         f = "OfflineReplicas"
         ln = buf[pos]
@@ -502,9 +533,11 @@ def _d_MetadataResponsePartition_3(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_offline_replicas = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.offline_replicas = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = MetadataResponsePartition(error_code=x_error_code, partition_index=x_partition_index, leader_id=x_leader_id, leader_epoch=x_leader_epoch, replica_nodes=x_replica_nodes, isr_nodes=x_isr_nodes, offline_replicas=x_offline_replicas)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -529,13 +562,22 @@ def _e_MetadataResponsePartition_3(o: MetadataResponsePartition, out: bytearray,
     out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
     x_replica_nodes = o.replica_nodes
     out += _w.uvarint(len(x_replica_nodes) + 1)
-    out += _struct.pack(f">{len(x_replica_nodes)}i", *x_replica_nodes)
+    out += (
+        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_replica_nodes)}i")
+    ).pack(*x_replica_nodes)
     x_isr_nodes = o.isr_nodes
     out += _w.uvarint(len(x_isr_nodes) + 1)
-    out += _struct.pack(f">{len(x_isr_nodes)}i", *x_isr_nodes)
+    out += (
+        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_isr_nodes)}i")
+    ).pack(*x_isr_nodes)
     x_offline_replicas = o.offline_replicas
     out += _w.uvarint(len(x_offline_replicas) + 1)
-    out += _struct.pack(f">{len(x_offline_replicas)}i", *x_offline_replicas)
+    out += (
+        _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_offline_replicas)}i")
+    ).pack(*x_offline_replicas)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -543,13 +585,15 @@ def _e_MetadataResponsePartition_3(o: MetadataResponsePartition, out: bytearray,
 
 
 def _d_MetadataResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
-    x_error_code: int
-    x_name: str | None
-    x_partitions: list[MetadataResponsePartition]
+    o = MetadataResponseTopic.__new__(MetadataResponseTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.is_internal = False
+    o.topic_authorized_operations = -2147483648
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Name"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -560,7 +604,7 @@ def _d_MetadataResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -570,12 +614,11 @@ def _d_MetadataResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_MetadataResponsePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = MetadataResponseTopic(error_code=x_error_code, name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponseTopic", v, f, pos) from None
     return o, pos
@@ -601,14 +644,14 @@ def _e_MetadataResponseTopic_0(o: MetadataResponseTopic, out: bytearray, v: int)
 
 
 def _d_MetadataResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
-    x_error_code: int
-    x_name: str | None
-    x_is_internal: bool
-    x_partitions: list[MetadataResponsePartition]
+    o = MetadataResponseTopic.__new__(MetadataResponseTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.topic_authorized_operations = -2147483648
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Name"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -619,10 +662,10 @@ def _d_MetadataResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IsInternal"
-        (x_is_internal,) = _S_o.unpack_from(buf, pos)
+        (o.is_internal,) = _S_o.unpack_from(buf, pos)
         pos += 1
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -632,12 +675,11 @@ def _d_MetadataResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_MetadataResponsePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = MetadataResponseTopic(error_code=x_error_code, name=x_name, is_internal=x_is_internal, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponseTopic", v, f, pos) from None
     return o, pos
@@ -664,14 +706,14 @@ def _e_MetadataResponseTopic_1(o: MetadataResponseTopic, out: bytearray, v: int)
 
 
 def _d_MetadataResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
-    x_error_code: int
-    x_name: str | None
-    x_is_internal: bool
-    x_partitions: list[MetadataResponsePartition]
+    o = MetadataResponseTopic.__new__(MetadataResponseTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.topic_authorized_operations = -2147483648
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Name"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -682,10 +724,10 @@ def _d_MetadataResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IsInternal"
-        (x_is_internal,) = _S_o.unpack_from(buf, pos)
+        (o.is_internal,) = _S_o.unpack_from(buf, pos)
         pos += 1
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -695,12 +737,11 @@ def _d_MetadataResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_MetadataResponsePartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = MetadataResponseTopic(error_code=x_error_code, name=x_name, is_internal=x_is_internal, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponseTopic", v, f, pos) from None
     return o, pos
@@ -727,14 +768,14 @@ def _e_MetadataResponseTopic_2(o: MetadataResponseTopic, out: bytearray, v: int)
 
 
 def _d_MetadataResponseTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
-    x_error_code: int
-    x_name: str | None
-    x_is_internal: bool
-    x_partitions: list[MetadataResponsePartition]
+    o = MetadataResponseTopic.__new__(MetadataResponseTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.topic_authorized_operations = -2147483648
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Name"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -745,10 +786,10 @@ def _d_MetadataResponseTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IsInternal"
-        (x_is_internal,) = _S_o.unpack_from(buf, pos)
+        (o.is_internal,) = _S_o.unpack_from(buf, pos)
         pos += 1
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -758,12 +799,11 @@ def _d_MetadataResponseTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_MetadataResponsePartition_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = MetadataResponseTopic(error_code=x_error_code, name=x_name, is_internal=x_is_internal, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponseTopic", v, f, pos) from None
     return o, pos
@@ -790,15 +830,13 @@ def _e_MetadataResponseTopic_3(o: MetadataResponseTopic, out: bytearray, v: int)
 
 
 def _d_MetadataResponseTopic_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
-    x_error_code: int
-    x_name: str | None
-    x_is_internal: bool
-    x_partitions: list[MetadataResponsePartition]
-    x_topic_authorized_operations: int
+    o = MetadataResponseTopic.__new__(MetadataResponseTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Name"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -809,10 +847,10 @@ def _d_MetadataResponseTopic_4(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IsInternal"
-        (x_is_internal,) = _S_o.unpack_from(buf, pos)
+        (o.is_internal,) = _S_o.unpack_from(buf, pos)
         pos += 1
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -822,15 +860,14 @@ def _d_MetadataResponseTopic_4(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_MetadataResponsePartition_2(buf, pos, n, v)
                 app_partitions(el_partitions)
         f = "TopicAuthorizedOperations"
-        (x_topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = MetadataResponseTopic(error_code=x_error_code, name=x_name, is_internal=x_is_internal, partitions=x_partitions, topic_authorized_operations=x_topic_authorized_operations)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponseTopic", v, f, pos) from None
     return o, pos
@@ -856,15 +893,13 @@ def _e_MetadataResponseTopic_4(o: MetadataResponseTopic, out: bytearray, v: int)
 
 
 def _d_MetadataResponseTopic_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
-    x_error_code: int
-    x_name: str | None
-    x_is_internal: bool
-    x_partitions: list[MetadataResponsePartition]
-    x_topic_authorized_operations: int
+    o = MetadataResponseTopic.__new__(MetadataResponseTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Name"
         ln = buf[pos]
@@ -879,10 +914,10 @@ def _d_MetadataResponseTopic_5(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "IsInternal"
-        (x_is_internal,) = _S_o.unpack_from(buf, pos)
+        (o.is_internal,) = _S_o.unpack_from(buf, pos)
         pos += 1
         f = "Partitions"
         ln = buf[pos]
@@ -896,15 +931,14 @@ def _d_MetadataResponseTopic_5(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_MetadataResponsePartition_3(buf, pos, n, v)
                 app_partitions(el_partitions)
         f = "TopicAuthorizedOperations"
-        (x_topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = MetadataResponseTopic(error_code=x_error_code, name=x_name, is_internal=x_is_internal, partitions=x_partitions, topic_authorized_operations=x_topic_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -947,16 +981,12 @@ def _e_MetadataResponseTopic_5(o: MetadataResponseTopic, out: bytearray, v: int)
 
 
 def _d_MetadataResponseTopic_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
-    x_error_code: int
-    x_name: str | None
-    x_topic_id: _uuid.UUID
-    x_is_internal: bool
-    x_partitions: list[MetadataResponsePartition]
-    x_topic_authorized_operations: int
+    o = MetadataResponseTopic.__new__(MetadataResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Name"
         ln = buf[pos]
@@ -971,12 +1001,12 @@ def _d_MetadataResponseTopic_6(buf: memoryview, pos: int, n: int, v: int) -> tup
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
-        (u_topic_id, x_is_internal) = _S_uo.unpack_from(buf, pos)
+        (u_topic_id, o.is_internal) = _S_uo.unpack_from(buf, pos)
         pos += 17
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -989,15 +1019,14 @@ def _d_MetadataResponseTopic_6(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_MetadataResponsePartition_3(buf, pos, n, v)
                 app_partitions(el_partitions)
         f = "TopicAuthorizedOperations"
-        (x_topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = MetadataResponseTopic(error_code=x_error_code, name=x_name, topic_id=x_topic_id, is_internal=x_is_internal, partitions=x_partitions, topic_authorized_operations=x_topic_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1040,16 +1069,12 @@ def _e_MetadataResponseTopic_6(o: MetadataResponseTopic, out: bytearray, v: int)
 
 
 def _d_MetadataResponseTopic_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
-    x_error_code: int
-    x_name: str | None
-    x_topic_id: _uuid.UUID
-    x_is_internal: bool
-    x_partitions: list[MetadataResponsePartition]
-    x_topic_authorized_operations: int
+    o = MetadataResponseTopic.__new__(MetadataResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Name"
         ln = buf[pos]
@@ -1059,17 +1084,17 @@ def _d_MetadataResponseTopic_7(buf: memoryview, pos: int, n: int, v: int) -> tup
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_name = None
+            o.name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopicId"
-        (u_topic_id, x_is_internal) = _S_uo.unpack_from(buf, pos)
+        (u_topic_id, o.is_internal) = _S_uo.unpack_from(buf, pos)
         pos += 17
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -1082,15 +1107,14 @@ def _d_MetadataResponseTopic_7(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_MetadataResponsePartition_3(buf, pos, n, v)
                 app_partitions(el_partitions)
         f = "TopicAuthorizedOperations"
-        (x_topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.topic_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = MetadataResponseTopic(error_code=x_error_code, name=x_name, topic_id=x_topic_id, is_internal=x_is_internal, partitions=x_partitions, topic_authorized_operations=x_topic_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1133,8 +1157,13 @@ def _e_MetadataResponseTopic_7(o: MetadataResponseTopic, out: bytearray, v: int)
 
 
 def _d_MetadataResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_brokers: list[MetadataResponseBroker]
-    x_topics: list[MetadataResponseTopic]
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.throttle_time_ms = 0
+    o.cluster_id = None
+    o.controller_id = -1
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "Brokers"
     try:
         f = "Brokers"
@@ -1145,8 +1174,8 @@ def _d_MetadataResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_0(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -1158,12 +1187,11 @@ def _d_MetadataResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataResponse(brokers=x_brokers, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponse", v, f, pos) from None
     return o, pos
@@ -1185,9 +1213,12 @@ def _e_MetadataResponse_0(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_brokers: list[MetadataResponseBroker]
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.throttle_time_ms = 0
+    o.cluster_id = None
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "Brokers"
     try:
         f = "Brokers"
@@ -1198,13 +1229,13 @@ def _d_MetadataResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_1(buf, pos, n, v)
                 app_brokers(el_brokers)
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1214,12 +1245,11 @@ def _d_MetadataResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataResponse(brokers=x_brokers, controller_id=x_controller_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponse", v, f, pos) from None
     return o, pos
@@ -1242,10 +1272,11 @@ def _e_MetadataResponse_1(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.throttle_time_ms = 0
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "Brokers"
     try:
         f = "Brokers"
@@ -1256,8 +1287,8 @@ def _d_MetadataResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_1(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -1265,15 +1296,15 @@ def _d_MetadataResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1283,12 +1314,11 @@ def _d_MetadataResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataResponse(brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponse", v, f, pos) from None
     return o, pos
@@ -1318,15 +1348,14 @@ def _e_MetadataResponse_2(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_throttle_time_ms: int
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1336,8 +1365,8 @@ def _d_MetadataResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_1(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -1345,15 +1374,15 @@ def _d_MetadataResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1363,12 +1392,11 @@ def _d_MetadataResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataResponse(throttle_time_ms=x_throttle_time_ms, brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponse", v, f, pos) from None
     return o, pos
@@ -1399,15 +1427,14 @@ def _e_MetadataResponse_3(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_throttle_time_ms: int
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1417,8 +1444,8 @@ def _d_MetadataResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_1(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -1426,15 +1453,15 @@ def _d_MetadataResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1444,12 +1471,11 @@ def _d_MetadataResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataResponse(throttle_time_ms=x_throttle_time_ms, brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponse", v, f, pos) from None
     return o, pos
@@ -1480,15 +1506,14 @@ def _e_MetadataResponse_4(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_throttle_time_ms: int
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1498,8 +1523,8 @@ def _d_MetadataResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_1(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -1507,15 +1532,15 @@ def _d_MetadataResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1525,12 +1550,11 @@ def _d_MetadataResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_3(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataResponse(throttle_time_ms=x_throttle_time_ms, brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponse", v, f, pos) from None
     return o, pos
@@ -1561,16 +1585,13 @@ def _e_MetadataResponse_5(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_throttle_time_ms: int
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
-    x_cluster_authorized_operations: int
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1580,8 +1601,8 @@ def _d_MetadataResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_1(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -1589,15 +1610,15 @@ def _d_MetadataResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -1607,15 +1628,14 @@ def _d_MetadataResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_4(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ClusterAuthorizedOperations"
-        (x_cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = MetadataResponse(throttle_time_ms=x_throttle_time_ms, brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics, cluster_authorized_operations=x_cluster_authorized_operations)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "MetadataResponse", v, f, pos) from None
     return o, pos
@@ -1645,16 +1665,13 @@ def _e_MetadataResponse_6(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_throttle_time_ms: int
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
-    x_cluster_authorized_operations: int
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         ln = buf[pos]
@@ -1668,8 +1685,8 @@ def _d_MetadataResponse_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_2(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -1681,15 +1698,15 @@ def _d_MetadataResponse_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -1703,15 +1720,14 @@ def _d_MetadataResponse_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_5(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ClusterAuthorizedOperations"
-        (x_cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = MetadataResponse(throttle_time_ms=x_throttle_time_ms, brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics, cluster_authorized_operations=x_cluster_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1758,16 +1774,13 @@ def _e_MetadataResponse_7(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_throttle_time_ms: int
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
-    x_cluster_authorized_operations: int
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         ln = buf[pos]
@@ -1781,8 +1794,8 @@ def _d_MetadataResponse_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_2(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -1794,15 +1807,15 @@ def _d_MetadataResponse_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -1816,15 +1829,14 @@ def _d_MetadataResponse_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_6(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ClusterAuthorizedOperations"
-        (x_cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.cluster_authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = MetadataResponse(throttle_time_ms=x_throttle_time_ms, brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics, cluster_authorized_operations=x_cluster_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1871,15 +1883,14 @@ def _e_MetadataResponse_8(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_throttle_time_ms: int
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         ln = buf[pos]
@@ -1893,8 +1904,8 @@ def _d_MetadataResponse_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_2(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -1906,15 +1917,15 @@ def _d_MetadataResponse_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -1928,12 +1939,11 @@ def _d_MetadataResponse_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_6(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataResponse(throttle_time_ms=x_throttle_time_ms, brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1981,15 +1991,14 @@ def _e_MetadataResponse_9(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_10(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_throttle_time_ms: int
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         ln = buf[pos]
@@ -2003,8 +2012,8 @@ def _d_MetadataResponse_10(buf: memoryview, pos: int, n: int, v: int) -> tuple[M
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_2(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -2016,15 +2025,15 @@ def _d_MetadataResponse_10(buf: memoryview, pos: int, n: int, v: int) -> tuple[M
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -2038,12 +2047,11 @@ def _d_MetadataResponse_10(buf: memoryview, pos: int, n: int, v: int) -> tuple[M
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_7(buf, pos, n, v)
                 app_topics(el_topics)
-        o = MetadataResponse(throttle_time_ms=x_throttle_time_ms, brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -2091,16 +2099,13 @@ def _e_MetadataResponse_10(o: MetadataResponse, out: bytearray, v: int) -> None:
 
 
 def _d_MetadataResponse_11(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
-    x_throttle_time_ms: int
-    x_brokers: list[MetadataResponseBroker]
-    x_cluster_id: str | None
-    x_controller_id: int
-    x_topics: list[MetadataResponseTopic]
-    x_error_code: int
+    o = MetadataResponse.__new__(MetadataResponse)
+    o.cluster_authorized_operations = -2147483648
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Brokers"
         ln = buf[pos]
@@ -2114,8 +2119,8 @@ def _d_MetadataResponse_11(buf: memoryview, pos: int, n: int, v: int) -> tuple[M
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_brokers = []
-            app_brokers = x_brokers.append
+            o.brokers = []
+            app_brokers = o.brokers.append
             for _ in range(ln):
                 el_brokers, pos = _d_MetadataResponseBroker_2(buf, pos, n, v)
                 app_brokers(el_brokers)
@@ -2127,15 +2132,15 @@ def _d_MetadataResponse_11(buf: memoryview, pos: int, n: int, v: int) -> tuple[M
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ControllerId"
-        (x_controller_id,) = _S_i.unpack_from(buf, pos)
+        (o.controller_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -2149,15 +2154,14 @@ def _d_MetadataResponse_11(buf: memoryview, pos: int, n: int, v: int) -> tuple[M
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_MetadataResponseTopic_7(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = MetadataResponse(throttle_time_ms=x_throttle_time_ms, brokers=x_brokers, cluster_id=x_cluster_id, controller_id=x_controller_id, topics=x_topics, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

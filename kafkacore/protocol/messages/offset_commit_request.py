@@ -70,26 +70,25 @@ class OffsetCommitRequest(_Request):
 
 
 def _d_OffsetCommitRequestPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestPartition, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_committed_metadata: str | None
+    o = OffsetCommitRequestPartition.__new__(OffsetCommitRequestPartition)
+    o.committed_leader_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset) = _S_iq.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
         f = "CommittedMetadata"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_committed_metadata = None
+            o.committed_metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_committed_metadata = str(buf[pos:e], "utf-8")
+            o.committed_metadata = str(buf[pos:e], "utf-8")
             pos = e
-        o = OffsetCommitRequestPartition(partition_index=x_partition_index, committed_offset=x_committed_offset, committed_metadata=x_committed_metadata)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitRequestPartition", v, f, pos) from None
     return o, pos
@@ -109,27 +108,24 @@ def _e_OffsetCommitRequestPartition_0(o: OffsetCommitRequestPartition, out: byte
 
 
 def _d_OffsetCommitRequestPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestPartition, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_committed_leader_epoch: int
-    x_committed_metadata: str | None
+    o = OffsetCommitRequestPartition.__new__(OffsetCommitRequestPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset, x_committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset, o.committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
         pos += 16
         f = "CommittedMetadata"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_committed_metadata = None
+            o.committed_metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_committed_metadata = str(buf[pos:e], "utf-8")
+            o.committed_metadata = str(buf[pos:e], "utf-8")
             pos = e
-        o = OffsetCommitRequestPartition(partition_index=x_partition_index, committed_offset=x_committed_offset, committed_leader_epoch=x_committed_leader_epoch, committed_metadata=x_committed_metadata)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitRequestPartition", v, f, pos) from None
     return o, pos
@@ -149,14 +145,12 @@ def _e_OffsetCommitRequestPartition_1(o: OffsetCommitRequestPartition, out: byte
 
 
 def _d_OffsetCommitRequestPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestPartition, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_committed_leader_epoch: int
-    x_committed_metadata: str | None
+    o = OffsetCommitRequestPartition.__new__(OffsetCommitRequestPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset, x_committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset, o.committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
         pos += 16
         f = "CommittedMetadata"
         ln = buf[pos]
@@ -166,14 +160,13 @@ def _d_OffsetCommitRequestPartition_2(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_committed_metadata = None
+            o.committed_metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_committed_metadata = str(buf[pos:e], "utf-8")
+            o.committed_metadata = str(buf[pos:e], "utf-8")
             pos = e
-        o = OffsetCommitRequestPartition(partition_index=x_partition_index, committed_offset=x_committed_offset, committed_leader_epoch=x_committed_leader_epoch, committed_metadata=x_committed_metadata)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -210,8 +203,9 @@ def _e_OffsetCommitRequestPartition_2(o: OffsetCommitRequestPartition, out: byte
 
 
 def _d_OffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetCommitRequestPartition]
+    o = OffsetCommitRequestTopic.__new__(OffsetCommitRequestTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -223,7 +217,7 @@ def _d_OffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -233,12 +227,11 @@ def _d_OffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetCommitRequestPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetCommitRequestTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitRequestTopic", v, f, pos) from None
     return o, pos
@@ -258,8 +251,9 @@ def _e_OffsetCommitRequestTopic_0(o: OffsetCommitRequestTopic, out: bytearray, v
 
 
 def _d_OffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetCommitRequestPartition]
+    o = OffsetCommitRequestTopic.__new__(OffsetCommitRequestTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -271,7 +265,7 @@ def _d_OffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -281,12 +275,11 @@ def _d_OffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetCommitRequestPartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetCommitRequestTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitRequestTopic", v, f, pos) from None
     return o, pos
@@ -306,8 +299,9 @@ def _e_OffsetCommitRequestTopic_1(o: OffsetCommitRequestTopic, out: bytearray, v
 
 
 def _d_OffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetCommitRequestPartition]
+    o = OffsetCommitRequestTopic.__new__(OffsetCommitRequestTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -323,7 +317,7 @@ def _d_OffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -337,12 +331,11 @@ def _d_OffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetCommitRequestPartition_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetCommitRequestTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -379,14 +372,15 @@ def _e_OffsetCommitRequestTopic_2(o: OffsetCommitRequestTopic, out: bytearray, v
 
 
 def _d_OffsetCommitRequestTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[OffsetCommitRequestPartition]
+    o = OffsetCommitRequestTopic.__new__(OffsetCommitRequestTopic)
+    o.name = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -399,12 +393,11 @@ def _d_OffsetCommitRequestTopic_3(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetCommitRequestPartition_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetCommitRequestTopic(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -438,11 +431,9 @@ def _e_OffsetCommitRequestTopic_3(o: OffsetCommitRequestTopic, out: bytearray, v
 
 
 def _d_OffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
-    x_group_id: str
-    x_generation_id_or_member_epoch: int
-    x_member_id: str
-    x_retention_time_ms: int
-    x_topics: list[OffsetCommitRequestTopic]
+    o = OffsetCommitRequest.__new__(OffsetCommitRequest)
+    o.group_instance_id = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -454,10 +445,10 @@ def _d_OffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationIdOrMemberEpoch"
-        (x_generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -468,10 +459,10 @@ def _d_OffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RetentionTimeMs"
-        (x_retention_time_ms,) = _S_q.unpack_from(buf, pos)
+        (o.retention_time_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -481,12 +472,11 @@ def _d_OffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitRequest(group_id=x_group_id, generation_id_or_member_epoch=x_generation_id_or_member_epoch, member_id=x_member_id, retention_time_ms=x_retention_time_ms, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitRequest", v, f, pos) from None
     return o, pos
@@ -514,10 +504,10 @@ def _e_OffsetCommitRequest_0(o: OffsetCommitRequest, out: bytearray, v: int) -> 
 
 
 def _d_OffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
-    x_group_id: str
-    x_generation_id_or_member_epoch: int
-    x_member_id: str
-    x_topics: list[OffsetCommitRequestTopic]
+    o = OffsetCommitRequest.__new__(OffsetCommitRequest)
+    o.group_instance_id = None
+    o.retention_time_ms = -1
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -529,10 +519,10 @@ def _d_OffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationIdOrMemberEpoch"
-        (x_generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -543,7 +533,7 @@ def _d_OffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -553,12 +543,11 @@ def _d_OffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitRequest(group_id=x_group_id, generation_id_or_member_epoch=x_generation_id_or_member_epoch, member_id=x_member_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitRequest", v, f, pos) from None
     return o, pos
@@ -585,10 +574,10 @@ def _e_OffsetCommitRequest_1(o: OffsetCommitRequest, out: bytearray, v: int) -> 
 
 
 def _d_OffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
-    x_group_id: str
-    x_generation_id_or_member_epoch: int
-    x_member_id: str
-    x_topics: list[OffsetCommitRequestTopic]
+    o = OffsetCommitRequest.__new__(OffsetCommitRequest)
+    o.group_instance_id = None
+    o.retention_time_ms = -1
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -600,10 +589,10 @@ def _d_OffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationIdOrMemberEpoch"
-        (x_generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -614,7 +603,7 @@ def _d_OffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -624,12 +613,11 @@ def _d_OffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitRequestTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitRequest(group_id=x_group_id, generation_id_or_member_epoch=x_generation_id_or_member_epoch, member_id=x_member_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitRequest", v, f, pos) from None
     return o, pos
@@ -656,11 +644,9 @@ def _e_OffsetCommitRequest_2(o: OffsetCommitRequest, out: bytearray, v: int) -> 
 
 
 def _d_OffsetCommitRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
-    x_group_id: str
-    x_generation_id_or_member_epoch: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_topics: list[OffsetCommitRequestTopic]
+    o = OffsetCommitRequest.__new__(OffsetCommitRequest)
+    o.retention_time_ms = -1
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -672,10 +658,10 @@ def _d_OffsetCommitRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationIdOrMemberEpoch"
-        (x_generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -686,18 +672,18 @@ def _d_OffsetCommitRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -707,12 +693,11 @@ def _d_OffsetCommitRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitRequestTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitRequest(group_id=x_group_id, generation_id_or_member_epoch=x_generation_id_or_member_epoch, member_id=x_member_id, group_instance_id=x_group_instance_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitRequest", v, f, pos) from None
     return o, pos
@@ -744,11 +729,9 @@ def _e_OffsetCommitRequest_3(o: OffsetCommitRequest, out: bytearray, v: int) -> 
 
 
 def _d_OffsetCommitRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
-    x_group_id: str
-    x_generation_id_or_member_epoch: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_topics: list[OffsetCommitRequestTopic]
+    o = OffsetCommitRequest.__new__(OffsetCommitRequest)
+    o.retention_time_ms = -1
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -764,10 +747,10 @@ def _d_OffsetCommitRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationIdOrMemberEpoch"
-        (x_generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         ln = buf[pos]
@@ -782,7 +765,7 @@ def _d_OffsetCommitRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -792,12 +775,12 @@ def _d_OffsetCommitRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -811,12 +794,11 @@ def _d_OffsetCommitRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitRequestTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitRequest(group_id=x_group_id, generation_id_or_member_epoch=x_generation_id_or_member_epoch, member_id=x_member_id, group_instance_id=x_group_instance_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -865,11 +847,9 @@ def _e_OffsetCommitRequest_4(o: OffsetCommitRequest, out: bytearray, v: int) -> 
 
 
 def _d_OffsetCommitRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
-    x_group_id: str
-    x_generation_id_or_member_epoch: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_topics: list[OffsetCommitRequestTopic]
+    o = OffsetCommitRequest.__new__(OffsetCommitRequest)
+    o.retention_time_ms = -1
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -885,10 +865,10 @@ def _d_OffsetCommitRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationIdOrMemberEpoch"
-        (x_generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id_or_member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         ln = buf[pos]
@@ -903,7 +883,7 @@ def _d_OffsetCommitRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -913,12 +893,12 @@ def _d_OffsetCommitRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -932,12 +912,11 @@ def _d_OffsetCommitRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitRequestTopic_3(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitRequest(group_id=x_group_id, generation_id_or_member_epoch=x_generation_id_or_member_epoch, member_id=x_member_id, group_instance_id=x_group_instance_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -62,14 +62,13 @@ class OffsetCommitResponse(_Response):
 
 
 def _d_OffsetCommitResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponsePartition, int]:
-    x_partition_index: int
-    x_error_code: int
+    o = OffsetCommitResponsePartition.__new__(OffsetCommitResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = OffsetCommitResponsePartition(partition_index=x_partition_index, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitResponsePartition", v, f, pos) from None
     return o, pos
@@ -82,14 +81,13 @@ def _e_OffsetCommitResponsePartition_0(o: OffsetCommitResponsePartition, out: by
 
 
 def _d_OffsetCommitResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponsePartition, int]:
-    x_partition_index: int
-    x_error_code: int
+    o = OffsetCommitResponsePartition.__new__(OffsetCommitResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = OffsetCommitResponsePartition(partition_index=x_partition_index, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -119,8 +117,9 @@ def _e_OffsetCommitResponsePartition_1(o: OffsetCommitResponsePartition, out: by
 
 
 def _d_OffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponseTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetCommitResponsePartition]
+    o = OffsetCommitResponseTopic.__new__(OffsetCommitResponseTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -132,7 +131,7 @@ def _d_OffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -142,12 +141,11 @@ def _d_OffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetCommitResponsePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetCommitResponseTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitResponseTopic", v, f, pos) from None
     return o, pos
@@ -167,8 +165,9 @@ def _e_OffsetCommitResponseTopic_0(o: OffsetCommitResponseTopic, out: bytearray,
 
 
 def _d_OffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponseTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetCommitResponsePartition]
+    o = OffsetCommitResponseTopic.__new__(OffsetCommitResponseTopic)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -184,7 +183,7 @@ def _d_OffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -198,12 +197,11 @@ def _d_OffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetCommitResponsePartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetCommitResponseTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -240,14 +238,15 @@ def _e_OffsetCommitResponseTopic_1(o: OffsetCommitResponseTopic, out: bytearray,
 
 
 def _d_OffsetCommitResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponseTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[OffsetCommitResponsePartition]
+    o = OffsetCommitResponseTopic.__new__(OffsetCommitResponseTopic)
+    o.name = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -260,12 +259,11 @@ def _d_OffsetCommitResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetCommitResponsePartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetCommitResponseTopic(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -299,7 +297,9 @@ def _e_OffsetCommitResponseTopic_2(o: OffsetCommitResponseTopic, out: bytearray,
 
 
 def _d_OffsetCommitResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponse, int]:
-    x_topics: list[OffsetCommitResponseTopic]
+    o = OffsetCommitResponse.__new__(OffsetCommitResponse)
+    o.throttle_time_ms = 0
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -310,12 +310,11 @@ def _d_OffsetCommitResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitResponse(topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitResponse", v, f, pos) from None
     return o, pos
@@ -331,12 +330,12 @@ def _e_OffsetCommitResponse_0(o: OffsetCommitResponse, out: bytearray, v: int) -
 
 
 def _d_OffsetCommitResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[OffsetCommitResponseTopic]
+    o = OffsetCommitResponse.__new__(OffsetCommitResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -346,12 +345,11 @@ def _d_OffsetCommitResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetCommitResponse", v, f, pos) from None
     return o, pos
@@ -368,12 +366,12 @@ def _e_OffsetCommitResponse_1(o: OffsetCommitResponse, out: bytearray, v: int) -
 
 
 def _d_OffsetCommitResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[OffsetCommitResponseTopic]
+    o = OffsetCommitResponse.__new__(OffsetCommitResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -387,12 +385,11 @@ def _d_OffsetCommitResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitResponseTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -426,12 +423,12 @@ def _e_OffsetCommitResponse_2(o: OffsetCommitResponse, out: bytearray, v: int) -
 
 
 def _d_OffsetCommitResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[OffsetCommitResponseTopic]
+    o = OffsetCommitResponse.__new__(OffsetCommitResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -445,12 +442,11 @@ def _d_OffsetCommitResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetCommitResponseTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetCommitResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

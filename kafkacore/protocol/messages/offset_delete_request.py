@@ -57,13 +57,13 @@ class OffsetDeleteRequest(_Request):
 
 
 def _d_OffsetDeleteRequestPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteRequestPartition, int]:
-    x_partition_index: int
+    o = OffsetDeleteRequestPartition.__new__(OffsetDeleteRequestPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = OffsetDeleteRequestPartition(partition_index=x_partition_index)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetDeleteRequestPartition", v, f, pos) from None
     return o, pos
@@ -76,8 +76,8 @@ def _e_OffsetDeleteRequestPartition_0(o: OffsetDeleteRequestPartition, out: byte
 
 
 def _d_OffsetDeleteRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteRequestTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetDeleteRequestPartition]
+    o = OffsetDeleteRequestTopic.__new__(OffsetDeleteRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -89,7 +89,7 @@ def _d_OffsetDeleteRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -99,12 +99,11 @@ def _d_OffsetDeleteRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetDeleteRequestPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetDeleteRequestTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetDeleteRequestTopic", v, f, pos) from None
     return o, pos
@@ -124,8 +123,8 @@ def _e_OffsetDeleteRequestTopic_0(o: OffsetDeleteRequestTopic, out: bytearray, v
 
 
 def _d_OffsetDeleteRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteRequest, int]:
-    x_group_id: str
-    x_topics: list[OffsetDeleteRequestTopic]
+    o = OffsetDeleteRequest.__new__(OffsetDeleteRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -137,7 +136,7 @@ def _d_OffsetDeleteRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -147,12 +146,11 @@ def _d_OffsetDeleteRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetDeleteRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetDeleteRequest(group_id=x_group_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetDeleteRequest", v, f, pos) from None
     return o, pos

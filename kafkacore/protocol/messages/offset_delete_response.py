@@ -60,14 +60,13 @@ class OffsetDeleteResponse(_Response):
 
 
 def _d_OffsetDeleteResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteResponsePartition, int]:
-    x_partition_index: int
-    x_error_code: int
+    o = OffsetDeleteResponsePartition.__new__(OffsetDeleteResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = OffsetDeleteResponsePartition(partition_index=x_partition_index, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetDeleteResponsePartition", v, f, pos) from None
     return o, pos
@@ -80,8 +79,8 @@ def _e_OffsetDeleteResponsePartition_0(o: OffsetDeleteResponsePartition, out: by
 
 
 def _d_OffsetDeleteResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteResponseTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetDeleteResponsePartition]
+    o = OffsetDeleteResponseTopic.__new__(OffsetDeleteResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -93,7 +92,7 @@ def _d_OffsetDeleteResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -103,12 +102,11 @@ def _d_OffsetDeleteResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetDeleteResponsePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetDeleteResponseTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetDeleteResponseTopic", v, f, pos) from None
     return o, pos
@@ -128,13 +126,12 @@ def _e_OffsetDeleteResponseTopic_0(o: OffsetDeleteResponseTopic, out: bytearray,
 
 
 def _d_OffsetDeleteResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteResponse, int]:
-    x_error_code: int
-    x_throttle_time_ms: int
-    x_topics: list[OffsetDeleteResponseTopic]
+    o = OffsetDeleteResponse.__new__(OffsetDeleteResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_throttle_time_ms) = _S_hi.unpack_from(buf, pos)
+        (o.error_code, o.throttle_time_ms) = _S_hi.unpack_from(buf, pos)
         pos += 6
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -144,12 +141,11 @@ def _d_OffsetDeleteResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetDeleteResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetDeleteResponse(error_code=x_error_code, throttle_time_ms=x_throttle_time_ms, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetDeleteResponse", v, f, pos) from None
     return o, pos

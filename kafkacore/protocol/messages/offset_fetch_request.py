@@ -21,6 +21,7 @@ __all__ = ["OffsetFetchRequest", "OffsetFetchRequestGroup", "OffsetFetchRequestT
 _S_i = _struct.Struct(">i")
 _S_o = _struct.Struct(">?")
 _S_u = _struct.Struct(">16s")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -77,8 +78,8 @@ class OffsetFetchRequest(_Request):
 
 
 def _d_OffsetFetchRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestTopic, int]:
-    x_name: str
-    x_partition_indexes: list[int]
+    o = OffsetFetchRequestTopic.__new__(OffsetFetchRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -90,7 +91,7 @@ def _d_OffsetFetchRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionIndexes"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -100,9 +101,11 @@ def _d_OffsetFetchRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_indexes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partition_indexes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = OffsetFetchRequestTopic(name=x_name, partition_indexes=x_partition_indexes)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchRequestTopic", v, f, pos) from None
     return o, pos
@@ -115,14 +118,17 @@ def _e_OffsetFetchRequestTopic_0(o: OffsetFetchRequestTopic, out: bytearray, v: 
     out += bx
     x_partition_indexes = o.partition_indexes
     out += _w.I32.pack(len(x_partition_indexes))
-    out += _struct.pack(f">{len(x_partition_indexes)}i", *x_partition_indexes)
+    out += (
+        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partition_indexes)}i")
+    ).pack(*x_partition_indexes)
     if o.unknown_tagged_fields:
         raise _w.tags_not_supported("OffsetFetchRequestTopic", v)
 
 
 def _d_OffsetFetchRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestTopic, int]:
-    x_name: str
-    x_partition_indexes: list[int]
+    o = OffsetFetchRequestTopic.__new__(OffsetFetchRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -138,7 +144,7 @@ def _d_OffsetFetchRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionIndexes"
         ln = buf[pos]
@@ -152,9 +158,11 @@ def _d_OffsetFetchRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_indexes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partition_indexes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = OffsetFetchRequestTopic(name=x_name, partition_indexes=x_partition_indexes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -182,7 +190,10 @@ def _e_OffsetFetchRequestTopic_1(o: OffsetFetchRequestTopic, out: bytearray, v: 
     out += bx
     x_partition_indexes = o.partition_indexes
     out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += _struct.pack(f">{len(x_partition_indexes)}i", *x_partition_indexes)
+    out += (
+        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partition_indexes)}i")
+    ).pack(*x_partition_indexes)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -190,8 +201,9 @@ def _e_OffsetFetchRequestTopic_1(o: OffsetFetchRequestTopic, out: bytearray, v: 
 
 
 def _d_OffsetFetchRequestTopics_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestTopics, int]:
-    x_name: str
-    x_partition_indexes: list[int]
+    o = OffsetFetchRequestTopics.__new__(OffsetFetchRequestTopics)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -207,7 +219,7 @@ def _d_OffsetFetchRequestTopics_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionIndexes"
         ln = buf[pos]
@@ -221,9 +233,11 @@ def _d_OffsetFetchRequestTopics_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_indexes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partition_indexes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = OffsetFetchRequestTopics(name=x_name, partition_indexes=x_partition_indexes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -251,7 +265,10 @@ def _e_OffsetFetchRequestTopics_0(o: OffsetFetchRequestTopics, out: bytearray, v
     out += bx
     x_partition_indexes = o.partition_indexes
     out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += _struct.pack(f">{len(x_partition_indexes)}i", *x_partition_indexes)
+    out += (
+        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partition_indexes)}i")
+    ).pack(*x_partition_indexes)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -259,14 +276,15 @@ def _e_OffsetFetchRequestTopics_0(o: OffsetFetchRequestTopics, out: bytearray, v
 
 
 def _d_OffsetFetchRequestTopics_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestTopics, int]:
-    x_topic_id: _uuid.UUID
-    x_partition_indexes: list[int]
+    o = OffsetFetchRequestTopics.__new__(OffsetFetchRequestTopics)
+    o.name = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "PartitionIndexes"
         ln = buf[pos]
         if ln < 128:
@@ -279,9 +297,11 @@ def _d_OffsetFetchRequestTopics_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_indexes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partition_indexes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = OffsetFetchRequestTopics(topic_id=x_topic_id, partition_indexes=x_partition_indexes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -306,7 +326,10 @@ def _e_OffsetFetchRequestTopics_1(o: OffsetFetchRequestTopics, out: bytearray, v
     out += _S_u.pack(o.topic_id.bytes)
     x_partition_indexes = o.partition_indexes
     out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += _struct.pack(f">{len(x_partition_indexes)}i", *x_partition_indexes)
+    out += (
+        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partition_indexes)}i")
+    ).pack(*x_partition_indexes)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -314,8 +337,10 @@ def _e_OffsetFetchRequestTopics_1(o: OffsetFetchRequestTopics, out: bytearray, v
 
 
 def _d_OffsetFetchRequestGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestGroup, int]:
-    x_group_id: str
-    x_topics: list[OffsetFetchRequestTopics] | None
+    o = OffsetFetchRequestGroup.__new__(OffsetFetchRequestGroup)
+    o.member_id = None
+    o.member_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -331,7 +356,7 @@ def _d_OffsetFetchRequestGroup_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -341,16 +366,15 @@ def _d_OffsetFetchRequestGroup_0(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchRequestTopics_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetFetchRequestGroup(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -390,10 +414,8 @@ def _e_OffsetFetchRequestGroup_0(o: OffsetFetchRequestGroup, out: bytearray, v: 
 
 
 def _d_OffsetFetchRequestGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestGroup, int]:
-    x_group_id: str
-    x_member_id: str | None
-    x_member_epoch: int
-    x_topics: list[OffsetFetchRequestTopics] | None
+    o = OffsetFetchRequestGroup.__new__(OffsetFetchRequestGroup)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -409,7 +431,7 @@ def _d_OffsetFetchRequestGroup_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -419,15 +441,15 @@ def _d_OffsetFetchRequestGroup_1(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_member_id = None
+            o.member_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -437,16 +459,15 @@ def _d_OffsetFetchRequestGroup_1(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchRequestTopics_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetFetchRequestGroup(group_id=x_group_id, member_id=x_member_id, member_epoch=x_member_epoch, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -494,10 +515,8 @@ def _e_OffsetFetchRequestGroup_1(o: OffsetFetchRequestGroup, out: bytearray, v: 
 
 
 def _d_OffsetFetchRequestGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestGroup, int]:
-    x_group_id: str
-    x_member_id: str | None
-    x_member_epoch: int
-    x_topics: list[OffsetFetchRequestTopics] | None
+    o = OffsetFetchRequestGroup.__new__(OffsetFetchRequestGroup)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -513,7 +532,7 @@ def _d_OffsetFetchRequestGroup_2(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -523,15 +542,15 @@ def _d_OffsetFetchRequestGroup_2(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_member_id = None
+            o.member_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -541,16 +560,15 @@ def _d_OffsetFetchRequestGroup_2(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchRequestTopics_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetFetchRequestGroup(group_id=x_group_id, member_id=x_member_id, member_epoch=x_member_epoch, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -598,8 +616,10 @@ def _e_OffsetFetchRequestGroup_2(o: OffsetFetchRequestGroup, out: bytearray, v: 
 
 
 def _d_OffsetFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
-    x_group_id: str
-    x_topics: list[OffsetFetchRequestTopic] | None
+    o = OffsetFetchRequest.__new__(OffsetFetchRequest)
+    o.groups = []
+    o.require_stable = False
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -611,7 +631,7 @@ def _d_OffsetFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -621,12 +641,11 @@ def _d_OffsetFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetFetchRequest(group_id=x_group_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchRequest", v, f, pos) from None
     return o, pos
@@ -653,8 +672,10 @@ def _e_OffsetFetchRequest_0(o: OffsetFetchRequest, out: bytearray, v: int) -> No
 
 
 def _d_OffsetFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
-    x_group_id: str
-    x_topics: list[OffsetFetchRequestTopic] | None
+    o = OffsetFetchRequest.__new__(OffsetFetchRequest)
+    o.groups = []
+    o.require_stable = False
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -666,22 +687,21 @@ def _d_OffsetFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetFetchRequest(group_id=x_group_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchRequest", v, f, pos) from None
     return o, pos
@@ -708,8 +728,10 @@ def _e_OffsetFetchRequest_1(o: OffsetFetchRequest, out: bytearray, v: int) -> No
 
 
 def _d_OffsetFetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
-    x_group_id: str
-    x_topics: list[OffsetFetchRequestTopic] | None
+    o = OffsetFetchRequest.__new__(OffsetFetchRequest)
+    o.groups = []
+    o.require_stable = False
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -725,7 +747,7 @@ def _d_OffsetFetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -735,16 +757,15 @@ def _d_OffsetFetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchRequestTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetFetchRequest(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -788,9 +809,9 @@ def _e_OffsetFetchRequest_2(o: OffsetFetchRequest, out: bytearray, v: int) -> No
 
 
 def _d_OffsetFetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
-    x_group_id: str
-    x_topics: list[OffsetFetchRequestTopic] | None
-    x_require_stable: bool
+    o = OffsetFetchRequest.__new__(OffsetFetchRequest)
+    o.groups = []
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -806,7 +827,7 @@ def _d_OffsetFetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -816,19 +837,18 @@ def _d_OffsetFetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_topics = None
+            o.topics = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchRequestTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "RequireStable"
-        (x_require_stable,) = _S_o.unpack_from(buf, pos)
+        (o.require_stable,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = OffsetFetchRequest(group_id=x_group_id, topics=x_topics, require_stable=x_require_stable)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -871,8 +891,10 @@ def _e_OffsetFetchRequest_3(o: OffsetFetchRequest, out: bytearray, v: int) -> No
 
 
 def _d_OffsetFetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
-    x_groups: list[OffsetFetchRequestGroup]
-    x_require_stable: bool
+    o = OffsetFetchRequest.__new__(OffsetFetchRequest)
+    o.group_id = ""
+    o.topics = []
+    o.unknown_tagged_fields = ()
     f = "Groups"
     try:
         f = "Groups"
@@ -887,15 +909,14 @@ def _d_OffsetFetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_OffsetFetchRequestGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
         f = "RequireStable"
-        (x_require_stable,) = _S_o.unpack_from(buf, pos)
+        (o.require_stable,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = OffsetFetchRequest(groups=x_groups, require_stable=x_require_stable)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -933,8 +954,10 @@ def _e_OffsetFetchRequest_4(o: OffsetFetchRequest, out: bytearray, v: int) -> No
 
 
 def _d_OffsetFetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
-    x_groups: list[OffsetFetchRequestGroup]
-    x_require_stable: bool
+    o = OffsetFetchRequest.__new__(OffsetFetchRequest)
+    o.group_id = ""
+    o.topics = []
+    o.unknown_tagged_fields = ()
     f = "Groups"
     try:
         f = "Groups"
@@ -949,15 +972,14 @@ def _d_OffsetFetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_OffsetFetchRequestGroup_1(buf, pos, n, v)
                 app_groups(el_groups)
         f = "RequireStable"
-        (x_require_stable,) = _S_o.unpack_from(buf, pos)
+        (o.require_stable,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = OffsetFetchRequest(groups=x_groups, require_stable=x_require_stable)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -995,8 +1017,10 @@ def _e_OffsetFetchRequest_5(o: OffsetFetchRequest, out: bytearray, v: int) -> No
 
 
 def _d_OffsetFetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
-    x_groups: list[OffsetFetchRequestGroup]
-    x_require_stable: bool
+    o = OffsetFetchRequest.__new__(OffsetFetchRequest)
+    o.group_id = ""
+    o.topics = []
+    o.unknown_tagged_fields = ()
     f = "Groups"
     try:
         f = "Groups"
@@ -1011,15 +1035,14 @@ def _d_OffsetFetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_OffsetFetchRequestGroup_2(buf, pos, n, v)
                 app_groups(el_groups)
         f = "RequireStable"
-        (x_require_stable,) = _S_o.unpack_from(buf, pos)
+        (o.require_stable,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = OffsetFetchRequest(groups=x_groups, require_stable=x_require_stable)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -106,30 +106,28 @@ class OffsetFetchResponse(_Response):
 
 
 def _d_OffsetFetchResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponsePartition, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_metadata: str | None
-    x_error_code: int
+    o = OffsetFetchResponsePartition.__new__(OffsetFetchResponsePartition)
+    o.committed_leader_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset) = _S_iq.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
         f = "Metadata"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_metadata = None
+            o.metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metadata = str(buf[pos:e], "utf-8")
+            o.metadata = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponsePartition(partition_index=x_partition_index, committed_offset=x_committed_offset, metadata=x_metadata, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchResponsePartition", v, f, pos) from None
     return o, pos
@@ -150,31 +148,27 @@ def _e_OffsetFetchResponsePartition_0(o: OffsetFetchResponsePartition, out: byte
 
 
 def _d_OffsetFetchResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponsePartition, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_committed_leader_epoch: int
-    x_metadata: str | None
-    x_error_code: int
+    o = OffsetFetchResponsePartition.__new__(OffsetFetchResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset, x_committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset, o.committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
         pos += 16
         f = "Metadata"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_metadata = None
+            o.metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metadata = str(buf[pos:e], "utf-8")
+            o.metadata = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponsePartition(partition_index=x_partition_index, committed_offset=x_committed_offset, committed_leader_epoch=x_committed_leader_epoch, metadata=x_metadata, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchResponsePartition", v, f, pos) from None
     return o, pos
@@ -195,15 +189,12 @@ def _e_OffsetFetchResponsePartition_1(o: OffsetFetchResponsePartition, out: byte
 
 
 def _d_OffsetFetchResponsePartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponsePartition, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_committed_leader_epoch: int
-    x_metadata: str | None
-    x_error_code: int
+    o = OffsetFetchResponsePartition.__new__(OffsetFetchResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset, x_committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset, o.committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
         pos += 16
         f = "Metadata"
         ln = buf[pos]
@@ -213,17 +204,16 @@ def _d_OffsetFetchResponsePartition_2(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_metadata = None
+            o.metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metadata = str(buf[pos:e], "utf-8")
+            o.metadata = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponsePartition(partition_index=x_partition_index, committed_offset=x_committed_offset, committed_leader_epoch=x_committed_leader_epoch, metadata=x_metadata, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -261,8 +251,8 @@ def _e_OffsetFetchResponsePartition_2(o: OffsetFetchResponsePartition, out: byte
 
 
 def _d_OffsetFetchResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetFetchResponsePartition]
+    o = OffsetFetchResponseTopic.__new__(OffsetFetchResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -274,7 +264,7 @@ def _d_OffsetFetchResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -284,12 +274,11 @@ def _d_OffsetFetchResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetFetchResponsePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetFetchResponseTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchResponseTopic", v, f, pos) from None
     return o, pos
@@ -309,8 +298,8 @@ def _e_OffsetFetchResponseTopic_0(o: OffsetFetchResponseTopic, out: bytearray, v
 
 
 def _d_OffsetFetchResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetFetchResponsePartition]
+    o = OffsetFetchResponseTopic.__new__(OffsetFetchResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -322,7 +311,7 @@ def _d_OffsetFetchResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -332,12 +321,11 @@ def _d_OffsetFetchResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetFetchResponsePartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetFetchResponseTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchResponseTopic", v, f, pos) from None
     return o, pos
@@ -357,8 +345,8 @@ def _e_OffsetFetchResponseTopic_1(o: OffsetFetchResponseTopic, out: bytearray, v
 
 
 def _d_OffsetFetchResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopic, int]:
-    x_name: str
-    x_partitions: list[OffsetFetchResponsePartition]
+    o = OffsetFetchResponseTopic.__new__(OffsetFetchResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -374,7 +362,7 @@ def _d_OffsetFetchResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -388,12 +376,11 @@ def _d_OffsetFetchResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetFetchResponsePartition_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetFetchResponseTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -430,15 +417,12 @@ def _e_OffsetFetchResponseTopic_2(o: OffsetFetchResponseTopic, out: bytearray, v
 
 
 def _d_OffsetFetchResponsePartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponsePartitions, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_committed_leader_epoch: int
-    x_metadata: str | None
-    x_error_code: int
+    o = OffsetFetchResponsePartitions.__new__(OffsetFetchResponsePartitions)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset, x_committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset, o.committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
         pos += 16
         f = "Metadata"
         ln = buf[pos]
@@ -448,17 +432,16 @@ def _d_OffsetFetchResponsePartitions_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_metadata = None
+            o.metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metadata = str(buf[pos:e], "utf-8")
+            o.metadata = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponsePartitions(partition_index=x_partition_index, committed_offset=x_committed_offset, committed_leader_epoch=x_committed_leader_epoch, metadata=x_metadata, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -496,8 +479,9 @@ def _e_OffsetFetchResponsePartitions_0(o: OffsetFetchResponsePartitions, out: by
 
 
 def _d_OffsetFetchResponseTopics_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopics, int]:
-    x_name: str
-    x_partitions: list[OffsetFetchResponsePartitions]
+    o = OffsetFetchResponseTopics.__new__(OffsetFetchResponseTopics)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -513,7 +497,7 @@ def _d_OffsetFetchResponseTopics_0(buf: memoryview, pos: int, n: int, v: int) ->
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -527,12 +511,11 @@ def _d_OffsetFetchResponseTopics_0(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetFetchResponsePartitions_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetFetchResponseTopics(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -569,14 +552,15 @@ def _e_OffsetFetchResponseTopics_0(o: OffsetFetchResponseTopics, out: bytearray,
 
 
 def _d_OffsetFetchResponseTopics_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopics, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[OffsetFetchResponsePartitions]
+    o = OffsetFetchResponseTopics.__new__(OffsetFetchResponseTopics)
+    o.name = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -589,12 +573,11 @@ def _d_OffsetFetchResponseTopics_1(buf: memoryview, pos: int, n: int, v: int) ->
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetFetchResponsePartitions_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetFetchResponseTopics(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -628,9 +611,8 @@ def _e_OffsetFetchResponseTopics_1(o: OffsetFetchResponseTopics, out: bytearray,
 
 
 def _d_OffsetFetchResponseGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseGroup, int]:
-    x_group_id: str
-    x_topics: list[OffsetFetchResponseTopics]
-    x_error_code: int
+    o = OffsetFetchResponseGroup.__new__(OffsetFetchResponseGroup)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -646,7 +628,7 @@ def _d_OffsetFetchResponseGroup_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -660,15 +642,14 @@ def _d_OffsetFetchResponseGroup_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchResponseTopics_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponseGroup(group_id=x_group_id, topics=x_topics, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -706,9 +687,8 @@ def _e_OffsetFetchResponseGroup_0(o: OffsetFetchResponseGroup, out: bytearray, v
 
 
 def _d_OffsetFetchResponseGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseGroup, int]:
-    x_group_id: str
-    x_topics: list[OffsetFetchResponseTopics]
-    x_error_code: int
+    o = OffsetFetchResponseGroup.__new__(OffsetFetchResponseGroup)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -724,7 +704,7 @@ def _d_OffsetFetchResponseGroup_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -738,15 +718,14 @@ def _d_OffsetFetchResponseGroup_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchResponseTopics_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponseGroup(group_id=x_group_id, topics=x_topics, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -784,7 +763,11 @@ def _e_OffsetFetchResponseGroup_1(o: OffsetFetchResponseGroup, out: bytearray, v
 
 
 def _d_OffsetFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
-    x_topics: list[OffsetFetchResponseTopic]
+    o = OffsetFetchResponse.__new__(OffsetFetchResponse)
+    o.throttle_time_ms = 0
+    o.error_code = 0
+    o.groups = []
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -795,12 +778,11 @@ def _d_OffsetFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetFetchResponse(topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchResponse", v, f, pos) from None
     return o, pos
@@ -818,8 +800,10 @@ def _e_OffsetFetchResponse_0(o: OffsetFetchResponse, out: bytearray, v: int) -> 
 
 
 def _d_OffsetFetchResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
-    x_topics: list[OffsetFetchResponseTopic]
-    x_error_code: int
+    o = OffsetFetchResponse.__new__(OffsetFetchResponse)
+    o.throttle_time_ms = 0
+    o.groups = []
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -830,15 +814,14 @@ def _d_OffsetFetchResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponse(topics=x_topics, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchResponse", v, f, pos) from None
     return o, pos
@@ -857,13 +840,13 @@ def _e_OffsetFetchResponse_1(o: OffsetFetchResponse, out: bytearray, v: int) -> 
 
 
 def _d_OffsetFetchResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[OffsetFetchResponseTopic]
-    x_error_code: int
+    o = OffsetFetchResponse.__new__(OffsetFetchResponse)
+    o.groups = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -873,15 +856,14 @@ def _d_OffsetFetchResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchResponse", v, f, pos) from None
     return o, pos
@@ -901,13 +883,13 @@ def _e_OffsetFetchResponse_2(o: OffsetFetchResponse, out: bytearray, v: int) -> 
 
 
 def _d_OffsetFetchResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[OffsetFetchResponseTopic]
-    x_error_code: int
+    o = OffsetFetchResponse.__new__(OffsetFetchResponse)
+    o.groups = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -917,15 +899,14 @@ def _d_OffsetFetchResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchResponseTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetFetchResponse", v, f, pos) from None
     return o, pos
@@ -945,13 +926,13 @@ def _e_OffsetFetchResponse_3(o: OffsetFetchResponse, out: bytearray, v: int) -> 
 
 
 def _d_OffsetFetchResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[OffsetFetchResponseTopic]
-    x_error_code: int
+    o = OffsetFetchResponse.__new__(OffsetFetchResponse)
+    o.groups = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -965,15 +946,14 @@ def _d_OffsetFetchResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetFetchResponseTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = OffsetFetchResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1010,12 +990,14 @@ def _e_OffsetFetchResponse_4(o: OffsetFetchResponse, out: bytearray, v: int) -> 
 
 
 def _d_OffsetFetchResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[OffsetFetchResponseGroup]
+    o = OffsetFetchResponse.__new__(OffsetFetchResponse)
+    o.topics = []
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -1029,12 +1011,11 @@ def _d_OffsetFetchResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_OffsetFetchResponseGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = OffsetFetchResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1070,12 +1051,14 @@ def _e_OffsetFetchResponse_5(o: OffsetFetchResponse, out: bytearray, v: int) -> 
 
 
 def _d_OffsetFetchResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[OffsetFetchResponseGroup]
+    o = OffsetFetchResponse.__new__(OffsetFetchResponse)
+    o.topics = []
+    o.error_code = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -1089,12 +1072,11 @@ def _d_OffsetFetchResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_OffsetFetchResponseGroup_1(buf, pos, n, v)
                 app_groups(el_groups)
-        o = OffsetFetchResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

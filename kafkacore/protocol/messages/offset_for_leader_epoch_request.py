@@ -60,15 +60,13 @@ class OffsetForLeaderEpochRequest(_Request):
 
 
 def _d_OffsetForLeaderPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderPartition, int]:
-    x_partition: int
-    x_current_leader_epoch: int
-    x_leader_epoch: int
+    o = OffsetForLeaderPartition.__new__(OffsetForLeaderPartition)
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_current_leader_epoch, x_leader_epoch) = _S_iii.unpack_from(buf, pos)
+        (o.partition, o.current_leader_epoch, o.leader_epoch) = _S_iii.unpack_from(buf, pos)
         pos += 12
-        o = OffsetForLeaderPartition(partition=x_partition, current_leader_epoch=x_current_leader_epoch, leader_epoch=x_leader_epoch)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetForLeaderPartition", v, f, pos) from None
     return o, pos
@@ -81,15 +79,13 @@ def _e_OffsetForLeaderPartition_0(o: OffsetForLeaderPartition, out: bytearray, v
 
 
 def _d_OffsetForLeaderPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderPartition, int]:
-    x_partition: int
-    x_current_leader_epoch: int
-    x_leader_epoch: int
+    o = OffsetForLeaderPartition.__new__(OffsetForLeaderPartition)
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_current_leader_epoch, x_leader_epoch) = _S_iii.unpack_from(buf, pos)
+        (o.partition, o.current_leader_epoch, o.leader_epoch) = _S_iii.unpack_from(buf, pos)
         pos += 12
-        o = OffsetForLeaderPartition(partition=x_partition, current_leader_epoch=x_current_leader_epoch, leader_epoch=x_leader_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -119,8 +115,8 @@ def _e_OffsetForLeaderPartition_1(o: OffsetForLeaderPartition, out: bytearray, v
 
 
 def _d_OffsetForLeaderTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderTopic, int]:
-    x_topic: str
-    x_partitions: list[OffsetForLeaderPartition]
+    o = OffsetForLeaderTopic.__new__(OffsetForLeaderTopic)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -132,7 +128,7 @@ def _d_OffsetForLeaderTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -142,12 +138,11 @@ def _d_OffsetForLeaderTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetForLeaderPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetForLeaderTopic(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetForLeaderTopic", v, f, pos) from None
     return o, pos
@@ -167,8 +162,8 @@ def _e_OffsetForLeaderTopic_0(o: OffsetForLeaderTopic, out: bytearray, v: int) -
 
 
 def _d_OffsetForLeaderTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderTopic, int]:
-    x_topic: str
-    x_partitions: list[OffsetForLeaderPartition]
+    o = OffsetForLeaderTopic.__new__(OffsetForLeaderTopic)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -184,7 +179,7 @@ def _d_OffsetForLeaderTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -198,12 +193,11 @@ def _d_OffsetForLeaderTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_OffsetForLeaderPartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetForLeaderTopic(topic=x_topic, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -240,7 +234,9 @@ def _e_OffsetForLeaderTopic_1(o: OffsetForLeaderTopic, out: bytearray, v: int) -
 
 
 def _d_OffsetForLeaderEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochRequest, int]:
-    x_topics: list[OffsetForLeaderTopic]
+    o = OffsetForLeaderEpochRequest.__new__(OffsetForLeaderEpochRequest)
+    o.replica_id = -2
+    o.unknown_tagged_fields = ()
     f = "Topics"
     try:
         f = "Topics"
@@ -251,12 +247,11 @@ def _d_OffsetForLeaderEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetForLeaderTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetForLeaderEpochRequest(topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetForLeaderEpochRequest", v, f, pos) from None
     return o, pos
@@ -272,12 +267,12 @@ def _e_OffsetForLeaderEpochRequest_0(o: OffsetForLeaderEpochRequest, out: bytear
 
 
 def _d_OffsetForLeaderEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochRequest, int]:
-    x_replica_id: int
-    x_topics: list[OffsetForLeaderTopic]
+    o = OffsetForLeaderEpochRequest.__new__(OffsetForLeaderEpochRequest)
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id,) = _S_i.unpack_from(buf, pos)
+        (o.replica_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -287,12 +282,11 @@ def _d_OffsetForLeaderEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetForLeaderTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetForLeaderEpochRequest(replica_id=x_replica_id, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetForLeaderEpochRequest", v, f, pos) from None
     return o, pos
@@ -309,12 +303,12 @@ def _e_OffsetForLeaderEpochRequest_1(o: OffsetForLeaderEpochRequest, out: bytear
 
 
 def _d_OffsetForLeaderEpochRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochRequest, int]:
-    x_replica_id: int
-    x_topics: list[OffsetForLeaderTopic]
+    o = OffsetForLeaderEpochRequest.__new__(OffsetForLeaderEpochRequest)
+    o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
         f = "ReplicaId"
-        (x_replica_id,) = _S_i.unpack_from(buf, pos)
+        (o.replica_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -328,12 +322,11 @@ def _d_OffsetForLeaderEpochRequest_2(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetForLeaderTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetForLeaderEpochRequest(replica_id=x_replica_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -61,16 +61,13 @@ class OffsetForLeaderEpochResponse(_Response):
 
 
 def _d_EpochEndOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EpochEndOffset, int]:
-    x_error_code: int
-    x_partition: int
-    x_leader_epoch: int
-    x_end_offset: int
+    o = EpochEndOffset.__new__(EpochEndOffset)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_partition, x_leader_epoch, x_end_offset) = _S_hiiq.unpack_from(buf, pos)
+        (o.error_code, o.partition, o.leader_epoch, o.end_offset) = _S_hiiq.unpack_from(buf, pos)
         pos += 18
-        o = EpochEndOffset(error_code=x_error_code, partition=x_partition, leader_epoch=x_leader_epoch, end_offset=x_end_offset)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "EpochEndOffset", v, f, pos) from None
     return o, pos
@@ -83,16 +80,13 @@ def _e_EpochEndOffset_0(o: EpochEndOffset, out: bytearray, v: int) -> None:
 
 
 def _d_EpochEndOffset_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EpochEndOffset, int]:
-    x_error_code: int
-    x_partition: int
-    x_leader_epoch: int
-    x_end_offset: int
+    o = EpochEndOffset.__new__(EpochEndOffset)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code, x_partition, x_leader_epoch, x_end_offset) = _S_hiiq.unpack_from(buf, pos)
+        (o.error_code, o.partition, o.leader_epoch, o.end_offset) = _S_hiiq.unpack_from(buf, pos)
         pos += 18
-        o = EpochEndOffset(error_code=x_error_code, partition=x_partition, leader_epoch=x_leader_epoch, end_offset=x_end_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -122,8 +116,8 @@ def _e_EpochEndOffset_1(o: EpochEndOffset, out: bytearray, v: int) -> None:
 
 
 def _d_OffsetForLeaderTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderTopicResult, int]:
-    x_topic: str
-    x_partitions: list[EpochEndOffset]
+    o = OffsetForLeaderTopicResult.__new__(OffsetForLeaderTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -135,7 +129,7 @@ def _d_OffsetForLeaderTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -145,12 +139,11 @@ def _d_OffsetForLeaderTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_EpochEndOffset_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetForLeaderTopicResult(topic=x_topic, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetForLeaderTopicResult", v, f, pos) from None
     return o, pos
@@ -170,8 +163,8 @@ def _e_OffsetForLeaderTopicResult_0(o: OffsetForLeaderTopicResult, out: bytearra
 
 
 def _d_OffsetForLeaderTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderTopicResult, int]:
-    x_topic: str
-    x_partitions: list[EpochEndOffset]
+    o = OffsetForLeaderTopicResult.__new__(OffsetForLeaderTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -187,7 +180,7 @@ def _d_OffsetForLeaderTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -201,12 +194,11 @@ def _d_OffsetForLeaderTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_EpochEndOffset_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = OffsetForLeaderTopicResult(topic=x_topic, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -243,12 +235,12 @@ def _e_OffsetForLeaderTopicResult_1(o: OffsetForLeaderTopicResult, out: bytearra
 
 
 def _d_OffsetForLeaderEpochResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[OffsetForLeaderTopicResult]
+    o = OffsetForLeaderEpochResponse.__new__(OffsetForLeaderEpochResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -258,12 +250,11 @@ def _d_OffsetForLeaderEpochResponse_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetForLeaderTopicResult_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetForLeaderEpochResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "OffsetForLeaderEpochResponse", v, f, pos) from None
     return o, pos
@@ -280,12 +271,12 @@ def _e_OffsetForLeaderEpochResponse_0(o: OffsetForLeaderEpochResponse, out: byte
 
 
 def _d_OffsetForLeaderEpochResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[OffsetForLeaderTopicResult]
+    o = OffsetForLeaderEpochResponse.__new__(OffsetForLeaderEpochResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -299,12 +290,11 @@ def _d_OffsetForLeaderEpochResponse_1(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_OffsetForLeaderTopicResult_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = OffsetForLeaderEpochResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -64,25 +64,24 @@ class ProduceRequest(_Request):
 
 
 def _d_PartitionProduceData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceData, int]:
-    x_index: int
-    x_records: bytes | memoryview | None
+    o = PartitionProduceData.__new__(PartitionProduceData)
+    o.unknown_tagged_fields = ()
     f = "Index"
     try:
         f = "Index"
-        (x_index,) = _S_i.unpack_from(buf, pos)
+        (o.index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Records"
         (ln,) = _w.I32.unpack_from(buf, pos)
         pos += 4
         if ln < 0:
-            x_records = None
+            o.records = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_records = buf[pos:e]
+            o.records = buf[pos:e]
             pos = e
-        o = PartitionProduceData(index=x_index, records=x_records)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionProduceData", v, f, pos) from None
     return o, pos
@@ -101,12 +100,12 @@ def _e_PartitionProduceData_0(o: PartitionProduceData, out: bytearray, v: int) -
 
 
 def _d_PartitionProduceData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceData, int]:
-    x_index: int
-    x_records: bytes | memoryview | None
+    o = PartitionProduceData.__new__(PartitionProduceData)
+    o.unknown_tagged_fields = ()
     f = "Index"
     try:
         f = "Index"
-        (x_index,) = _S_i.unpack_from(buf, pos)
+        (o.index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Records"
         ln = buf[pos]
@@ -116,14 +115,13 @@ def _d_PartitionProduceData_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_records = None
+            o.records = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_records = buf[pos:e]
+            o.records = buf[pos:e]
             pos = e
-        o = PartitionProduceData(index=x_index, records=x_records)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -159,8 +157,9 @@ def _e_PartitionProduceData_1(o: PartitionProduceData, out: bytearray, v: int) -
 
 
 def _d_TopicProduceData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceData, int]:
-    x_name: str
-    x_partition_data: list[PartitionProduceData]
+    o = TopicProduceData.__new__(TopicProduceData)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -172,7 +171,7 @@ def _d_TopicProduceData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[To
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionData"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -182,12 +181,11 @@ def _d_TopicProduceData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[To
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_data = []
-            app_partition_data = x_partition_data.append
+            o.partition_data = []
+            app_partition_data = o.partition_data.append
             for _ in range(ln):
                 el_partition_data, pos = _d_PartitionProduceData_0(buf, pos, n, v)
                 app_partition_data(el_partition_data)
-        o = TopicProduceData(name=x_name, partition_data=x_partition_data)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicProduceData", v, f, pos) from None
     return o, pos
@@ -207,8 +205,9 @@ def _e_TopicProduceData_0(o: TopicProduceData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicProduceData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceData, int]:
-    x_name: str
-    x_partition_data: list[PartitionProduceData]
+    o = TopicProduceData.__new__(TopicProduceData)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -224,7 +223,7 @@ def _d_TopicProduceData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[To
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionData"
         ln = buf[pos]
@@ -238,12 +237,11 @@ def _d_TopicProduceData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[To
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_data = []
-            app_partition_data = x_partition_data.append
+            o.partition_data = []
+            app_partition_data = o.partition_data.append
             for _ in range(ln):
                 el_partition_data, pos = _d_PartitionProduceData_1(buf, pos, n, v)
                 app_partition_data(el_partition_data)
-        o = TopicProduceData(name=x_name, partition_data=x_partition_data)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -280,14 +278,15 @@ def _e_TopicProduceData_1(o: TopicProduceData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicProduceData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceData, int]:
-    x_topic_id: _uuid.UUID
-    x_partition_data: list[PartitionProduceData]
+    o = TopicProduceData.__new__(TopicProduceData)
+    o.name = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "PartitionData"
         ln = buf[pos]
         if ln < 128:
@@ -300,12 +299,11 @@ def _d_TopicProduceData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[To
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_data = []
-            app_partition_data = x_partition_data.append
+            o.partition_data = []
+            app_partition_data = o.partition_data.append
             for _ in range(ln):
                 el_partition_data, pos = _d_PartitionProduceData_1(buf, pos, n, v)
                 app_partition_data(el_partition_data)
-        o = TopicProduceData(topic_id=x_topic_id, partition_data=x_partition_data)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -339,25 +337,23 @@ def _e_TopicProduceData_2(o: TopicProduceData, out: bytearray, v: int) -> None:
 
 
 def _d_ProduceRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceRequest, int]:
-    x_transactional_id: str | None
-    x_acks: int
-    x_timeout_ms: int
-    x_topic_data: list[TopicProduceData]
+    o = ProduceRequest.__new__(ProduceRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_transactional_id = None
+            o.transactional_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Acks"
-        (x_acks, x_timeout_ms) = _S_hi.unpack_from(buf, pos)
+        (o.acks, o.timeout_ms) = _S_hi.unpack_from(buf, pos)
         pos += 6
         f = "TopicData"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -367,12 +363,11 @@ def _d_ProduceRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Prod
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_data = []
-            app_topic_data = x_topic_data.append
+            o.topic_data = []
+            app_topic_data = o.topic_data.append
             for _ in range(ln):
                 el_topic_data, pos = _d_TopicProduceData_0(buf, pos, n, v)
                 app_topic_data(el_topic_data)
-        o = ProduceRequest(transactional_id=x_transactional_id, acks=x_acks, timeout_ms=x_timeout_ms, topic_data=x_topic_data)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ProduceRequest", v, f, pos) from None
     return o, pos
@@ -396,10 +391,8 @@ def _e_ProduceRequest_0(o: ProduceRequest, out: bytearray, v: int) -> None:
 
 
 def _d_ProduceRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceRequest, int]:
-    x_transactional_id: str | None
-    x_acks: int
-    x_timeout_ms: int
-    x_topic_data: list[TopicProduceData]
+    o = ProduceRequest.__new__(ProduceRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -410,15 +403,15 @@ def _d_ProduceRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Prod
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_transactional_id = None
+            o.transactional_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Acks"
-        (x_acks, x_timeout_ms) = _S_hi.unpack_from(buf, pos)
+        (o.acks, o.timeout_ms) = _S_hi.unpack_from(buf, pos)
         pos += 6
         f = "TopicData"
         ln = buf[pos]
@@ -432,12 +425,11 @@ def _d_ProduceRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Prod
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_data = []
-            app_topic_data = x_topic_data.append
+            o.topic_data = []
+            app_topic_data = o.topic_data.append
             for _ in range(ln):
                 el_topic_data, pos = _d_TopicProduceData_1(buf, pos, n, v)
                 app_topic_data(el_topic_data)
-        o = ProduceRequest(transactional_id=x_transactional_id, acks=x_acks, timeout_ms=x_timeout_ms, topic_data=x_topic_data)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -478,10 +470,8 @@ def _e_ProduceRequest_1(o: ProduceRequest, out: bytearray, v: int) -> None:
 
 
 def _d_ProduceRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceRequest, int]:
-    x_transactional_id: str | None
-    x_acks: int
-    x_timeout_ms: int
-    x_topic_data: list[TopicProduceData]
+    o = ProduceRequest.__new__(ProduceRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -492,15 +482,15 @@ def _d_ProduceRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Prod
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_transactional_id = None
+            o.transactional_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Acks"
-        (x_acks, x_timeout_ms) = _S_hi.unpack_from(buf, pos)
+        (o.acks, o.timeout_ms) = _S_hi.unpack_from(buf, pos)
         pos += 6
         f = "TopicData"
         ln = buf[pos]
@@ -514,12 +504,11 @@ def _d_ProduceRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Prod
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_data = []
-            app_topic_data = x_topic_data.append
+            o.topic_data = []
+            app_topic_data = o.topic_data.append
             for _ in range(ln):
                 el_topic_data, pos = _d_TopicProduceData_2(buf, pos, n, v)
                 app_topic_data(el_topic_data)
-        o = ProduceRequest(transactional_id=x_transactional_id, acks=x_acks, timeout_ms=x_timeout_ms, topic_data=x_topic_data)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

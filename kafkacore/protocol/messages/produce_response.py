@@ -106,25 +106,24 @@ class ProduceResponse(_Response):
 
 
 def _d_BatchIndexAndErrorMessage_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BatchIndexAndErrorMessage, int]:
-    x_batch_index: int
-    x_batch_index_error_message: str | None
+    o = BatchIndexAndErrorMessage.__new__(BatchIndexAndErrorMessage)
+    o.unknown_tagged_fields = ()
     f = "BatchIndex"
     try:
         f = "BatchIndex"
-        (x_batch_index,) = _S_i.unpack_from(buf, pos)
+        (o.batch_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "BatchIndexErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_batch_index_error_message = None
+            o.batch_index_error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_batch_index_error_message = str(buf[pos:e], "utf-8")
+            o.batch_index_error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = BatchIndexAndErrorMessage(batch_index=x_batch_index, batch_index_error_message=x_batch_index_error_message)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "BatchIndexAndErrorMessage", v, f, pos) from None
     return o, pos
@@ -144,12 +143,12 @@ def _e_BatchIndexAndErrorMessage_0(o: BatchIndexAndErrorMessage, out: bytearray,
 
 
 def _d_BatchIndexAndErrorMessage_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[BatchIndexAndErrorMessage, int]:
-    x_batch_index: int
-    x_batch_index_error_message: str | None
+    o = BatchIndexAndErrorMessage.__new__(BatchIndexAndErrorMessage)
+    o.unknown_tagged_fields = ()
     f = "BatchIndex"
     try:
         f = "BatchIndex"
-        (x_batch_index,) = _S_i.unpack_from(buf, pos)
+        (o.batch_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "BatchIndexErrorMessage"
         ln = buf[pos]
@@ -159,14 +158,13 @@ def _d_BatchIndexAndErrorMessage_1(buf: memoryview, pos: int, n: int, v: int) ->
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_batch_index_error_message = None
+            o.batch_index_error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_batch_index_error_message = str(buf[pos:e], "utf-8")
+            o.batch_index_error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = BatchIndexAndErrorMessage(batch_index=x_batch_index, batch_index_error_message=x_batch_index_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -203,14 +201,13 @@ def _e_BatchIndexAndErrorMessage_1(o: BatchIndexAndErrorMessage, out: bytearray,
 
 
 def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderIdAndEpoch, int]:
-    x_leader_id: int
-    x_leader_epoch: int
+    o = LeaderIdAndEpoch.__new__(LeaderIdAndEpoch)
+    o.unknown_tagged_fields = ()
     f = "LeaderId"
     try:
         f = "LeaderId"
-        (x_leader_id, x_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.leader_id, o.leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
-        o = LeaderIdAndEpoch(leader_id=x_leader_id, leader_epoch=x_leader_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -240,16 +237,17 @@ def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
-    x_index: int
-    x_error_code: int
-    x_base_offset: int
-    x_log_append_time_ms: int
+    o = PartitionProduceResponse.__new__(PartitionProduceResponse)
+    o.log_start_offset = -1
+    o.record_errors = []
+    o.error_message = None
+    o.current_leader = LeaderIdAndEpoch()
+    o.unknown_tagged_fields = ()
     f = "Index"
     try:
         f = "Index"
-        (x_index, x_error_code, x_base_offset, x_log_append_time_ms) = _S_ihqq.unpack_from(buf, pos)
+        (o.index, o.error_code, o.base_offset, o.log_append_time_ms) = _S_ihqq.unpack_from(buf, pos)
         pos += 22
-        o = PartitionProduceResponse(index=x_index, error_code=x_error_code, base_offset=x_base_offset, log_append_time_ms=x_log_append_time_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionProduceResponse", v, f, pos) from None
     return o, pos
@@ -264,17 +262,16 @@ def _e_PartitionProduceResponse_0(o: PartitionProduceResponse, out: bytearray, v
 
 
 def _d_PartitionProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
-    x_index: int
-    x_error_code: int
-    x_base_offset: int
-    x_log_append_time_ms: int
-    x_log_start_offset: int
+    o = PartitionProduceResponse.__new__(PartitionProduceResponse)
+    o.record_errors = []
+    o.error_message = None
+    o.current_leader = LeaderIdAndEpoch()
+    o.unknown_tagged_fields = ()
     f = "Index"
     try:
         f = "Index"
-        (x_index, x_error_code, x_base_offset, x_log_append_time_ms, x_log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
+        (o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
         pos += 30
-        o = PartitionProduceResponse(index=x_index, error_code=x_error_code, base_offset=x_base_offset, log_append_time_ms=x_log_append_time_ms, log_start_offset=x_log_start_offset)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionProduceResponse", v, f, pos) from None
     return o, pos
@@ -289,17 +286,13 @@ def _e_PartitionProduceResponse_1(o: PartitionProduceResponse, out: bytearray, v
 
 
 def _d_PartitionProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
-    x_index: int
-    x_error_code: int
-    x_base_offset: int
-    x_log_append_time_ms: int
-    x_log_start_offset: int
-    x_record_errors: list[BatchIndexAndErrorMessage]
-    x_error_message: str | None
+    o = PartitionProduceResponse.__new__(PartitionProduceResponse)
+    o.current_leader = LeaderIdAndEpoch()
+    o.unknown_tagged_fields = ()
     f = "Index"
     try:
         f = "Index"
-        (x_index, x_error_code, x_base_offset, x_log_append_time_ms, x_log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
+        (o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
         pos += 30
         f = "RecordErrors"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -309,8 +302,8 @@ def _d_PartitionProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_record_errors = []
-            app_record_errors = x_record_errors.append
+            o.record_errors = []
+            app_record_errors = o.record_errors.append
             for _ in range(ln):
                 el_record_errors, pos = _d_BatchIndexAndErrorMessage_0(buf, pos, n, v)
                 app_record_errors(el_record_errors)
@@ -318,14 +311,13 @@ def _d_PartitionProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> 
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = PartitionProduceResponse(index=x_index, error_code=x_error_code, base_offset=x_base_offset, log_append_time_ms=x_log_append_time_ms, log_start_offset=x_log_start_offset, record_errors=x_record_errors, error_message=x_error_message)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "PartitionProduceResponse", v, f, pos) from None
     return o, pos
@@ -351,17 +343,13 @@ def _e_PartitionProduceResponse_2(o: PartitionProduceResponse, out: bytearray, v
 
 
 def _d_PartitionProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
-    x_index: int
-    x_error_code: int
-    x_base_offset: int
-    x_log_append_time_ms: int
-    x_log_start_offset: int
-    x_record_errors: list[BatchIndexAndErrorMessage]
-    x_error_message: str | None
+    o = PartitionProduceResponse.__new__(PartitionProduceResponse)
+    o.current_leader = LeaderIdAndEpoch()
+    o.unknown_tagged_fields = ()
     f = "Index"
     try:
         f = "Index"
-        (x_index, x_error_code, x_base_offset, x_log_append_time_ms, x_log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
+        (o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
         pos += 30
         f = "RecordErrors"
         ln = buf[pos]
@@ -375,8 +363,8 @@ def _d_PartitionProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_record_errors = []
-            app_record_errors = x_record_errors.append
+            o.record_errors = []
+            app_record_errors = o.record_errors.append
             for _ in range(ln):
                 el_record_errors, pos = _d_BatchIndexAndErrorMessage_1(buf, pos, n, v)
                 app_record_errors(el_record_errors)
@@ -388,14 +376,13 @@ def _d_PartitionProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = PartitionProduceResponse(index=x_index, error_code=x_error_code, base_offset=x_base_offset, log_append_time_ms=x_log_append_time_ms, log_start_offset=x_log_start_offset, record_errors=x_record_errors, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -438,18 +425,13 @@ def _e_PartitionProduceResponse_3(o: PartitionProduceResponse, out: bytearray, v
 
 
 def _d_PartitionProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
-    x_index: int
-    x_error_code: int
-    x_base_offset: int
-    x_log_append_time_ms: int
-    x_log_start_offset: int
-    x_record_errors: list[BatchIndexAndErrorMessage]
-    x_error_message: str | None
-    t_current_leader: LeaderIdAndEpoch
+    o = PartitionProduceResponse.__new__(PartitionProduceResponse)
+    o.current_leader = LeaderIdAndEpoch()
+    o.unknown_tagged_fields = ()
     f = "Index"
     try:
         f = "Index"
-        (x_index, x_error_code, x_base_offset, x_log_append_time_ms, x_log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
+        (o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset) = _S_ihqqq.unpack_from(buf, pos)
         pos += 30
         f = "RecordErrors"
         ln = buf[pos]
@@ -463,8 +445,8 @@ def _d_PartitionProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_record_errors = []
-            app_record_errors = x_record_errors.append
+            o.record_errors = []
+            app_record_errors = o.record_errors.append
             for _ in range(ln):
                 el_record_errors, pos = _d_BatchIndexAndErrorMessage_1(buf, pos, n, v)
                 app_record_errors(el_record_errors)
@@ -476,14 +458,13 @@ def _d_PartitionProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = PartitionProduceResponse(index=x_index, error_code=x_error_code, base_offset=x_base_offset, log_append_time_ms=x_log_append_time_ms, log_start_offset=x_log_start_offset, record_errors=x_record_errors, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -499,10 +480,9 @@ def _d_PartitionProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> 
                     raise _w.Bad("tagged field size exceeds the remaining bytes")
                 if tag == 0:
                     f = "CurrentLeader"
-                    t_current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
+                    o.current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.current_leader = t_current_leader
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -534,8 +514,9 @@ def _e_PartitionProduceResponse_4(o: PartitionProduceResponse, out: bytearray, v
 
 
 def _d_TopicProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
-    x_name: str
-    x_partition_responses: list[PartitionProduceResponse]
+    o = TopicProduceResponse.__new__(TopicProduceResponse)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -547,7 +528,7 @@ def _d_TopicProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionResponses"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -557,12 +538,11 @@ def _d_TopicProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_responses = []
-            app_partition_responses = x_partition_responses.append
+            o.partition_responses = []
+            app_partition_responses = o.partition_responses.append
             for _ in range(ln):
                 el_partition_responses, pos = _d_PartitionProduceResponse_0(buf, pos, n, v)
                 app_partition_responses(el_partition_responses)
-        o = TopicProduceResponse(name=x_name, partition_responses=x_partition_responses)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicProduceResponse", v, f, pos) from None
     return o, pos
@@ -582,8 +562,9 @@ def _e_TopicProduceResponse_0(o: TopicProduceResponse, out: bytearray, v: int) -
 
 
 def _d_TopicProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
-    x_name: str
-    x_partition_responses: list[PartitionProduceResponse]
+    o = TopicProduceResponse.__new__(TopicProduceResponse)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -595,7 +576,7 @@ def _d_TopicProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionResponses"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -605,12 +586,11 @@ def _d_TopicProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_responses = []
-            app_partition_responses = x_partition_responses.append
+            o.partition_responses = []
+            app_partition_responses = o.partition_responses.append
             for _ in range(ln):
                 el_partition_responses, pos = _d_PartitionProduceResponse_1(buf, pos, n, v)
                 app_partition_responses(el_partition_responses)
-        o = TopicProduceResponse(name=x_name, partition_responses=x_partition_responses)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicProduceResponse", v, f, pos) from None
     return o, pos
@@ -630,8 +610,9 @@ def _e_TopicProduceResponse_1(o: TopicProduceResponse, out: bytearray, v: int) -
 
 
 def _d_TopicProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
-    x_name: str
-    x_partition_responses: list[PartitionProduceResponse]
+    o = TopicProduceResponse.__new__(TopicProduceResponse)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -643,7 +624,7 @@ def _d_TopicProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionResponses"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -653,12 +634,11 @@ def _d_TopicProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_responses = []
-            app_partition_responses = x_partition_responses.append
+            o.partition_responses = []
+            app_partition_responses = o.partition_responses.append
             for _ in range(ln):
                 el_partition_responses, pos = _d_PartitionProduceResponse_2(buf, pos, n, v)
                 app_partition_responses(el_partition_responses)
-        o = TopicProduceResponse(name=x_name, partition_responses=x_partition_responses)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TopicProduceResponse", v, f, pos) from None
     return o, pos
@@ -678,8 +658,9 @@ def _e_TopicProduceResponse_2(o: TopicProduceResponse, out: bytearray, v: int) -
 
 
 def _d_TopicProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
-    x_name: str
-    x_partition_responses: list[PartitionProduceResponse]
+    o = TopicProduceResponse.__new__(TopicProduceResponse)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -695,7 +676,7 @@ def _d_TopicProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionResponses"
         ln = buf[pos]
@@ -709,12 +690,11 @@ def _d_TopicProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_responses = []
-            app_partition_responses = x_partition_responses.append
+            o.partition_responses = []
+            app_partition_responses = o.partition_responses.append
             for _ in range(ln):
                 el_partition_responses, pos = _d_PartitionProduceResponse_3(buf, pos, n, v)
                 app_partition_responses(el_partition_responses)
-        o = TopicProduceResponse(name=x_name, partition_responses=x_partition_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -751,8 +731,9 @@ def _e_TopicProduceResponse_3(o: TopicProduceResponse, out: bytearray, v: int) -
 
 
 def _d_TopicProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
-    x_name: str
-    x_partition_responses: list[PartitionProduceResponse]
+    o = TopicProduceResponse.__new__(TopicProduceResponse)
+    o.topic_id = _w.ZERO_UUID
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -768,7 +749,7 @@ def _d_TopicProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionResponses"
         ln = buf[pos]
@@ -782,12 +763,11 @@ def _d_TopicProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_responses = []
-            app_partition_responses = x_partition_responses.append
+            o.partition_responses = []
+            app_partition_responses = o.partition_responses.append
             for _ in range(ln):
                 el_partition_responses, pos = _d_PartitionProduceResponse_4(buf, pos, n, v)
                 app_partition_responses(el_partition_responses)
-        o = TopicProduceResponse(name=x_name, partition_responses=x_partition_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -824,14 +804,15 @@ def _e_TopicProduceResponse_4(o: TopicProduceResponse, out: bytearray, v: int) -
 
 
 def _d_TopicProduceResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
-    x_topic_id: _uuid.UUID
-    x_partition_responses: list[PartitionProduceResponse]
+    o = TopicProduceResponse.__new__(TopicProduceResponse)
+    o.name = ""
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "PartitionResponses"
         ln = buf[pos]
         if ln < 128:
@@ -844,12 +825,11 @@ def _d_TopicProduceResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_responses = []
-            app_partition_responses = x_partition_responses.append
+            o.partition_responses = []
+            app_partition_responses = o.partition_responses.append
             for _ in range(ln):
                 el_partition_responses, pos = _d_PartitionProduceResponse_4(buf, pos, n, v)
                 app_partition_responses(el_partition_responses)
-        o = TopicProduceResponse(topic_id=x_topic_id, partition_responses=x_partition_responses)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -883,14 +863,12 @@ def _e_TopicProduceResponse_5(o: TopicProduceResponse, out: bytearray, v: int) -
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
-    x_rack: str | None
+    o = NodeEndpoint.__new__(NodeEndpoint)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -905,10 +883,10 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Rack"
         ln = buf[pos]
@@ -918,14 +896,13 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
-        o = NodeEndpoint(node_id=x_node_id, host=x_host, port=x_port, rack=x_rack)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -967,8 +944,9 @@ def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
 
 
 def _d_ProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
-    x_responses: list[TopicProduceResponse]
-    x_throttle_time_ms: int
+    o = ProduceResponse.__new__(ProduceResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "Responses"
     try:
         f = "Responses"
@@ -979,15 +957,14 @@ def _d_ProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_TopicProduceResponse_0(buf, pos, n, v)
                 app_responses(el_responses)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ProduceResponse(responses=x_responses, throttle_time_ms=x_throttle_time_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ProduceResponse", v, f, pos) from None
     return o, pos
@@ -1006,8 +983,9 @@ def _e_ProduceResponse_0(o: ProduceResponse, out: bytearray, v: int) -> None:
 
 
 def _d_ProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
-    x_responses: list[TopicProduceResponse]
-    x_throttle_time_ms: int
+    o = ProduceResponse.__new__(ProduceResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "Responses"
     try:
         f = "Responses"
@@ -1018,15 +996,14 @@ def _d_ProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_TopicProduceResponse_1(buf, pos, n, v)
                 app_responses(el_responses)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ProduceResponse(responses=x_responses, throttle_time_ms=x_throttle_time_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ProduceResponse", v, f, pos) from None
     return o, pos
@@ -1045,8 +1022,9 @@ def _e_ProduceResponse_1(o: ProduceResponse, out: bytearray, v: int) -> None:
 
 
 def _d_ProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
-    x_responses: list[TopicProduceResponse]
-    x_throttle_time_ms: int
+    o = ProduceResponse.__new__(ProduceResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "Responses"
     try:
         f = "Responses"
@@ -1057,15 +1035,14 @@ def _d_ProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_TopicProduceResponse_2(buf, pos, n, v)
                 app_responses(el_responses)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ProduceResponse(responses=x_responses, throttle_time_ms=x_throttle_time_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ProduceResponse", v, f, pos) from None
     return o, pos
@@ -1084,8 +1061,9 @@ def _e_ProduceResponse_2(o: ProduceResponse, out: bytearray, v: int) -> None:
 
 
 def _d_ProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
-    x_responses: list[TopicProduceResponse]
-    x_throttle_time_ms: int
+    o = ProduceResponse.__new__(ProduceResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "Responses"
     try:
         f = "Responses"
@@ -1100,15 +1078,14 @@ def _d_ProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_TopicProduceResponse_3(buf, pos, n, v)
                 app_responses(el_responses)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ProduceResponse(responses=x_responses, throttle_time_ms=x_throttle_time_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1144,9 +1121,9 @@ def _e_ProduceResponse_3(o: ProduceResponse, out: bytearray, v: int) -> None:
 
 
 def _d_ProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
-    x_responses: list[TopicProduceResponse]
-    x_throttle_time_ms: int
-    t_node_endpoints: list[NodeEndpoint]
+    o = ProduceResponse.__new__(ProduceResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "Responses"
     try:
         f = "Responses"
@@ -1161,15 +1138,14 @@ def _d_ProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_TopicProduceResponse_4(buf, pos, n, v)
                 app_responses(el_responses)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ProduceResponse(responses=x_responses, throttle_time_ms=x_throttle_time_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1196,14 +1172,13 @@ def _d_ProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
                     else:
                         if ln > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_node_endpoints = []
-                        app_node_endpoints = t_node_endpoints.append
+                        o.node_endpoints = []
+                        app_node_endpoints = o.node_endpoints.append
                         for _ in range(ln):
                             el_node_endpoints, pos = _d_NodeEndpoint_0(buf, pos, n, v)
                             app_node_endpoints(el_node_endpoints)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.node_endpoints = t_node_endpoints
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te
@@ -1230,9 +1205,9 @@ def _e_ProduceResponse_4(o: ProduceResponse, out: bytearray, v: int) -> None:
 
 
 def _d_ProduceResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
-    x_responses: list[TopicProduceResponse]
-    x_throttle_time_ms: int
-    t_node_endpoints: list[NodeEndpoint]
+    o = ProduceResponse.__new__(ProduceResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "Responses"
     try:
         f = "Responses"
@@ -1247,15 +1222,14 @@ def _d_ProduceResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_TopicProduceResponse_5(buf, pos, n, v)
                 app_responses(el_responses)
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ProduceResponse(responses=x_responses, throttle_time_ms=x_throttle_time_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1282,14 +1256,13 @@ def _d_ProduceResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
                     else:
                         if ln > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_node_endpoints = []
-                        app_node_endpoints = t_node_endpoints.append
+                        o.node_endpoints = []
+                        app_node_endpoints = o.node_endpoints.append
                         for _ in range(ln):
                             el_node_endpoints, pos = _d_NodeEndpoint_0(buf, pos, n, v)
                             app_node_endpoints(el_node_endpoints)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.node_endpoints = t_node_endpoints
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

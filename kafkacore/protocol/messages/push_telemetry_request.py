@@ -38,17 +38,14 @@ class PushTelemetryRequest(_Request):
 
 
 def _d_PushTelemetryRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PushTelemetryRequest, int]:
-    x_client_instance_id: _uuid.UUID
-    x_subscription_id: int
-    x_terminating: bool
-    x_compression_type: int
-    x_metrics: bytes | memoryview
+    o = PushTelemetryRequest.__new__(PushTelemetryRequest)
+    o.unknown_tagged_fields = ()
     f = "ClientInstanceId"
     try:
         f = "ClientInstanceId"
-        (u_client_instance_id, x_subscription_id, x_terminating, x_compression_type) = _S_uiob.unpack_from(buf, pos)
+        (u_client_instance_id, o.subscription_id, o.terminating, o.compression_type) = _S_uiob.unpack_from(buf, pos)
         pos += 22
-        x_client_instance_id = _uuid.UUID(bytes=u_client_instance_id)
+        o.client_instance_id = _uuid.UUID(bytes=u_client_instance_id)
         f = "Metrics"
         ln = buf[pos]
         if ln < 128:
@@ -62,9 +59,8 @@ def _d_PushTelemetryRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_metrics = buf[pos:e]
+            o.metrics = buf[pos:e]
             pos = e
-        o = PushTelemetryRequest(client_instance_id=x_client_instance_id, subscription_id=x_subscription_id, terminating=x_terminating, compression_type=x_compression_type, metrics=x_metrics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

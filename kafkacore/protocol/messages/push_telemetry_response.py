@@ -34,14 +34,13 @@ class PushTelemetryResponse(_Response):
 
 
 def _d_PushTelemetryResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PushTelemetryResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
+    o = PushTelemetryResponse.__new__(PushTelemetryResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = PushTelemetryResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -60,14 +60,13 @@ class ReadShareGroupStateRequest(_Request):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition: int
-    x_leader_epoch: int
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.partition, o.leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
-        o = PartitionData(partition=x_partition, leader_epoch=x_leader_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -97,14 +96,14 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_ReadStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadStateData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = ReadStateData.__new__(ReadStateData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -117,12 +116,11 @@ def _d_ReadStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadS
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ReadStateData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -156,8 +154,8 @@ def _e_ReadStateData_0(o: ReadStateData, out: bytearray, v: int) -> None:
 
 
 def _d_ReadShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadShareGroupStateRequest, int]:
-    x_group_id: str
-    x_topics: list[ReadStateData]
+    o = ReadShareGroupStateRequest.__new__(ReadShareGroupStateRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -173,7 +171,7 @@ def _d_ReadShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) -
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -187,12 +185,11 @@ def _d_ReadShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_ReadStateData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ReadShareGroupStateRequest(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -78,16 +78,13 @@ class ReadShareGroupStateResponse(_Response):
 
 
 def _d_StateBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StateBatch, int]:
-    x_first_offset: int
-    x_last_offset: int
-    x_delivery_state: int
-    x_delivery_count: int
+    o = StateBatch.__new__(StateBatch)
+    o.unknown_tagged_fields = ()
     f = "FirstOffset"
     try:
         f = "FirstOffset"
-        (x_first_offset, x_last_offset, x_delivery_state, x_delivery_count) = _S_qqbh.unpack_from(buf, pos)
+        (o.first_offset, o.last_offset, o.delivery_state, o.delivery_count) = _S_qqbh.unpack_from(buf, pos)
         pos += 19
-        o = StateBatch(first_offset=x_first_offset, last_offset=x_last_offset, delivery_state=x_delivery_state, delivery_count=x_delivery_count)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -117,16 +114,12 @@ def _e_StateBatch_0(o: StateBatch, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResult, int]:
-    x_partition: int
-    x_error_code: int
-    x_error_message: str | None
-    x_state_epoch: int
-    x_start_offset: int
-    x_state_batches: list[StateBatch]
+    o = PartitionResult.__new__(PartitionResult)
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -136,15 +129,15 @@ def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "StateEpoch"
-        (x_state_epoch, x_start_offset) = _S_iq.unpack_from(buf, pos)
+        (o.state_epoch, o.start_offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
         f = "StateBatches"
         ln = buf[pos]
@@ -158,12 +151,11 @@ def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_state_batches = []
-            app_state_batches = x_state_batches.append
+            o.state_batches = []
+            app_state_batches = o.state_batches.append
             for _ in range(ln):
                 el_state_batches, pos = _d_StateBatch_0(buf, pos, n, v)
                 app_state_batches(el_state_batches)
-        o = PartitionResult(partition=x_partition, error_code=x_error_code, error_message=x_error_message, state_epoch=x_state_epoch, start_offset=x_start_offset, state_batches=x_state_batches)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -205,14 +197,14 @@ def _e_PartitionResult_0(o: PartitionResult, out: bytearray, v: int) -> None:
 
 
 def _d_ReadStateResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadStateResult, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionResult]
+    o = ReadStateResult.__new__(ReadStateResult)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -225,12 +217,11 @@ def _d_ReadStateResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Rea
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionResult_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ReadStateResult(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -264,7 +255,8 @@ def _e_ReadStateResult_0(o: ReadStateResult, out: bytearray, v: int) -> None:
 
 
 def _d_ReadShareGroupStateResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadShareGroupStateResponse, int]:
-    x_results: list[ReadStateResult]
+    o = ReadShareGroupStateResponse.__new__(ReadShareGroupStateResponse)
+    o.unknown_tagged_fields = ()
     f = "Results"
     try:
         f = "Results"
@@ -279,12 +271,11 @@ def _d_ReadShareGroupStateResponse_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_ReadStateResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = ReadShareGroupStateResponse(results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

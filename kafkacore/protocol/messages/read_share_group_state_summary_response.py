@@ -66,16 +66,13 @@ class ReadShareGroupStateSummaryResponse(_Response):
 
 
 def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResult, int]:
-    x_partition: int
-    x_error_code: int
-    x_error_message: str | None
-    x_state_epoch: int
-    x_leader_epoch: int
-    x_start_offset: int
+    o = PartitionResult.__new__(PartitionResult)
+    o.delivery_complete_count = -1
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -85,17 +82,16 @@ def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "StateEpoch"
-        (x_state_epoch, x_leader_epoch, x_start_offset) = _S_iiq.unpack_from(buf, pos)
+        (o.state_epoch, o.leader_epoch, o.start_offset) = _S_iiq.unpack_from(buf, pos)
         pos += 16
-        o = PartitionResult(partition=x_partition, error_code=x_error_code, error_message=x_error_message, state_epoch=x_state_epoch, leader_epoch=x_leader_epoch, start_offset=x_start_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -133,17 +129,12 @@ def _e_PartitionResult_0(o: PartitionResult, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResult, int]:
-    x_partition: int
-    x_error_code: int
-    x_error_message: str | None
-    x_state_epoch: int
-    x_leader_epoch: int
-    x_start_offset: int
-    x_delivery_complete_count: int
+    o = PartitionResult.__new__(PartitionResult)
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -153,17 +144,16 @@ def _d_PartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "StateEpoch"
-        (x_state_epoch, x_leader_epoch, x_start_offset, x_delivery_complete_count) = _S_iiqi.unpack_from(buf, pos)
+        (o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count) = _S_iiqi.unpack_from(buf, pos)
         pos += 20
-        o = PartitionResult(partition=x_partition, error_code=x_error_code, error_message=x_error_message, state_epoch=x_state_epoch, leader_epoch=x_leader_epoch, start_offset=x_start_offset, delivery_complete_count=x_delivery_complete_count)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -201,14 +191,14 @@ def _e_PartitionResult_1(o: PartitionResult, out: bytearray, v: int) -> None:
 
 
 def _d_ReadStateSummaryResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadStateSummaryResult, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionResult]
+    o = ReadStateSummaryResult.__new__(ReadStateSummaryResult)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -221,12 +211,11 @@ def _d_ReadStateSummaryResult_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionResult_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ReadStateSummaryResult(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -260,14 +249,14 @@ def _e_ReadStateSummaryResult_0(o: ReadStateSummaryResult, out: bytearray, v: in
 
 
 def _d_ReadStateSummaryResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadStateSummaryResult, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionResult]
+    o = ReadStateSummaryResult.__new__(ReadStateSummaryResult)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -280,12 +269,11 @@ def _d_ReadStateSummaryResult_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionResult_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ReadStateSummaryResult(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -319,7 +307,8 @@ def _e_ReadStateSummaryResult_1(o: ReadStateSummaryResult, out: bytearray, v: in
 
 
 def _d_ReadShareGroupStateSummaryResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadShareGroupStateSummaryResponse, int]:
-    x_results: list[ReadStateSummaryResult]
+    o = ReadShareGroupStateSummaryResponse.__new__(ReadShareGroupStateSummaryResponse)
+    o.unknown_tagged_fields = ()
     f = "Results"
     try:
         f = "Results"
@@ -334,12 +323,11 @@ def _d_ReadShareGroupStateSummaryResponse_0(buf: memoryview, pos: int, n: int, v
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_ReadStateSummaryResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = ReadShareGroupStateSummaryResponse(results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -372,7 +360,8 @@ def _e_ReadShareGroupStateSummaryResponse_0(o: ReadShareGroupStateSummaryRespons
 
 
 def _d_ReadShareGroupStateSummaryResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadShareGroupStateSummaryResponse, int]:
-    x_results: list[ReadStateSummaryResult]
+    o = ReadShareGroupStateSummaryResponse.__new__(ReadShareGroupStateSummaryResponse)
+    o.unknown_tagged_fields = ()
     f = "Results"
     try:
         f = "Results"
@@ -387,12 +376,11 @@ def _d_ReadShareGroupStateSummaryResponse_1(buf: memoryview, pos: int, n: int, v
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_ReadStateSummaryResult_1(buf, pos, n, v)
                 app_results(el_results)
-        o = ReadShareGroupStateSummaryResponse(results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

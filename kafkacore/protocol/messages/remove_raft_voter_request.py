@@ -36,9 +36,8 @@ class RemoveRaftVoterRequest(_Request):
 
 
 def _d_RemoveRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[RemoveRaftVoterRequest, int]:
-    x_cluster_id: str | None
-    x_voter_id: int
-    x_voter_directory_id: _uuid.UUID
+    o = RemoveRaftVoterRequest.__new__(RemoveRaftVoterRequest)
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
@@ -49,18 +48,17 @@ def _d_RemoveRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "VoterId"
-        (x_voter_id, u_voter_directory_id) = _S_iu.unpack_from(buf, pos)
+        (o.voter_id, u_voter_directory_id) = _S_iu.unpack_from(buf, pos)
         pos += 20
-        x_voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
-        o = RemoveRaftVoterRequest(cluster_id=x_cluster_id, voter_id=x_voter_id, voter_directory_id=x_voter_directory_id)
+        o.voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -34,8 +34,8 @@ class RenewDelegationTokenRequest(_Request):
 
 
 def _d_RenewDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[RenewDelegationTokenRequest, int]:
-    x_hmac: bytes
-    x_renew_period_ms: int
+    o = RenewDelegationTokenRequest.__new__(RenewDelegationTokenRequest)
+    o.unknown_tagged_fields = ()
     f = "Hmac"
     try:
         f = "Hmac"
@@ -47,12 +47,11 @@ def _d_RenewDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int) 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "RenewPeriodMs"
-        (x_renew_period_ms,) = _S_q.unpack_from(buf, pos)
+        (o.renew_period_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = RenewDelegationTokenRequest(hmac=x_hmac, renew_period_ms=x_renew_period_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "RenewDelegationTokenRequest", v, f, pos) from None
     return o, pos
@@ -68,8 +67,8 @@ def _e_RenewDelegationTokenRequest_0(o: RenewDelegationTokenRequest, out: bytear
 
 
 def _d_RenewDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[RenewDelegationTokenRequest, int]:
-    x_hmac: bytes
-    x_renew_period_ms: int
+    o = RenewDelegationTokenRequest.__new__(RenewDelegationTokenRequest)
+    o.unknown_tagged_fields = ()
     f = "Hmac"
     try:
         f = "Hmac"
@@ -85,12 +84,11 @@ def _d_RenewDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_hmac = bytes(buf[pos:e])
+            o.hmac = bytes(buf[pos:e])
             pos = e
         f = "RenewPeriodMs"
-        (x_renew_period_ms,) = _S_q.unpack_from(buf, pos)
+        (o.renew_period_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = RenewDelegationTokenRequest(hmac=x_hmac, renew_period_ms=x_renew_period_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -35,27 +35,24 @@ class RequestHeader(_Message):
 
 
 def _d_RequestHeader_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[RequestHeader, int]:
-    x_request_api_key: int
-    x_request_api_version: int
-    x_correlation_id: int
-    x_client_id: str | None
+    o = RequestHeader.__new__(RequestHeader)
+    o.unknown_tagged_fields = ()
     f = "RequestApiKey"
     try:
         f = "RequestApiKey"
-        (x_request_api_key, x_request_api_version, x_correlation_id) = _S_hhi.unpack_from(buf, pos)
+        (o.request_api_key, o.request_api_version, o.correlation_id) = _S_hhi.unpack_from(buf, pos)
         pos += 8
         f = "ClientId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_client_id = None
+            o.client_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_id = str(buf[pos:e], "utf-8")
+            o.client_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = RequestHeader(request_api_key=x_request_api_key, request_api_version=x_request_api_version, correlation_id=x_correlation_id, client_id=x_client_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "RequestHeader", v, f, pos) from None
     return o, pos
@@ -75,27 +72,24 @@ def _e_RequestHeader_0(o: RequestHeader, out: bytearray, v: int) -> None:
 
 
 def _d_RequestHeader_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[RequestHeader, int]:
-    x_request_api_key: int
-    x_request_api_version: int
-    x_correlation_id: int
-    x_client_id: str | None
+    o = RequestHeader.__new__(RequestHeader)
+    o.unknown_tagged_fields = ()
     f = "RequestApiKey"
     try:
         f = "RequestApiKey"
-        (x_request_api_key, x_request_api_version, x_correlation_id) = _S_hhi.unpack_from(buf, pos)
+        (o.request_api_key, o.request_api_version, o.correlation_id) = _S_hhi.unpack_from(buf, pos)
         pos += 8
         f = "ClientId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_client_id = None
+            o.client_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_id = str(buf[pos:e], "utf-8")
+            o.client_id = str(buf[pos:e], "utf-8")
             pos = e
-        o = RequestHeader(request_api_key=x_request_api_key, request_api_version=x_request_api_version, correlation_id=x_correlation_id, client_id=x_client_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

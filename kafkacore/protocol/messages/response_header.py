@@ -32,13 +32,13 @@ class ResponseHeader(_Message):
 
 
 def _d_ResponseHeader_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ResponseHeader, int]:
-    x_correlation_id: int
+    o = ResponseHeader.__new__(ResponseHeader)
+    o.unknown_tagged_fields = ()
     f = "CorrelationId"
     try:
         f = "CorrelationId"
-        (x_correlation_id,) = _S_i.unpack_from(buf, pos)
+        (o.correlation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ResponseHeader(correlation_id=x_correlation_id)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "ResponseHeader", v, f, pos) from None
     return o, pos
@@ -51,13 +51,13 @@ def _e_ResponseHeader_0(o: ResponseHeader, out: bytearray, v: int) -> None:
 
 
 def _d_ResponseHeader_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ResponseHeader, int]:
-    x_correlation_id: int
+    o = ResponseHeader.__new__(ResponseHeader)
+    o.unknown_tagged_fields = ()
     f = "CorrelationId"
     try:
         f = "CorrelationId"
-        (x_correlation_id,) = _S_i.unpack_from(buf, pos)
+        (o.correlation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = ResponseHeader(correlation_id=x_correlation_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

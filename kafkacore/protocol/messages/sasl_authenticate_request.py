@@ -31,7 +31,8 @@ class SaslAuthenticateRequest(_Request):
 
 
 def _d_SaslAuthenticateRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslAuthenticateRequest, int]:
-    x_auth_bytes: bytes
+    o = SaslAuthenticateRequest.__new__(SaslAuthenticateRequest)
+    o.unknown_tagged_fields = ()
     f = "AuthBytes"
     try:
         f = "AuthBytes"
@@ -43,9 +44,8 @@ def _d_SaslAuthenticateRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_auth_bytes = bytes(buf[pos:e])
+            o.auth_bytes = bytes(buf[pos:e])
             pos = e
-        o = SaslAuthenticateRequest(auth_bytes=x_auth_bytes)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SaslAuthenticateRequest", v, f, pos) from None
     return o, pos
@@ -60,7 +60,8 @@ def _e_SaslAuthenticateRequest_0(o: SaslAuthenticateRequest, out: bytearray, v: 
 
 
 def _d_SaslAuthenticateRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslAuthenticateRequest, int]:
-    x_auth_bytes: bytes
+    o = SaslAuthenticateRequest.__new__(SaslAuthenticateRequest)
+    o.unknown_tagged_fields = ()
     f = "AuthBytes"
     try:
         f = "AuthBytes"
@@ -76,9 +77,8 @@ def _d_SaslAuthenticateRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_auth_bytes = bytes(buf[pos:e])
+            o.auth_bytes = bytes(buf[pos:e])
             pos = e
-        o = SaslAuthenticateRequest(auth_bytes=x_auth_bytes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

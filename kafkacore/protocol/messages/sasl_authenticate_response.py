@@ -37,24 +37,24 @@ class SaslAuthenticateResponse(_Response):
 
 
 def _d_SaslAuthenticateResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslAuthenticateResponse, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_auth_bytes: bytes
+    o = SaslAuthenticateResponse.__new__(SaslAuthenticateResponse)
+    o.session_lifetime_ms = 0
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "AuthBytes"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -65,9 +65,8 @@ def _d_SaslAuthenticateResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_auth_bytes = bytes(buf[pos:e])
+            o.auth_bytes = bytes(buf[pos:e])
             pos = e
-        o = SaslAuthenticateResponse(error_code=x_error_code, error_message=x_error_message, auth_bytes=x_auth_bytes)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SaslAuthenticateResponse", v, f, pos) from None
     return o, pos
@@ -90,25 +89,23 @@ def _e_SaslAuthenticateResponse_0(o: SaslAuthenticateResponse, out: bytearray, v
 
 
 def _d_SaslAuthenticateResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslAuthenticateResponse, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_auth_bytes: bytes
-    x_session_lifetime_ms: int
+    o = SaslAuthenticateResponse.__new__(SaslAuthenticateResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "AuthBytes"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -119,12 +116,11 @@ def _d_SaslAuthenticateResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_auth_bytes = bytes(buf[pos:e])
+            o.auth_bytes = bytes(buf[pos:e])
             pos = e
         f = "SessionLifetimeMs"
-        (x_session_lifetime_ms,) = _S_q.unpack_from(buf, pos)
+        (o.session_lifetime_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = SaslAuthenticateResponse(error_code=x_error_code, error_message=x_error_message, auth_bytes=x_auth_bytes, session_lifetime_ms=x_session_lifetime_ms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SaslAuthenticateResponse", v, f, pos) from None
     return o, pos
@@ -148,14 +144,12 @@ def _e_SaslAuthenticateResponse_1(o: SaslAuthenticateResponse, out: bytearray, v
 
 
 def _d_SaslAuthenticateResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslAuthenticateResponse, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_auth_bytes: bytes
-    x_session_lifetime_ms: int
+    o = SaslAuthenticateResponse.__new__(SaslAuthenticateResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -165,12 +159,12 @@ def _d_SaslAuthenticateResponse_2(buf: memoryview, pos: int, n: int, v: int) -> 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "AuthBytes"
         ln = buf[pos]
@@ -185,12 +179,11 @@ def _d_SaslAuthenticateResponse_2(buf: memoryview, pos: int, n: int, v: int) -> 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_auth_bytes = bytes(buf[pos:e])
+            o.auth_bytes = bytes(buf[pos:e])
             pos = e
         f = "SessionLifetimeMs"
-        (x_session_lifetime_ms,) = _S_q.unpack_from(buf, pos)
+        (o.session_lifetime_ms,) = _S_q.unpack_from(buf, pos)
         pos += 8
-        o = SaslAuthenticateResponse(error_code=x_error_code, error_message=x_error_message, auth_bytes=x_auth_bytes, session_lifetime_ms=x_session_lifetime_ms)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

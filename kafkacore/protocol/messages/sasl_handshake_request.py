@@ -31,7 +31,8 @@ class SaslHandshakeRequest(_Request):
 
 
 def _d_SaslHandshakeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslHandshakeRequest, int]:
-    x_mechanism: str
+    o = SaslHandshakeRequest.__new__(SaslHandshakeRequest)
+    o.unknown_tagged_fields = ()
     f = "Mechanism"
     try:
         f = "Mechanism"
@@ -43,9 +44,8 @@ def _d_SaslHandshakeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_mechanism = str(buf[pos:e], "utf-8")
+            o.mechanism = str(buf[pos:e], "utf-8")
             pos = e
-        o = SaslHandshakeRequest(mechanism=x_mechanism)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SaslHandshakeRequest", v, f, pos) from None
     return o, pos

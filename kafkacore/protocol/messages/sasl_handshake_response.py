@@ -35,12 +35,12 @@ class SaslHandshakeResponse(_Response):
 
 
 def _d_SaslHandshakeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslHandshakeResponse, int]:
-    x_error_code: int
-    x_mechanisms: list[str]
+    o = SaslHandshakeResponse.__new__(SaslHandshakeResponse)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Mechanisms"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -50,16 +50,15 @@ def _d_SaslHandshakeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_mechanisms = []
+            o.mechanisms = []
             for _ in range(ln):
                 (ln,) = _w.I16.unpack_from(buf, pos)
                 pos += 2
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_mechanisms.append(str(buf[pos:e], "utf-8"))
+                o.mechanisms.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = SaslHandshakeResponse(error_code=x_error_code, mechanisms=x_mechanisms)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SaslHandshakeResponse", v, f, pos) from None
     return o, pos

@@ -22,6 +22,7 @@ _S_i = _struct.Struct(">i")
 _S_io = _struct.Struct(">i?")
 _S_qq = _struct.Struct(">qq")
 _S_u = _struct.Struct(">16s")
+_A_b = _w.ARRAY_STRUCTS["b"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -77,13 +78,12 @@ class ShareAcknowledgeRequest(_Request):
 
 
 def _d_AcknowledgementBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AcknowledgementBatch, int]:
-    x_first_offset: int
-    x_last_offset: int
-    x_acknowledge_types: list[int]
+    o = AcknowledgementBatch.__new__(AcknowledgementBatch)
+    o.unknown_tagged_fields = ()
     f = "FirstOffset"
     try:
         f = "FirstOffset"
-        (x_first_offset, x_last_offset) = _S_qq.unpack_from(buf, pos)
+        (o.first_offset, o.last_offset) = _S_qq.unpack_from(buf, pos)
         pos += 16
         f = "AcknowledgeTypes"
         ln = buf[pos]
@@ -97,9 +97,11 @@ def _d_AcknowledgementBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_acknowledge_types = list(_struct.unpack_from(f">{ln}b", buf, pos))
+            o.acknowledge_types = list(
+                (_A_b[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}b"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 1
-        o = AcknowledgementBatch(first_offset=x_first_offset, last_offset=x_last_offset, acknowledge_types=x_acknowledge_types)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -124,7 +126,10 @@ def _e_AcknowledgementBatch_0(o: AcknowledgementBatch, out: bytearray, v: int) -
     out += _S_qq.pack(o.first_offset, o.last_offset)
     x_acknowledge_types = o.acknowledge_types
     out += _w.uvarint(len(x_acknowledge_types) + 1)
-    out += _struct.pack(f">{len(x_acknowledge_types)}b", *x_acknowledge_types)
+    out += (
+        _A_b[len(x_acknowledge_types)] if len(x_acknowledge_types) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_acknowledge_types)}b")
+    ).pack(*x_acknowledge_types)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -132,12 +137,12 @@ def _e_AcknowledgementBatch_0(o: AcknowledgementBatch, out: bytearray, v: int) -
 
 
 def _d_AcknowledgePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AcknowledgePartition, int]:
-    x_partition_index: int
-    x_acknowledgement_batches: list[AcknowledgementBatch]
+    o = AcknowledgePartition.__new__(AcknowledgePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "AcknowledgementBatches"
         ln = buf[pos]
@@ -151,12 +156,11 @@ def _d_AcknowledgePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_acknowledgement_batches = []
-            app_acknowledgement_batches = x_acknowledgement_batches.append
+            o.acknowledgement_batches = []
+            app_acknowledgement_batches = o.acknowledgement_batches.append
             for _ in range(ln):
                 el_acknowledgement_batches, pos = _d_AcknowledgementBatch_0(buf, pos, n, v)
                 app_acknowledgement_batches(el_acknowledgement_batches)
-        o = AcknowledgePartition(partition_index=x_partition_index, acknowledgement_batches=x_acknowledgement_batches)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -190,14 +194,14 @@ def _e_AcknowledgePartition_0(o: AcknowledgePartition, out: bytearray, v: int) -
 
 
 def _d_AcknowledgeTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AcknowledgeTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[AcknowledgePartition]
+    o = AcknowledgeTopic.__new__(AcknowledgeTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -210,12 +214,11 @@ def _d_AcknowledgeTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Ac
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_AcknowledgePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = AcknowledgeTopic(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -249,10 +252,9 @@ def _e_AcknowledgeTopic_0(o: AcknowledgeTopic, out: bytearray, v: int) -> None:
 
 
 def _d_ShareAcknowledgeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeRequest, int]:
-    x_group_id: str | None
-    x_member_id: str | None
-    x_share_session_epoch: int
-    x_topics: list[AcknowledgeTopic]
+    o = ShareAcknowledgeRequest.__new__(ShareAcknowledgeRequest)
+    o.is_renew_ack = False
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -263,12 +265,12 @@ def _d_ShareAcknowledgeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_id = None
+            o.group_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -278,15 +280,15 @@ def _d_ShareAcknowledgeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_member_id = None
+            o.member_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ShareSessionEpoch"
-        (x_share_session_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.share_session_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -300,12 +302,11 @@ def _d_ShareAcknowledgeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_AcknowledgeTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ShareAcknowledgeRequest(group_id=x_group_id, member_id=x_member_id, share_session_epoch=x_share_session_epoch, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -355,11 +356,8 @@ def _e_ShareAcknowledgeRequest_0(o: ShareAcknowledgeRequest, out: bytearray, v: 
 
 
 def _d_ShareAcknowledgeRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeRequest, int]:
-    x_group_id: str | None
-    x_member_id: str | None
-    x_share_session_epoch: int
-    x_is_renew_ack: bool
-    x_topics: list[AcknowledgeTopic]
+    o = ShareAcknowledgeRequest.__new__(ShareAcknowledgeRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -370,12 +368,12 @@ def _d_ShareAcknowledgeRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_id = None
+            o.group_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -385,15 +383,15 @@ def _d_ShareAcknowledgeRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_member_id = None
+            o.member_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ShareSessionEpoch"
-        (x_share_session_epoch, x_is_renew_ack) = _S_io.unpack_from(buf, pos)
+        (o.share_session_epoch, o.is_renew_ack) = _S_io.unpack_from(buf, pos)
         pos += 5
         f = "Topics"
         ln = buf[pos]
@@ -407,12 +405,11 @@ def _d_ShareAcknowledgeRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_AcknowledgeTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = ShareAcknowledgeRequest(group_id=x_group_id, member_id=x_member_id, share_session_epoch=x_share_session_epoch, is_renew_ack=x_is_renew_ack, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -92,14 +92,13 @@ class ShareAcknowledgeResponse(_Response):
 
 
 def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderIdAndEpoch, int]:
-    x_leader_id: int
-    x_leader_epoch: int
+    o = LeaderIdAndEpoch.__new__(LeaderIdAndEpoch)
+    o.unknown_tagged_fields = ()
     f = "LeaderId"
     try:
         f = "LeaderId"
-        (x_leader_id, x_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.leader_id, o.leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
-        o = LeaderIdAndEpoch(leader_id=x_leader_id, leader_epoch=x_leader_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -129,14 +128,12 @@ def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_error_message: str | None
-    x_current_leader: LeaderIdAndEpoch
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -146,16 +143,15 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "CurrentLeader"
-        x_current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, error_message=x_error_message, current_leader=x_current_leader)
+        o.current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -194,14 +190,14 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_ShareAcknowledgeTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeTopicResponse, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = ShareAcknowledgeTopicResponse.__new__(ShareAcknowledgeTopicResponse)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -214,12 +210,11 @@ def _d_ShareAcknowledgeTopicResponse_0(buf: memoryview, pos: int, n: int, v: int
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ShareAcknowledgeTopicResponse(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -253,14 +248,12 @@ def _e_ShareAcknowledgeTopicResponse_0(o: ShareAcknowledgeTopicResponse, out: by
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
-    x_rack: str | None
+    o = NodeEndpoint.__new__(NodeEndpoint)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -275,10 +268,10 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Rack"
         ln = buf[pos]
@@ -288,14 +281,13 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
-        o = NodeEndpoint(node_id=x_node_id, host=x_host, port=x_port, rack=x_rack)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -337,15 +329,13 @@ def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
 
 
 def _d_ShareAcknowledgeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_responses: list[ShareAcknowledgeTopicResponse]
-    x_node_endpoints: list[NodeEndpoint]
+    o = ShareAcknowledgeResponse.__new__(ShareAcknowledgeResponse)
+    o.acquisition_lock_timeout_ms = 0
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -355,12 +345,12 @@ def _d_ShareAcknowledgeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Responses"
         ln = buf[pos]
@@ -374,8 +364,8 @@ def _d_ShareAcknowledgeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_ShareAcknowledgeTopicResponse_0(buf, pos, n, v)
                 app_responses(el_responses)
@@ -391,12 +381,11 @@ def _d_ShareAcknowledgeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_node_endpoints = []
-            app_node_endpoints = x_node_endpoints.append
+            o.node_endpoints = []
+            app_node_endpoints = o.node_endpoints.append
             for _ in range(ln):
                 el_node_endpoints, pos = _d_NodeEndpoint_0(buf, pos, n, v)
                 app_node_endpoints(el_node_endpoints)
-        o = ShareAcknowledgeResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, responses=x_responses, node_endpoints=x_node_endpoints)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -441,16 +430,12 @@ def _e_ShareAcknowledgeResponse_0(o: ShareAcknowledgeResponse, out: bytearray, v
 
 
 def _d_ShareAcknowledgeResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_acquisition_lock_timeout_ms: int
-    x_responses: list[ShareAcknowledgeTopicResponse]
-    x_node_endpoints: list[NodeEndpoint]
+    o = ShareAcknowledgeResponse.__new__(ShareAcknowledgeResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -460,15 +445,15 @@ def _d_ShareAcknowledgeResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "AcquisitionLockTimeoutMs"
-        (x_acquisition_lock_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.acquisition_lock_timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         ln = buf[pos]
@@ -482,8 +467,8 @@ def _d_ShareAcknowledgeResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_ShareAcknowledgeTopicResponse_0(buf, pos, n, v)
                 app_responses(el_responses)
@@ -499,12 +484,11 @@ def _d_ShareAcknowledgeResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_node_endpoints = []
-            app_node_endpoints = x_node_endpoints.append
+            o.node_endpoints = []
+            app_node_endpoints = o.node_endpoints.append
             for _ in range(ln):
                 el_node_endpoints, pos = _d_NodeEndpoint_0(buf, pos, n, v)
                 app_node_endpoints(el_node_endpoints)
-        o = ShareAcknowledgeResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, acquisition_lock_timeout_ms=x_acquisition_lock_timeout_ms, responses=x_responses, node_endpoints=x_node_endpoints)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

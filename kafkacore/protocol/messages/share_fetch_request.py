@@ -23,6 +23,8 @@ _S_iiiiii = _struct.Struct(">iiiiii")
 _S_iiiiiibo = _struct.Struct(">iiiiiib?")
 _S_qq = _struct.Struct(">qq")
 _S_u = _struct.Struct(">16s")
+_A_b = _w.ARRAY_STRUCTS["b"]
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -97,13 +99,12 @@ class ShareFetchRequest(_Request):
 
 
 def _d_AcknowledgementBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AcknowledgementBatch, int]:
-    x_first_offset: int
-    x_last_offset: int
-    x_acknowledge_types: list[int]
+    o = AcknowledgementBatch.__new__(AcknowledgementBatch)
+    o.unknown_tagged_fields = ()
     f = "FirstOffset"
     try:
         f = "FirstOffset"
-        (x_first_offset, x_last_offset) = _S_qq.unpack_from(buf, pos)
+        (o.first_offset, o.last_offset) = _S_qq.unpack_from(buf, pos)
         pos += 16
         f = "AcknowledgeTypes"
         ln = buf[pos]
@@ -117,9 +118,11 @@ def _d_AcknowledgementBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_acknowledge_types = list(_struct.unpack_from(f">{ln}b", buf, pos))
+            o.acknowledge_types = list(
+                (_A_b[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}b"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 1
-        o = AcknowledgementBatch(first_offset=x_first_offset, last_offset=x_last_offset, acknowledge_types=x_acknowledge_types)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -144,7 +147,10 @@ def _e_AcknowledgementBatch_0(o: AcknowledgementBatch, out: bytearray, v: int) -
     out += _S_qq.pack(o.first_offset, o.last_offset)
     x_acknowledge_types = o.acknowledge_types
     out += _w.uvarint(len(x_acknowledge_types) + 1)
-    out += _struct.pack(f">{len(x_acknowledge_types)}b", *x_acknowledge_types)
+    out += (
+        _A_b[len(x_acknowledge_types)] if len(x_acknowledge_types) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_acknowledge_types)}b")
+    ).pack(*x_acknowledge_types)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -152,12 +158,13 @@ def _e_AcknowledgementBatch_0(o: AcknowledgementBatch, out: bytearray, v: int) -
 
 
 def _d_FetchPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
-    x_partition_index: int
-    x_acknowledgement_batches: list[AcknowledgementBatch]
+    o = FetchPartition.__new__(FetchPartition)
+    o.partition_max_bytes = 0
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index,) = _S_i.unpack_from(buf, pos)
+        (o.partition_index,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "AcknowledgementBatches"
         ln = buf[pos]
@@ -171,12 +178,11 @@ def _d_FetchPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_acknowledgement_batches = []
-            app_acknowledgement_batches = x_acknowledgement_batches.append
+            o.acknowledgement_batches = []
+            app_acknowledgement_batches = o.acknowledgement_batches.append
             for _ in range(ln):
                 el_acknowledgement_batches, pos = _d_AcknowledgementBatch_0(buf, pos, n, v)
                 app_acknowledgement_batches(el_acknowledgement_batches)
-        o = FetchPartition(partition_index=x_partition_index, acknowledgement_batches=x_acknowledgement_batches)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -212,14 +218,14 @@ def _e_FetchPartition_0(o: FetchPartition, out: bytearray, v: int) -> None:
 
 
 def _d_FetchTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[FetchPartition]
+    o = FetchTopic.__new__(FetchTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -232,12 +238,11 @@ def _d_FetchTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_FetchPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = FetchTopic(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -271,14 +276,14 @@ def _e_FetchTopic_0(o: FetchTopic, out: bytearray, v: int) -> None:
 
 
 def _d_ForgottenTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ForgottenTopic, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[int]
+    o = ForgottenTopic.__new__(ForgottenTopic)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -291,9 +296,11 @@ def _d_ForgottenTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = ForgottenTopic(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -318,7 +325,10 @@ def _e_ForgottenTopic_0(o: ForgottenTopic, out: bytearray, v: int) -> None:
     out += _S_u.pack(o.topic_id.bytes)
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -326,16 +336,10 @@ def _e_ForgottenTopic_0(o: ForgottenTopic, out: bytearray, v: int) -> None:
 
 
 def _d_ShareFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareFetchRequest, int]:
-    x_group_id: str | None
-    x_member_id: str | None
-    x_share_session_epoch: int
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_max_records: int
-    x_batch_size: int
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
+    o = ShareFetchRequest.__new__(ShareFetchRequest)
+    o.share_acquire_mode = 0
+    o.is_renew_ack = False
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -346,12 +350,12 @@ def _d_ShareFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_id = None
+            o.group_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -361,15 +365,15 @@ def _d_ShareFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_member_id = None
+            o.member_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ShareSessionEpoch"
-        (x_share_session_epoch, x_max_wait_ms, x_min_bytes, x_max_bytes, x_max_records, x_batch_size) = _S_iiiiii.unpack_from(buf, pos)
+        (o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size) = _S_iiiiii.unpack_from(buf, pos)
         pos += 24
         f = "Topics"
         ln = buf[pos]
@@ -383,8 +387,8 @@ def _d_ShareFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
@@ -400,12 +404,11 @@ def _d_ShareFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_0(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
-        o = ShareFetchRequest(group_id=x_group_id, member_id=x_member_id, share_session_epoch=x_share_session_epoch, max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, max_records=x_max_records, batch_size=x_batch_size, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -459,18 +462,8 @@ def _e_ShareFetchRequest_0(o: ShareFetchRequest, out: bytearray, v: int) -> None
 
 
 def _d_ShareFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareFetchRequest, int]:
-    x_group_id: str | None
-    x_member_id: str | None
-    x_share_session_epoch: int
-    x_max_wait_ms: int
-    x_min_bytes: int
-    x_max_bytes: int
-    x_max_records: int
-    x_batch_size: int
-    x_share_acquire_mode: int
-    x_is_renew_ack: bool
-    x_topics: list[FetchTopic]
-    x_forgotten_topics_data: list[ForgottenTopic]
+    o = ShareFetchRequest.__new__(ShareFetchRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -481,12 +474,12 @@ def _d_ShareFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_id = None
+            o.group_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -496,15 +489,15 @@ def _d_ShareFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_member_id = None
+            o.member_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ShareSessionEpoch"
-        (x_share_session_epoch, x_max_wait_ms, x_min_bytes, x_max_bytes, x_max_records, x_batch_size, x_share_acquire_mode, x_is_renew_ack) = _S_iiiiiibo.unpack_from(buf, pos)
+        (o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack) = _S_iiiiiibo.unpack_from(buf, pos)
         pos += 26
         f = "Topics"
         ln = buf[pos]
@@ -518,8 +511,8 @@ def _d_ShareFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_FetchTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
@@ -535,12 +528,11 @@ def _d_ShareFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_forgotten_topics_data = []
-            app_forgotten_topics_data = x_forgotten_topics_data.append
+            o.forgotten_topics_data = []
+            app_forgotten_topics_data = o.forgotten_topics_data.append
             for _ in range(ln):
                 el_forgotten_topics_data, pos = _d_ForgottenTopic_0(buf, pos, n, v)
                 app_forgotten_topics_data(el_forgotten_topics_data)
-        o = ShareFetchRequest(group_id=x_group_id, member_id=x_member_id, share_session_epoch=x_share_session_epoch, max_wait_ms=x_max_wait_ms, min_bytes=x_min_bytes, max_bytes=x_max_bytes, max_records=x_max_records, batch_size=x_batch_size, share_acquire_mode=x_share_acquire_mode, is_renew_ack=x_is_renew_ack, topics=x_topics, forgotten_topics_data=x_forgotten_topics_data)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

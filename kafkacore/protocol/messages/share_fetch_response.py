@@ -110,14 +110,13 @@ class ShareFetchResponse(_Response):
 
 
 def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderIdAndEpoch, int]:
-    x_leader_id: int
-    x_leader_epoch: int
+    o = LeaderIdAndEpoch.__new__(LeaderIdAndEpoch)
+    o.unknown_tagged_fields = ()
     f = "LeaderId"
     try:
         f = "LeaderId"
-        (x_leader_id, x_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.leader_id, o.leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
-        o = LeaderIdAndEpoch(leader_id=x_leader_id, leader_epoch=x_leader_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -147,15 +146,13 @@ def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
 
 
 def _d_AcquiredRecords_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AcquiredRecords, int]:
-    x_first_offset: int
-    x_last_offset: int
-    x_delivery_count: int
+    o = AcquiredRecords.__new__(AcquiredRecords)
+    o.unknown_tagged_fields = ()
     f = "FirstOffset"
     try:
         f = "FirstOffset"
-        (x_first_offset, x_last_offset, x_delivery_count) = _S_qqh.unpack_from(buf, pos)
+        (o.first_offset, o.last_offset, o.delivery_count) = _S_qqh.unpack_from(buf, pos)
         pos += 18
-        o = AcquiredRecords(first_offset=x_first_offset, last_offset=x_last_offset, delivery_count=x_delivery_count)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -185,18 +182,12 @@ def _e_AcquiredRecords_0(o: AcquiredRecords, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_error_message: str | None
-    x_acknowledge_error_code: int
-    x_acknowledge_error_message: str | None
-    x_current_leader: LeaderIdAndEpoch
-    x_records: bytes | memoryview | None
-    x_acquired_records: list[AcquiredRecords]
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -206,15 +197,15 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "AcknowledgeErrorCode"
-        (x_acknowledge_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.acknowledge_error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "AcknowledgeErrorMessage"
         ln = buf[pos]
@@ -224,15 +215,15 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_acknowledge_error_message = None
+            o.acknowledge_error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_acknowledge_error_message = str(buf[pos:e], "utf-8")
+            o.acknowledge_error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "CurrentLeader"
-        x_current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
+        o.current_leader, pos = _d_LeaderIdAndEpoch_0(buf, pos, n, v)
         f = "Records"
         ln = buf[pos]
         if ln < 128:
@@ -246,7 +237,7 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_records = buf[pos:e]
+            o.records = buf[pos:e]
             pos = e
         f = "AcquiredRecords"
         ln = buf[pos]
@@ -260,12 +251,11 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_acquired_records = []
-            app_acquired_records = x_acquired_records.append
+            o.acquired_records = []
+            app_acquired_records = o.acquired_records.append
             for _ in range(ln):
                 el_acquired_records, pos = _d_AcquiredRecords_0(buf, pos, n, v)
                 app_acquired_records(el_acquired_records)
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, error_message=x_error_message, acknowledge_error_code=x_acknowledge_error_code, acknowledge_error_message=x_acknowledge_error_message, current_leader=x_current_leader, records=x_records, acquired_records=x_acquired_records)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -322,14 +312,14 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_ShareFetchableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareFetchableTopicResponse, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = ShareFetchableTopicResponse.__new__(ShareFetchableTopicResponse)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -342,12 +332,11 @@ def _d_ShareFetchableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = ShareFetchableTopicResponse(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -381,14 +370,12 @@ def _e_ShareFetchableTopicResponse_0(o: ShareFetchableTopicResponse, out: bytear
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
-    x_rack: str | None
+    o = NodeEndpoint.__new__(NodeEndpoint)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -403,10 +390,10 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Rack"
         ln = buf[pos]
@@ -416,14 +403,13 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack = None
+            o.rack = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack = str(buf[pos:e], "utf-8")
+            o.rack = str(buf[pos:e], "utf-8")
             pos = e
-        o = NodeEndpoint(node_id=x_node_id, host=x_host, port=x_port, rack=x_rack)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -465,16 +451,12 @@ def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
 
 
 def _d_ShareFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareFetchResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_acquisition_lock_timeout_ms: int
-    x_responses: list[ShareFetchableTopicResponse]
-    x_node_endpoints: list[NodeEndpoint]
+    o = ShareFetchResponse.__new__(ShareFetchResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -484,15 +466,15 @@ def _d_ShareFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "AcquisitionLockTimeoutMs"
-        (x_acquisition_lock_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.acquisition_lock_timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Responses"
         ln = buf[pos]
@@ -506,8 +488,8 @@ def _d_ShareFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_responses = []
-            app_responses = x_responses.append
+            o.responses = []
+            app_responses = o.responses.append
             for _ in range(ln):
                 el_responses, pos = _d_ShareFetchableTopicResponse_0(buf, pos, n, v)
                 app_responses(el_responses)
@@ -523,12 +505,11 @@ def _d_ShareFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_node_endpoints = []
-            app_node_endpoints = x_node_endpoints.append
+            o.node_endpoints = []
+            app_node_endpoints = o.node_endpoints.append
             for _ in range(ln):
                 el_node_endpoints, pos = _d_NodeEndpoint_0(buf, pos, n, v)
                 app_node_endpoints(el_node_endpoints)
-        o = ShareFetchResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, acquisition_lock_timeout_ms=x_acquisition_lock_timeout_ms, responses=x_responses, node_endpoints=x_node_endpoints)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

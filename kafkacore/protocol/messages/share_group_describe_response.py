@@ -22,6 +22,7 @@ _S_h = _struct.Struct(">h")
 _S_i = _struct.Struct(">i")
 _S_ii = _struct.Struct(">ii")
 _S_u = _struct.Struct(">16s")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -96,15 +97,14 @@ class ShareGroupDescribeResponse(_Response):
 
 
 def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartitions, int]:
-    x_topic_id: _uuid.UUID
-    x_topic_name: str
-    x_partitions: list[int]
+    o = TopicPartitions.__new__(TopicPartitions)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "TopicName"
         ln = buf[pos]
         if ln < 128:
@@ -118,7 +118,7 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -132,9 +132,11 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicPartitions(topic_id=x_topic_id, topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -163,7 +165,10 @@ def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -171,7 +176,8 @@ def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
 
 
 def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignment, int]:
-    x_topic_partitions: list[TopicPartitions]
+    o = Assignment.__new__(Assignment)
+    o.unknown_tagged_fields = ()
     f = "TopicPartitions"
     try:
         f = "TopicPartitions"
@@ -186,12 +192,11 @@ def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignme
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_partitions = []
-            app_topic_partitions = x_topic_partitions.append
+            o.topic_partitions = []
+            app_topic_partitions = o.topic_partitions.append
             for _ in range(ln):
                 el_topic_partitions, pos = _d_TopicPartitions_0(buf, pos, n, v)
                 app_topic_partitions(el_topic_partitions)
-        o = Assignment(topic_partitions=x_topic_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -224,13 +229,8 @@ def _e_Assignment_0(o: Assignment, out: bytearray, v: int) -> None:
 
 
 def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]:
-    x_member_id: str
-    x_rack_id: str | None
-    x_member_epoch: int
-    x_client_id: str
-    x_client_host: str
-    x_subscribed_topic_names: list[str]
-    x_assignment: Assignment
+    o = Member.__new__(Member)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -246,7 +246,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RackId"
         ln = buf[pos]
@@ -256,15 +256,15 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack_id = None
+            o.rack_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ClientId"
         ln = buf[pos]
@@ -279,7 +279,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_id = str(buf[pos:e], "utf-8")
+            o.client_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientHost"
         ln = buf[pos]
@@ -294,7 +294,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_host = str(buf[pos:e], "utf-8")
+            o.client_host = str(buf[pos:e], "utf-8")
             pos = e
         f = "SubscribedTopicNames"
         ln = buf[pos]
@@ -308,7 +308,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_subscribed_topic_names = []
+            o.subscribed_topic_names = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -319,11 +319,10 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
+                o.subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "Assignment"
-        x_assignment, pos = _d_Assignment_0(buf, pos, n, v)
-        o = Member(member_id=x_member_id, rack_id=x_rack_id, member_epoch=x_member_epoch, client_id=x_client_id, client_host=x_client_host, subscribed_topic_names=x_subscribed_topic_names, assignment=x_assignment)
+        o.assignment, pos = _d_Assignment_0(buf, pos, n, v)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -380,19 +379,12 @@ def _e_Member_0(o: Member, out: bytearray, v: int) -> None:
 
 
 def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_group_id: str
-    x_group_state: str
-    x_group_epoch: int
-    x_assignment_epoch: int
-    x_assignor_name: str
-    x_members: list[Member]
-    x_authorized_operations: int
+    o = DescribedGroup.__new__(DescribedGroup)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -402,12 +394,12 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupId"
         ln = buf[pos]
@@ -422,7 +414,7 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         ln = buf[pos]
@@ -437,10 +429,10 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupEpoch"
-        (x_group_epoch, x_assignment_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.group_epoch, o.assignment_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "AssignorName"
         ln = buf[pos]
@@ -455,7 +447,7 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_assignor_name = str(buf[pos:e], "utf-8")
+            o.assignor_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Members"
         ln = buf[pos]
@@ -469,15 +461,14 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_Member_0(buf, pos, n, v)
                 app_members(el_members)
         f = "AuthorizedOperations"
-        (x_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribedGroup(error_code=x_error_code, error_message=x_error_message, group_id=x_group_id, group_state=x_group_state, group_epoch=x_group_epoch, assignment_epoch=x_assignment_epoch, assignor_name=x_assignor_name, members=x_members, authorized_operations=x_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -532,12 +523,12 @@ def _e_DescribedGroup_0(o: DescribedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_ShareGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareGroupDescribeResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribedGroup]
+    o = ShareGroupDescribeResponse.__new__(ShareGroupDescribeResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -551,12 +542,11 @@ def _d_ShareGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int) -
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = ShareGroupDescribeResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

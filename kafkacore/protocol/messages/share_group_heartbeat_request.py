@@ -37,11 +37,8 @@ class ShareGroupHeartbeatRequest(_Request):
 
 
 def _d_ShareGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareGroupHeartbeatRequest, int]:
-    x_group_id: str
-    x_member_id: str
-    x_member_epoch: int
-    x_rack_id: str | None
-    x_subscribed_topic_names: list[str] | None
+    o = ShareGroupHeartbeatRequest.__new__(ShareGroupHeartbeatRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -57,7 +54,7 @@ def _d_ShareGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -72,10 +69,10 @@ def _d_ShareGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "RackId"
         ln = buf[pos]
@@ -85,12 +82,12 @@ def _d_ShareGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack_id = None
+            o.rack_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "SubscribedTopicNames"
         ln = buf[pos]
@@ -100,11 +97,11 @@ def _d_ShareGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_subscribed_topic_names = None
+            o.subscribed_topic_names = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_subscribed_topic_names = []
+            o.subscribed_topic_names = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -115,9 +112,8 @@ def _d_ShareGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
+                o.subscribed_topic_names.append(str(buf[pos:e], "utf-8"))
                 pos = e
-        o = ShareGroupHeartbeatRequest(group_id=x_group_id, member_id=x_member_id, member_epoch=x_member_epoch, rack_id=x_rack_id, subscribed_topic_names=x_subscribed_topic_names)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -32,13 +32,13 @@ class SnapshotFooterRecord(_Message):
 
 
 def _d_SnapshotFooterRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SnapshotFooterRecord, int]:
-    x_version: int
+    o = SnapshotFooterRecord.__new__(SnapshotFooterRecord)
+    o.unknown_tagged_fields = ()
     f = "Version"
     try:
         f = "Version"
-        (x_version,) = _S_h.unpack_from(buf, pos)
+        (o.version,) = _S_h.unpack_from(buf, pos)
         pos += 2
-        o = SnapshotFooterRecord(version=x_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -33,14 +33,13 @@ class SnapshotHeaderRecord(_Message):
 
 
 def _d_SnapshotHeaderRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SnapshotHeaderRecord, int]:
-    x_version: int
-    x_last_contained_log_timestamp: int
+    o = SnapshotHeaderRecord.__new__(SnapshotHeaderRecord)
+    o.unknown_tagged_fields = ()
     f = "Version"
     try:
         f = "Version"
-        (x_version, x_last_contained_log_timestamp) = _S_hq.unpack_from(buf, pos)
+        (o.version, o.last_contained_log_timestamp) = _S_hq.unpack_from(buf, pos)
         pos += 10
-        o = SnapshotHeaderRecord(version=x_version, last_contained_log_timestamp=x_last_contained_log_timestamp)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -35,8 +35,8 @@ class StreamsGroupDescribeRequest(_Request):
 
 
 def _d_StreamsGroupDescribeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StreamsGroupDescribeRequest, int]:
-    x_group_ids: list[str]
-    x_include_authorized_operations: bool
+    o = StreamsGroupDescribeRequest.__new__(StreamsGroupDescribeRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupIds"
     try:
         f = "GroupIds"
@@ -51,7 +51,7 @@ def _d_StreamsGroupDescribeRequest_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_group_ids = []
+            o.group_ids = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -62,12 +62,11 @@ def _d_StreamsGroupDescribeRequest_0(buf: memoryview, pos: int, n: int, v: int) 
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_group_ids.append(str(buf[pos:e], "utf-8"))
+                o.group_ids.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "IncludeAuthorizedOperations"
-        (x_include_authorized_operations,) = _S_o.unpack_from(buf, pos)
+        (o.include_authorized_operations,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = StreamsGroupDescribeRequest(group_ids=x_group_ids, include_authorized_operations=x_include_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

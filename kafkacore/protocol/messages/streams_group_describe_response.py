@@ -24,6 +24,7 @@ _S_ih = _struct.Struct(">ih")
 _S_ii = _struct.Struct(">ii")
 _S_iq = _struct.Struct(">iq")
 _S_o = _struct.Struct(">?")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -179,8 +180,8 @@ class StreamsGroupDescribeResponse(_Response):
 
 
 def _d_KeyValue_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KeyValue, int]:
-    x_key: str
-    x_value: str
+    o = KeyValue.__new__(KeyValue)
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -196,7 +197,7 @@ def _d_KeyValue_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KeyValue, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         ln = buf[pos]
@@ -211,9 +212,8 @@ def _d_KeyValue_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KeyValue, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
-        o = KeyValue(key=x_key, value=x_value)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -250,10 +250,8 @@ def _e_KeyValue_0(o: KeyValue, out: bytearray, v: int) -> None:
 
 
 def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo, int]:
-    x_name: str
-    x_partitions: int
-    x_replication_factor: int
-    x_topic_configs: list[KeyValue]
+    o = TopicInfo.__new__(TopicInfo)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -269,10 +267,10 @@ def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
-        (x_partitions, x_replication_factor) = _S_ih.unpack_from(buf, pos)
+        (o.partitions, o.replication_factor) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "TopicConfigs"
         ln = buf[pos]
@@ -286,12 +284,11 @@ def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_configs = []
-            app_topic_configs = x_topic_configs.append
+            o.topic_configs = []
+            app_topic_configs = o.topic_configs.append
             for _ in range(ln):
                 el_topic_configs, pos = _d_KeyValue_0(buf, pos, n, v)
                 app_topic_configs(el_topic_configs)
-        o = TopicInfo(name=x_name, partitions=x_partitions, replication_factor=x_replication_factor, topic_configs=x_topic_configs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -329,11 +326,8 @@ def _e_TopicInfo_0(o: TopicInfo, out: bytearray, v: int) -> None:
 
 
 def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopology, int]:
-    x_subtopology_id: str
-    x_source_topics: list[str]
-    x_repartition_sink_topics: list[str]
-    x_state_changelog_topics: list[TopicInfo]
-    x_repartition_source_topics: list[TopicInfo]
+    o = Subtopology.__new__(Subtopology)
+    o.unknown_tagged_fields = ()
     f = "SubtopologyId"
     try:
         f = "SubtopologyId"
@@ -349,7 +343,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subtopology_id = str(buf[pos:e], "utf-8")
+            o.subtopology_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "SourceTopics"
         ln = buf[pos]
@@ -363,7 +357,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_source_topics = []
+            o.source_topics = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -374,7 +368,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_source_topics.append(str(buf[pos:e], "utf-8"))
+                o.source_topics.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "RepartitionSinkTopics"
         ln = buf[pos]
@@ -388,7 +382,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_repartition_sink_topics = []
+            o.repartition_sink_topics = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -399,7 +393,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_repartition_sink_topics.append(str(buf[pos:e], "utf-8"))
+                o.repartition_sink_topics.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "StateChangelogTopics"
         ln = buf[pos]
@@ -413,8 +407,8 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_state_changelog_topics = []
-            app_state_changelog_topics = x_state_changelog_topics.append
+            o.state_changelog_topics = []
+            app_state_changelog_topics = o.state_changelog_topics.append
             for _ in range(ln):
                 el_state_changelog_topics, pos = _d_TopicInfo_0(buf, pos, n, v)
                 app_state_changelog_topics(el_state_changelog_topics)
@@ -430,12 +424,11 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_repartition_source_topics = []
-            app_repartition_source_topics = x_repartition_source_topics.append
+            o.repartition_source_topics = []
+            app_repartition_source_topics = o.repartition_source_topics.append
             for _ in range(ln):
                 el_repartition_source_topics, pos = _d_TopicInfo_0(buf, pos, n, v)
                 app_repartition_source_topics(el_repartition_source_topics)
-        o = Subtopology(subtopology_id=x_subtopology_id, source_topics=x_source_topics, repartition_sink_topics=x_repartition_sink_topics, state_changelog_topics=x_state_changelog_topics, repartition_source_topics=x_repartition_source_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -488,12 +481,12 @@ def _e_Subtopology_0(o: Subtopology, out: bytearray, v: int) -> None:
 
 
 def _d_Topology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topology, int]:
-    x_epoch: int
-    x_subtopologies: list[Subtopology] | None
+    o = Topology.__new__(Topology)
+    o.unknown_tagged_fields = ()
     f = "Epoch"
     try:
         f = "Epoch"
-        (x_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Subtopologies"
         ln = buf[pos]
@@ -503,16 +496,15 @@ def _d_Topology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topology, 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_subtopologies = None
+            o.subtopologies = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_subtopologies = []
-            app_subtopologies = x_subtopologies.append
+            o.subtopologies = []
+            app_subtopologies = o.subtopologies.append
             for _ in range(ln):
                 el_subtopologies, pos = _d_Subtopology_0(buf, pos, n, v)
                 app_subtopologies(el_subtopologies)
-        o = Topology(epoch=x_epoch, subtopologies=x_subtopologies)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -549,8 +541,8 @@ def _e_Topology_0(o: Topology, out: bytearray, v: int) -> None:
 
 
 def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, int]:
-    x_host: str
-    x_port: int
+    o = Endpoint.__new__(Endpoint)
+    o.unknown_tagged_fields = ()
     f = "Host"
     try:
         f = "Host"
@@ -566,12 +558,11 @@ def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = Endpoint(host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -605,9 +596,8 @@ def _e_Endpoint_0(o: Endpoint, out: bytearray, v: int) -> None:
 
 
 def _d_TaskOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskOffset, int]:
-    x_subtopology_id: str
-    x_partition: int
-    x_offset: int
+    o = TaskOffset.__new__(TaskOffset)
+    o.unknown_tagged_fields = ()
     f = "SubtopologyId"
     try:
         f = "SubtopologyId"
@@ -623,12 +613,11 @@ def _d_TaskOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskOffs
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subtopology_id = str(buf[pos:e], "utf-8")
+            o.subtopology_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partition"
-        (x_partition, x_offset) = _S_iq.unpack_from(buf, pos)
+        (o.partition, o.offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = TaskOffset(subtopology_id=x_subtopology_id, partition=x_partition, offset=x_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -662,8 +651,8 @@ def _e_TaskOffset_0(o: TaskOffset, out: bytearray, v: int) -> None:
 
 
 def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, int]:
-    x_subtopology_id: str
-    x_partitions: list[int]
+    o = TaskIds.__new__(TaskIds)
+    o.unknown_tagged_fields = ()
     f = "SubtopologyId"
     try:
         f = "SubtopologyId"
@@ -679,7 +668,7 @@ def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subtopology_id = str(buf[pos:e], "utf-8")
+            o.subtopology_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -693,9 +682,11 @@ def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TaskIds(subtopology_id=x_subtopology_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -723,7 +714,10 @@ def _e_TaskIds_0(o: TaskIds, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -731,9 +725,8 @@ def _e_TaskIds_0(o: TaskIds, out: bytearray, v: int) -> None:
 
 
 def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignment, int]:
-    x_active_tasks: list[TaskIds]
-    x_standby_tasks: list[TaskIds]
-    x_warmup_tasks: list[TaskIds]
+    o = Assignment.__new__(Assignment)
+    o.unknown_tagged_fields = ()
     f = "ActiveTasks"
     try:
         f = "ActiveTasks"
@@ -748,8 +741,8 @@ def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignme
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_active_tasks = []
-            app_active_tasks = x_active_tasks.append
+            o.active_tasks = []
+            app_active_tasks = o.active_tasks.append
             for _ in range(ln):
                 el_active_tasks, pos = _d_TaskIds_0(buf, pos, n, v)
                 app_active_tasks(el_active_tasks)
@@ -765,8 +758,8 @@ def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignme
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_standby_tasks = []
-            app_standby_tasks = x_standby_tasks.append
+            o.standby_tasks = []
+            app_standby_tasks = o.standby_tasks.append
             for _ in range(ln):
                 el_standby_tasks, pos = _d_TaskIds_0(buf, pos, n, v)
                 app_standby_tasks(el_standby_tasks)
@@ -782,12 +775,11 @@ def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignme
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_warmup_tasks = []
-            app_warmup_tasks = x_warmup_tasks.append
+            o.warmup_tasks = []
+            app_warmup_tasks = o.warmup_tasks.append
             for _ in range(ln):
                 el_warmup_tasks, pos = _d_TaskIds_0(buf, pos, n, v)
                 app_warmup_tasks(el_warmup_tasks)
-        o = Assignment(active_tasks=x_active_tasks, standby_tasks=x_standby_tasks, warmup_tasks=x_warmup_tasks)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -828,21 +820,8 @@ def _e_Assignment_0(o: Assignment, out: bytearray, v: int) -> None:
 
 
 def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]:
-    x_member_id: str
-    x_member_epoch: int
-    x_instance_id: str | None
-    x_rack_id: str | None
-    x_client_id: str
-    x_client_host: str
-    x_topology_epoch: int
-    x_process_id: str
-    x_user_endpoint: Endpoint | None
-    x_client_tags: list[KeyValue]
-    x_task_offsets: list[TaskOffset]
-    x_task_end_offsets: list[TaskOffset]
-    x_assignment: Assignment
-    x_target_assignment: Assignment
-    x_is_classic: bool
+    o = Member.__new__(Member)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -858,10 +837,10 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.member_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "InstanceId"
         ln = buf[pos]
@@ -871,12 +850,12 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_instance_id = None
+            o.instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_instance_id = str(buf[pos:e], "utf-8")
+            o.instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RackId"
         ln = buf[pos]
@@ -886,12 +865,12 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack_id = None
+            o.rack_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientId"
         ln = buf[pos]
@@ -906,7 +885,7 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_id = str(buf[pos:e], "utf-8")
+            o.client_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ClientHost"
         ln = buf[pos]
@@ -921,10 +900,10 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_client_host = str(buf[pos:e], "utf-8")
+            o.client_host = str(buf[pos:e], "utf-8")
             pos = e
         f = "TopologyEpoch"
-        (x_topology_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.topology_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "ProcessId"
         ln = buf[pos]
@@ -939,15 +918,15 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_process_id = str(buf[pos:e], "utf-8")
+            o.process_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "UserEndpoint"
         (b,) = _w.I8.unpack_from(buf, pos)
         pos += 1
         if b < 0:
-            x_user_endpoint = None
+            o.user_endpoint = None
         else:
-            x_user_endpoint, pos = _d_Endpoint_0(buf, pos, n, v)
+            o.user_endpoint, pos = _d_Endpoint_0(buf, pos, n, v)
         f = "ClientTags"
         ln = buf[pos]
         if ln < 128:
@@ -960,8 +939,8 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_client_tags = []
-            app_client_tags = x_client_tags.append
+            o.client_tags = []
+            app_client_tags = o.client_tags.append
             for _ in range(ln):
                 el_client_tags, pos = _d_KeyValue_0(buf, pos, n, v)
                 app_client_tags(el_client_tags)
@@ -977,8 +956,8 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_task_offsets = []
-            app_task_offsets = x_task_offsets.append
+            o.task_offsets = []
+            app_task_offsets = o.task_offsets.append
             for _ in range(ln):
                 el_task_offsets, pos = _d_TaskOffset_0(buf, pos, n, v)
                 app_task_offsets(el_task_offsets)
@@ -994,19 +973,18 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_task_end_offsets = []
-            app_task_end_offsets = x_task_end_offsets.append
+            o.task_end_offsets = []
+            app_task_end_offsets = o.task_end_offsets.append
             for _ in range(ln):
                 el_task_end_offsets, pos = _d_TaskOffset_0(buf, pos, n, v)
                 app_task_end_offsets(el_task_end_offsets)
         f = "Assignment"
-        x_assignment, pos = _d_Assignment_0(buf, pos, n, v)
+        o.assignment, pos = _d_Assignment_0(buf, pos, n, v)
         f = "TargetAssignment"
-        x_target_assignment, pos = _d_Assignment_0(buf, pos, n, v)
+        o.target_assignment, pos = _d_Assignment_0(buf, pos, n, v)
         f = "IsClassic"
-        (x_is_classic,) = _S_o.unpack_from(buf, pos)
+        (o.is_classic,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = Member(member_id=x_member_id, member_epoch=x_member_epoch, instance_id=x_instance_id, rack_id=x_rack_id, client_id=x_client_id, client_host=x_client_host, topology_epoch=x_topology_epoch, process_id=x_process_id, user_endpoint=x_user_endpoint, client_tags=x_client_tags, task_offsets=x_task_offsets, task_end_offsets=x_task_end_offsets, assignment=x_assignment, target_assignment=x_target_assignment, is_classic=x_is_classic)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1090,19 +1068,12 @@ def _e_Member_0(o: Member, out: bytearray, v: int) -> None:
 
 
 def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
-    x_error_code: int
-    x_error_message: str | None
-    x_group_id: str
-    x_group_state: str
-    x_group_epoch: int
-    x_assignment_epoch: int
-    x_topology: Topology | None
-    x_members: list[Member]
-    x_authorized_operations: int
+    o = DescribedGroup.__new__(DescribedGroup)
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -1112,12 +1083,12 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupId"
         ln = buf[pos]
@@ -1132,7 +1103,7 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupState"
         ln = buf[pos]
@@ -1147,18 +1118,18 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_state = str(buf[pos:e], "utf-8")
+            o.group_state = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupEpoch"
-        (x_group_epoch, x_assignment_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.group_epoch, o.assignment_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "Topology"
         (b,) = _w.I8.unpack_from(buf, pos)
         pos += 1
         if b < 0:
-            x_topology = None
+            o.topology = None
         else:
-            x_topology, pos = _d_Topology_0(buf, pos, n, v)
+            o.topology, pos = _d_Topology_0(buf, pos, n, v)
         f = "Members"
         ln = buf[pos]
         if ln < 128:
@@ -1171,15 +1142,14 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_members = []
-            app_members = x_members.append
+            o.members = []
+            app_members = o.members.append
             for _ in range(ln):
                 el_members, pos = _d_Member_0(buf, pos, n, v)
                 app_members(el_members)
         f = "AuthorizedOperations"
-        (x_authorized_operations,) = _S_i.unpack_from(buf, pos)
+        (o.authorized_operations,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = DescribedGroup(error_code=x_error_code, error_message=x_error_message, group_id=x_group_id, group_state=x_group_state, group_epoch=x_group_epoch, assignment_epoch=x_assignment_epoch, topology=x_topology, members=x_members, authorized_operations=x_authorized_operations)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -1236,12 +1206,12 @@ def _e_DescribedGroup_0(o: DescribedGroup, out: bytearray, v: int) -> None:
 
 
 def _d_StreamsGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StreamsGroupDescribeResponse, int]:
-    x_throttle_time_ms: int
-    x_groups: list[DescribedGroup]
+    o = StreamsGroupDescribeResponse.__new__(StreamsGroupDescribeResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Groups"
         ln = buf[pos]
@@ -1255,12 +1225,11 @@ def _d_StreamsGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_groups = []
-            app_groups = x_groups.append
+            o.groups = []
+            app_groups = o.groups.append
             for _ in range(ln):
                 el_groups, pos = _d_DescribedGroup_0(buf, pos, n, v)
                 app_groups(el_groups)
-        o = StreamsGroupDescribeResponse(throttle_time_ms=x_throttle_time_ms, groups=x_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -23,6 +23,8 @@ _S_ih = _struct.Struct(">ih")
 _S_ii = _struct.Struct(">ii")
 _S_iq = _struct.Struct(">iq")
 _S_o = _struct.Struct(">?")
+_A_h = _w.ARRAY_STRUCTS["h"]
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -153,8 +155,8 @@ class StreamsGroupHeartbeatRequest(_Request):
 
 
 def _d_KeyValue_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KeyValue, int]:
-    x_key: str
-    x_value: str
+    o = KeyValue.__new__(KeyValue)
+    o.unknown_tagged_fields = ()
     f = "Key"
     try:
         f = "Key"
@@ -170,7 +172,7 @@ def _d_KeyValue_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KeyValue, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_key = str(buf[pos:e], "utf-8")
+            o.key = str(buf[pos:e], "utf-8")
             pos = e
         f = "Value"
         ln = buf[pos]
@@ -185,9 +187,8 @@ def _d_KeyValue_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KeyValue, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_value = str(buf[pos:e], "utf-8")
+            o.value = str(buf[pos:e], "utf-8")
             pos = e
-        o = KeyValue(key=x_key, value=x_value)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -224,10 +225,8 @@ def _e_KeyValue_0(o: KeyValue, out: bytearray, v: int) -> None:
 
 
 def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo, int]:
-    x_name: str
-    x_partitions: int
-    x_replication_factor: int
-    x_topic_configs: list[KeyValue]
+    o = TopicInfo.__new__(TopicInfo)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -243,10 +242,10 @@ def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
-        (x_partitions, x_replication_factor) = _S_ih.unpack_from(buf, pos)
+        (o.partitions, o.replication_factor) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "TopicConfigs"
         ln = buf[pos]
@@ -260,12 +259,11 @@ def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topic_configs = []
-            app_topic_configs = x_topic_configs.append
+            o.topic_configs = []
+            app_topic_configs = o.topic_configs.append
             for _ in range(ln):
                 el_topic_configs, pos = _d_KeyValue_0(buf, pos, n, v)
                 app_topic_configs(el_topic_configs)
-        o = TopicInfo(name=x_name, partitions=x_partitions, replication_factor=x_replication_factor, topic_configs=x_topic_configs)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -303,9 +301,8 @@ def _e_TopicInfo_0(o: TopicInfo, out: bytearray, v: int) -> None:
 
 
 def _d_CopartitionGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CopartitionGroup, int]:
-    x_source_topics: list[int]
-    x_source_topic_regex: list[int]
-    x_repartition_source_topics: list[int]
+    o = CopartitionGroup.__new__(CopartitionGroup)
+    o.unknown_tagged_fields = ()
     f = "SourceTopics"
     try:
         f = "SourceTopics"
@@ -320,7 +317,10 @@ def _d_CopartitionGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Co
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_source_topics = list(_struct.unpack_from(f">{ln}h", buf, pos))
+            o.source_topics = list(
+                (_A_h[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}h"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 2
         f = "SourceTopicRegex"
         ln = buf[pos]
@@ -334,7 +334,10 @@ def _d_CopartitionGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Co
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_source_topic_regex = list(_struct.unpack_from(f">{ln}h", buf, pos))
+            o.source_topic_regex = list(
+                (_A_h[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}h"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 2
         f = "RepartitionSourceTopics"
         ln = buf[pos]
@@ -348,9 +351,11 @@ def _d_CopartitionGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Co
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_repartition_source_topics = list(_struct.unpack_from(f">{ln}h", buf, pos))
+            o.repartition_source_topics = list(
+                (_A_h[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}h"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 2
-        o = CopartitionGroup(source_topics=x_source_topics, source_topic_regex=x_source_topic_regex, repartition_source_topics=x_repartition_source_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -374,13 +379,22 @@ def _d_CopartitionGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Co
 def _e_CopartitionGroup_0(o: CopartitionGroup, out: bytearray, v: int) -> None:
     x_source_topics = o.source_topics
     out += _w.uvarint(len(x_source_topics) + 1)
-    out += _struct.pack(f">{len(x_source_topics)}h", *x_source_topics)
+    out += (
+        _A_h[len(x_source_topics)] if len(x_source_topics) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_source_topics)}h")
+    ).pack(*x_source_topics)
     x_source_topic_regex = o.source_topic_regex
     out += _w.uvarint(len(x_source_topic_regex) + 1)
-    out += _struct.pack(f">{len(x_source_topic_regex)}h", *x_source_topic_regex)
+    out += (
+        _A_h[len(x_source_topic_regex)] if len(x_source_topic_regex) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_source_topic_regex)}h")
+    ).pack(*x_source_topic_regex)
     x_repartition_source_topics = o.repartition_source_topics
     out += _w.uvarint(len(x_repartition_source_topics) + 1)
-    out += _struct.pack(f">{len(x_repartition_source_topics)}h", *x_repartition_source_topics)
+    out += (
+        _A_h[len(x_repartition_source_topics)] if len(x_repartition_source_topics) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_repartition_source_topics)}h")
+    ).pack(*x_repartition_source_topics)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -388,13 +402,8 @@ def _e_CopartitionGroup_0(o: CopartitionGroup, out: bytearray, v: int) -> None:
 
 
 def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopology, int]:
-    x_subtopology_id: str
-    x_source_topics: list[str]
-    x_source_topic_regex: list[str]
-    x_state_changelog_topics: list[TopicInfo]
-    x_repartition_sink_topics: list[str]
-    x_repartition_source_topics: list[TopicInfo]
-    x_copartition_groups: list[CopartitionGroup]
+    o = Subtopology.__new__(Subtopology)
+    o.unknown_tagged_fields = ()
     f = "SubtopologyId"
     try:
         f = "SubtopologyId"
@@ -410,7 +419,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subtopology_id = str(buf[pos:e], "utf-8")
+            o.subtopology_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "SourceTopics"
         ln = buf[pos]
@@ -424,7 +433,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_source_topics = []
+            o.source_topics = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -435,7 +444,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_source_topics.append(str(buf[pos:e], "utf-8"))
+                o.source_topics.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "SourceTopicRegex"
         ln = buf[pos]
@@ -449,7 +458,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_source_topic_regex = []
+            o.source_topic_regex = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -460,7 +469,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_source_topic_regex.append(str(buf[pos:e], "utf-8"))
+                o.source_topic_regex.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "StateChangelogTopics"
         ln = buf[pos]
@@ -474,8 +483,8 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_state_changelog_topics = []
-            app_state_changelog_topics = x_state_changelog_topics.append
+            o.state_changelog_topics = []
+            app_state_changelog_topics = o.state_changelog_topics.append
             for _ in range(ln):
                 el_state_changelog_topics, pos = _d_TopicInfo_0(buf, pos, n, v)
                 app_state_changelog_topics(el_state_changelog_topics)
@@ -491,7 +500,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_repartition_sink_topics = []
+            o.repartition_sink_topics = []
             for _ in range(ln):
                 ln = buf[pos]
                 if ln < 128:
@@ -502,7 +511,7 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
                 e = pos + ln
                 if ln < 0 or e > n:
                     raise _w.Bad("bad string length in array")
-                x_repartition_sink_topics.append(str(buf[pos:e], "utf-8"))
+                o.repartition_sink_topics.append(str(buf[pos:e], "utf-8"))
                 pos = e
         f = "RepartitionSourceTopics"
         ln = buf[pos]
@@ -516,8 +525,8 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_repartition_source_topics = []
-            app_repartition_source_topics = x_repartition_source_topics.append
+            o.repartition_source_topics = []
+            app_repartition_source_topics = o.repartition_source_topics.append
             for _ in range(ln):
                 el_repartition_source_topics, pos = _d_TopicInfo_0(buf, pos, n, v)
                 app_repartition_source_topics(el_repartition_source_topics)
@@ -533,12 +542,11 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_copartition_groups = []
-            app_copartition_groups = x_copartition_groups.append
+            o.copartition_groups = []
+            app_copartition_groups = o.copartition_groups.append
             for _ in range(ln):
                 el_copartition_groups, pos = _d_CopartitionGroup_0(buf, pos, n, v)
                 app_copartition_groups(el_copartition_groups)
-        o = Subtopology(subtopology_id=x_subtopology_id, source_topics=x_source_topics, source_topic_regex=x_source_topic_regex, state_changelog_topics=x_state_changelog_topics, repartition_sink_topics=x_repartition_sink_topics, repartition_source_topics=x_repartition_source_topics, copartition_groups=x_copartition_groups)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -601,12 +609,12 @@ def _e_Subtopology_0(o: Subtopology, out: bytearray, v: int) -> None:
 
 
 def _d_Topology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topology, int]:
-    x_epoch: int
-    x_subtopologies: list[Subtopology]
+    o = Topology.__new__(Topology)
+    o.unknown_tagged_fields = ()
     f = "Epoch"
     try:
         f = "Epoch"
-        (x_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Subtopologies"
         ln = buf[pos]
@@ -620,12 +628,11 @@ def _d_Topology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topology, 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_subtopologies = []
-            app_subtopologies = x_subtopologies.append
+            o.subtopologies = []
+            app_subtopologies = o.subtopologies.append
             for _ in range(ln):
                 el_subtopologies, pos = _d_Subtopology_0(buf, pos, n, v)
                 app_subtopologies(el_subtopologies)
-        o = Topology(epoch=x_epoch, subtopologies=x_subtopologies)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -659,8 +666,8 @@ def _e_Topology_0(o: Topology, out: bytearray, v: int) -> None:
 
 
 def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, int]:
-    x_subtopology_id: str
-    x_partitions: list[int]
+    o = TaskIds.__new__(TaskIds)
+    o.unknown_tagged_fields = ()
     f = "SubtopologyId"
     try:
         f = "SubtopologyId"
@@ -676,7 +683,7 @@ def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subtopology_id = str(buf[pos:e], "utf-8")
+            o.subtopology_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -690,9 +697,11 @@ def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TaskIds(subtopology_id=x_subtopology_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -720,7 +729,10 @@ def _e_TaskIds_0(o: TaskIds, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -728,8 +740,8 @@ def _e_TaskIds_0(o: TaskIds, out: bytearray, v: int) -> None:
 
 
 def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, int]:
-    x_host: str
-    x_port: int
+    o = Endpoint.__new__(Endpoint)
+    o.unknown_tagged_fields = ()
     f = "Host"
     try:
         f = "Host"
@@ -745,12 +757,11 @@ def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = Endpoint(host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -784,9 +795,8 @@ def _e_Endpoint_0(o: Endpoint, out: bytearray, v: int) -> None:
 
 
 def _d_TaskOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskOffset, int]:
-    x_subtopology_id: str
-    x_partition: int
-    x_offset: int
+    o = TaskOffset.__new__(TaskOffset)
+    o.unknown_tagged_fields = ()
     f = "SubtopologyId"
     try:
         f = "SubtopologyId"
@@ -802,12 +812,11 @@ def _d_TaskOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskOffs
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subtopology_id = str(buf[pos:e], "utf-8")
+            o.subtopology_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partition"
-        (x_partition, x_offset) = _S_iq.unpack_from(buf, pos)
+        (o.partition, o.offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
-        o = TaskOffset(subtopology_id=x_subtopology_id, partition=x_partition, offset=x_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -841,23 +850,8 @@ def _e_TaskOffset_0(o: TaskOffset, out: bytearray, v: int) -> None:
 
 
 def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StreamsGroupHeartbeatRequest, int]:
-    x_group_id: str
-    x_member_id: str
-    x_member_epoch: int
-    x_endpoint_information_epoch: int
-    x_instance_id: str | None
-    x_rack_id: str | None
-    x_rebalance_timeout_ms: int
-    x_topology: Topology | None
-    x_active_tasks: list[TaskIds] | None
-    x_standby_tasks: list[TaskIds] | None
-    x_warmup_tasks: list[TaskIds] | None
-    x_process_id: str | None
-    x_user_endpoint: Endpoint | None
-    x_client_tags: list[KeyValue] | None
-    x_task_offsets: list[TaskOffset] | None
-    x_task_end_offsets: list[TaskOffset] | None
-    x_shutdown_application: bool
+    o = StreamsGroupHeartbeatRequest.__new__(StreamsGroupHeartbeatRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -873,7 +867,7 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -888,10 +882,10 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch, x_endpoint_information_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.member_epoch, o.endpoint_information_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "InstanceId"
         ln = buf[pos]
@@ -901,12 +895,12 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_instance_id = None
+            o.instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_instance_id = str(buf[pos:e], "utf-8")
+            o.instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RackId"
         ln = buf[pos]
@@ -916,23 +910,23 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_rack_id = None
+            o.rack_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_rack_id = str(buf[pos:e], "utf-8")
+            o.rack_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "RebalanceTimeoutMs"
-        (x_rebalance_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.rebalance_timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topology"
         (b,) = _w.I8.unpack_from(buf, pos)
         pos += 1
         if b < 0:
-            x_topology = None
+            o.topology = None
         else:
-            x_topology, pos = _d_Topology_0(buf, pos, n, v)
+            o.topology, pos = _d_Topology_0(buf, pos, n, v)
         f = "ActiveTasks"
         ln = buf[pos]
         if ln < 128:
@@ -941,12 +935,12 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_active_tasks = None
+            o.active_tasks = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_active_tasks = []
-            app_active_tasks = x_active_tasks.append
+            o.active_tasks = []
+            app_active_tasks = o.active_tasks.append
             for _ in range(ln):
                 el_active_tasks, pos = _d_TaskIds_0(buf, pos, n, v)
                 app_active_tasks(el_active_tasks)
@@ -958,12 +952,12 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_standby_tasks = None
+            o.standby_tasks = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_standby_tasks = []
-            app_standby_tasks = x_standby_tasks.append
+            o.standby_tasks = []
+            app_standby_tasks = o.standby_tasks.append
             for _ in range(ln):
                 el_standby_tasks, pos = _d_TaskIds_0(buf, pos, n, v)
                 app_standby_tasks(el_standby_tasks)
@@ -975,12 +969,12 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_warmup_tasks = None
+            o.warmup_tasks = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_warmup_tasks = []
-            app_warmup_tasks = x_warmup_tasks.append
+            o.warmup_tasks = []
+            app_warmup_tasks = o.warmup_tasks.append
             for _ in range(ln):
                 el_warmup_tasks, pos = _d_TaskIds_0(buf, pos, n, v)
                 app_warmup_tasks(el_warmup_tasks)
@@ -992,20 +986,20 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_process_id = None
+            o.process_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_process_id = str(buf[pos:e], "utf-8")
+            o.process_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "UserEndpoint"
         (b,) = _w.I8.unpack_from(buf, pos)
         pos += 1
         if b < 0:
-            x_user_endpoint = None
+            o.user_endpoint = None
         else:
-            x_user_endpoint, pos = _d_Endpoint_0(buf, pos, n, v)
+            o.user_endpoint, pos = _d_Endpoint_0(buf, pos, n, v)
         f = "ClientTags"
         ln = buf[pos]
         if ln < 128:
@@ -1014,12 +1008,12 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_client_tags = None
+            o.client_tags = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_client_tags = []
-            app_client_tags = x_client_tags.append
+            o.client_tags = []
+            app_client_tags = o.client_tags.append
             for _ in range(ln):
                 el_client_tags, pos = _d_KeyValue_0(buf, pos, n, v)
                 app_client_tags(el_client_tags)
@@ -1031,12 +1025,12 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_task_offsets = None
+            o.task_offsets = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_task_offsets = []
-            app_task_offsets = x_task_offsets.append
+            o.task_offsets = []
+            app_task_offsets = o.task_offsets.append
             for _ in range(ln):
                 el_task_offsets, pos = _d_TaskOffset_0(buf, pos, n, v)
                 app_task_offsets(el_task_offsets)
@@ -1048,19 +1042,18 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_task_end_offsets = None
+            o.task_end_offsets = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_task_end_offsets = []
-            app_task_end_offsets = x_task_end_offsets.append
+            o.task_end_offsets = []
+            app_task_end_offsets = o.task_end_offsets.append
             for _ in range(ln):
                 el_task_end_offsets, pos = _d_TaskOffset_0(buf, pos, n, v)
                 app_task_end_offsets(el_task_end_offsets)
         f = "ShutdownApplication"
-        (x_shutdown_application,) = _S_o.unpack_from(buf, pos)
+        (o.shutdown_application,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = StreamsGroupHeartbeatRequest(group_id=x_group_id, member_id=x_member_id, member_epoch=x_member_epoch, endpoint_information_epoch=x_endpoint_information_epoch, instance_id=x_instance_id, rack_id=x_rack_id, rebalance_timeout_ms=x_rebalance_timeout_ms, topology=x_topology, active_tasks=x_active_tasks, standby_tasks=x_standby_tasks, warmup_tasks=x_warmup_tasks, process_id=x_process_id, user_endpoint=x_user_endpoint, client_tags=x_client_tags, task_offsets=x_task_offsets, task_end_offsets=x_task_end_offsets, shutdown_application=x_shutdown_application)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

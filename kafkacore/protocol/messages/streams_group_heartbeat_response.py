@@ -22,6 +22,7 @@ _S_b = _struct.Struct(">b")
 _S_i = _struct.Struct(">i")
 _S_ih = _struct.Struct(">ih")
 _S_iiii = _struct.Struct(">iiii")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -108,12 +109,12 @@ class StreamsGroupHeartbeatResponse(_Response):
 
 
 def _d_Status_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Status, int]:
-    x_status_code: int
-    x_status_detail: str
+    o = Status.__new__(Status)
+    o.unknown_tagged_fields = ()
     f = "StatusCode"
     try:
         f = "StatusCode"
-        (x_status_code,) = _S_b.unpack_from(buf, pos)
+        (o.status_code,) = _S_b.unpack_from(buf, pos)
         pos += 1
         f = "StatusDetail"
         ln = buf[pos]
@@ -128,9 +129,8 @@ def _d_Status_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Status, int]
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_status_detail = str(buf[pos:e], "utf-8")
+            o.status_detail = str(buf[pos:e], "utf-8")
             pos = e
-        o = Status(status_code=x_status_code, status_detail=x_status_detail)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -164,8 +164,8 @@ def _e_Status_0(o: Status, out: bytearray, v: int) -> None:
 
 
 def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, int]:
-    x_subtopology_id: str
-    x_partitions: list[int]
+    o = TaskIds.__new__(TaskIds)
+    o.unknown_tagged_fields = ()
     f = "SubtopologyId"
     try:
         f = "SubtopologyId"
@@ -181,7 +181,7 @@ def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, in
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_subtopology_id = str(buf[pos:e], "utf-8")
+            o.subtopology_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -195,9 +195,11 @@ def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, in
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TaskIds(subtopology_id=x_subtopology_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -225,7 +227,10 @@ def _e_TaskIds_0(o: TaskIds, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -233,8 +238,8 @@ def _e_TaskIds_0(o: TaskIds, out: bytearray, v: int) -> None:
 
 
 def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, int]:
-    x_host: str
-    x_port: int
+    o = Endpoint.__new__(Endpoint)
+    o.unknown_tagged_fields = ()
     f = "Host"
     try:
         f = "Host"
@@ -250,12 +255,11 @@ def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = Endpoint(host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -289,8 +293,8 @@ def _e_Endpoint_0(o: Endpoint, out: bytearray, v: int) -> None:
 
 
 def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartition, int]:
-    x_topic: str
-    x_partitions: list[int]
+    o = TopicPartition.__new__(TopicPartition)
+    o.unknown_tagged_fields = ()
     f = "Topic"
     try:
         f = "Topic"
@@ -306,7 +310,7 @@ def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topi
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic = str(buf[pos:e], "utf-8")
+            o.topic = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -320,9 +324,11 @@ def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topi
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partitions = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = TopicPartition(topic=x_topic, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -350,7 +356,10 @@ def _e_TopicPartition_0(o: TopicPartition, out: bytearray, v: int) -> None:
     out += bx
     x_partitions = o.partitions
     out += _w.uvarint(len(x_partitions) + 1)
-    out += _struct.pack(f">{len(x_partitions)}i", *x_partitions)
+    out += (
+        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partitions)}i")
+    ).pack(*x_partitions)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -358,13 +367,12 @@ def _e_TopicPartition_0(o: TopicPartition, out: bytearray, v: int) -> None:
 
 
 def _d_EndpointToPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndpointToPartitions, int]:
-    x_user_endpoint: Endpoint
-    x_active_partitions: list[TopicPartition]
-    x_standby_partitions: list[TopicPartition]
+    o = EndpointToPartitions.__new__(EndpointToPartitions)
+    o.unknown_tagged_fields = ()
     f = "UserEndpoint"
     try:
         f = "UserEndpoint"
-        x_user_endpoint, pos = _d_Endpoint_0(buf, pos, n, v)
+        o.user_endpoint, pos = _d_Endpoint_0(buf, pos, n, v)
         f = "ActivePartitions"
         ln = buf[pos]
         if ln < 128:
@@ -377,8 +385,8 @@ def _d_EndpointToPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_active_partitions = []
-            app_active_partitions = x_active_partitions.append
+            o.active_partitions = []
+            app_active_partitions = o.active_partitions.append
             for _ in range(ln):
                 el_active_partitions, pos = _d_TopicPartition_0(buf, pos, n, v)
                 app_active_partitions(el_active_partitions)
@@ -394,12 +402,11 @@ def _d_EndpointToPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_standby_partitions = []
-            app_standby_partitions = x_standby_partitions.append
+            o.standby_partitions = []
+            app_standby_partitions = o.standby_partitions.append
             for _ in range(ln):
                 el_standby_partitions, pos = _d_TopicPartition_0(buf, pos, n, v)
                 app_standby_partitions(el_standby_partitions)
-        o = EndpointToPartitions(user_endpoint=x_user_endpoint, active_partitions=x_active_partitions, standby_partitions=x_standby_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -438,24 +445,12 @@ def _e_EndpointToPartitions_0(o: EndpointToPartitions, out: bytearray, v: int) -
 
 
 def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StreamsGroupHeartbeatResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_member_id: str
-    x_member_epoch: int
-    x_heartbeat_interval_ms: int
-    x_acceptable_recovery_lag: int
-    x_task_offset_interval_ms: int
-    x_status: list[Status] | None
-    x_active_tasks: list[TaskIds] | None
-    x_standby_tasks: list[TaskIds] | None
-    x_warmup_tasks: list[TaskIds] | None
-    x_endpoint_information_epoch: int
-    x_partitions_by_user_endpoint: list[EndpointToPartitions] | None
+    o = StreamsGroupHeartbeatResponse.__new__(StreamsGroupHeartbeatResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -465,12 +460,12 @@ def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberId"
         ln = buf[pos]
@@ -485,10 +480,10 @@ def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "MemberEpoch"
-        (x_member_epoch, x_heartbeat_interval_ms, x_acceptable_recovery_lag, x_task_offset_interval_ms) = _S_iiii.unpack_from(buf, pos)
+        (o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms) = _S_iiii.unpack_from(buf, pos)
         pos += 16
         f = "Status"
         ln = buf[pos]
@@ -498,12 +493,12 @@ def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_status = None
+            o.status = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_status = []
-            app_status = x_status.append
+            o.status = []
+            app_status = o.status.append
             for _ in range(ln):
                 el_status, pos = _d_Status_0(buf, pos, n, v)
                 app_status(el_status)
@@ -515,12 +510,12 @@ def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_active_tasks = None
+            o.active_tasks = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_active_tasks = []
-            app_active_tasks = x_active_tasks.append
+            o.active_tasks = []
+            app_active_tasks = o.active_tasks.append
             for _ in range(ln):
                 el_active_tasks, pos = _d_TaskIds_0(buf, pos, n, v)
                 app_active_tasks(el_active_tasks)
@@ -532,12 +527,12 @@ def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_standby_tasks = None
+            o.standby_tasks = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_standby_tasks = []
-            app_standby_tasks = x_standby_tasks.append
+            o.standby_tasks = []
+            app_standby_tasks = o.standby_tasks.append
             for _ in range(ln):
                 el_standby_tasks, pos = _d_TaskIds_0(buf, pos, n, v)
                 app_standby_tasks(el_standby_tasks)
@@ -549,17 +544,17 @@ def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_warmup_tasks = None
+            o.warmup_tasks = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_warmup_tasks = []
-            app_warmup_tasks = x_warmup_tasks.append
+            o.warmup_tasks = []
+            app_warmup_tasks = o.warmup_tasks.append
             for _ in range(ln):
                 el_warmup_tasks, pos = _d_TaskIds_0(buf, pos, n, v)
                 app_warmup_tasks(el_warmup_tasks)
         f = "EndpointInformationEpoch"
-        (x_endpoint_information_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.endpoint_information_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "PartitionsByUserEndpoint"
         ln = buf[pos]
@@ -569,16 +564,15 @@ def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_partitions_by_user_endpoint = None
+            o.partitions_by_user_endpoint = None
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions_by_user_endpoint = []
-            app_partitions_by_user_endpoint = x_partitions_by_user_endpoint.append
+            o.partitions_by_user_endpoint = []
+            app_partitions_by_user_endpoint = o.partitions_by_user_endpoint.append
             for _ in range(ln):
                 el_partitions_by_user_endpoint, pos = _d_EndpointToPartitions_0(buf, pos, n, v)
                 app_partitions_by_user_endpoint(el_partitions_by_user_endpoint)
-        o = StreamsGroupHeartbeatResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, member_id=x_member_id, member_epoch=x_member_epoch, heartbeat_interval_ms=x_heartbeat_interval_ms, acceptable_recovery_lag=x_acceptable_recovery_lag, task_offset_interval_ms=x_task_offset_interval_ms, status=x_status, active_tasks=x_active_tasks, standby_tasks=x_standby_tasks, warmup_tasks=x_warmup_tasks, endpoint_information_epoch=x_endpoint_information_epoch, partitions_by_user_endpoint=x_partitions_by_user_endpoint)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -52,8 +52,8 @@ class SyncGroupRequest(_Request):
 
 
 def _d_SyncGroupRequestAssignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequestAssignment, int]:
-    x_member_id: str
-    x_assignment: bytes
+    o = SyncGroupRequestAssignment.__new__(SyncGroupRequestAssignment)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -65,7 +65,7 @@ def _d_SyncGroupRequestAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Assignment"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -76,9 +76,8 @@ def _d_SyncGroupRequestAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_assignment = bytes(buf[pos:e])
+            o.assignment = bytes(buf[pos:e])
             pos = e
-        o = SyncGroupRequestAssignment(member_id=x_member_id, assignment=x_assignment)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SyncGroupRequestAssignment", v, f, pos) from None
     return o, pos
@@ -97,8 +96,8 @@ def _e_SyncGroupRequestAssignment_0(o: SyncGroupRequestAssignment, out: bytearra
 
 
 def _d_SyncGroupRequestAssignment_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequestAssignment, int]:
-    x_member_id: str
-    x_assignment: bytes
+    o = SyncGroupRequestAssignment.__new__(SyncGroupRequestAssignment)
+    o.unknown_tagged_fields = ()
     f = "MemberId"
     try:
         f = "MemberId"
@@ -114,7 +113,7 @@ def _d_SyncGroupRequestAssignment_1(buf: memoryview, pos: int, n: int, v: int) -
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Assignment"
         ln = buf[pos]
@@ -129,9 +128,8 @@ def _d_SyncGroupRequestAssignment_1(buf: memoryview, pos: int, n: int, v: int) -
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_assignment = bytes(buf[pos:e])
+            o.assignment = bytes(buf[pos:e])
             pos = e
-        o = SyncGroupRequestAssignment(member_id=x_member_id, assignment=x_assignment)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -167,10 +165,11 @@ def _e_SyncGroupRequestAssignment_1(o: SyncGroupRequestAssignment, out: bytearra
 
 
 def _d_SyncGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequest, int]:
-    x_group_id: str
-    x_generation_id: int
-    x_member_id: str
-    x_assignments: list[SyncGroupRequestAssignment]
+    o = SyncGroupRequest.__new__(SyncGroupRequest)
+    o.group_instance_id = None
+    o.protocol_type = None
+    o.protocol_name = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -182,10 +181,10 @@ def _d_SyncGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationId"
-        (x_generation_id,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -196,7 +195,7 @@ def _d_SyncGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Assignments"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -206,12 +205,11 @@ def _d_SyncGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_assignments = []
-            app_assignments = x_assignments.append
+            o.assignments = []
+            app_assignments = o.assignments.append
             for _ in range(ln):
                 el_assignments, pos = _d_SyncGroupRequestAssignment_0(buf, pos, n, v)
                 app_assignments(el_assignments)
-        o = SyncGroupRequest(group_id=x_group_id, generation_id=x_generation_id, member_id=x_member_id, assignments=x_assignments)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SyncGroupRequest", v, f, pos) from None
     return o, pos
@@ -238,11 +236,10 @@ def _e_SyncGroupRequest_0(o: SyncGroupRequest, out: bytearray, v: int) -> None:
 
 
 def _d_SyncGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequest, int]:
-    x_group_id: str
-    x_generation_id: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_assignments: list[SyncGroupRequestAssignment]
+    o = SyncGroupRequest.__new__(SyncGroupRequest)
+    o.protocol_type = None
+    o.protocol_name = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -254,10 +251,10 @@ def _d_SyncGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationId"
-        (x_generation_id,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -268,18 +265,18 @@ def _d_SyncGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Assignments"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -289,12 +286,11 @@ def _d_SyncGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_assignments = []
-            app_assignments = x_assignments.append
+            o.assignments = []
+            app_assignments = o.assignments.append
             for _ in range(ln):
                 el_assignments, pos = _d_SyncGroupRequestAssignment_0(buf, pos, n, v)
                 app_assignments(el_assignments)
-        o = SyncGroupRequest(group_id=x_group_id, generation_id=x_generation_id, member_id=x_member_id, group_instance_id=x_group_instance_id, assignments=x_assignments)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SyncGroupRequest", v, f, pos) from None
     return o, pos
@@ -326,11 +322,10 @@ def _e_SyncGroupRequest_1(o: SyncGroupRequest, out: bytearray, v: int) -> None:
 
 
 def _d_SyncGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequest, int]:
-    x_group_id: str
-    x_generation_id: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_assignments: list[SyncGroupRequestAssignment]
+    o = SyncGroupRequest.__new__(SyncGroupRequest)
+    o.protocol_type = None
+    o.protocol_name = None
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -346,10 +341,10 @@ def _d_SyncGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationId"
-        (x_generation_id,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         ln = buf[pos]
@@ -364,7 +359,7 @@ def _d_SyncGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -374,12 +369,12 @@ def _d_SyncGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Assignments"
         ln = buf[pos]
@@ -393,12 +388,11 @@ def _d_SyncGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_assignments = []
-            app_assignments = x_assignments.append
+            o.assignments = []
+            app_assignments = o.assignments.append
             for _ in range(ln):
                 el_assignments, pos = _d_SyncGroupRequestAssignment_1(buf, pos, n, v)
                 app_assignments(el_assignments)
-        o = SyncGroupRequest(group_id=x_group_id, generation_id=x_generation_id, member_id=x_member_id, group_instance_id=x_group_instance_id, assignments=x_assignments)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -447,13 +441,8 @@ def _e_SyncGroupRequest_2(o: SyncGroupRequest, out: bytearray, v: int) -> None:
 
 
 def _d_SyncGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequest, int]:
-    x_group_id: str
-    x_generation_id: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_protocol_type: str | None
-    x_protocol_name: str | None
-    x_assignments: list[SyncGroupRequestAssignment]
+    o = SyncGroupRequest.__new__(SyncGroupRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -469,10 +458,10 @@ def _d_SyncGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GenerationId"
-        (x_generation_id,) = _S_i.unpack_from(buf, pos)
+        (o.generation_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "MemberId"
         ln = buf[pos]
@@ -487,7 +476,7 @@ def _d_SyncGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -497,12 +486,12 @@ def _d_SyncGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolType"
         ln = buf[pos]
@@ -512,12 +501,12 @@ def _d_SyncGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_protocol_type = None
+            o.protocol_type = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolName"
         ln = buf[pos]
@@ -527,12 +516,12 @@ def _d_SyncGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_protocol_name = None
+            o.protocol_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_name = str(buf[pos:e], "utf-8")
+            o.protocol_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Assignments"
         ln = buf[pos]
@@ -546,12 +535,11 @@ def _d_SyncGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_assignments = []
-            app_assignments = x_assignments.append
+            o.assignments = []
+            app_assignments = o.assignments.append
             for _ in range(ln):
                 el_assignments, pos = _d_SyncGroupRequestAssignment_1(buf, pos, n, v)
                 app_assignments(el_assignments)
-        o = SyncGroupRequest(group_id=x_group_id, generation_id=x_generation_id, member_id=x_member_id, group_instance_id=x_group_instance_id, protocol_type=x_protocol_type, protocol_name=x_protocol_name, assignments=x_assignments)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -38,12 +38,15 @@ class SyncGroupResponse(_Response):
 
 
 def _d_SyncGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupResponse, int]:
-    x_error_code: int
-    x_assignment: bytes
+    o = SyncGroupResponse.__new__(SyncGroupResponse)
+    o.throttle_time_ms = 0
+    o.protocol_type = None
+    o.protocol_name = None
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Assignment"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -54,9 +57,8 @@ def _d_SyncGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_assignment = bytes(buf[pos:e])
+            o.assignment = bytes(buf[pos:e])
             pos = e
-        o = SyncGroupResponse(error_code=x_error_code, assignment=x_assignment)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SyncGroupResponse", v, f, pos) from None
     return o, pos
@@ -72,13 +74,14 @@ def _e_SyncGroupResponse_0(o: SyncGroupResponse, out: bytearray, v: int) -> None
 
 
 def _d_SyncGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_assignment: bytes
+    o = SyncGroupResponse.__new__(SyncGroupResponse)
+    o.protocol_type = None
+    o.protocol_name = None
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Assignment"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -89,9 +92,8 @@ def _d_SyncGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_assignment = bytes(buf[pos:e])
+            o.assignment = bytes(buf[pos:e])
             pos = e
-        o = SyncGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, assignment=x_assignment)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "SyncGroupResponse", v, f, pos) from None
     return o, pos
@@ -107,13 +109,14 @@ def _e_SyncGroupResponse_1(o: SyncGroupResponse, out: bytearray, v: int) -> None
 
 
 def _d_SyncGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_assignment: bytes
+    o = SyncGroupResponse.__new__(SyncGroupResponse)
+    o.protocol_type = None
+    o.protocol_name = None
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "Assignment"
         ln = buf[pos]
@@ -128,9 +131,8 @@ def _d_SyncGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_assignment = bytes(buf[pos:e])
+            o.assignment = bytes(buf[pos:e])
             pos = e
-        o = SyncGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, assignment=x_assignment)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -163,15 +165,12 @@ def _e_SyncGroupResponse_2(o: SyncGroupResponse, out: bytearray, v: int) -> None
 
 
 def _d_SyncGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_protocol_type: str | None
-    x_protocol_name: str | None
-    x_assignment: bytes
+    o = SyncGroupResponse.__new__(SyncGroupResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ProtocolType"
         ln = buf[pos]
@@ -181,12 +180,12 @@ def _d_SyncGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_protocol_type = None
+            o.protocol_type = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_type = str(buf[pos:e], "utf-8")
+            o.protocol_type = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProtocolName"
         ln = buf[pos]
@@ -196,12 +195,12 @@ def _d_SyncGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_protocol_name = None
+            o.protocol_name = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_protocol_name = str(buf[pos:e], "utf-8")
+            o.protocol_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Assignment"
         ln = buf[pos]
@@ -216,9 +215,8 @@ def _d_SyncGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_assignment = bytes(buf[pos:e])
+            o.assignment = bytes(buf[pos:e])
             pos = e
-        o = SyncGroupResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, protocol_type=x_protocol_type, protocol_name=x_protocol_name, assignment=x_assignment)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -69,26 +69,25 @@ class TxnOffsetCommitRequest(_Request):
 
 
 def _d_TxnOffsetCommitRequestPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestPartition, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_committed_metadata: str | None
+    o = TxnOffsetCommitRequestPartition.__new__(TxnOffsetCommitRequestPartition)
+    o.committed_leader_epoch = -1
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset) = _S_iq.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset) = _S_iq.unpack_from(buf, pos)
         pos += 12
         f = "CommittedMetadata"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_committed_metadata = None
+            o.committed_metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_committed_metadata = str(buf[pos:e], "utf-8")
+            o.committed_metadata = str(buf[pos:e], "utf-8")
             pos = e
-        o = TxnOffsetCommitRequestPartition(partition_index=x_partition_index, committed_offset=x_committed_offset, committed_metadata=x_committed_metadata)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TxnOffsetCommitRequestPartition", v, f, pos) from None
     return o, pos
@@ -108,27 +107,24 @@ def _e_TxnOffsetCommitRequestPartition_0(o: TxnOffsetCommitRequestPartition, out
 
 
 def _d_TxnOffsetCommitRequestPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestPartition, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_committed_leader_epoch: int
-    x_committed_metadata: str | None
+    o = TxnOffsetCommitRequestPartition.__new__(TxnOffsetCommitRequestPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset, x_committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset, o.committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
         pos += 16
         f = "CommittedMetadata"
         (ln,) = _w.I16.unpack_from(buf, pos)
         pos += 2
         if ln < 0:
-            x_committed_metadata = None
+            o.committed_metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_committed_metadata = str(buf[pos:e], "utf-8")
+            o.committed_metadata = str(buf[pos:e], "utf-8")
             pos = e
-        o = TxnOffsetCommitRequestPartition(partition_index=x_partition_index, committed_offset=x_committed_offset, committed_leader_epoch=x_committed_leader_epoch, committed_metadata=x_committed_metadata)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TxnOffsetCommitRequestPartition", v, f, pos) from None
     return o, pos
@@ -148,14 +144,12 @@ def _e_TxnOffsetCommitRequestPartition_1(o: TxnOffsetCommitRequestPartition, out
 
 
 def _d_TxnOffsetCommitRequestPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestPartition, int]:
-    x_partition_index: int
-    x_committed_offset: int
-    x_committed_leader_epoch: int
-    x_committed_metadata: str | None
+    o = TxnOffsetCommitRequestPartition.__new__(TxnOffsetCommitRequestPartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_committed_offset, x_committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
+        (o.partition_index, o.committed_offset, o.committed_leader_epoch) = _S_iqi.unpack_from(buf, pos)
         pos += 16
         f = "CommittedMetadata"
         ln = buf[pos]
@@ -165,14 +159,13 @@ def _d_TxnOffsetCommitRequestPartition_2(buf: memoryview, pos: int, n: int, v: i
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_committed_metadata = None
+            o.committed_metadata = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_committed_metadata = str(buf[pos:e], "utf-8")
+            o.committed_metadata = str(buf[pos:e], "utf-8")
             pos = e
-        o = TxnOffsetCommitRequestPartition(partition_index=x_partition_index, committed_offset=x_committed_offset, committed_leader_epoch=x_committed_leader_epoch, committed_metadata=x_committed_metadata)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -209,8 +202,8 @@ def _e_TxnOffsetCommitRequestPartition_2(o: TxnOffsetCommitRequestPartition, out
 
 
 def _d_TxnOffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
-    x_name: str
-    x_partitions: list[TxnOffsetCommitRequestPartition]
+    o = TxnOffsetCommitRequestTopic.__new__(TxnOffsetCommitRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -222,7 +215,7 @@ def _d_TxnOffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -232,12 +225,11 @@ def _d_TxnOffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_TxnOffsetCommitRequestPartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TxnOffsetCommitRequestTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TxnOffsetCommitRequestTopic", v, f, pos) from None
     return o, pos
@@ -257,8 +249,8 @@ def _e_TxnOffsetCommitRequestTopic_0(o: TxnOffsetCommitRequestTopic, out: bytear
 
 
 def _d_TxnOffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
-    x_name: str
-    x_partitions: list[TxnOffsetCommitRequestPartition]
+    o = TxnOffsetCommitRequestTopic.__new__(TxnOffsetCommitRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -270,7 +262,7 @@ def _d_TxnOffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -280,12 +272,11 @@ def _d_TxnOffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_TxnOffsetCommitRequestPartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TxnOffsetCommitRequestTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TxnOffsetCommitRequestTopic", v, f, pos) from None
     return o, pos
@@ -305,8 +296,8 @@ def _e_TxnOffsetCommitRequestTopic_1(o: TxnOffsetCommitRequestTopic, out: bytear
 
 
 def _d_TxnOffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
-    x_name: str
-    x_partitions: list[TxnOffsetCommitRequestPartition]
+    o = TxnOffsetCommitRequestTopic.__new__(TxnOffsetCommitRequestTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -322,7 +313,7 @@ def _d_TxnOffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -336,12 +327,11 @@ def _d_TxnOffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_TxnOffsetCommitRequestPartition_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TxnOffsetCommitRequestTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -378,11 +368,11 @@ def _e_TxnOffsetCommitRequestTopic_2(o: TxnOffsetCommitRequestTopic, out: bytear
 
 
 def _d_TxnOffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequest, int]:
-    x_transactional_id: str
-    x_group_id: str
-    x_producer_id: int
-    x_producer_epoch: int
-    x_topics: list[TxnOffsetCommitRequestTopic]
+    o = TxnOffsetCommitRequest.__new__(TxnOffsetCommitRequest)
+    o.generation_id = -1
+    o.member_id = ''
+    o.group_instance_id = None
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -394,7 +384,7 @@ def _d_TxnOffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -405,10 +395,10 @@ def _d_TxnOffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch) = _S_qh.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch) = _S_qh.unpack_from(buf, pos)
         pos += 10
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -418,12 +408,11 @@ def _d_TxnOffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TxnOffsetCommitRequestTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = TxnOffsetCommitRequest(transactional_id=x_transactional_id, group_id=x_group_id, producer_id=x_producer_id, producer_epoch=x_producer_epoch, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TxnOffsetCommitRequest", v, f, pos) from None
     return o, pos
@@ -454,11 +443,11 @@ def _e_TxnOffsetCommitRequest_0(o: TxnOffsetCommitRequest, out: bytearray, v: in
 
 
 def _d_TxnOffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequest, int]:
-    x_transactional_id: str
-    x_group_id: str
-    x_producer_id: int
-    x_producer_epoch: int
-    x_topics: list[TxnOffsetCommitRequestTopic]
+    o = TxnOffsetCommitRequest.__new__(TxnOffsetCommitRequest)
+    o.generation_id = -1
+    o.member_id = ''
+    o.group_instance_id = None
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -470,7 +459,7 @@ def _d_TxnOffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupId"
         (ln,) = _w.I16.unpack_from(buf, pos)
@@ -481,10 +470,10 @@ def _d_TxnOffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch) = _S_qh.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch) = _S_qh.unpack_from(buf, pos)
         pos += 10
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -494,12 +483,11 @@ def _d_TxnOffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TxnOffsetCommitRequestTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = TxnOffsetCommitRequest(transactional_id=x_transactional_id, group_id=x_group_id, producer_id=x_producer_id, producer_epoch=x_producer_epoch, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TxnOffsetCommitRequest", v, f, pos) from None
     return o, pos
@@ -530,14 +518,8 @@ def _e_TxnOffsetCommitRequest_1(o: TxnOffsetCommitRequest, out: bytearray, v: in
 
 
 def _d_TxnOffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequest, int]:
-    x_transactional_id: str
-    x_group_id: str
-    x_producer_id: int
-    x_producer_epoch: int
-    x_generation_id: int
-    x_member_id: str
-    x_group_instance_id: str | None
-    x_topics: list[TxnOffsetCommitRequestTopic]
+    o = TxnOffsetCommitRequest.__new__(TxnOffsetCommitRequest)
+    o.unknown_tagged_fields = ()
     f = "TransactionalId"
     try:
         f = "TransactionalId"
@@ -553,7 +535,7 @@ def _d_TxnOffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_transactional_id = str(buf[pos:e], "utf-8")
+            o.transactional_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupId"
         ln = buf[pos]
@@ -568,10 +550,10 @@ def _d_TxnOffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch, x_generation_id) = _S_qhi.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch, o.generation_id) = _S_qhi.unpack_from(buf, pos)
         pos += 14
         f = "MemberId"
         ln = buf[pos]
@@ -586,7 +568,7 @@ def _d_TxnOffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_member_id = str(buf[pos:e], "utf-8")
+            o.member_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "GroupInstanceId"
         ln = buf[pos]
@@ -596,12 +578,12 @@ def _d_TxnOffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_group_instance_id = None
+            o.group_instance_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_instance_id = str(buf[pos:e], "utf-8")
+            o.group_instance_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -615,12 +597,11 @@ def _d_TxnOffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TxnOffsetCommitRequestTopic_2(buf, pos, n, v)
                 app_topics(el_topics)
-        o = TxnOffsetCommitRequest(transactional_id=x_transactional_id, group_id=x_group_id, producer_id=x_producer_id, producer_epoch=x_producer_epoch, generation_id=x_generation_id, member_id=x_member_id, group_instance_id=x_group_instance_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -59,14 +59,13 @@ class TxnOffsetCommitResponse(_Response):
 
 
 def _d_TxnOffsetCommitResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponsePartition, int]:
-    x_partition_index: int
-    x_error_code: int
+    o = TxnOffsetCommitResponsePartition.__new__(TxnOffsetCommitResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = TxnOffsetCommitResponsePartition(partition_index=x_partition_index, error_code=x_error_code)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TxnOffsetCommitResponsePartition", v, f, pos) from None
     return o, pos
@@ -79,14 +78,13 @@ def _e_TxnOffsetCommitResponsePartition_0(o: TxnOffsetCommitResponsePartition, o
 
 
 def _d_TxnOffsetCommitResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponsePartition, int]:
-    x_partition_index: int
-    x_error_code: int
+    o = TxnOffsetCommitResponsePartition.__new__(TxnOffsetCommitResponsePartition)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = TxnOffsetCommitResponsePartition(partition_index=x_partition_index, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -116,8 +114,8 @@ def _e_TxnOffsetCommitResponsePartition_1(o: TxnOffsetCommitResponsePartition, o
 
 
 def _d_TxnOffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponseTopic, int]:
-    x_name: str
-    x_partitions: list[TxnOffsetCommitResponsePartition]
+    o = TxnOffsetCommitResponseTopic.__new__(TxnOffsetCommitResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -129,7 +127,7 @@ def _d_TxnOffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -139,12 +137,11 @@ def _d_TxnOffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_TxnOffsetCommitResponsePartition_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TxnOffsetCommitResponseTopic(name=x_name, partitions=x_partitions)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TxnOffsetCommitResponseTopic", v, f, pos) from None
     return o, pos
@@ -164,8 +161,8 @@ def _e_TxnOffsetCommitResponseTopic_0(o: TxnOffsetCommitResponseTopic, out: byte
 
 
 def _d_TxnOffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponseTopic, int]:
-    x_name: str
-    x_partitions: list[TxnOffsetCommitResponsePartition]
+    o = TxnOffsetCommitResponseTopic.__new__(TxnOffsetCommitResponseTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -181,7 +178,7 @@ def _d_TxnOffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -195,12 +192,11 @@ def _d_TxnOffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_TxnOffsetCommitResponsePartition_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TxnOffsetCommitResponseTopic(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -237,12 +233,12 @@ def _e_TxnOffsetCommitResponseTopic_1(o: TxnOffsetCommitResponseTopic, out: byte
 
 
 def _d_TxnOffsetCommitResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[TxnOffsetCommitResponseTopic]
+    o = TxnOffsetCommitResponse.__new__(TxnOffsetCommitResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         (ln,) = _w.I32.unpack_from(buf, pos)
@@ -252,12 +248,11 @@ def _d_TxnOffsetCommitResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TxnOffsetCommitResponseTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = TxnOffsetCommitResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
     except _w.DECODE_FAILURES as exc:
         raise _w.decode_failure(exc, "TxnOffsetCommitResponse", v, f, pos) from None
     return o, pos
@@ -274,12 +269,12 @@ def _e_TxnOffsetCommitResponse_0(o: TxnOffsetCommitResponse, out: bytearray, v: 
 
 
 def _d_TxnOffsetCommitResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponse, int]:
-    x_throttle_time_ms: int
-    x_topics: list[TxnOffsetCommitResponseTopic]
+    o = TxnOffsetCommitResponse.__new__(TxnOffsetCommitResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms,) = _S_i.unpack_from(buf, pos)
+        (o.throttle_time_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -293,12 +288,11 @@ def _d_TxnOffsetCommitResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TxnOffsetCommitResponseTopic_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = TxnOffsetCommitResponse(throttle_time_ms=x_throttle_time_ms, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

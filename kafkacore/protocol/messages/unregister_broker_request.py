@@ -33,13 +33,13 @@ class UnregisterBrokerRequest(_Request):
 
 
 def _d_UnregisterBrokerRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UnregisterBrokerRequest, int]:
-    x_broker_id: int
+    o = UnregisterBrokerRequest.__new__(UnregisterBrokerRequest)
+    o.unknown_tagged_fields = ()
     f = "BrokerId"
     try:
         f = "BrokerId"
-        (x_broker_id,) = _S_i.unpack_from(buf, pos)
+        (o.broker_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = UnregisterBrokerRequest(broker_id=x_broker_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

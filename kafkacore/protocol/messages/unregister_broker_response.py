@@ -35,13 +35,12 @@ class UnregisterBrokerResponse(_Response):
 
 
 def _d_UnregisterBrokerResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UnregisterBrokerResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
+    o = UnregisterBrokerResponse.__new__(UnregisterBrokerResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -51,14 +50,13 @@ def _d_UnregisterBrokerResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = UnregisterBrokerResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

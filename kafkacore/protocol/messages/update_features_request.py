@@ -55,9 +55,9 @@ class UpdateFeaturesRequest(_Request):
 
 
 def _d_FeatureUpdateKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FeatureUpdateKey, int]:
-    x_feature: str
-    x_max_version_level: int
-    x_allow_downgrade: bool
+    o = FeatureUpdateKey.__new__(FeatureUpdateKey)
+    o.upgrade_type = 1
+    o.unknown_tagged_fields = ()
     f = "Feature"
     try:
         f = "Feature"
@@ -73,12 +73,11 @@ def _d_FeatureUpdateKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fe
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_feature = str(buf[pos:e], "utf-8")
+            o.feature = str(buf[pos:e], "utf-8")
             pos = e
         f = "MaxVersionLevel"
-        (x_max_version_level, x_allow_downgrade) = _S_ho.unpack_from(buf, pos)
+        (o.max_version_level, o.allow_downgrade) = _S_ho.unpack_from(buf, pos)
         pos += 3
-        o = FeatureUpdateKey(feature=x_feature, max_version_level=x_max_version_level, allow_downgrade=x_allow_downgrade)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -114,9 +113,9 @@ def _e_FeatureUpdateKey_0(o: FeatureUpdateKey, out: bytearray, v: int) -> None:
 
 
 def _d_FeatureUpdateKey_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FeatureUpdateKey, int]:
-    x_feature: str
-    x_max_version_level: int
-    x_upgrade_type: int
+    o = FeatureUpdateKey.__new__(FeatureUpdateKey)
+    o.allow_downgrade = False
+    o.unknown_tagged_fields = ()
     f = "Feature"
     try:
         f = "Feature"
@@ -132,12 +131,11 @@ def _d_FeatureUpdateKey_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fe
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_feature = str(buf[pos:e], "utf-8")
+            o.feature = str(buf[pos:e], "utf-8")
             pos = e
         f = "MaxVersionLevel"
-        (x_max_version_level, x_upgrade_type) = _S_hb.unpack_from(buf, pos)
+        (o.max_version_level, o.upgrade_type) = _S_hb.unpack_from(buf, pos)
         pos += 3
-        o = FeatureUpdateKey(feature=x_feature, max_version_level=x_max_version_level, upgrade_type=x_upgrade_type)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -174,12 +172,13 @@ def _e_FeatureUpdateKey_1(o: FeatureUpdateKey, out: bytearray, v: int) -> None:
 
 
 def _d_UpdateFeaturesRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateFeaturesRequest, int]:
-    x_timeout_ms: int
-    x_feature_updates: list[FeatureUpdateKey]
+    o = UpdateFeaturesRequest.__new__(UpdateFeaturesRequest)
+    o.validate_only = False
+    o.unknown_tagged_fields = ()
     f = "timeoutMs"
     try:
         f = "timeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "FeatureUpdates"
         ln = buf[pos]
@@ -193,12 +192,11 @@ def _d_UpdateFeaturesRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_feature_updates = []
-            app_feature_updates = x_feature_updates.append
+            o.feature_updates = []
+            app_feature_updates = o.feature_updates.append
             for _ in range(ln):
                 el_feature_updates, pos = _d_FeatureUpdateKey_0(buf, pos, n, v)
                 app_feature_updates(el_feature_updates)
-        o = UpdateFeaturesRequest(timeout_ms=x_timeout_ms, feature_updates=x_feature_updates)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -234,13 +232,12 @@ def _e_UpdateFeaturesRequest_0(o: UpdateFeaturesRequest, out: bytearray, v: int)
 
 
 def _d_UpdateFeaturesRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateFeaturesRequest, int]:
-    x_timeout_ms: int
-    x_feature_updates: list[FeatureUpdateKey]
-    x_validate_only: bool
+    o = UpdateFeaturesRequest.__new__(UpdateFeaturesRequest)
+    o.unknown_tagged_fields = ()
     f = "timeoutMs"
     try:
         f = "timeoutMs"
-        (x_timeout_ms,) = _S_i.unpack_from(buf, pos)
+        (o.timeout_ms,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "FeatureUpdates"
         ln = buf[pos]
@@ -254,15 +251,14 @@ def _d_UpdateFeaturesRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_feature_updates = []
-            app_feature_updates = x_feature_updates.append
+            o.feature_updates = []
+            app_feature_updates = o.feature_updates.append
             for _ in range(ln):
                 el_feature_updates, pos = _d_FeatureUpdateKey_1(buf, pos, n, v)
                 app_feature_updates(el_feature_updates)
         f = "ValidateOnly"
-        (x_validate_only,) = _S_o.unpack_from(buf, pos)
+        (o.validate_only,) = _S_o.unpack_from(buf, pos)
         pos += 1
-        o = UpdateFeaturesRequest(timeout_ms=x_timeout_ms, feature_updates=x_feature_updates, validate_only=x_validate_only)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -51,9 +51,8 @@ class UpdateFeaturesResponse(_Response):
 
 
 def _d_UpdatableFeatureResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdatableFeatureResult, int]:
-    x_feature: str
-    x_error_code: int
-    x_error_message: str | None
+    o = UpdatableFeatureResult.__new__(UpdatableFeatureResult)
+    o.unknown_tagged_fields = ()
     f = "Feature"
     try:
         f = "Feature"
@@ -69,10 +68,10 @@ def _d_UpdatableFeatureResult_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_feature = str(buf[pos:e], "utf-8")
+            o.feature = str(buf[pos:e], "utf-8")
             pos = e
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "ErrorMessage"
         ln = buf[pos]
@@ -82,14 +81,13 @@ def _d_UpdatableFeatureResult_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = UpdatableFeatureResult(feature=x_feature, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -130,14 +128,12 @@ def _e_UpdatableFeatureResult_0(o: UpdatableFeatureResult, out: bytearray, v: in
 
 
 def _d_UpdateFeaturesResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateFeaturesResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
-    x_results: list[UpdatableFeatureResult]
+    o = UpdateFeaturesResponse.__new__(UpdateFeaturesResponse)
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -147,12 +143,12 @@ def _d_UpdateFeaturesResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
         f = "Results"
         ln = buf[pos]
@@ -166,12 +162,11 @@ def _d_UpdateFeaturesResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_results = []
-            app_results = x_results.append
+            o.results = []
+            app_results = o.results.append
             for _ in range(ln):
                 el_results, pos = _d_UpdatableFeatureResult_0(buf, pos, n, v)
                 app_results(el_results)
-        o = UpdateFeaturesResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message, results=x_results)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -212,13 +207,13 @@ def _e_UpdateFeaturesResponse_0(o: UpdateFeaturesResponse, out: bytearray, v: in
 
 
 def _d_UpdateFeaturesResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateFeaturesResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    x_error_message: str | None
+    o = UpdateFeaturesResponse.__new__(UpdateFeaturesResponse)
+    o.results = []
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
         f = "ErrorMessage"
         ln = buf[pos]
@@ -228,14 +223,13 @@ def _d_UpdateFeaturesResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_error_message = None
+            o.error_message = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_error_message = str(buf[pos:e], "utf-8")
+            o.error_message = str(buf[pos:e], "utf-8")
             pos = e
-        o = UpdateFeaturesResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code, error_message=x_error_message)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -66,9 +66,8 @@ class UpdateRaftVoterRequest(_Request):
 
 
 def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, int]:
-    x_name: str
-    x_host: str
-    x_port: int
+    o = Listener.__new__(Listener)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -84,7 +83,7 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -99,12 +98,11 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = Listener(name=x_name, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -142,14 +140,13 @@ def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
 
 
 def _d_KRaftVersionFeature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KRaftVersionFeature, int]:
-    x_min_supported_version: int
-    x_max_supported_version: int
+    o = KRaftVersionFeature.__new__(KRaftVersionFeature)
+    o.unknown_tagged_fields = ()
     f = "MinSupportedVersion"
     try:
         f = "MinSupportedVersion"
-        (x_min_supported_version, x_max_supported_version) = _S_hh.unpack_from(buf, pos)
+        (o.min_supported_version, o.max_supported_version) = _S_hh.unpack_from(buf, pos)
         pos += 4
-        o = KRaftVersionFeature(min_supported_version=x_min_supported_version, max_supported_version=x_max_supported_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -179,12 +176,8 @@ def _e_KRaftVersionFeature_0(o: KRaftVersionFeature, out: bytearray, v: int) -> 
 
 
 def _d_UpdateRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateRaftVoterRequest, int]:
-    x_cluster_id: str | None
-    x_current_leader_epoch: int
-    x_voter_id: int
-    x_voter_directory_id: _uuid.UUID
-    x_listeners: list[Listener]
-    x_k_raft_version_feature: KRaftVersionFeature
+    o = UpdateRaftVoterRequest.__new__(UpdateRaftVoterRequest)
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
@@ -195,17 +188,17 @@ def _d_UpdateRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "CurrentLeaderEpoch"
-        (x_current_leader_epoch, x_voter_id, u_voter_directory_id) = _S_iiu.unpack_from(buf, pos)
+        (o.current_leader_epoch, o.voter_id, u_voter_directory_id) = _S_iiu.unpack_from(buf, pos)
         pos += 24
-        x_voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
+        o.voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
         f = "Listeners"
         ln = buf[pos]
         if ln < 128:
@@ -218,14 +211,13 @@ def _d_UpdateRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_listeners = []
-            app_listeners = x_listeners.append
+            o.listeners = []
+            app_listeners = o.listeners.append
             for _ in range(ln):
                 el_listeners, pos = _d_Listener_0(buf, pos, n, v)
                 app_listeners(el_listeners)
         f = "KRaftVersionFeature"
-        x_k_raft_version_feature, pos = _d_KRaftVersionFeature_0(buf, pos, n, v)
-        o = UpdateRaftVoterRequest(cluster_id=x_cluster_id, current_leader_epoch=x_current_leader_epoch, voter_id=x_voter_id, voter_directory_id=x_voter_directory_id, listeners=x_listeners, k_raft_version_feature=x_k_raft_version_feature)
+        o.k_raft_version_feature, pos = _d_KRaftVersionFeature_0(buf, pos, n, v)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -52,14 +52,12 @@ class UpdateRaftVoterResponse(_Response):
 
 
 def _d_CurrentLeader_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CurrentLeader, int]:
-    x_leader_id: int
-    x_leader_epoch: int
-    x_host: str
-    x_port: int
+    o = CurrentLeader.__new__(CurrentLeader)
+    o.unknown_tagged_fields = ()
     f = "LeaderId"
     try:
         f = "LeaderId"
-        (x_leader_id, x_leader_epoch) = _S_ii.unpack_from(buf, pos)
+        (o.leader_id, o.leader_epoch) = _S_ii.unpack_from(buf, pos)
         pos += 8
         f = "Host"
         ln = buf[pos]
@@ -74,12 +72,11 @@ def _d_CurrentLeader_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Curre
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_i.unpack_from(buf, pos)
+        (o.port,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = CurrentLeader(leader_id=x_leader_id, leader_epoch=x_leader_epoch, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -114,15 +111,14 @@ def _e_CurrentLeader_0(o: CurrentLeader, out: bytearray, v: int) -> None:
 
 
 def _d_UpdateRaftVoterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateRaftVoterResponse, int]:
-    x_throttle_time_ms: int
-    x_error_code: int
-    t_current_leader: CurrentLeader
+    o = UpdateRaftVoterResponse.__new__(UpdateRaftVoterResponse)
+    o.current_leader = CurrentLeader()
+    o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
         f = "ThrottleTimeMs"
-        (x_throttle_time_ms, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.throttle_time_ms, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = UpdateRaftVoterResponse(throttle_time_ms=x_throttle_time_ms, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -138,10 +134,9 @@ def _d_UpdateRaftVoterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
                     raise _w.Bad("tagged field size exceeds the remaining bytes")
                 if tag == 0:
                     f = "CurrentLeader"
-                    t_current_leader, pos = _d_CurrentLeader_0(buf, pos, n, v)
+                    o.current_leader, pos = _d_CurrentLeader_0(buf, pos, n, v)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.current_leader = t_current_leader
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

@@ -71,17 +71,16 @@ class VoteRequest(_Request):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_replica_epoch: int
-    x_replica_id: int
-    x_last_offset_epoch: int
-    x_last_offset: int
+    o = PartitionData.__new__(PartitionData)
+    o.replica_directory_id = _w.ZERO_UUID
+    o.voter_directory_id = _w.ZERO_UUID
+    o.pre_vote = False
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_replica_epoch, x_replica_id, x_last_offset_epoch, x_last_offset) = _S_iiiiq.unpack_from(buf, pos)
+        (o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset) = _S_iiiiq.unpack_from(buf, pos)
         pos += 24
-        o = PartitionData(partition_index=x_partition_index, replica_epoch=x_replica_epoch, replica_id=x_replica_id, last_offset_epoch=x_last_offset_epoch, last_offset=x_last_offset)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -114,21 +113,16 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_replica_epoch: int
-    x_replica_id: int
-    x_replica_directory_id: _uuid.UUID
-    x_voter_directory_id: _uuid.UUID
-    x_last_offset_epoch: int
-    x_last_offset: int
+    o = PartitionData.__new__(PartitionData)
+    o.pre_vote = False
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_replica_epoch, x_replica_id, u_replica_directory_id, u_voter_directory_id, x_last_offset_epoch, x_last_offset) = _S_iiiuuiq.unpack_from(buf, pos)
+        (o.partition_index, o.replica_epoch, o.replica_id, u_replica_directory_id, u_voter_directory_id, o.last_offset_epoch, o.last_offset) = _S_iiiuuiq.unpack_from(buf, pos)
         pos += 56
-        x_replica_directory_id = _uuid.UUID(bytes=u_replica_directory_id)
-        x_voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
-        o = PartitionData(partition_index=x_partition_index, replica_epoch=x_replica_epoch, replica_id=x_replica_id, replica_directory_id=x_replica_directory_id, voter_directory_id=x_voter_directory_id, last_offset_epoch=x_last_offset_epoch, last_offset=x_last_offset)
+        o.replica_directory_id = _uuid.UUID(bytes=u_replica_directory_id)
+        o.voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -160,22 +154,15 @@ def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_replica_epoch: int
-    x_replica_id: int
-    x_replica_directory_id: _uuid.UUID
-    x_voter_directory_id: _uuid.UUID
-    x_last_offset_epoch: int
-    x_last_offset: int
-    x_pre_vote: bool
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_replica_epoch, x_replica_id, u_replica_directory_id, u_voter_directory_id, x_last_offset_epoch, x_last_offset, x_pre_vote) = _S_iiiuuiqo.unpack_from(buf, pos)
+        (o.partition_index, o.replica_epoch, o.replica_id, u_replica_directory_id, u_voter_directory_id, o.last_offset_epoch, o.last_offset, o.pre_vote) = _S_iiiuuiqo.unpack_from(buf, pos)
         pos += 57
-        x_replica_directory_id = _uuid.UUID(bytes=u_replica_directory_id)
-        x_voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
-        o = PartitionData(partition_index=x_partition_index, replica_epoch=x_replica_epoch, replica_id=x_replica_id, replica_directory_id=x_replica_directory_id, voter_directory_id=x_voter_directory_id, last_offset_epoch=x_last_offset_epoch, last_offset=x_last_offset, pre_vote=x_pre_vote)
+        o.replica_directory_id = _uuid.UUID(bytes=u_replica_directory_id)
+        o.voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -205,8 +192,8 @@ def _e_PartitionData_2(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -222,7 +209,7 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -236,12 +223,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -278,8 +264,8 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -295,7 +281,7 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -309,12 +295,11 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -351,8 +336,8 @@ def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -368,7 +353,7 @@ def _d_TopicData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -382,12 +367,11 @@ def _d_TopicData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_2(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -424,8 +408,9 @@ def _e_TopicData_2(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_VoteRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteRequest, int]:
-    x_cluster_id: str | None
-    x_topics: list[TopicData]
+    o = VoteRequest.__new__(VoteRequest)
+    o.voter_id = -1
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
@@ -436,12 +421,12 @@ def _d_VoteRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteReq
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -455,12 +440,11 @@ def _d_VoteRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteReq
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = VoteRequest(cluster_id=x_cluster_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -500,9 +484,8 @@ def _e_VoteRequest_0(o: VoteRequest, out: bytearray, v: int) -> None:
 
 
 def _d_VoteRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteRequest, int]:
-    x_cluster_id: str | None
-    x_voter_id: int
-    x_topics: list[TopicData]
+    o = VoteRequest.__new__(VoteRequest)
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
@@ -513,15 +496,15 @@ def _d_VoteRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteReq
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "VoterId"
-        (x_voter_id,) = _S_i.unpack_from(buf, pos)
+        (o.voter_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -535,12 +518,11 @@ def _d_VoteRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteReq
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = VoteRequest(cluster_id=x_cluster_id, voter_id=x_voter_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -581,9 +563,8 @@ def _e_VoteRequest_1(o: VoteRequest, out: bytearray, v: int) -> None:
 
 
 def _d_VoteRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteRequest, int]:
-    x_cluster_id: str | None
-    x_voter_id: int
-    x_topics: list[TopicData]
+    o = VoteRequest.__new__(VoteRequest)
+    o.unknown_tagged_fields = ()
     f = "ClusterId"
     try:
         f = "ClusterId"
@@ -594,15 +575,15 @@ def _d_VoteRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteReq
             ln, pos = _w.read_uvarint(buf, pos)
         ln -= 1
         if ln < 0:
-            x_cluster_id = None
+            o.cluster_id = None
         else:
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_cluster_id = str(buf[pos:e], "utf-8")
+            o.cluster_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "VoterId"
-        (x_voter_id,) = _S_i.unpack_from(buf, pos)
+        (o.voter_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Topics"
         ln = buf[pos]
@@ -616,12 +597,11 @@ def _d_VoteRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteReq
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_2(buf, pos, n, v)
                 app_topics(el_topics)
-        o = VoteRequest(cluster_id=x_cluster_id, voter_id=x_voter_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

@@ -77,17 +77,13 @@ class VoteResponse(_Response):
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition_index: int
-    x_error_code: int
-    x_leader_id: int
-    x_leader_epoch: int
-    x_vote_granted: bool
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code, x_leader_id, x_leader_epoch, x_vote_granted) = _S_ihiio.unpack_from(buf, pos)
+        (o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted) = _S_ihiio.unpack_from(buf, pos)
         pos += 15
-        o = PartitionData(partition_index=x_partition_index, error_code=x_error_code, leader_id=x_leader_id, leader_epoch=x_leader_epoch, vote_granted=x_vote_granted)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -117,8 +113,8 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
-    x_topic_name: str
-    x_partitions: list[PartitionData]
+    o = TopicData.__new__(TopicData)
+    o.unknown_tagged_fields = ()
     f = "TopicName"
     try:
         f = "TopicName"
@@ -134,7 +130,7 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_topic_name = str(buf[pos:e], "utf-8")
+            o.topic_name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -148,12 +144,11 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = TopicData(topic_name=x_topic_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -190,13 +185,12 @@ def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
-    x_node_id: int
-    x_host: str
-    x_port: int
+    o = NodeEndpoint.__new__(NodeEndpoint)
+    o.unknown_tagged_fields = ()
     f = "NodeId"
     try:
         f = "NodeId"
-        (x_node_id,) = _S_i.unpack_from(buf, pos)
+        (o.node_id,) = _S_i.unpack_from(buf, pos)
         pos += 4
         f = "Host"
         ln = buf[pos]
@@ -211,12 +205,11 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = NodeEndpoint(node_id=x_node_id, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -251,12 +244,13 @@ def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
 
 
 def _d_VoteResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteResponse, int]:
-    x_error_code: int
-    x_topics: list[TopicData]
+    o = VoteResponse.__new__(VoteResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Topics"
         ln = buf[pos]
@@ -270,12 +264,11 @@ def _d_VoteResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteRe
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = VoteResponse(error_code=x_error_code, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -311,13 +304,13 @@ def _e_VoteResponse_0(o: VoteResponse, out: bytearray, v: int) -> None:
 
 
 def _d_VoteResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteResponse, int]:
-    x_error_code: int
-    x_topics: list[TopicData]
-    t_node_endpoints: list[NodeEndpoint]
+    o = VoteResponse.__new__(VoteResponse)
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
     f = "ErrorCode"
     try:
         f = "ErrorCode"
-        (x_error_code,) = _S_h.unpack_from(buf, pos)
+        (o.error_code,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Topics"
         ln = buf[pos]
@@ -331,12 +324,11 @@ def _d_VoteResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteRe
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_TopicData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = VoteResponse(error_code=x_error_code, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -363,14 +355,13 @@ def _d_VoteResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[VoteRe
                     else:
                         if ln > n - pos:
                             raise _w.Bad("array count exceeds the remaining bytes")
-                        t_node_endpoints = []
-                        app_node_endpoints = t_node_endpoints.append
+                        o.node_endpoints = []
+                        app_node_endpoints = o.node_endpoints.append
                         for _ in range(ln):
                             el_node_endpoints, pos = _d_NodeEndpoint_0(buf, pos, n, v)
                             app_node_endpoints(el_node_endpoints)
                     if pos != te:
                         raise _w.Bad("tagged field size does not match its value")
-                    o.node_endpoints = t_node_endpoints
                 else:
                     o.unknown_tagged_fields = _w.read_unknown_tag(o.unknown_tagged_fields, tag, buf, pos, te)
                     pos = te

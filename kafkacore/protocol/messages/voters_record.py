@@ -75,9 +75,8 @@ class VotersRecord(_Message):
 
 
 def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, int]:
-    x_name: str
-    x_host: str
-    x_port: int
+    o = Endpoint.__new__(Endpoint)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -93,7 +92,7 @@ def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Host"
         ln = buf[pos]
@@ -108,12 +107,11 @@ def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_host = str(buf[pos:e], "utf-8")
+            o.host = str(buf[pos:e], "utf-8")
             pos = e
         f = "Port"
-        (x_port,) = _S_H.unpack_from(buf, pos)
+        (o.port,) = _S_H.unpack_from(buf, pos)
         pos += 2
-        o = Endpoint(name=x_name, host=x_host, port=x_port)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -151,14 +149,13 @@ def _e_Endpoint_0(o: Endpoint, out: bytearray, v: int) -> None:
 
 
 def _d_KRaftVersionFeature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KRaftVersionFeature, int]:
-    x_min_supported_version: int
-    x_max_supported_version: int
+    o = KRaftVersionFeature.__new__(KRaftVersionFeature)
+    o.unknown_tagged_fields = ()
     f = "MinSupportedVersion"
     try:
         f = "MinSupportedVersion"
-        (x_min_supported_version, x_max_supported_version) = _S_hh.unpack_from(buf, pos)
+        (o.min_supported_version, o.max_supported_version) = _S_hh.unpack_from(buf, pos)
         pos += 4
-        o = KRaftVersionFeature(min_supported_version=x_min_supported_version, max_supported_version=x_max_supported_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -188,16 +185,14 @@ def _e_KRaftVersionFeature_0(o: KRaftVersionFeature, out: bytearray, v: int) -> 
 
 
 def _d_Voter_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voter, int]:
-    x_voter_id: int
-    x_voter_directory_id: _uuid.UUID
-    x_endpoints: list[Endpoint]
-    x_k_raft_version_feature: KRaftVersionFeature
+    o = Voter.__new__(Voter)
+    o.unknown_tagged_fields = ()
     f = "VoterId"
     try:
         f = "VoterId"
-        (x_voter_id, u_voter_directory_id) = _S_iu.unpack_from(buf, pos)
+        (o.voter_id, u_voter_directory_id) = _S_iu.unpack_from(buf, pos)
         pos += 20
-        x_voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
+        o.voter_directory_id = _uuid.UUID(bytes=u_voter_directory_id)
         f = "Endpoints"
         ln = buf[pos]
         if ln < 128:
@@ -210,14 +205,13 @@ def _d_Voter_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voter, int]:
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_endpoints = []
-            app_endpoints = x_endpoints.append
+            o.endpoints = []
+            app_endpoints = o.endpoints.append
             for _ in range(ln):
                 el_endpoints, pos = _d_Endpoint_0(buf, pos, n, v)
                 app_endpoints(el_endpoints)
         f = "KRaftVersionFeature"
-        x_k_raft_version_feature, pos = _d_KRaftVersionFeature_0(buf, pos, n, v)
-        o = Voter(voter_id=x_voter_id, voter_directory_id=x_voter_directory_id, endpoints=x_endpoints, k_raft_version_feature=x_k_raft_version_feature)
+        o.k_raft_version_feature, pos = _d_KRaftVersionFeature_0(buf, pos, n, v)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -253,12 +247,12 @@ def _e_Voter_0(o: Voter, out: bytearray, v: int) -> None:
 
 
 def _d_VotersRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[VotersRecord, int]:
-    x_version: int
-    x_voters: list[Voter]
+    o = VotersRecord.__new__(VotersRecord)
+    o.unknown_tagged_fields = ()
     f = "Version"
     try:
         f = "Version"
-        (x_version,) = _S_h.unpack_from(buf, pos)
+        (o.version,) = _S_h.unpack_from(buf, pos)
         pos += 2
         f = "Voters"
         ln = buf[pos]
@@ -272,12 +266,11 @@ def _d_VotersRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voters
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_voters = []
-            app_voters = x_voters.append
+            o.voters = []
+            app_voters = o.voters.append
             for _ in range(ln):
                 el_voters, pos = _d_Voter_0(buf, pos, n, v)
                 app_voters(el_voters)
-        o = VotersRecord(version=x_version, voters=x_voters)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

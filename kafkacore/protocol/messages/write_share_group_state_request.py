@@ -79,16 +79,13 @@ class WriteShareGroupStateRequest(_Request):
 
 
 def _d_StateBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StateBatch, int]:
-    x_first_offset: int
-    x_last_offset: int
-    x_delivery_state: int
-    x_delivery_count: int
+    o = StateBatch.__new__(StateBatch)
+    o.unknown_tagged_fields = ()
     f = "FirstOffset"
     try:
         f = "FirstOffset"
-        (x_first_offset, x_last_offset, x_delivery_state, x_delivery_count) = _S_qqbh.unpack_from(buf, pos)
+        (o.first_offset, o.last_offset, o.delivery_state, o.delivery_count) = _S_qqbh.unpack_from(buf, pos)
         pos += 19
-        o = StateBatch(first_offset=x_first_offset, last_offset=x_last_offset, delivery_state=x_delivery_state, delivery_count=x_delivery_count)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -118,15 +115,13 @@ def _e_StateBatch_0(o: StateBatch, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition: int
-    x_state_epoch: int
-    x_leader_epoch: int
-    x_start_offset: int
-    x_state_batches: list[StateBatch]
+    o = PartitionData.__new__(PartitionData)
+    o.delivery_complete_count = -1
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_state_epoch, x_leader_epoch, x_start_offset) = _S_iiiq.unpack_from(buf, pos)
+        (o.partition, o.state_epoch, o.leader_epoch, o.start_offset) = _S_iiiq.unpack_from(buf, pos)
         pos += 20
         f = "StateBatches"
         ln = buf[pos]
@@ -140,12 +135,11 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_state_batches = []
-            app_state_batches = x_state_batches.append
+            o.state_batches = []
+            app_state_batches = o.state_batches.append
             for _ in range(ln):
                 el_state_batches, pos = _d_StateBatch_0(buf, pos, n, v)
                 app_state_batches(el_state_batches)
-        o = PartitionData(partition=x_partition, state_epoch=x_state_epoch, leader_epoch=x_leader_epoch, start_offset=x_start_offset, state_batches=x_state_batches)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -179,16 +173,12 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
-    x_partition: int
-    x_state_epoch: int
-    x_leader_epoch: int
-    x_start_offset: int
-    x_delivery_complete_count: int
-    x_state_batches: list[StateBatch]
+    o = PartitionData.__new__(PartitionData)
+    o.unknown_tagged_fields = ()
     f = "Partition"
     try:
         f = "Partition"
-        (x_partition, x_state_epoch, x_leader_epoch, x_start_offset, x_delivery_complete_count) = _S_iiiqi.unpack_from(buf, pos)
+        (o.partition, o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count) = _S_iiiqi.unpack_from(buf, pos)
         pos += 24
         f = "StateBatches"
         ln = buf[pos]
@@ -202,12 +192,11 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_state_batches = []
-            app_state_batches = x_state_batches.append
+            o.state_batches = []
+            app_state_batches = o.state_batches.append
             for _ in range(ln):
                 el_state_batches, pos = _d_StateBatch_0(buf, pos, n, v)
                 app_state_batches(el_state_batches)
-        o = PartitionData(partition=x_partition, state_epoch=x_state_epoch, leader_epoch=x_leader_epoch, start_offset=x_start_offset, delivery_complete_count=x_delivery_complete_count, state_batches=x_state_batches)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -241,14 +230,14 @@ def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
 
 
 def _d_WriteStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteStateData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = WriteStateData.__new__(WriteStateData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -261,12 +250,11 @@ def _d_WriteStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Writ
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = WriteStateData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -300,14 +288,14 @@ def _e_WriteStateData_0(o: WriteStateData, out: bytearray, v: int) -> None:
 
 
 def _d_WriteStateData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteStateData, int]:
-    x_topic_id: _uuid.UUID
-    x_partitions: list[PartitionData]
+    o = WriteStateData.__new__(WriteStateData)
+    o.unknown_tagged_fields = ()
     f = "TopicId"
     try:
         f = "TopicId"
         (u_topic_id,) = _S_u.unpack_from(buf, pos)
         pos += 16
-        x_topic_id = _uuid.UUID(bytes=u_topic_id)
+        o.topic_id = _uuid.UUID(bytes=u_topic_id)
         f = "Partitions"
         ln = buf[pos]
         if ln < 128:
@@ -320,12 +308,11 @@ def _d_WriteStateData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Writ
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_PartitionData_1(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = WriteStateData(topic_id=x_topic_id, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -359,8 +346,8 @@ def _e_WriteStateData_1(o: WriteStateData, out: bytearray, v: int) -> None:
 
 
 def _d_WriteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteShareGroupStateRequest, int]:
-    x_group_id: str
-    x_topics: list[WriteStateData]
+    o = WriteShareGroupStateRequest.__new__(WriteShareGroupStateRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -376,7 +363,7 @@ def _d_WriteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -390,12 +377,11 @@ def _d_WriteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_WriteStateData_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = WriteShareGroupStateRequest(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -432,8 +418,8 @@ def _e_WriteShareGroupStateRequest_0(o: WriteShareGroupStateRequest, out: bytear
 
 
 def _d_WriteShareGroupStateRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteShareGroupStateRequest, int]:
-    x_group_id: str
-    x_topics: list[WriteStateData]
+    o = WriteShareGroupStateRequest.__new__(WriteShareGroupStateRequest)
+    o.unknown_tagged_fields = ()
     f = "GroupId"
     try:
         f = "GroupId"
@@ -449,7 +435,7 @@ def _d_WriteShareGroupStateRequest_1(buf: memoryview, pos: int, n: int, v: int) 
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_group_id = str(buf[pos:e], "utf-8")
+            o.group_id = str(buf[pos:e], "utf-8")
             pos = e
         f = "Topics"
         ln = buf[pos]
@@ -463,12 +449,11 @@ def _d_WriteShareGroupStateRequest_1(buf: memoryview, pos: int, n: int, v: int) 
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_WriteStateData_1(buf, pos, n, v)
                 app_topics(el_topics)
-        o = WriteShareGroupStateRequest(group_id=x_group_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

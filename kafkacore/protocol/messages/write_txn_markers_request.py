@@ -20,6 +20,7 @@ __all__ = ["WritableTxnMarker", "WritableTxnMarkerTopic", "WriteTxnMarkersReques
 _S_i = _struct.Struct(">i")
 _S_ib = _struct.Struct(">ib")
 _S_qho = _struct.Struct(">qh?")
+_A_i = _w.ARRAY_STRUCTS["i"]
 
 
 @_dataclass(slots=True, kw_only=True)
@@ -63,8 +64,8 @@ class WriteTxnMarkersRequest(_Request):
 
 
 def _d_WritableTxnMarkerTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarkerTopic, int]:
-    x_name: str
-    x_partition_indexes: list[int]
+    o = WritableTxnMarkerTopic.__new__(WritableTxnMarkerTopic)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -80,7 +81,7 @@ def _d_WritableTxnMarkerTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tu
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "PartitionIndexes"
         ln = buf[pos]
@@ -94,9 +95,11 @@ def _d_WritableTxnMarkerTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partition_indexes = list(_struct.unpack_from(f">{ln}i", buf, pos))
+            o.partition_indexes = list(
+                (_A_i[ln] if ln < _w.SHORT_ARRAY else _struct.Struct(f">{ln}i"))
+                .unpack_from(buf, pos)
+            )
             pos += ln * 4
-        o = WritableTxnMarkerTopic(name=x_name, partition_indexes=x_partition_indexes)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -124,7 +127,10 @@ def _e_WritableTxnMarkerTopic_0(o: WritableTxnMarkerTopic, out: bytearray, v: in
     out += bx
     x_partition_indexes = o.partition_indexes
     out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += _struct.pack(f">{len(x_partition_indexes)}i", *x_partition_indexes)
+    out += (
+        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+        else _struct.Struct(f">{len(x_partition_indexes)}i")
+    ).pack(*x_partition_indexes)
     if o.unknown_tagged_fields:
         _w.write_tags(out, o.unknown_tagged_fields)
     else:
@@ -132,15 +138,13 @@ def _e_WritableTxnMarkerTopic_0(o: WritableTxnMarkerTopic, out: bytearray, v: in
 
 
 def _d_WritableTxnMarker_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarker, int]:
-    x_producer_id: int
-    x_producer_epoch: int
-    x_transaction_result: bool
-    x_topics: list[WritableTxnMarkerTopic]
-    x_coordinator_epoch: int
+    o = WritableTxnMarker.__new__(WritableTxnMarker)
+    o.transaction_version = 0
+    o.unknown_tagged_fields = ()
     f = "ProducerId"
     try:
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch, x_transaction_result) = _S_qho.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch, o.transaction_result) = _S_qho.unpack_from(buf, pos)
         pos += 11
         f = "Topics"
         ln = buf[pos]
@@ -154,15 +158,14 @@ def _d_WritableTxnMarker_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[W
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_WritableTxnMarkerTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "CoordinatorEpoch"
-        (x_coordinator_epoch,) = _S_i.unpack_from(buf, pos)
+        (o.coordinator_epoch,) = _S_i.unpack_from(buf, pos)
         pos += 4
-        o = WritableTxnMarker(producer_id=x_producer_id, producer_epoch=x_producer_epoch, transaction_result=x_transaction_result, topics=x_topics, coordinator_epoch=x_coordinator_epoch)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -197,16 +200,12 @@ def _e_WritableTxnMarker_0(o: WritableTxnMarker, out: bytearray, v: int) -> None
 
 
 def _d_WritableTxnMarker_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarker, int]:
-    x_producer_id: int
-    x_producer_epoch: int
-    x_transaction_result: bool
-    x_topics: list[WritableTxnMarkerTopic]
-    x_coordinator_epoch: int
-    x_transaction_version: int
+    o = WritableTxnMarker.__new__(WritableTxnMarker)
+    o.unknown_tagged_fields = ()
     f = "ProducerId"
     try:
         f = "ProducerId"
-        (x_producer_id, x_producer_epoch, x_transaction_result) = _S_qho.unpack_from(buf, pos)
+        (o.producer_id, o.producer_epoch, o.transaction_result) = _S_qho.unpack_from(buf, pos)
         pos += 11
         f = "Topics"
         ln = buf[pos]
@@ -220,15 +219,14 @@ def _d_WritableTxnMarker_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[W
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_WritableTxnMarkerTopic_0(buf, pos, n, v)
                 app_topics(el_topics)
         f = "CoordinatorEpoch"
-        (x_coordinator_epoch, x_transaction_version) = _S_ib.unpack_from(buf, pos)
+        (o.coordinator_epoch, o.transaction_version) = _S_ib.unpack_from(buf, pos)
         pos += 5
-        o = WritableTxnMarker(producer_id=x_producer_id, producer_epoch=x_producer_epoch, transaction_result=x_transaction_result, topics=x_topics, coordinator_epoch=x_coordinator_epoch, transaction_version=x_transaction_version)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -263,7 +261,8 @@ def _e_WritableTxnMarker_1(o: WritableTxnMarker, out: bytearray, v: int) -> None
 
 
 def _d_WriteTxnMarkersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteTxnMarkersRequest, int]:
-    x_markers: list[WritableTxnMarker]
+    o = WriteTxnMarkersRequest.__new__(WriteTxnMarkersRequest)
+    o.unknown_tagged_fields = ()
     f = "Markers"
     try:
         f = "Markers"
@@ -278,12 +277,11 @@ def _d_WriteTxnMarkersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_markers = []
-            app_markers = x_markers.append
+            o.markers = []
+            app_markers = o.markers.append
             for _ in range(ln):
                 el_markers, pos = _d_WritableTxnMarker_0(buf, pos, n, v)
                 app_markers(el_markers)
-        o = WriteTxnMarkersRequest(markers=x_markers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -316,7 +314,8 @@ def _e_WriteTxnMarkersRequest_0(o: WriteTxnMarkersRequest, out: bytearray, v: in
 
 
 def _d_WriteTxnMarkersRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteTxnMarkersRequest, int]:
-    x_markers: list[WritableTxnMarker]
+    o = WriteTxnMarkersRequest.__new__(WriteTxnMarkersRequest)
+    o.unknown_tagged_fields = ()
     f = "Markers"
     try:
         f = "Markers"
@@ -331,12 +330,11 @@ def _d_WriteTxnMarkersRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_markers = []
-            app_markers = x_markers.append
+            o.markers = []
+            app_markers = o.markers.append
             for _ in range(ln):
                 el_markers, pos = _d_WritableTxnMarker_1(buf, pos, n, v)
                 app_markers(el_markers)
-        o = WriteTxnMarkersRequest(markers=x_markers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1

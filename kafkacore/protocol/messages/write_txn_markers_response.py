@@ -69,14 +69,13 @@ class WriteTxnMarkersResponse(_Response):
 
 
 def _d_WritableTxnMarkerPartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarkerPartitionResult, int]:
-    x_partition_index: int
-    x_error_code: int
+    o = WritableTxnMarkerPartitionResult.__new__(WritableTxnMarkerPartitionResult)
+    o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
         f = "PartitionIndex"
-        (x_partition_index, x_error_code) = _S_ih.unpack_from(buf, pos)
+        (o.partition_index, o.error_code) = _S_ih.unpack_from(buf, pos)
         pos += 6
-        o = WritableTxnMarkerPartitionResult(partition_index=x_partition_index, error_code=x_error_code)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -106,8 +105,8 @@ def _e_WritableTxnMarkerPartitionResult_0(o: WritableTxnMarkerPartitionResult, o
 
 
 def _d_WritableTxnMarkerTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarkerTopicResult, int]:
-    x_name: str
-    x_partitions: list[WritableTxnMarkerPartitionResult]
+    o = WritableTxnMarkerTopicResult.__new__(WritableTxnMarkerTopicResult)
+    o.unknown_tagged_fields = ()
     f = "Name"
     try:
         f = "Name"
@@ -123,7 +122,7 @@ def _d_WritableTxnMarkerTopicResult_0(buf: memoryview, pos: int, n: int, v: int)
             e = pos + ln
             if e > n:
                 raise _w.Bad("length exceeds the remaining bytes")
-            x_name = str(buf[pos:e], "utf-8")
+            o.name = str(buf[pos:e], "utf-8")
             pos = e
         f = "Partitions"
         ln = buf[pos]
@@ -137,12 +136,11 @@ def _d_WritableTxnMarkerTopicResult_0(buf: memoryview, pos: int, n: int, v: int)
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_partitions = []
-            app_partitions = x_partitions.append
+            o.partitions = []
+            app_partitions = o.partitions.append
             for _ in range(ln):
                 el_partitions, pos = _d_WritableTxnMarkerPartitionResult_0(buf, pos, n, v)
                 app_partitions(el_partitions)
-        o = WritableTxnMarkerTopicResult(name=x_name, partitions=x_partitions)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -179,12 +177,12 @@ def _e_WritableTxnMarkerTopicResult_0(o: WritableTxnMarkerTopicResult, out: byte
 
 
 def _d_WritableTxnMarkerResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarkerResult, int]:
-    x_producer_id: int
-    x_topics: list[WritableTxnMarkerTopicResult]
+    o = WritableTxnMarkerResult.__new__(WritableTxnMarkerResult)
+    o.unknown_tagged_fields = ()
     f = "ProducerId"
     try:
         f = "ProducerId"
-        (x_producer_id,) = _S_q.unpack_from(buf, pos)
+        (o.producer_id,) = _S_q.unpack_from(buf, pos)
         pos += 8
         f = "Topics"
         ln = buf[pos]
@@ -198,12 +196,11 @@ def _d_WritableTxnMarkerResult_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_topics = []
-            app_topics = x_topics.append
+            o.topics = []
+            app_topics = o.topics.append
             for _ in range(ln):
                 el_topics, pos = _d_WritableTxnMarkerTopicResult_0(buf, pos, n, v)
                 app_topics(el_topics)
-        o = WritableTxnMarkerResult(producer_id=x_producer_id, topics=x_topics)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
@@ -237,7 +234,8 @@ def _e_WritableTxnMarkerResult_0(o: WritableTxnMarkerResult, out: bytearray, v: 
 
 
 def _d_WriteTxnMarkersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteTxnMarkersResponse, int]:
-    x_markers: list[WritableTxnMarkerResult]
+    o = WriteTxnMarkersResponse.__new__(WriteTxnMarkersResponse)
+    o.unknown_tagged_fields = ()
     f = "Markers"
     try:
         f = "Markers"
@@ -252,12 +250,11 @@ def _d_WriteTxnMarkersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
         else:
             if ln > n - pos:
                 raise _w.Bad("array count exceeds the remaining bytes")
-            x_markers = []
-            app_markers = x_markers.append
+            o.markers = []
+            app_markers = o.markers.append
             for _ in range(ln):
                 el_markers, pos = _d_WritableTxnMarkerResult_0(buf, pos, n, v)
                 app_markers(el_markers)
-        o = WriteTxnMarkersResponse(markers=x_markers)
         f = "_tagged_fields"
         if buf[pos] == 0:
             pos += 1
