@@ -497,6 +497,7 @@ class KafkaClientCore:
         while self._waiting:
             pending = self._waiting.popleft()
             self._finish(pending, None, RequestCancelled("client shut down"), now)
+        self._coord_wanted.clear()
         self.cluster.failed_update(RequestCancelled("client shut down"), now=now)
         self._announce_waiters(None, None)
 
@@ -846,8 +847,6 @@ class KafkaClientCore:
         def build(version: int) -> Any:
             return _codec.metadata_request(topics, allow_auto_create=allow, version=version)
 
-        # Mark the attempt now so that a failure backs off from here.
-        self.cluster._last_refresh = now
         self._enqueue(
             None,
             _METADATA,
@@ -912,7 +911,7 @@ class KafkaClientCore:
                 del self._slots[key]
 
     def _is_coordinator(self, node_id: int) -> bool:
-        return node_id in self.cluster._coordinators.values()
+        return self.cluster.is_coordinator(node_id)
 
     # ------------------------------------------------------------- coordinators
     def _maybe_lookup_coordinators(self, now: float) -> None:
@@ -955,14 +954,26 @@ class KafkaClientCore:
     ) -> None:
         self._coord_busy.discard(key_type)
         retry_at = now + self._config.retry_backoff_ms / 1000
+        needed = self._coordinator_keys_waited_for()
         for key in keys or [k for kt, k in self._coord_wanted if kt == key_type]:
             found = None
             if error is None and response is not None:
-                found = self.cluster._add_coordinator(key_type, key, response)
-            if found is None:
+                found = self.cluster.add_coordinator(key_type, key, response)
+            if found is None and (key_type, key) in needed:
                 self._coord_wanted[(key_type, key)] = retry_at
             else:
+                # Found, or nobody waits any more: stop looking it up.
                 self._coord_wanted.pop((key_type, key), None)
+
+    def _coordinator_keys_waited_for(self) -> set[tuple[int, str]]:
+        keys: set[tuple[int, str]] = set()
+        for pending in self._waiting:
+            target = pending.handle.target
+            if isinstance(target, GroupCoordinator):
+                keys.add((_KEY_GROUP, target.group_id))
+            elif isinstance(target, TransactionCoordinator):
+                keys.add((_KEY_TXN, target.transactional_id))
+        return keys
 
     # ----------------------------------------------------------------- dispatch
     def _peek_route(self, target: Target) -> int | None:

@@ -19,9 +19,10 @@ the next :meth:`update_metadata` completes (or the next
 
 Stale answers are guarded by leader epochs: a partition whose new leader
 epoch is older than the one known keeps its old state and flags a refresh,
-as the Java client does (KIP-320). Retriable topic or partition errors
-(leader not available, unknown topic) and unknown leaders also flag a
-refresh (after the retry backoff), like kiel's ``heal`` loop.
+as the Java client does (KIP-320). LEADER_NOT_AVAILABLE and leaders that are
+unknown or absent also flag a refresh (after the retry backoff), like kiel's
+``heal`` loop. An unknown topic is recorded (``topic_error``) but does not
+flag one by itself, so a topic that never appears is not polled forever.
 """
 
 from __future__ import annotations
@@ -310,7 +311,9 @@ class ClusterMetadata:
                 continue
             if t.error_code:
                 errors[name] = t.error_code
-                if t.error_code in (_LEADER_NOT_AVAILABLE, _UNKNOWN_TOPIC_OR_PARTITION):
+                # A missing topic is not refetched on its own (it may never
+                # exist); the client flags a refresh while a request waits for it.
+                if t.error_code == _LEADER_NOT_AVAILABLE:
                     need_update = True
                 if t.error_code == _LEADER_NOT_AVAILABLE and name in self._topics:
                     topics[name] = self._topics[name]  # keep what we knew
@@ -368,13 +371,14 @@ class ClusterMetadata:
     # -- coordinators -----------------------------------------------------------
     def add_group_coordinator(self, group: str, response: Any) -> int | None:
         """Record a FindCoordinator answer for ``group``; node id, or None on error."""
-        return self._add_coordinator(_COORDINATOR_KEY_GROUP, group, response)
+        return self.add_coordinator(_COORDINATOR_KEY_GROUP, group, response)
 
     def add_transaction_coordinator(self, transactional_id: str, response: Any) -> int | None:
         """Record a FindCoordinator (key type 1) answer; node id, or None on error."""
-        return self._add_coordinator(_COORDINATOR_KEY_TXN, transactional_id, response)
+        return self.add_coordinator(_COORDINATOR_KEY_TXN, transactional_id, response)
 
-    def _add_coordinator(self, key_type: int, key: str, response: Any) -> int | None:
+    def add_coordinator(self, key_type: int, key: str, response: Any) -> int | None:
+        """Record a FindCoordinator answer for ``key`` of ``key_type`` (0 group, 1 txn)."""
         entry: Any = response
         coordinators = getattr(response, "coordinators", None)
         if coordinators:  # v4+ (KIP-699): one entry per key
@@ -397,6 +401,9 @@ class ClusterMetadata:
 
     def coordinator_for_transaction(self, transactional_id: str) -> int | None:
         return self._coordinators.get((_COORDINATOR_KEY_TXN, transactional_id))
+
+    def is_coordinator(self, node_id: int) -> bool:
+        return node_id in self._coordinators.values()
 
     def mark_coordinator_unknown(self, key_type: int, key: str) -> None:
         """Forget a coordinator (after NOT_COORDINATOR and friends)."""

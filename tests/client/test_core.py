@@ -140,8 +140,9 @@ def test_unknown_leader_triggers_metadata_and_tracks_topic() -> None:
 
 
 def test_invalidating_error_triggers_refresh_with_backoff() -> None:
-    core, pump, _cluster = boot(2, [Topic("t", 1, {0: 0})], retry_backoff_ms=100)
-    t0 = pump.now
+    core, pump, _ = boot(2, [Topic("t", 1, {0: 0})], retry_backoff_ms=100)
+    w = core.add_topic("t", now=pump.now)
+    pump.run(until=lambda: w.done)
 
     def not_leader(b: FakeBroker, body: Any, version: int, s: dict[str, Any]) -> Any:
         from kafkacore.protocol.messages.produce_response import (
@@ -152,7 +153,8 @@ def test_invalidating_error_triggers_refresh_with_backoff() -> None:
         return m.ProduceResponse(
             responses=[
                 TopicProduceResponse(
-                    name="t", partition_responses=[PartitionProduceResponse(index=0, error_code=6)]
+                    name="t",
+                    partition_responses=[PartitionProduceResponse(index=0, error_code=6)],
                 )
             ]
         )
@@ -160,12 +162,39 @@ def test_invalidating_error_triggers_refresh_with_backoff() -> None:
     for broker in pump.brokers.values():
         broker.handlers[0] = not_leader
     updates = core.cluster.update_count
+    last_update_at = pump.now
     h = core.send(m.ProduceRequest(acks=1), target=PartitionLeader("t", 0), now=pump.now)
-    pump.run(until=lambda: h.done)
+    pump.run(until=lambda: h.done, jump=False)
     assert h.error is None  # error codes inside responses are for the caller
     assert core.cluster.need_update
     pump.run(until=lambda: core.cluster.update_count > updates)
-    assert pump.now - t0 >= 0.1 - 1e-9 or pump.now == t0
+    # the refresh waited retry_backoff_ms after the previous one, not metadata_max_age_ms
+    assert pump.now == pytest.approx(last_update_at + 0.1)
+
+
+def test_missing_coordinator_is_looked_up_only_while_needed() -> None:
+    core, pump, _ = boot(1, retry_backoff_ms=100)
+
+    def unavailable(b: FakeBroker, body: Any, version: int, s: dict[str, Any]) -> Any:
+        from kafkacore.protocol.messages.find_coordinator_response import Coordinator
+
+        return m.FindCoordinatorResponse(
+            coordinators=[
+                Coordinator(key=k, node_id=-1, host="", port=-1, error_code=15)
+                for k in body.coordinator_keys
+            ]
+        )
+
+    broker = next(iter(pump.brokers.values()))
+    broker.handlers[10] = unavailable
+    h = core.send(meta(), target=GroupCoordinator("g"), timeout_ms=1000, now=pump.now)
+    pump.run(until=lambda: h.done)
+    assert isinstance(h.error, KafkaTimeoutError)
+    assert "no known coordinator" in str(h.error)
+    lookups = sum(1 for k, _, _ in broker.received if k == 10)
+    assert 5 <= lookups <= 11  # about one per retry_backoff_ms within the 1 s
+    pump.run(rounds=50, max_time=pump.now + 10)
+    assert sum(1 for k, _, _ in broker.received if k == 10) <= lookups + 1
 
 
 def test_metadata_refresh_on_age() -> None:

@@ -171,8 +171,11 @@ def test_retriable_errors_and_unknown_leaders_flag_refresh() -> None:
     c.update_metadata(response(topics=[topic("t", [], error=5)]), now=1.0)  # LEADER_NOT_AVAILABLE
     assert c.need_update
     assert c.partitions_for_topic("t") == {0}  # kept what we knew
+    c.update_metadata(response(topics=[topic("t", [0])]), now=1.5)
+    assert not c.need_update
     c.update_metadata(response(topics=[topic("gone", [], error=3)]), now=2.0)
-    assert c.need_update and c.topic_error("gone") == 3
+    assert c.topic_error("gone") == 3
+    assert not c.need_update  # a missing topic is not polled on its own
     c.update_metadata(response(topics=[topic("t", [7])]), now=3.0)  # leader not a known broker
     assert c.need_update
     c.update_metadata(response(topics=[topic("t", [-1])]), now=4.0)
