@@ -45,9 +45,9 @@ class SocketPump:
                     sock.sendall(action.data)
                     sock.setblocking(False)
                 elif isinstance(action, CloseConnection):
-                    sock = self.socks.pop(action.conn_id, None)
-                    if sock is not None:
-                        sock.close()
+                    closing = self.socks.pop(action.conn_id, None)
+                    if closing is not None:
+                        closing.close()
 
     def run(self, until: Callable[[], bool], *, timeout: float = 30.0) -> None:
         end = time.monotonic() + timeout

@@ -85,8 +85,8 @@ def test_scram_rejects_bad_server_first(server_first: bytes) -> None:
 def test_scram_against_independent_server(mechanism: str, hash_name: str) -> None:
     server = ScramServer(hash_name, "alice", "alice-secret")
     mech = ScramMechanism(mechanism, "alice", "alice-secret", rng=random.Random(7))
-    token = mech.initial_response()
-    token = mech.evaluate_challenge(server.first(token))
+    first = mech.initial_response()
+    token = mech.evaluate_challenge(server.first(first))
     assert token is not None
     final = server.final(token)
     assert server.authenticated
