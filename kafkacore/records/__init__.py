@@ -21,6 +21,7 @@ Every decoding failure is a :class:`~kafkacore.errors.DecodeError`; checksum
 mismatches are its subclass :class:`CorruptRecordError`. See docs/records.md.
 """
 
+from kafkacore.records._crc import crc32c
 from kafkacore.records.batch import RECORD_BATCH_OVERHEAD, RecordBatch
 from kafkacore.records.builder import (
     BuilderState,
@@ -63,6 +64,7 @@ __all__ = [
     "TimestampType",
     "compress",
     "control_batch",
+    "crc32c",
     "decompress",
     "estimate_record_size",
     "iter_batches",

@@ -31,9 +31,8 @@ from array import array
 from collections.abc import Iterator
 from typing import Final
 
-from crc32c import crc32c
-
 from kafkacore.errors import DecodeError
+from kafkacore.records._crc import crc32c
 from kafkacore.records._varint import read_zigzag
 from kafkacore.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, decompress
 from kafkacore.records.model import (

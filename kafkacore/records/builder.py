@@ -32,9 +32,8 @@ from collections.abc import Iterable, Sequence
 from enum import Enum
 from typing import Final, TypeAlias
 
-from crc32c import crc32c
-
 from kafkacore.errors import LocalProtocolError
+from kafkacore.records._crc import crc32c
 from kafkacore.records._varint import ZIGZAG, ZIGZAG_LIMIT, zigzag_bytes
 from kafkacore.records.batch import (
     ATTR_CONTROL,

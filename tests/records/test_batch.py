@@ -318,3 +318,14 @@ def test_rejected_append_leaves_no_trace() -> None:
     batch = RecordBatch(builder.build())
     assert batch.max_timestamp == 10
     assert batch.records() == [Record(0, 10, None, b"a", ())]
+
+
+def test_crc32c_is_the_native_package_function() -> None:
+    import crc32c as package
+
+    from kafkacore.records import crc32c
+
+    assert crc32c(b"123456789") == 0xE3069283  # NOTES.md c.8 check value
+    data = bytes(range(256)) * 100
+    assert crc32c(data) == package.crc32c(data)
+    assert crc32c(data[100:], crc32c(data[:100])) == package.crc32c(data)
