@@ -30,8 +30,11 @@ per connection and skip any id still in flight.
 Deadlines: connect setup (``socket_connection_setup_timeout_ms``), every
 in-flight request (``request_timeout_ms``; a timeout closes the connection,
 as in the Java client, because the response order is then unknown), and
-idleness (``connections_max_idle_ms`` with nothing in flight). The owner
-asks :meth:`next_deadline` and calls :meth:`handle_timeout`.
+idleness (``connections_max_idle_ms`` with nothing in flight), and SASL
+re-authentication: when the broker gives the session a lifetime, the
+connection goes READY -> SASL_HANDSHAKE -> SASL_AUTHENTICATE -> READY again
+at a random point in 85-95% of it (KIP-368). The owner asks
+:meth:`next_deadline` and calls :meth:`handle_timeout`.
 
 The machine never raises on broker input: a broken stream or a refusal
 moves it to CLOSED, failing everything in flight, and
@@ -91,7 +94,8 @@ TRANSITIONS: Mapping[ConnectionState, frozenset[ConnectionState]] = {
     _S.API_VERSIONS: frozenset({_S.API_VERSIONS, _S.SASL_HANDSHAKE, _S.READY, _S.CLOSED}),
     _S.SASL_HANDSHAKE: frozenset({_S.SASL_AUTHENTICATE, _S.CLOSED}),
     _S.SASL_AUTHENTICATE: frozenset({_S.READY, _S.CLOSED}),
-    _S.READY: frozenset({_S.CLOSED}),
+    # READY -> SASL_HANDSHAKE: re-authentication before the session expires (KIP-368).
+    _S.READY: frozenset({_S.SASL_HANDSHAKE, _S.CLOSED}),
     _S.CLOSED: frozenset(),
 }
 
@@ -174,6 +178,8 @@ class BrokerConnection:
         self._mechanism: SaslMechanism | None = None
         self._sasl_done = False
         self.session_lifetime_ms = 0
+        self._reauth_at: float | None = None
+        self.reauthentications = 0
         self.bytes_sent = 0
         self.bytes_received = 0
         self.latencies_ms: list[float] = []
@@ -246,11 +252,15 @@ class BrokerConnection:
             return None
         if state is ConnectionState.CONNECTING:
             return self._setup_deadline
+        times: list[float] = []
         if self._in_flight:
-            return min(f.deadline for f in self._in_flight)
+            times.append(min(f.deadline for f in self._in_flight))
         if state is ConnectionState.READY:
-            return self.last_activity + self._config.connections_max_idle_ms / 1000
-        return None
+            if not self._in_flight:
+                times.append(self.last_activity + self._config.connections_max_idle_ms / 1000)
+            if self._reauth_at is not None:
+                times.append(self._reauth_at)
+        return min(times) if times else None
 
     # -- facts -------------------------------------------------------------
     def connection_made(self, *, now: float) -> None:
@@ -307,12 +317,22 @@ class BrokerConnection:
                 timed_out={id(f) for f in expired},
             )
             return
-        if (
-            state is ConnectionState.READY
-            and not self._in_flight
-            and now >= self.last_activity + self._config.connections_max_idle_ms / 1000
+        if state is not ConnectionState.READY:
+            return
+        if not self._in_flight and (
+            now >= self.last_activity + self._config.connections_max_idle_ms / 1000
         ):
             self.close(None)
+        elif self._reauth_at is not None and now >= self._reauth_at:
+            # KIP-368: authenticate again on this connection before the broker's
+            # session expires. Responses still in flight keep arriving in order
+            # ahead of the handshake's; new requests wait until READY again.
+            self._reauth_at = None
+            self.reauthentications += 1
+            try:
+                self._start_sasl(now)
+            except KafkaError as exc:
+                self.close(exc)
 
     # -- commands ----------------------------------------------------------
     def send(
@@ -546,4 +566,8 @@ class BrokerConnection:
             self._send_token(token, now)
             return
         self.session_lifetime_ms = getattr(response, "session_lifetime_ms", 0) or 0
+        if self.session_lifetime_ms > 0:
+            # Java re-authenticates at a random point in 85%-95% of the lifetime.
+            share = self._rng.uniform(0.85, 0.95)
+            self._reauth_at = now + self.session_lifetime_ms / 1000 * share
         self._goto(ConnectionState.READY)

@@ -112,6 +112,8 @@ class FakeBroker:
         self.sasl_mechanisms = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
         self.sasl_user: tuple[str, str] = ("alice", "alice-secret")
         self.oauth_token = "good-token"
+        #: SaslAuthenticate's SessionLifetimeMs (KIP-368); 0 = no re-authentication.
+        self.session_lifetime_ms = 0
 
     def respond(self, frame: bytes, session: dict[str, Any]) -> bytes | None:
         api_key, version, corr, client_id, body = parse_request(frame)
@@ -175,6 +177,9 @@ def _sasl_handshake(broker: FakeBroker, body: Any, version: int, session: dict[s
     if body.mechanism not in broker.sasl_mechanisms:
         return m.SaslHandshakeResponse(error_code=33, mechanisms=list(broker.sasl_mechanisms))
     session["mechanism"] = body.mechanism
+    session.pop("scram", None)  # a new exchange (also on re-authentication)
+    # KIP-368: nothing but SASL may arrive until re-authentication completes.
+    session["authenticated"] = False
     return m.SaslHandshakeResponse(mechanisms=list(broker.sasl_mechanisms))
 
 
@@ -187,7 +192,9 @@ def _sasl_authenticate(broker: FakeBroker, body: Any, version: int, session: dic
         if token != b"\x00" + user.encode() + b"\x00" + password.encode():
             return fail
         session["authenticated"] = True
-        return m.SaslAuthenticateResponse(auth_bytes=b"", session_lifetime_ms=0)
+        return m.SaslAuthenticateResponse(
+            auth_bytes=b"", session_lifetime_ms=broker.session_lifetime_ms
+        )
     if mech in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
         server = session.get("scram")
         if server is None:
@@ -198,7 +205,9 @@ def _sasl_authenticate(broker: FakeBroker, body: Any, version: int, session: dic
         if not server.authenticated:
             return fail
         session["authenticated"] = True
-        return m.SaslAuthenticateResponse(auth_bytes=reply)
+        return m.SaslAuthenticateResponse(
+            auth_bytes=reply, session_lifetime_ms=broker.session_lifetime_ms
+        )
     if mech == "OAUTHBEARER":
         if token == b"\x01":
             return fail

@@ -353,3 +353,27 @@ def test_sasl_mechanism_not_enabled() -> None:
     pump.run(until=lambda: h.done)
     assert isinstance(h.error, AuthenticationError)
     assert "broker offers: PLAIN" in str(h.error)
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_sasl_reauthentication_kip368(mechanism: str) -> None:
+    core, pump, broker = sasl_boot(mechanism, metadata_max_age_ms=3_600_000)
+    broker.session_lifetime_ms = 10_000
+    h = core.send(m.MetadataRequest(topics=[]), target=Node(0), now=0.0)
+    pump.run(until=lambda: h.done)
+    authenticated_at = pump.now
+
+    def handshakes() -> int:
+        return sum(1 for k, _, _ in broker.received if k == 17)
+
+    before = handshakes()
+    pump.run(until=lambda: handshakes() > before, max_time=100.0)
+    assert 8.5 - 1e-9 <= pump.now - authenticated_at <= 9.5 + 1e-9
+    # A request issued while re-authenticating waits for READY again.
+    mark = len(broker.received)
+    h2 = core.send(m.MetadataRequest(topics=[]), target=Node(0), now=pump.now)
+    pump.run(until=lambda: h2.done)
+    assert h2.error is None
+    keys = [k for k, _, _ in broker.received[mark:]]
+    assert keys.index(3) > max(i for i, k in enumerate(keys) if k == 36)
+    assert core.connected(0)

@@ -7,7 +7,8 @@ cancel across several nodes and lanes, and checks the core's invariants:
 * correlation ids are never reused while in flight on a connection;
 * reconnect backoff stays within its bounds;
 * nothing but ApiVersions/SASL is written to a connection before its handshake
-  replies were delivered (no request to a node that is not ready).
+  replies were delivered (no request to a node that is not ready), including
+  during SASL re-authentication (KIP-368).
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ MAX_IN_FLIGHT = 2
 class World:
     """A hand-driven transport: nothing happens unless an operation says so."""
 
-    def __init__(self, *, sasl: bool, seed: int) -> None:
+    def __init__(self, *, sasl: bool, seed: int, session_ms: int = 0) -> None:
         self.cluster, fakes = make_cluster(3, [Topic("t", 3, {0: 0, 1: 1, 2: 2})])
         self.cluster.coordinators[(0, "g")] = 1
         self.fakes = fakes
         for broker in fakes.values():
             broker.require_auth = sasl
+            broker.session_lifetime_ms = session_ms
         extra: dict[str, Any] = {}
         if sasl:
             extra = dict(
@@ -72,6 +74,7 @@ class World:
         self.conns: dict[int, dict[str, Any]] = {}
         self.handles: list[Any] = []
         self.completions: dict[int, int] = {}
+        self.reauths = 0
         self.drain()
 
     # -- plumbing ---------------------------------------------------------------
@@ -96,6 +99,9 @@ class World:
         assert conn is not None, f"core wrote to conn {conn_id}, which is not open"
         for frame in conn["reader"].feed(data):
             api_key = parse_request(frame)[0]
+            if api_key == 17:
+                conn["handshakes"] += 1
+                self.reauths += conn["handshakes"] > 1
             if api_key not in HANDSHAKE_APIS:
                 assert conn["delivered"] >= conn["handshake_end"] and conn["handshake_done"], (
                     f"API {api_key} written to conn {conn_id} before its handshake finished"
@@ -173,6 +179,7 @@ class World:
             "delivered": 0,
             "handshake_end": 0,
             "handshake_done": False,
+            "handshakes": 0,
         }
         self.core.connection_made(action.conn_id, now=self.now)
         self.drain()
@@ -222,6 +229,19 @@ class World:
         self.core.close(node, now=self.now)
         self.drain()
 
+    def let_time_pass(self, timers: int) -> None:
+        """A well-behaved network while the clock runs (refreshes, idle closes,
+        re-authentication)."""
+        for _ in range(timers):
+            self.timer()
+            for _ in range(200):
+                if self.pending_opens:
+                    self.accept(0, refuse=False)
+                elif any(c["out"] for c in self.conns.values()):
+                    self.deliver(0, 1 << 20)
+                else:
+                    break
+
     def settle(self) -> None:
         """Let the world behave: accept, deliver and jump time until all are done."""
         for _ in range(2000):
@@ -252,19 +272,22 @@ OPS = st.one_of(
 @given(
     ops=st.lists(OPS, min_size=1, max_size=60),
     sasl=st.booleans(),
+    session_ms=st.sampled_from([0, 0, 1500, 4000]),
     seed=st.integers(0, 2**16),
 )
 def test_random_interleavings_keep_invariants(
-    ops: list[tuple[Any, ...]], sasl: bool, seed: int
+    ops: list[tuple[Any, ...]], sasl: bool, session_ms: int, seed: int
 ) -> None:
-    world = World(sasl=sasl, seed=seed)
+    world = World(sasl=sasl, seed=seed, session_ms=session_ms if sasl else 0)
     for op in ops:
         name, *args = op
         getattr(world, name)(*args)
     world.settle()
+    world.let_time_pass(12)
     assert all(h.done for h in world.handles)
     event(f"answered: {sum(1 for h in world.handles if h.error is None) > 0}")
     event(f"failed: {sum(1 for h in world.handles if h.error is not None) > 0}")
+    event(f"re-authenticated: {world.reauths > 0}")
     for h in world.handles:
         assert world.completions.get(h.id) == 1, (
             f"request #{h.id} completed {world.completions.get(h.id, 0)} times"
