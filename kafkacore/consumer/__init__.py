@@ -1,0 +1,50 @@
+"""The sans-IO consumer: fetch sessions, positions, offsets, commits, groups.
+
+Entry point: :class:`ConsumerCore` (a :class:`~kafkacore.client.driver.Driven`
+stacked on the client core). See ``docs/consumer.md``.
+"""
+
+from kafkacore.consumer.config import ConsumerConfig
+from kafkacore.consumer.core import FETCH_LANE, ConsumerCore, FetchState, PartitionState
+from kafkacore.consumer.events import (
+    CommitFailedError,
+    ConsumerRecord,
+    LogTruncationError,
+    NoOffsetForPartitionError,
+    OffsetAndMetadata,
+    OperationCompleted,
+    OperationHandle,
+    PartitionBatch,
+    RecordsAvailable,
+    TruncationDetected,
+)
+from kafkacore.group import (
+    GroupFailed,
+    GroupFatalError,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+)
+
+__all__ = [
+    "FETCH_LANE",
+    "CommitFailedError",
+    "ConsumerConfig",
+    "ConsumerCore",
+    "ConsumerRecord",
+    "FetchState",
+    "GroupFailed",
+    "GroupFatalError",
+    "LogTruncationError",
+    "NoOffsetForPartitionError",
+    "OffsetAndMetadata",
+    "OperationCompleted",
+    "OperationHandle",
+    "PartitionBatch",
+    "PartitionState",
+    "PartitionsAssigned",
+    "PartitionsLost",
+    "PartitionsRevoked",
+    "RecordsAvailable",
+    "TruncationDetected",
+]

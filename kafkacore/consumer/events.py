@@ -1,0 +1,159 @@
+"""Records, handles and events the consumer core hands to the user layer.
+
+Events are frozen, slotted, keyword-only dataclasses named in the past
+tense. Group assignment events (``PartitionsAssigned``/``Revoked``/``Lost``,
+``GroupFailed``) come from :mod:`kafkacore.group` and pass through as they are.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from kafkacore.client.metadata import TopicPartition
+from kafkacore.errors import KafkaError, LocalProtocolError
+from kafkacore.records.model import Header
+
+__all__ = [
+    "CommitFailedError",
+    "ConsumerRecord",
+    "LogTruncationError",
+    "NoOffsetForPartitionError",
+    "OffsetAndMetadata",
+    "OperationCompleted",
+    "OperationHandle",
+    "PartitionBatch",
+    "RecordsAvailable",
+    "TruncationDetected",
+]
+
+
+class ConsumerRecord(NamedTuple):
+    """One record as ``poll()`` returns it."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...]
+    leader_epoch: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionBatch:
+    """Consecutive records of one partition as columns (the bulk path, e.g. for Spark).
+
+    ``offsets``/``timestamps`` are ``array('q')``; ``keys``/``values``/``headers``
+    are lists with one entry per record. Control records and aborted
+    transactions are already left out.
+    """
+
+    topic: str
+    partition: int
+    offsets: array[int]
+    timestamps: array[int]
+    keys: list[bytes | None]
+    values: list[bytes | None]
+    headers: list[tuple[Header, ...]]
+    timestamp_type: int
+    leader_epoch: int | None
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+
+class OffsetAndMetadata(NamedTuple):
+    """A committed (or to-be-committed) position with its metadata and epoch (KIP-320)."""
+
+    offset: int
+    metadata: str = ""
+    leader_epoch: int | None = None
+
+
+class NoOffsetForPartitionError(KafkaError):
+    """``auto_offset_reset="none"`` and the partition has no committed offset (or it is
+    out of range): seek() to a position or choose "earliest"/"latest"."""
+
+
+class LogTruncationError(KafkaError):
+    """The log was truncated below our position (KIP-320) and ``auto_offset_reset="none"``."""
+
+    def __init__(self, message: str, divergent: dict[TopicPartition, int]) -> None:
+        super().__init__(message)
+        self.divergent = divergent
+
+
+class CommitFailedError(KafkaError):
+    """The commit was fenced: the group rebalanced (generation or member epoch is stale)."""
+
+
+class OperationHandle:
+    """A consumer command's outcome (commit, committed, offset lookups, close).
+
+    Plain record, completed exactly once by the core, which emits
+    :class:`OperationCompleted` in the same step.
+    """
+
+    __slots__ = ("_done", "_error", "_value", "id", "kind")
+
+    def __init__(self, id: int, kind: str) -> None:
+        self.id = id
+        self.kind = kind
+        self._done = False
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
+
+    @property
+    def value(self) -> Any:
+        return self._value
+
+    def result(self) -> Any:
+        if not self._done:
+            raise LocalProtocolError(f"{self!r} is still pending; wait for its event")
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def _complete(self, value: Any, error: BaseException | None) -> None:
+        if self._done:
+            raise AssertionError(f"{self!r} completed twice")
+        self._done = True
+        self._value = value
+        self._error = error
+
+    def __repr__(self) -> str:
+        state = "pending" if not self._done else ("failed" if self._error else "done")
+        return f"<OperationHandle #{self.id} {self.kind} {state}>"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperationCompleted:
+    """``handle`` finished (its value or error is set)."""
+
+    handle: OperationHandle
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordsAvailable:
+    """Fetched records are buffered and ``poll`` would return some."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TruncationDetected:
+    """KIP-320: ``partition``'s log diverged; the position moved back to ``offset``."""
+
+    partition: TopicPartition
+    old_position: int
+    offset: int

@@ -1,0 +1,620 @@
+"""The classic group membership machine (JoinGroup / SyncGroup / Heartbeat / LeaveGroup).
+
+Theory of operation
+-------------------
+One :class:`ClassicMember` per consumer with a ``group_id``. It talks to the
+group coordinator through a :class:`~kafkacore.group.base.Requester` (the
+client core finds the coordinator with FindCoordinator, asking broker after
+broker until one answers, and forgets it on NOT_COORDINATOR), so here the
+coordinator is just the ``GroupCoordinator(group_id)`` target.
+
+States (:class:`ClassicState`)::
+
+    UNJOINED --subscribe/retry due--> PREPARING --revoke done--> JOINING
+    JOINING --JoinGroup ok--> SYNCING --SyncGroup ok--> STABLE
+    STABLE --heartbeat REBALANCE_IN_PROGRESS / subscription change--> PREPARING
+    any --ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / session expiry--> lost, UNJOINED
+    any --leave()--> LEAVING --LeaveGroup answered or failed--> CLOSED
+    any --fatal broker error--> FAILED
+
+Rebalancing is eager or cooperative (KIP-429), the protocol the configured
+assignors have in common. Eager: everything owned is revoked in PREPARING,
+before JoinGroup. Cooperative: the member keeps what it owns, reports it in
+its subscription, revokes only what SyncGroup takes away and then rejoins
+at once so the freed partitions can move in a second round.
+
+Every request carries the round it belongs to; an answer from an older
+round (a heartbeat answered after a new join began) is dropped. Recoverable
+answers (coordinator moved or loading, rebalance in progress) become a
+retry after ``retry_backoff_ms``, never an error at the user.
+
+Timers: the next heartbeat (``heartbeat_interval_ms`` after the last one
+was sent), the session (no successful heartbeat for ``session_timeout_ms``:
+the coordinator has expelled us, so our partitions are lost and we rejoin),
+the poll interval (no ``poll()`` for ``max_poll_interval_ms``: leave the
+group, rejoin on the next poll; KIP-62) and a retry time.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kafkacore.assignors import Member, RebalanceProtocol, common_protocol, get_assignor
+from kafkacore.assignors import TopicPartition as AssignorTP
+from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.routing import GroupCoordinator
+from kafkacore.group.base import (
+    GroupFailed,
+    GroupFatalError,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+    Requester,
+    RevokeHook,
+    immediate_revoke,
+)
+from kafkacore.protocol import messages as m
+from kafkacore.protocol.consumer_protocol import (
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from kafkacore.protocol.error_codes import error_for_code
+from kafkacore.protocol.messages.consumer_protocol_assignment import (
+    ConsumerProtocolAssignment,
+)
+from kafkacore.protocol.messages.consumer_protocol_assignment import (
+    TopicPartition as AssignmentTP,
+)
+from kafkacore.protocol.messages.consumer_protocol_subscription import (
+    ConsumerProtocolSubscription,
+)
+from kafkacore.protocol.messages.consumer_protocol_subscription import (
+    TopicPartition as SubscriptionTP,
+)
+from kafkacore.protocol.messages.join_group_request import JoinGroupRequestProtocol
+from kafkacore.protocol.messages.leave_group_request import MemberIdentity
+from kafkacore.protocol.messages.sync_group_request import SyncGroupRequestAssignment
+
+__all__ = ["ClassicMember", "ClassicState"]
+
+_LEAVE_GROUP = 13
+
+# Error codes, named once (Kafka's Errors.java).
+_COORDINATOR = frozenset({14, 15, 16})  # LOAD_IN_PROGRESS, NOT_AVAILABLE, NOT_COORDINATOR
+_ILLEGAL_GENERATION = 22
+_UNKNOWN_MEMBER_ID = 25
+_REBALANCE_IN_PROGRESS = 27
+_MEMBER_ID_REQUIRED = 79
+# INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT,
+# GROUP_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION, GROUP_MAX_SIZE_REACHED,
+# FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND.
+_FATAL = frozenset({23, 24, 26, 30, 35, 81, 82, 69})
+
+
+class ClassicState(enum.Enum):
+    UNJOINED = "unjoined"
+    PREPARING = "preparing"
+    JOINING = "joining"
+    SYNCING = "syncing"
+    STABLE = "stable"
+    LEAVING = "leaving"
+    CLOSED = "closed"
+    FAILED = "failed"
+
+
+PartitionCounts = Callable[[frozenset[str]], Mapping[str, int] | None]
+
+
+class ClassicMember:
+    """One member of a classic consumer group; see the module docstring."""
+
+    def __init__(
+        self,
+        requester: Requester,
+        *,
+        group_id: str,
+        now: float,
+        assignors: tuple[str, ...] = ("range", "cooperative-sticky"),
+        group_instance_id: str | None = None,
+        rack: str | None = None,
+        session_timeout_ms: int = 45000,
+        rebalance_timeout_ms: int = 300000,
+        heartbeat_interval_ms: int = 3000,
+        retry_backoff_ms: int = 100,
+        partition_counts: PartitionCounts | None = None,
+        revoke_hook: RevokeHook = immediate_revoke,
+    ) -> None:
+        self._req = requester
+        self.group_id = group_id
+        self._assignors = [get_assignor(name) for name in assignors]
+        self.protocol = common_protocol(self._assignors)
+        self.group_instance_id = group_instance_id
+        self._rack = rack
+        self._session_ms = session_timeout_ms
+        self._rebalance_ms = rebalance_timeout_ms
+        self._heartbeat_ms = heartbeat_interval_ms
+        self._backoff = retry_backoff_ms / 1000
+        self._counts = partition_counts if partition_counts is not None else (lambda t: None)
+        self.revoke_hook = revoke_hook
+        self._target = GroupCoordinator(group_id)
+
+        self.state = ClassicState.UNJOINED
+        self.member_id = ""
+        self.generation = -1
+        self.protocol_name: str | None = None
+        self.leader_id = ""
+        self.subscription: frozenset[str] = frozenset()
+        self.owned: frozenset[TopicPartition] = frozenset()
+        self.error: BaseException | None = None
+        self._events: list[object] = []
+        self._round = 0  # bumped at every (re)join; answers of older rounds are dropped
+        self._rejoin_at: float | None = None
+        self._next_heartbeat: float | None = None
+        self._heartbeat_in_flight = False
+        self._session_deadline: float | None = None
+        self._poll_deadline: float | None = None
+        self._left_for_poll = False
+        self._pending_join: Any = None  # JoinGroup answer of a leader waiting for metadata
+        self._leave_done: Callable[[float], None] | None = None
+        self._now = now
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def stable(self) -> bool:
+        return self.state is ClassicState.STABLE
+
+    @property
+    def is_leader(self) -> bool:
+        return bool(self.member_id) and self.member_id == self.leader_id
+
+    def commit_identity(self) -> tuple[int, str, str | None]:
+        """(generation, member id, instance id) that fence an OffsetCommit."""
+        if self.state is ClassicState.STABLE or self.generation >= 0:
+            return self.generation, self.member_id, self.group_instance_id
+        return -1, "", self.group_instance_id
+
+    def pull_events(self) -> list[object]:
+        out, self._events = self._events, []
+        return out
+
+    def next_deadline(self) -> float | None:
+        times = [
+            t
+            for t in (
+                self._rejoin_at,
+                None if self._heartbeat_in_flight else self._next_heartbeat,
+                self._session_deadline,
+                self._poll_deadline,
+            )
+            if t is not None
+        ]
+        return min(times) if times else None
+
+    # ----------------------------------------------------------------- commands
+    def subscribe(self, topics: frozenset[str], *, now: float) -> None:
+        """Follow ``topics`` (an empty set leaves the group's assignment)."""
+        self._check_alive("subscribe")
+        if topics == self.subscription and self.state is not ClassicState.UNJOINED:
+            return
+        self.subscription = frozenset(topics)
+        gone = frozenset(tp for tp in self.owned if tp.topic not in self.subscription)
+        if gone and self.protocol is RebalanceProtocol.COOPERATIVE:
+            self._revoke(gone, now, lambda t: self.request_rejoin(now=t, reason="subscription"))
+            return
+        self.request_rejoin(now=now, reason="subscription changed")
+
+    def request_rejoin(self, *, now: float, reason: str = "") -> None:
+        """Start a new join round (keeps a join already under way)."""
+        if self.state in (ClassicState.LEAVING, ClassicState.CLOSED, ClassicState.FAILED):
+            return
+        if self.state in (ClassicState.PREPARING, ClassicState.JOINING):
+            return
+        if not self.subscription:
+            if self.owned:
+                self._revoke(self.owned, now, lambda t: None)
+            self.state = ClassicState.UNJOINED
+            return
+        self._prepare(now)
+
+    def poll(self, *, now: float) -> None:
+        """The user polled: restart the poll-interval timer (KIP-62), rejoin if we left."""
+        self._poll_deadline = now + self._rebalance_ms / 1000
+        if self._left_for_poll and self.state is ClassicState.UNJOINED:
+            self._left_for_poll = False
+            self.request_rejoin(now=now, reason="polled again")
+
+    def on_metadata(self, *, now: float) -> None:
+        """Metadata changed: a leader waiting for partition counts may go on."""
+        if self._pending_join is not None and self.state is ClassicState.SYNCING:
+            join, self._pending_join = self._pending_join, None
+            self._sync(join, now)
+
+    def leave(self, *, now: float, done: Callable[[float], None] | None = None) -> None:
+        """Leave the group (static members just stop: KIP-345), then CLOSED."""
+        if self.state in (ClassicState.CLOSED, ClassicState.FAILED, ClassicState.LEAVING):
+            if done is not None:
+                done(now)
+            return
+        self._round += 1
+        self._clear_timers()
+        joined = bool(self.member_id)
+        if self.owned:
+            self._events.append(
+                PartitionsRevoked(partitions=self.owned, generation=self.generation)
+            )
+            self.owned = frozenset()
+        if not joined or self.group_instance_id is not None:
+            self.state = ClassicState.CLOSED
+            if done is not None:
+                done(now)
+            return
+        self.state = ClassicState.LEAVING
+        self._leave_done = done
+        version = self._req.negotiated_version(_LEAVE_GROUP)
+        if version is not None and version < 3:
+            request = m.LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
+        else:
+            request = m.LeaveGroupRequest(
+                group_id=self.group_id,
+                members=[
+                    MemberIdentity(
+                        member_id=self.member_id,
+                        group_instance_id=self.group_instance_id,
+                        reason="the consumer is closing",
+                    )
+                ],
+            )
+        self._req.request(request, target=self._target, now=now, on_done=self._on_leave)
+
+    def handle_timeout(self, *, now: float) -> None:
+        self._now = now
+        if self.state in (ClassicState.CLOSED, ClassicState.FAILED, ClassicState.LEAVING):
+            return
+        if self._poll_deadline is not None and now >= self._poll_deadline:
+            self._poll_deadline = None
+            if self.member_id and self.state is not ClassicState.UNJOINED:
+                # KIP-62: a consumer that stopped polling must give its partitions up.
+                self._left_for_poll = True
+                self._leave_for_poll(now)
+                return
+        if self._session_deadline is not None and now >= self._session_deadline:
+            self._session_deadline = None
+            self._lose(now, "session timed out without a successful heartbeat")
+            self._rejoin_at = now
+        if self._rejoin_at is not None and now >= self._rejoin_at:
+            self._rejoin_at = None
+            if self.state is ClassicState.UNJOINED or self.state is ClassicState.STABLE:
+                self._prepare(now)
+        if (
+            self.state is ClassicState.STABLE
+            and not self._heartbeat_in_flight
+            and self._next_heartbeat is not None
+            and now >= self._next_heartbeat
+        ):
+            self._heartbeat(now)
+
+    # ------------------------------------------------------------------- rounds
+    def _prepare(self, now: float) -> None:
+        self._round += 1
+        self._next_heartbeat = None
+        self._heartbeat_in_flight = False
+        self._pending_join = None
+        self.state = ClassicState.PREPARING
+        round_ = self._round
+        if self.protocol is RebalanceProtocol.EAGER and self.owned:
+            self._revoke(self.owned, now, lambda t: self._join_if(round_, t))
+        else:
+            self._join_if(round_, now)
+
+    def _join_if(self, round_: int, now: float) -> None:
+        if round_ == self._round and self.state is ClassicState.PREPARING:
+            self._join(now)
+
+    def _join(self, now: float) -> None:
+        self.state = ClassicState.JOINING
+        round_ = self._round
+        protocols = []
+        owned = sorted(self.owned)
+        for assignor in self._assignors:
+            sub = ConsumerProtocolSubscription(
+                topics=sorted(self.subscription),
+                user_data=assignor.user_data(
+                    [AssignorTP(tp.topic, tp.partition) for tp in owned] or None, self.generation
+                ),
+                owned_partitions=_grouped(owned, SubscriptionTP),
+                generation_id=self.generation,
+                rack_id=self._rack,
+            )
+            protocols.append(
+                JoinGroupRequestProtocol(name=assignor.name, metadata=encode_subscription(sub))
+            )
+        request = m.JoinGroupRequest(
+            group_id=self.group_id,
+            session_timeout_ms=self._session_ms,
+            rebalance_timeout_ms=self._rebalance_ms,
+            member_id=self.member_id,
+            group_instance_id=self.group_instance_id,
+            protocol_type="consumer",
+            protocols=protocols,
+            reason="joining" if self.generation < 0 else "rejoining",
+        )
+        self._req.request(
+            request,
+            target=self._target,
+            now=now,
+            timeout_ms=self._rebalance_ms + 5000,  # the coordinator holds it for the rebalance
+            on_done=lambda resp, err, t: self._on_join(round_, resp, err, t),
+        )
+
+    def _on_join(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
+        if round_ != self._round or self.state is not ClassicState.JOINING:
+            return
+        if err is not None:
+            self._retry_join(now)
+            return
+        code = resp.error_code
+        if code == 0:
+            self.member_id = resp.member_id
+            self.generation = resp.generation_id
+            self.protocol_name = resp.protocol_name
+            self.leader_id = resp.leader
+            self.state = ClassicState.SYNCING
+            self._sync(resp, now)
+        elif code == _MEMBER_ID_REQUIRED:
+            # KIP-394: the coordinator hands out the id and wants it back in a second join.
+            self.member_id = resp.member_id
+            self._join(now)
+        elif code == _UNKNOWN_MEMBER_ID:
+            self.member_id = ""
+            self.generation = -1
+            self._join(now)
+        elif code in _FATAL:
+            self._fail(code, "JoinGroup", resp)
+        else:
+            self._retry_join(now)
+
+    def _retry_join(self, now: float) -> None:
+        self.state = ClassicState.UNJOINED
+        self._rejoin_at = now + self._backoff
+
+    def _sync(self, join: Any, now: float) -> None:
+        assignments: list[SyncGroupRequestAssignment] = []
+        if self.is_leader and not join.skip_assignment:
+            plan = self._assign(join)
+            if plan is None:
+                self._pending_join = join  # on_metadata() resumes
+                return
+            assignments = [
+                SyncGroupRequestAssignment(
+                    member_id=member,
+                    assignment=encode_assignment(
+                        ConsumerProtocolAssignment(
+                            assigned_partitions=_grouped(
+                                sorted(TopicPartition(tp.topic, tp.partition) for tp in tps),
+                                AssignmentTP,
+                            )
+                        )
+                    ),
+                )
+                for member, tps in sorted(plan.items())
+            ]
+        round_ = self._round
+        request = m.SyncGroupRequest(
+            group_id=self.group_id,
+            generation_id=self.generation,
+            member_id=self.member_id,
+            group_instance_id=self.group_instance_id,
+            protocol_type="consumer",
+            protocol_name=self.protocol_name,
+            assignments=assignments,
+        )
+        self._req.request(
+            request,
+            target=self._target,
+            now=now,
+            timeout_ms=self._rebalance_ms + 5000,
+            on_done=lambda resp, err, t: self._on_sync(round_, resp, err, t),
+        )
+
+    def _assign(self, join: Any) -> dict[str, list[AssignorTP]] | None:
+        assignor = next(a for a in self._assignors if a.name == join.protocol_name)
+        members = []
+        topics: set[str] = set()
+        for entry in join.members:
+            _, sub = decode_subscription(entry.metadata)
+            owned = tuple(
+                AssignorTP(t.topic, p) for t in sub.owned_partitions for p in t.partitions
+            )
+            members.append(
+                Member(
+                    member_id=entry.member_id,
+                    topics=frozenset(sub.topics),
+                    group_instance_id=entry.group_instance_id,
+                    owned_partitions=owned,
+                    generation=sub.generation_id,
+                    rack=sub.rack_id,
+                    user_data=None if sub.user_data is None else bytes(sub.user_data),
+                )
+            )
+            topics.update(sub.topics)
+        counts = self._counts(frozenset(topics))
+        if counts is None:
+            return None
+        return assignor.assign(members, {t: counts.get(t, 0) for t in topics})
+
+    def _on_sync(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
+        if round_ != self._round or self.state is not ClassicState.SYNCING:
+            return
+        if err is not None:
+            self._retry_join(now)
+            return
+        code = resp.error_code
+        if code == 0:
+            _, assignment = decode_assignment(resp.assignment) if resp.assignment else (0, None)
+            new = frozenset(
+                TopicPartition(t.topic, p)
+                for t in (assignment.assigned_partitions if assignment is not None else [])
+                for p in t.partitions
+            )
+            self._install(new, now)
+        elif code in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION):
+            if code == _UNKNOWN_MEMBER_ID:
+                self.member_id = ""
+            self._lose(now, "SyncGroup: generation is gone")
+            self._rejoin_at = now
+        elif code in _FATAL:
+            self._fail(code, "SyncGroup", resp)
+        else:  # REBALANCE_IN_PROGRESS, coordinator moved, ...
+            self._retry_join(now)
+            if code == _REBALANCE_IN_PROGRESS:
+                self._rejoin_at = now
+
+    def _install(self, new: frozenset[TopicPartition], now: float) -> None:
+        self.state = ClassicState.STABLE
+        self._session_deadline = now + self._session_ms / 1000
+        self._next_heartbeat = now + self._heartbeat_ms / 1000
+        revoked = self.owned - new
+        added = new - self.owned
+        if added:
+            self.owned = self.owned | added
+            self._events.append(PartitionsAssigned(partitions=added, generation=self.generation))
+        elif not revoked and not self.owned:
+            # An empty assignment is still an answer the user may wait for.
+            self._events.append(
+                PartitionsAssigned(partitions=frozenset(), generation=self.generation)
+            )
+        if revoked:
+            # KIP-429: give up what moved, then rejoin at once so it can be handed over.
+            round_ = self._round
+            self._revoke(revoked, now, lambda t: self._rejoin_after_revoke(round_, t))
+
+    def _rejoin_after_revoke(self, round_: int, now: float) -> None:
+        if round_ == self._round and self.state is ClassicState.STABLE:
+            self._prepare(now)
+
+    # ---------------------------------------------------------------- heartbeat
+    def _heartbeat(self, now: float) -> None:
+        self._heartbeat_in_flight = True
+        self._next_heartbeat = now + self._heartbeat_ms / 1000
+        round_ = self._round
+        request = m.HeartbeatRequest(
+            group_id=self.group_id,
+            generation_id=self.generation,
+            member_id=self.member_id,
+            group_instance_id=self.group_instance_id,
+        )
+        self._req.request(
+            request,
+            target=self._target,
+            now=now,
+            on_done=lambda resp, err, t: self._on_heartbeat(round_, resp, err, t),
+        )
+
+    def _on_heartbeat(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
+        if round_ != self._round or self.state is not ClassicState.STABLE:
+            return
+        self._heartbeat_in_flight = False
+        if err is not None:
+            self._next_heartbeat = now + self._backoff
+            return
+        code = resp.error_code
+        if code == 0:
+            self._session_deadline = now + self._session_ms / 1000
+        elif code == _REBALANCE_IN_PROGRESS:
+            self._prepare(now)
+        elif code in (_ILLEGAL_GENERATION, _UNKNOWN_MEMBER_ID):
+            if code == _UNKNOWN_MEMBER_ID:
+                self.member_id = ""
+            self._lose(now, "heartbeat: generation is gone")
+            self._rejoin_at = now
+        elif code in _FATAL:
+            self._fail(code, "Heartbeat", resp)
+        else:
+            self._next_heartbeat = now + self._backoff
+
+    # -------------------------------------------------------------------- leave
+    def _on_leave(self, resp: Any, err: BaseException | None, now: float) -> None:
+        self.state = ClassicState.CLOSED
+        self.member_id = ""
+        self.generation = -1
+        done, self._leave_done = self._leave_done, None
+        if done is not None:
+            done(now)
+
+    def _leave_for_poll(self, now: float) -> None:
+        self._round += 1
+        self._clear_timers()
+        if self.owned:
+            self._events.append(PartitionsLost(partitions=self.owned, generation=self.generation))
+            self.owned = frozenset()
+        if self.group_instance_id is None and self.member_id:
+            request = m.LeaveGroupRequest(
+                group_id=self.group_id,
+                members=[MemberIdentity(member_id=self.member_id, reason="poll interval passed")],
+            )
+            self._req.request(request, target=self._target, now=now, on_done=lambda r, e, t: None)
+        self.member_id = "" if self.group_instance_id is None else self.member_id
+        self.generation = -1
+        self.state = ClassicState.UNJOINED
+
+    # ------------------------------------------------------------------ helpers
+    def _revoke(
+        self, partitions: frozenset[TopicPartition], now: float, then: Callable[[float], None]
+    ) -> None:
+        def done(t: float) -> None:
+            self.owned = self.owned - partitions
+            self._events.append(
+                PartitionsRevoked(partitions=partitions, generation=self.generation)
+            )
+            then(t)
+
+        self.revoke_hook(partitions, now, done)
+
+    def _lose(self, now: float, why: str) -> None:
+        self._round += 1
+        self._clear_timers()
+        if self.owned:
+            self._events.append(PartitionsLost(partitions=self.owned, generation=self.generation))
+            self.owned = frozenset()
+        self.generation = -1
+        self.state = ClassicState.UNJOINED
+
+    def _clear_timers(self) -> None:
+        self._next_heartbeat = None
+        self._heartbeat_in_flight = False
+        self._session_deadline = None
+        self._rejoin_at = None
+        self._pending_join = None
+
+    def _fail(self, code: int, api: str, resp: Any) -> None:
+        cause = error_for_code(code)
+        error = GroupFatalError(
+            f"group {self.group_id!r}: {api} answered {cause}; this member cannot continue "
+            "(check the group configuration and ACLs), close the consumer"
+        )
+        error.__cause__ = cause
+        self._round += 1
+        self._clear_timers()
+        if self.owned:
+            self._events.append(PartitionsLost(partitions=self.owned, generation=self.generation))
+            self.owned = frozenset()
+        self.state = ClassicState.FAILED
+        self.error = error
+        self._events.append(GroupFailed(error=error))
+
+    def _check_alive(self, what: str) -> None:
+        if self.state in (ClassicState.CLOSED, ClassicState.LEAVING):
+            raise GroupFatalError(f"ClassicMember.{what}: the member is {self.state.value}")
+        if self.state is ClassicState.FAILED:
+            raise GroupFatalError(f"ClassicMember.{what}: the member failed: {self.error}")
+
+
+def _grouped(tps: list[TopicPartition], cls: Any) -> list[Any]:
+    out: dict[str, list[int]] = {}
+    for tp in tps:
+        out.setdefault(tp.topic, []).append(tp.partition)
+    return [cls(topic=t, partitions=sorted(ps)) for t, ps in sorted(out.items())]

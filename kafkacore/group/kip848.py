@@ -1,0 +1,384 @@
+"""The KIP-848 consumer group member (``group_protocol="consumer"``).
+
+Theory of operation
+-------------------
+With the new protocol the coordinator computes assignments itself (the
+``server_assignor``) and the member only heartbeats: every
+ConsumerGroupHeartbeat says what the member subscribes to (topic names or a
+regex, resolved on the broker) and what it owns; the answer carries the
+member epoch and, when it changed, the member's *target* assignment. The
+member reconciles towards the target: it revokes what is no longer in it
+(committing first, through the revoke hook), adds what is new, and
+acknowledges by heartbeating its new owned set at once.
+
+States (:class:`Kip848State`)::
+
+    UNSUBSCRIBED --subscribe--> JOINING (epoch 0 heartbeat in flight)
+    JOINING / STABLE --answer with assignment--> RECONCILING --hook done--> STABLE
+    any --FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID--> partitions lost, JOINING (epoch 0)
+    any --leave()--> LEAVING (epoch -1, or -2 for a static member) --> CLOSED
+    any --fatal error--> FAILED
+
+Since KIP-1082 the member id is made by the client: a UUID drawn from the
+injected ``random.Random`` (the core draws no randomness of its own). Topic
+ids in assignments are turned into names through ``topic_names`` (the
+consumer core's metadata); an assignment naming an id not known yet waits
+for :meth:`Kip848Member.on_metadata`.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.routing import GroupCoordinator
+from kafkacore.group.base import (
+    GroupFailed,
+    GroupFatalError,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+    Requester,
+    RevokeHook,
+    immediate_revoke,
+)
+from kafkacore.protocol import messages as m
+from kafkacore.protocol.error_codes import error_for_code
+from kafkacore.protocol.messages.consumer_group_heartbeat_request import TopicPartitions
+
+__all__ = ["Kip848Member", "Kip848State"]
+
+_COORDINATOR = frozenset({14, 15, 16})
+_UNKNOWN_MEMBER_ID = 25
+_FENCED_MEMBER_EPOCH = 110
+# GROUP_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION, INVALID_REQUEST, GROUP_MAX_SIZE_REACHED,
+# UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR, FENCED_INSTANCE_ID, TOPIC_AUTHORIZATION_FAILED,
+# INVALID_REGULAR_EXPRESSION.
+_FATAL = frozenset({30, 35, 42, 81, 111, 112, 82, 29, 128})
+_LEAVE_EPOCH = -1
+_STATIC_LEAVE_EPOCH = -2
+
+
+class Kip848State(enum.Enum):
+    UNSUBSCRIBED = "unsubscribed"
+    JOINING = "joining"
+    RECONCILING = "reconciling"
+    STABLE = "stable"
+    LEAVING = "leaving"
+    CLOSED = "closed"
+    FAILED = "failed"
+
+
+TopicNames = Callable[[uuid.UUID], str | None]
+TopicIds = Callable[[str], uuid.UUID | None]
+
+
+class Kip848Member:
+    """One member of a KIP-848 consumer group; see the module docstring."""
+
+    def __init__(
+        self,
+        requester: Requester,
+        *,
+        group_id: str,
+        now: float,
+        rng: random.Random,
+        topic_names: TopicNames,
+        topic_ids: TopicIds,
+        group_instance_id: str | None = None,
+        rack: str | None = None,
+        rebalance_timeout_ms: int = 300000,
+        server_assignor: str | None = None,
+        retry_backoff_ms: int = 100,
+        revoke_hook: RevokeHook = immediate_revoke,
+    ) -> None:
+        self._req = requester
+        self.group_id = group_id
+        self.group_instance_id = group_instance_id
+        self._rack = rack
+        self._rebalance_ms = rebalance_timeout_ms
+        self._assignor = server_assignor
+        self._backoff = retry_backoff_ms / 1000
+        self._names = topic_names
+        self._ids = topic_ids
+        self.revoke_hook = revoke_hook
+        self._target = GroupCoordinator(group_id)
+        self.member_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+        self.state = Kip848State.UNSUBSCRIBED
+        self.member_epoch = 0
+        self.subscription: frozenset[str] = frozenset()
+        self.pattern: str | None = None
+        self.owned: frozenset[TopicPartition] = frozenset()
+        self.error: BaseException | None = None
+        self._events: list[object] = []
+        self._interval = 3.0
+        self._next_heartbeat: float | None = None
+        self._in_flight = False
+        self._round = 0
+        self._target_ids: frozenset[tuple[uuid.UUID, int]] | None = None
+        self._poll_deadline: float | None = None
+        self._leave_done: Callable[[float], None] | None = None
+        self._now = now
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def stable(self) -> bool:
+        return self.state is Kip848State.STABLE
+
+    @property
+    def generation(self) -> int:
+        return self.member_epoch
+
+    def commit_identity(self) -> tuple[int, str, str | None]:
+        """(member epoch, member id, instance id) that fence an OffsetCommit (KIP-848)."""
+        if self.member_epoch > 0:
+            return self.member_epoch, self.member_id, self.group_instance_id
+        return -1, "", self.group_instance_id
+
+    def pull_events(self) -> list[object]:
+        out, self._events = self._events, []
+        return out
+
+    def next_deadline(self) -> float | None:
+        times = [
+            t
+            for t in (None if self._in_flight else self._next_heartbeat, self._poll_deadline)
+            if t is not None
+        ]
+        return min(times) if times else None
+
+    # ----------------------------------------------------------------- commands
+    def subscribe(self, topics: frozenset[str], *, now: float, pattern: str | None = None) -> None:
+        """Follow ``topics`` or, with ``pattern``, a broker-side regex (KIP-848)."""
+        self._check_alive("subscribe")
+        self.subscription = frozenset(topics)
+        self.pattern = pattern
+        if not topics and pattern is None:
+            self.leave(now=now)
+            return
+        if self.state is Kip848State.UNSUBSCRIBED:
+            self.state = Kip848State.JOINING
+            self.member_epoch = 0
+        self._next_heartbeat = now  # tell the coordinator now
+
+    def request_rejoin(self, *, now: float, reason: str = "") -> None:
+        if self.state in (Kip848State.STABLE, Kip848State.RECONCILING, Kip848State.JOINING):
+            self._next_heartbeat = now
+
+    def poll(self, *, now: float) -> None:
+        self._poll_deadline = now + self._rebalance_ms / 1000
+        if self.state is Kip848State.UNSUBSCRIBED and (self.subscription or self.pattern):
+            self.state = Kip848State.JOINING
+            self.member_epoch = 0
+            self._next_heartbeat = now
+
+    def on_metadata(self, *, now: float) -> None:
+        if self._target_ids is not None and self.state is not Kip848State.RECONCILING:
+            self._reconcile(now)
+
+    def leave(self, *, now: float, done: Callable[[float], None] | None = None) -> None:
+        if self.state in (Kip848State.CLOSED, Kip848State.FAILED, Kip848State.LEAVING):
+            if done is not None:
+                done(now)
+            return
+        self._round += 1
+        if self.owned:
+            self._events.append(
+                PartitionsRevoked(partitions=self.owned, generation=self.member_epoch)
+            )
+            self.owned = frozenset()
+        if self.state is Kip848State.UNSUBSCRIBED or self.member_epoch <= 0:
+            self.state = Kip848State.CLOSED
+            if done is not None:
+                done(now)
+            return
+        self.state = Kip848State.LEAVING
+        self._leave_done = done
+        self._next_heartbeat = None
+        epoch = _STATIC_LEAVE_EPOCH if self.group_instance_id is not None else _LEAVE_EPOCH
+        request = m.ConsumerGroupHeartbeatRequest(
+            group_id=self.group_id,
+            member_id=self.member_id,
+            member_epoch=epoch,
+            instance_id=self.group_instance_id,
+        )
+        self._req.request(request, target=self._target, now=now, on_done=self._on_leave)
+
+    def handle_timeout(self, *, now: float) -> None:
+        self._now = now
+        if self.state in (
+            Kip848State.CLOSED,
+            Kip848State.FAILED,
+            Kip848State.LEAVING,
+            Kip848State.UNSUBSCRIBED,
+        ):
+            return
+        if self._poll_deadline is not None and now >= self._poll_deadline:
+            # KIP-62 kept by KIP-848: stop polling, lose the membership; poll() rejoins.
+            self._poll_deadline = None
+            self._lose(now)
+            self.leave_for_poll(now)
+            return
+        if not self._in_flight and self._next_heartbeat is not None and now >= self._next_heartbeat:
+            self._heartbeat(now)
+
+    def leave_for_poll(self, now: float) -> None:
+        epoch = _STATIC_LEAVE_EPOCH if self.group_instance_id is not None else _LEAVE_EPOCH
+        request = m.ConsumerGroupHeartbeatRequest(
+            group_id=self.group_id, member_id=self.member_id, member_epoch=epoch
+        )
+        self._req.request(request, target=self._target, now=now, on_done=lambda r, e, t: None)
+        self.state = Kip848State.UNSUBSCRIBED
+        self.member_epoch = 0
+        self._next_heartbeat = None
+
+    # ---------------------------------------------------------------- heartbeat
+    def _heartbeat(self, now: float) -> None:
+        self._in_flight = True
+        self._next_heartbeat = now + self._interval
+        round_ = self._round
+        owned: dict[uuid.UUID, list[int]] = {}
+        for tp in self.owned:
+            tid = self._ids(tp.topic)
+            if tid is not None:
+                owned.setdefault(tid, []).append(tp.partition)
+        # A full heartbeat every time: simple, and the coordinator treats
+        # repeated fields as "unchanged".
+        request = m.ConsumerGroupHeartbeatRequest(
+            group_id=self.group_id,
+            member_id=self.member_id,
+            member_epoch=self.member_epoch,
+            instance_id=self.group_instance_id,
+            rack_id=self._rack,
+            rebalance_timeout_ms=self._rebalance_ms,
+            subscribed_topic_names=None if self.pattern is not None else sorted(self.subscription),
+            subscribed_topic_regex=self.pattern,
+            server_assignor=self._assignor,
+            topic_partitions=[
+                TopicPartitions(topic_id=t, partitions=sorted(ps))
+                for t, ps in sorted(owned.items())
+            ],
+        )
+        self._req.request(
+            request,
+            target=self._target,
+            now=now,
+            on_done=lambda resp, err, t: self._on_heartbeat(round_, resp, err, t),
+        )
+
+    def _on_heartbeat(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
+        if round_ != self._round:
+            return
+        self._in_flight = False
+        if self.state not in (Kip848State.JOINING, Kip848State.STABLE, Kip848State.RECONCILING):
+            return
+        if err is not None:
+            self._next_heartbeat = now + self._backoff
+            return
+        code = resp.error_code
+        if code in (_FENCED_MEMBER_EPOCH, _UNKNOWN_MEMBER_ID):
+            self._lose(now)
+            self.state = Kip848State.JOINING
+            self.member_epoch = 0
+            self._next_heartbeat = now
+            return
+        if code in _FATAL:
+            self._fail(code, resp)
+            return
+        if code != 0:
+            self._next_heartbeat = now + self._backoff
+            return
+        if resp.member_id:
+            self.member_id = resp.member_id
+        self.member_epoch = resp.member_epoch
+        if resp.heartbeat_interval_ms > 0:
+            self._interval = resp.heartbeat_interval_ms / 1000
+        self._next_heartbeat = now + self._interval
+        if self.state is Kip848State.JOINING:
+            self.state = Kip848State.STABLE
+        if resp.assignment is not None:
+            self._target_ids = frozenset(
+                (t.topic_id, p) for t in resp.assignment.topic_partitions for p in t.partitions
+            )
+            if self.state is not Kip848State.RECONCILING:
+                self._reconcile(now)
+
+    def _reconcile(self, now: float) -> None:
+        target_ids = self._target_ids
+        assert target_ids is not None
+        target: set[TopicPartition] = set()
+        for tid, p in target_ids:
+            name = self._names(tid)
+            if name is None:
+                return  # on_metadata() comes back when the id is known
+            target.add(TopicPartition(name, p))
+        self._target_ids = None
+        new = frozenset(target)
+        revoked = self.owned - new
+        added = new - self.owned
+        round_ = self._round
+        epoch = self.member_epoch
+
+        def finish(t: float) -> None:
+            if round_ != self._round:
+                return
+            self.state = Kip848State.STABLE
+            if added or not self.owned:
+                self.owned = self.owned | added
+                self._events.append(PartitionsAssigned(partitions=added, generation=epoch))
+            self._next_heartbeat = t  # acknowledge the new owned set now
+            if self._target_ids is not None:
+                self._reconcile(t)
+
+        self.state = Kip848State.RECONCILING
+        if revoked:
+
+            def revoked_done(t: float) -> None:
+                if round_ != self._round:
+                    return
+                self.owned = self.owned - revoked
+                self._events.append(PartitionsRevoked(partitions=revoked, generation=epoch))
+                finish(t)
+
+            self.revoke_hook(revoked, now, revoked_done)
+        else:
+            finish(now)
+
+    def _on_leave(self, resp: Any, err: BaseException | None, now: float) -> None:
+        self.state = Kip848State.CLOSED
+        self.member_epoch = 0
+        done, self._leave_done = self._leave_done, None
+        if done is not None:
+            done(now)
+
+    def _lose(self, now: float) -> None:
+        self._round += 1
+        self._in_flight = False
+        self._target_ids = None
+        if self.owned:
+            self._events.append(PartitionsLost(partitions=self.owned, generation=self.member_epoch))
+            self.owned = frozenset()
+
+    def _fail(self, code: int, resp: Any) -> None:
+        cause = error_for_code(code, resp.error_message)
+        error = GroupFatalError(
+            f"group {self.group_id!r}: ConsumerGroupHeartbeat answered {cause}; "
+            "this member cannot continue, close the consumer"
+        )
+        error.__cause__ = cause
+        self._lose(self._now)
+        self.state = Kip848State.FAILED
+        self.error = error
+        self._next_heartbeat = None
+        self._events.append(GroupFailed(error=error))
+
+    def _check_alive(self, what: str) -> None:
+        if self.state in (Kip848State.CLOSED, Kip848State.LEAVING):
+            raise GroupFatalError(f"Kip848Member.{what}: the member is {self.state.value}")
+        if self.state is Kip848State.FAILED:
+            raise GroupFatalError(f"Kip848Member.{what}: the member failed: {self.error}")
