@@ -1,0 +1,241 @@
+"""The record accumulator: per-partition queues of batches, bounded in bytes.
+
+Theory of operation
+-------------------
+Every partition has a :class:`PartitionQueue`: a deque of batches in the
+order their records were appended (the last one OPEN for appends, the
+others sealed and waiting), plus what the sender needs to keep order: how
+many of its batches are in flight and the next idempotent sequence number.
+
+Appends charge an upper-bound estimate of each record's encoded size
+against ``buffer_memory``; the charge is released when the batch completes.
+An append that does not fit raises :class:`BufferFull` *before* touching
+anything, so the transport can wait (``max_block_ms``) and try again; the
+core says when room came back (``BufferFreed``). A record that could never
+fit (``max_request_size`` or ``buffer_memory``) is a
+:class:`~kafkacore.producer.errors.RecordTooLargeError` at once.
+
+A batch is *ready* to drain when it is full (a later batch exists or its
+size reached ``batch_size``), when it has lingered ``linger_ms``, or when
+someone waits for it (flush, close, commit). Retried batches go back into
+the queue in sequence order (Java's ``insertInSequenceOrder``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+
+from kafkacore.client.metadata import TopicPartition
+from kafkacore.producer.batch import BatchState, ProducerBatch
+from kafkacore.producer.config import ProducerConfig
+from kafkacore.producer.errors import RecordTooLargeError
+from kafkacore.records import RECORD_BATCH_OVERHEAD, Header
+
+__all__ = ["BufferFull", "PartitionQueue", "RecordAccumulator", "record_estimate"]
+
+# Per-record framing beyond key and value: length, attributes, deltas,
+# key/value lengths and the header count, all as worst-case varints.
+_RECORD_OVERHEAD = 21
+
+
+class BufferFull(Exception):
+    """Internal signal: the append does not fit ``buffer_memory`` right now."""
+
+    def __init__(self, needed: int) -> None:
+        super().__init__(needed)
+        self.needed = needed
+
+
+def record_estimate(
+    key: bytes | None, value: bytes | None, headers: Sequence[Header] | None
+) -> int:
+    size = _RECORD_OVERHEAD + (len(key) if key is not None else 0)
+    size += len(value) if value is not None else 0
+    if headers:
+        for hkey, hvalue in headers:
+            size += 10 + len(hkey) * 3 + (len(hvalue) if hvalue is not None else 0)
+    return size
+
+
+class PartitionQueue:
+    """Batches of one partition and its ordering state."""
+
+    __slots__ = ("batches", "in_flight", "next_sequence", "tp")
+
+    def __init__(self, tp: TopicPartition) -> None:
+        self.tp = tp
+        self.batches: deque[ProducerBatch] = deque()
+        self.in_flight = 0
+        self.next_sequence = 0
+
+    def reinsert(self, batch: ProducerBatch) -> None:
+        """Put a batch to retry back before every later batch (by sequence, then id)."""
+        batch.state = BatchState.SEALED
+        key = (batch.base_sequence if batch.base_sequence >= 0 else 1 << 62, batch.id)
+        for i, other in enumerate(self.batches):
+            okey = (other.base_sequence if other.base_sequence >= 0 else 1 << 62, other.id)
+            if okey > key:
+                self.batches.insert(i, batch)
+                return
+        self.batches.append(batch)
+
+
+class RecordAccumulator:
+    """See the module docstring."""
+
+    def __init__(self, config: ProducerConfig) -> None:
+        self._cfg = config
+        self._delivery_s = config.delivery_timeout_ms / 1000
+        self.queues: dict[TopicPartition, PartitionQueue] = {}
+        self.used = 0
+        self._next_id = 1
+        self.refused = False  # an append was refused; announce when room returns
+
+    # -- ids ----------------------------------------------------------------
+    def take_id(self) -> int:
+        n = self._next_id
+        self._next_id += 1
+        return n
+
+    @property
+    def available(self) -> int:
+        return self._cfg.buffer_memory - self.used
+
+    def check_size(self, size: int, what: str) -> None:
+        """RecordTooLargeError if a record of ``size`` bytes can never be sent."""
+        cfg = self._cfg
+        if size + RECORD_BATCH_OVERHEAD > cfg.max_request_size:
+            raise RecordTooLargeError(
+                f"{what}: record of ~{size} bytes exceeds max_request_size="
+                f"{cfg.max_request_size}; raise max_request_size or send smaller records"
+            )
+        if size > cfg.buffer_memory:
+            raise RecordTooLargeError(
+                f"{what}: record of ~{size} bytes exceeds buffer_memory={cfg.buffer_memory}"
+            )
+
+    def reserve(self, size: int) -> None:
+        if self.used + size > self._cfg.buffer_memory and self.used > 0:
+            self.refused = True
+            raise BufferFull(size)
+
+    def queue(self, tp: TopicPartition) -> PartitionQueue:
+        q = self.queues.get(tp)
+        if q is None:
+            q = self.queues[tp] = PartitionQueue(tp)
+        return q
+
+    def _open_batch(self, q: PartitionQueue, now: float) -> ProducerBatch:
+        cfg = self._cfg
+        batch = ProducerBatch(
+            self.take_id(),
+            q.tp,
+            now=now,
+            delivery_timeout_s=self._delivery_s,
+            batch_size=cfg.batch_size,
+            compression=cfg.compression,
+            compression_level=cfg.compression_level,
+        )
+        q.batches.append(batch)
+        return batch
+
+    # -- appends ------------------------------------------------------------
+    def append(
+        self,
+        tp: TopicPartition,
+        value: bytes | None,
+        key: bytes | None,
+        headers: Sequence[Header] | None,
+        timestamp: int,
+        token: object,
+        size: int,
+        now: float,
+    ) -> ProducerBatch:
+        """Append one record (``size`` already reserved); returns its batch."""
+        q = self.queues.get(tp) or self.queue(tp)
+        batches = q.batches
+        batch = batches[-1] if batches else None
+        if (
+            batch is None
+            or batch.state is not BatchState.OPEN
+            or (batch.tokens and batch.accounted + size > self._cfg.batch_size)
+        ):
+            batch = self._open_batch(q, now)
+        builder = batch.builder
+        assert builder is not None
+        builder.append(value, key, timestamp=timestamp, headers=headers or ())
+        batch.tokens.append(token)
+        batch.timestamps.append(timestamp)
+        batch.accounted += size
+        self.used += size
+        return batch
+
+    def append_many(
+        self,
+        tp: TopicPartition,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None,
+        sizes: Sequence[int],
+        timestamp: int,
+        token: object,
+        now: float,
+    ) -> int:
+        """Append column slices to ``tp``, cutting batches at ``batch_size``; returns bytes."""
+        q = self.queues.get(tp) or self.queue(tp)
+        limit = self._cfg.batch_size
+        n = len(values)
+        start = 0
+        total = 0
+        while start < n:
+            batch = q.batches[-1] if q.batches else None
+            if batch is None or batch.state is not BatchState.OPEN or batch.accounted >= limit:
+                batch = self._open_batch(q, now)
+            room = limit - batch.accounted
+            end = start
+            acc = 0
+            while end < n and (acc + sizes[end] <= room or (end == start and not batch.tokens)):
+                acc += sizes[end]
+                end += 1
+            if end == start:
+                batch.state = BatchState.SEALED if batch.tokens else batch.state
+                batch = self._open_batch(q, now)
+                continue
+            builder = batch.builder
+            assert builder is not None
+            builder.append_many(
+                values[start:end],
+                None if keys is None else keys[start:end],
+                timestamps=timestamp,
+            )
+            count = end - start
+            batch.tokens += [token] * count
+            batch.timestamps += [timestamp] * count
+            batch.accounted += acc
+            self.used += acc
+            total += acc
+            start = end
+        return total
+
+    # -- readiness ----------------------------------------------------------
+    def head_ready(self, q: PartitionQueue, now: float, linger_s: float, force: bool) -> bool:
+        """Whether the first batch of ``q`` should be sent now."""
+        batch = q.batches[0]
+        if batch.state is not BatchState.OPEN:
+            return batch.retry_at <= now
+        if force or len(q.batches) > 1 or batch.accounted >= self._cfg.batch_size:
+            return True
+        return now >= batch.created + linger_s
+
+    def release(self, batch: ProducerBatch) -> bool:
+        """Give back ``batch``'s bytes; True if a refused append may now fit."""
+        self.used -= batch.accounted
+        batch.accounted = 0
+        if self.refused and self.used < self._cfg.buffer_memory:
+            self.refused = False
+            return True
+        return False
+
+    def all_batches(self) -> Iterable[ProducerBatch]:
+        for q in self.queues.values():
+            yield from q.batches

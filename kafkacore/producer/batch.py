@@ -1,0 +1,154 @@
+"""One producer batch: records for one partition, from first append to outcome.
+
+Theory of operation
+-------------------
+A :class:`ProducerBatch` moves through :class:`BatchState`::
+
+    OPEN --seal--> SEALED --send--> IN_FLIGHT --ok/fail--> DONE
+                      ^                 |
+                      +----retry--------+
+
+While OPEN, records go into a :class:`~kafkacore.records.RecordBatchBuilder`
+together with the caller's tokens. When first drained the batch is built
+once (compressed, CRC'd) and stamped with the producer id, epoch and base
+sequence (KIP-98). Retries send the same bytes with the same sequence, so
+the broker can drop duplicates; only an epoch bump (KIP-360) re-stamps them.
+Stamping rewrites the header fields in place and recomputes the CRC-32C,
+which covers everything from the attributes on.
+"""
+
+from __future__ import annotations
+
+import struct
+from enum import Enum
+
+from crc32c import crc32c
+
+from kafkacore.client.metadata import TopicPartition
+from kafkacore.records import Compression, RecordBatchBuilder
+
+__all__ = ["BatchState", "ProducerBatch", "stamp"]
+
+_ATTR = struct.Struct(">h")
+_PRODUCER = struct.Struct(">qhi")
+_CRC = struct.Struct(">I")
+_TRANSACTIONAL = 0x10
+
+
+class BatchState(Enum):
+    OPEN = "open"
+    SEALED = "sealed"
+    IN_FLIGHT = "in_flight"
+    DONE = "done"
+
+
+def stamp(
+    data: bytes, *, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
+) -> bytes:
+    """``data`` (a built v2 batch) with new producer fields and a fresh CRC."""
+    out = bytearray(data)
+    (attrs,) = _ATTR.unpack_from(out, 21)
+    attrs = (attrs | _TRANSACTIONAL) if transactional else (attrs & ~_TRANSACTIONAL)
+    _ATTR.pack_into(out, 21, attrs)
+    _PRODUCER.pack_into(out, 43, producer_id, producer_epoch, base_sequence)
+    _CRC.pack_into(out, 17, crc32c(memoryview(out)[21:]))
+    return bytes(out)
+
+
+class ProducerBatch:
+    """See the module docstring."""
+
+    __slots__ = (
+        "accounted",
+        "attempts",
+        "base_sequence",
+        "builder",
+        "created",
+        "data",
+        "deadline",
+        "id",
+        "producer_epoch",
+        "producer_id",
+        "retry_at",
+        "state",
+        "timestamps",
+        "tokens",
+        "tp",
+    )
+
+    def __init__(
+        self,
+        id: int,
+        tp: TopicPartition,
+        *,
+        now: float,
+        delivery_timeout_s: float,
+        batch_size: int,
+        compression: Compression,
+        compression_level: int | None,
+    ) -> None:
+        self.id = id
+        self.tp = tp
+        self.created = now
+        self.deadline = now + delivery_timeout_s
+        self.builder: RecordBatchBuilder | None = RecordBatchBuilder(
+            compression=compression, compression_level=compression_level, batch_size=batch_size
+        )
+        self.tokens: list[object] = []
+        self.timestamps: list[int] = []
+        self.accounted = 0  # bytes charged against buffer_memory
+        self.data: bytes | None = None
+        self.state = BatchState.OPEN
+        self.attempts = 0
+        self.retry_at = 0.0
+        self.base_sequence = -1
+        self.producer_id = -1
+        self.producer_epoch = -1
+
+    @property
+    def record_count(self) -> int:
+        return len(self.tokens)
+
+    def size(self) -> int:
+        """Bytes on the wire (built) or the uncompressed size so far."""
+        if self.data is not None:
+            return len(self.data)
+        assert self.builder is not None
+        return self.builder.size_in_bytes
+
+    def build(self) -> bytes:
+        """Seal and encode the batch (once); the builder is dropped afterwards."""
+        if self.data is None:
+            assert self.builder is not None
+            self.data = self.builder.build()
+            self.builder = None
+        if self.state is BatchState.OPEN:
+            self.state = BatchState.SEALED
+        return self.data
+
+    def restamp(
+        self, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
+    ) -> None:
+        data = self.build()
+        if (producer_id, producer_epoch, base_sequence) == (
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence,
+        ) and producer_id == -1:
+            return
+        self.data = stamp(
+            data,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+            transactional=transactional,
+        )
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+
+    def __repr__(self) -> str:
+        return (
+            f"<ProducerBatch #{self.id} {self.tp.topic}-{self.tp.partition} "
+            f"{self.record_count} records {self.state.value} seq={self.base_sequence}>"
+        )

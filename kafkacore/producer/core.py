@@ -1,0 +1,1425 @@
+"""The producer core: accumulator, sender, idempotence and transactions, sans I/O.
+
+Theory of operation
+-------------------
+:class:`ProducerCore` owns a :class:`~kafkacore.client.KafkaClientCore` and
+implements the same :class:`~kafkacore.client.driver.Driven` contract, so a
+transport drives it with the same Bridge: facts go to the client, actions
+come from the client, and every input ends in one *step*:
+
+1. take the client's events: completed requests go to the callback that
+   sent them (Produce, InitProducerId, transaction requests); a metadata
+   update places records that waited for their topic's partitions;
+2. run the sender: expire what outlived ``delivery_timeout_ms`` (or, for
+   records still waiting for metadata, ``max_block_ms``); obtain or bump the
+   producer id (:mod:`~kafkacore.producer.idempotence`); add partitions to
+   the transaction and end it (:mod:`~kafkacore.producer.transaction`);
+   then drain ready batches, one per partition, grouped per leader into
+   ProduceRequests, at most ``max_in_flight_requests_per_connection`` per
+   broker and, while a partition retries, one batch of it at a time so
+   order survives retries;
+3. loop until neither side has anything new; then ``next_deadline()`` is
+   the earliest of the client's deadline, a lingering batch, a retry
+   backoff, an expiry, or a transaction retry.
+
+User commands (:meth:`append`, :meth:`append_many`, :meth:`flush`, the
+transaction calls) return at once. Each record is reported exactly once in
+a :class:`~kafkacore.producer.events.BatchCompleted` event with the token
+the caller gave; flush and transaction calls return an
+:class:`~kafkacore.producer.handles.OperationHandle` completed through
+:class:`~kafkacore.producer.events.OperationCompleted`. An append that does
+not fit ``buffer_memory`` raises :class:`BufferFull`; ``BufferFreed``
+follows when it may be retried (the transport blocks up to ``max_block_ms``).
+
+Retry policy (as the Java producer, KIP-98/KIP-360): retriable errors and
+lost connections send the same bytes again after ``retry_backoff_ms``
+until ``delivery_timeout_ms``; DUPLICATE_SEQUENCE_NUMBER is success;
+OUT_OF_ORDER_SEQUENCE_NUMBER behind an earlier unfinished batch is a plain
+retry, otherwise (and UNKNOWN_PRODUCER_ID, INVALID_PRODUCER_EPOCH, or a
+failed batch that leaves a sequence gap) the epoch is bumped once nothing
+is in flight and every queued batch gets fresh sequences. For a
+transactional producer those errors make the transaction abortable
+instead, and PRODUCER_FENCED / INVALID_PRODUCER_EPOCH are fatal.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kafkacore.client import (
+    AnyNode,
+    ClientConfig,
+    GroupCoordinator,
+    KafkaClientCore,
+    MetadataUpdated,
+    Node,
+    RequestCompleted,
+    RequestHandle,
+    Target,
+    TopicPartition,
+    TransactionCoordinator,
+)
+from kafkacore.client.driver import Action, ConnId
+from kafkacore.errors import (
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
+from kafkacore.partitioner import DefaultPartitioner, partition_for_key
+from kafkacore.producer.accumulator import (
+    BufferFull,
+    PartitionQueue,
+    RecordAccumulator,
+    record_estimate,
+)
+from kafkacore.producer.batch import BatchState, ProducerBatch
+from kafkacore.producer.config import ProducerConfig
+from kafkacore.producer.errors import (
+    ProducerClosedError,
+    RecordTooLargeError,
+    TransactionAbortedError,
+    TransactionStateError,
+)
+from kafkacore.producer.events import BatchCompleted, BufferFreed, OperationCompleted
+from kafkacore.producer.handles import OperationHandle
+from kafkacore.producer.idempotence import IdState, ProducerIdentity
+from kafkacore.producer.transaction import TransactionManager, TxnState
+from kafkacore.protocol.error_codes import error_class
+from kafkacore.protocol.messages import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    ProduceRequest,
+    TxnOffsetCommitRequest,
+)
+from kafkacore.protocol.messages.add_partitions_to_txn_request import AddPartitionsToTxnTopic
+from kafkacore.protocol.messages.produce_request import PartitionProduceData, TopicProduceData
+from kafkacore.protocol.messages.txn_offset_commit_request import (
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+)
+from kafkacore.records import Header
+
+__all__ = ["BufferFull", "ProducerCore"]
+
+# Error codes with a meaning of their own for the producer.
+_NONE = 0
+_UNKNOWN_TOPIC_OR_PARTITION = 3
+_MESSAGE_TOO_LARGE = 10
+_COORDINATOR_LOAD_IN_PROGRESS = 14
+_COORDINATOR_NOT_AVAILABLE = 15
+_NOT_COORDINATOR = 16
+_INVALID_TOPIC = 17
+_TOPIC_AUTHORIZATION_FAILED = 29
+_OUT_OF_ORDER_SEQUENCE = 45
+_DUPLICATE_SEQUENCE = 46
+_INVALID_PRODUCER_EPOCH = 47
+_CONCURRENT_TRANSACTIONS = 51
+_UNKNOWN_PRODUCER_ID = 59
+_PRODUCER_FENCED = 90
+_FENCING = frozenset({_INVALID_PRODUCER_EPOCH, _PRODUCER_FENCED})
+_COORDINATOR_RETRY = frozenset(
+    {
+        _COORDINATOR_LOAD_IN_PROGRESS,
+        _COORDINATOR_NOT_AVAILABLE,
+        _NOT_COORDINATOR,
+        _CONCURRENT_TRANSACTIONS,
+        7,  # REQUEST_TIMED_OUT
+    }
+)
+
+# Transactions v1 (KIP-98) wire versions: Produce v12, AddPartitionsToTxn v4,
+# EndTxn v5 and TxnOffsetCommit v5 mean transactions v2 (KIP-890 part 2).
+_PRODUCE_MAX = 12  # v13 names topics by id only (KIP-516); not needed here
+_PRODUCE_MAX_TXN_V1 = 11
+_ADD_PARTITIONS_MAX = 3
+_END_TXN_MAX = 4
+_TXN_OFFSET_COMMIT_MAX = 4
+_INIT_PRODUCER_ID_MAX = 5  # v6 is KIP-939 two-phase commit
+_SEQUENCE_WRAP = 2**31
+
+
+@dataclass(slots=True)
+class _Waiting:
+    """Records appended before their topic's partitions were known."""
+
+    id: int
+    topic: str
+    partition: int | None
+    size: int
+    deadline: float
+    token: object
+    timestamp: int
+    value: bytes | None = None
+    key: bytes | None = None
+    headers: Sequence[Header] | None = None
+    many: tuple[Sequence[bytes | None], Sequence[bytes | None] | None, list[int]] | None = None
+
+
+class ProducerCore:
+    """Sans-IO Kafka producer; see the module docstring."""
+
+    def __init__(
+        self,
+        config: ProducerConfig | None = None,
+        *,
+        now: float,
+        rng: random.Random,
+        client: KafkaClientCore | None = None,
+    ) -> None:
+        cfg = config if config is not None else ProducerConfig()
+        self._cfg = cfg
+        if client is None:
+            client = KafkaClientCore(ClientConfig(**cfg.client), now=now, rng=rng)
+        self.client = client
+        ccfg = client.config
+        self._retry_backoff_s = ccfg.retry_backoff_ms / 1000
+        self._request_timeout_ms = ccfg.request_timeout_ms
+        self._max_in_flight = ccfg.max_in_flight_requests_per_connection
+        self._linger_s = cfg.linger_ms / 1000
+        self._acc = RecordAccumulator(cfg)
+        self._partitioner = DefaultPartitioner(
+            rng=rng, batch_size=cfg.batch_size, ignore_keys=cfg.partitioner_ignore_keys
+        )
+        self._identity = ProducerIdentity()
+        tid = cfg.transactional_id
+        self._txn = TransactionManager(tid) if tid is not None else None
+        self._idempotent = cfg.idempotent
+        self._callbacks: dict[
+            RequestHandle, Callable[[Any, BaseException | None, float], None]
+        ] = {}
+        self._events: list[object] = []
+        self._waiting: dict[str, deque[_Waiting]] = {}
+        self._incomplete: dict[int, None] = {}  # ids of unfinished batches/waiters, in order
+        self._flushes: list[tuple[int, OperationHandle]] = []
+        self._node_in_flight: dict[int, int] = {}
+        self._produce_in_flight = 0
+        self._retries: list[tuple[float, Callable[[float], None]]] = []
+        self._txn_op: OperationHandle | None = None
+        self._txn_busy = False  # a transaction request is in flight or scheduled
+        self._next_op = 1
+        self._meta_asked = -math.inf
+        self._meta_changed = False
+        self._closed = False
+        self._in_flight_batches: dict[int, list[ProducerBatch]] = {}
+        self._wake: float | None = None
+        self._stepping = False
+        self._step(now)
+
+    # ------------------------------------------------------------- queries
+    @property
+    def config(self) -> ProducerConfig:
+        return self._cfg
+
+    @property
+    def buffer_available(self) -> int:
+        """Bytes ``buffer_memory`` still has room for."""
+        return self._acc.available
+
+    @property
+    def producer_id(self) -> tuple[int, int]:
+        """``(producer_id, epoch)``; ``(-1, -1)`` before one was assigned."""
+        return self._identity.producer_id, self._identity.epoch
+
+    @property
+    def transaction_state(self) -> TxnState | None:
+        return None if self._txn is None else self._txn.state
+
+    @property
+    def id_state(self) -> IdState:
+        return self._identity.state
+
+    @property
+    def pending_records(self) -> int:
+        """Records appended and not yet reported (queued, waiting or in flight)."""
+        n = sum(b.record_count for b in self._acc.all_batches())
+        n += sum(len(w.many[0]) if w.many else 1 for ws in self._waiting.values() for w in ws)
+        return n + self._in_flight_records()
+
+    def _in_flight_records(self) -> int:
+        return sum(len(b) for b in self._in_flight_batches.values())
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # ------------------------------------------------------- driver contract
+    def connection_made(self, conn_id: ConnId, *, now: float) -> None:
+        self.client.connection_made(conn_id, now=now)
+        self._step(now)
+
+    def connection_failed(self, conn_id: ConnId, error: BaseException, *, now: float) -> None:
+        self.client.connection_failed(conn_id, error, now=now)
+        self._step(now)
+
+    def data_received(
+        self, conn_id: ConnId, data: bytes | bytearray | memoryview, *, now: float
+    ) -> None:
+        self.client.data_received(conn_id, data, now=now)
+        self._step(now)
+
+    def connection_lost(self, conn_id: ConnId, error: BaseException | None, *, now: float) -> None:
+        self.client.connection_lost(conn_id, error, now=now)
+        self._step(now)
+
+    def handle_timeout(self, *, now: float) -> None:
+        self.client.handle_timeout(now=now)
+        self._step(now)
+
+    def next_deadline(self) -> float | None:
+        theirs = self.client.next_deadline()
+        ours = self._wake
+        if theirs is None:
+            return ours
+        if ours is None:
+            return theirs
+        return min(theirs, ours)
+
+    def pull_actions(self) -> list[Action]:
+        return self.client.pull_actions()
+
+    def pull_events(self) -> list[object]:
+        events, self._events = self._events, []
+        return events
+
+    # ------------------------------------------------------------- appends
+    def append(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        headers: Sequence[Header] | None = None,
+        *,
+        partition: int | None = None,
+        timestamp: int,
+        token: object = None,
+        now: float,
+    ) -> None:
+        """Queue one record (already serialized); reported later with ``token``.
+
+        Raises :class:`BufferFull` (nothing queued; wait for ``BufferFreed``),
+        :class:`~kafkacore.producer.errors.RecordTooLargeError`, or
+        :class:`~kafkacore.producer.errors.TransactionStateError` outside a
+        transaction of a transactional producer.
+        """
+        self._check_append("append", topic, partition)
+        size = record_estimate(key, value, headers)
+        acc = self._acc
+        if size + 61 > self._cfg.max_request_size or size > self._cfg.buffer_memory:
+            acc.check_size(size, f"append to {topic!r}")
+        acc.reserve(size)
+        cluster = self.client.cluster
+        count = None if topic in self._waiting else cluster.partitions_for_topic(topic)
+        if not count:
+            self._wait_for_topic(
+                _Waiting(
+                    id=acc.take_id(),
+                    topic=topic,
+                    partition=partition,
+                    size=size,
+                    deadline=now + self._cfg.max_block_ms / 1000,
+                    token=token,
+                    timestamp=timestamp,
+                    value=value,
+                    key=key,
+                    headers=headers,
+                ),
+                now,
+            )
+            return
+        self._place_one(
+            topic, value, key, headers, partition, timestamp, token, size, len(count), now
+        )
+
+    def append_many(
+        self,
+        topic: str,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None = None,
+        *,
+        partition: int | None = None,
+        timestamp: int,
+        token: object = None,
+        now: float,
+    ) -> None:
+        """Queue many records (columns) with one timestamp; each reported with ``token``.
+
+        All or nothing: :class:`BufferFull` means none was queued.
+        """
+        self._check_append("append_many", topic, partition)
+        if keys is not None and len(keys) != len(values):
+            raise ValueError(
+                f"append_many: {len(keys)} keys for {len(values)} values; give one key per value"
+            )
+        if not values:
+            return
+        if keys is None:
+            sizes = [21 + (len(v) if v is not None else 0) for v in values]
+        else:
+            sizes = [
+                21 + (len(v) if v is not None else 0) + (len(k) if k is not None else 0)
+                for v, k in zip(values, keys, strict=True)
+            ]
+        acc = self._acc
+        biggest = max(sizes)
+        if biggest + 61 > self._cfg.max_request_size:
+            acc.check_size(biggest, f"append_many to {topic!r}")
+        total = sum(sizes)
+        if total > self._cfg.buffer_memory:
+            raise RecordTooLargeError(
+                f"append_many to {topic!r}: {total} bytes at once exceed buffer_memory="
+                f"{self._cfg.buffer_memory}; send fewer records per call"
+            )
+        acc.reserve(total)
+        count = None if topic in self._waiting else self.client.cluster.partitions_for_topic(topic)
+        if not count:
+            self._wait_for_topic(
+                _Waiting(
+                    id=acc.take_id(),
+                    topic=topic,
+                    partition=partition,
+                    size=total,
+                    deadline=now + self._cfg.max_block_ms / 1000,
+                    token=token,
+                    timestamp=timestamp,
+                    many=(values, keys, sizes),
+                ),
+                now,
+            )
+            return
+        self._place_many(topic, values, keys, sizes, partition, timestamp, token, len(count), now)
+
+    def _check_append(self, what: str, topic: str, partition: int | None) -> None:
+        if self._closed:
+            raise ProducerClosedError(f"{what}: producer is closed; make a new one")
+        if not isinstance(topic, str) or not topic:
+            raise TypeError(f"{what}: topic must be a non-empty str, got {topic!r}")
+        if partition is not None and (
+            isinstance(partition, bool) or not isinstance(partition, int) or partition < 0
+        ):
+            raise ValueError(f"{what}: partition must be an int >= 0 or None, got {partition!r}")
+        txn = self._txn
+        if txn is not None and txn.state is not TxnState.IN_TRANSACTION:
+            if txn.state is TxnState.FATAL_ERROR:
+                raise txn.fatal_error()
+            raise TransactionStateError(
+                f"{what}: transactional producer {txn.transactional_id!r} is "
+                f"{txn.state.value}; call begin_transaction() first"
+            )
+
+    def _wait_for_topic(self, waiting: _Waiting, now: float) -> None:
+        queue = self._waiting.get(waiting.topic)
+        if queue is None:
+            queue = self._waiting[waiting.topic] = deque()
+        queue.append(waiting)
+        self._acc.used += waiting.size  # charged while it waits
+        self._incomplete[waiting.id] = None
+        if waiting.topic not in self.client.topics:
+            self.client.add_topic(waiting.topic, now=now)
+        self._step(now)
+
+    def _choose(self, topic: str, key: bytes | None, count: int) -> int:
+        cluster = self.client.cluster
+        avail = cluster.available_partitions_for_topic(topic) or ()
+        return self._partitioner.partition(topic, key, count, sorted(avail))
+
+    def _place_one(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        headers: Sequence[Header] | None,
+        partition: int | None,
+        timestamp: int,
+        token: object,
+        size: int,
+        count: int,
+        now: float,
+    ) -> None:
+        if partition is None:
+            partition = self._choose(topic, key, count)
+        elif partition >= count:
+            self._report_unplaced(topic, partition, [token], [timestamp], count)
+            return
+        tp = TopicPartition(topic, partition)
+        if self._txn is not None:
+            self._txn.need(tp)
+        acc = self._acc
+        q = acc.queues.get(tp)
+        before = len(q.batches) if q is not None else 0
+        batch = acc.append(tp, value, key, headers, timestamp, token, size, now)
+        q = acc.queues[tp]
+        self._partitioner.record_appended(topic, partition, size)
+        if len(q.batches) != before:  # a new batch was opened
+            self._incomplete[batch.id] = None
+            if before or self._linger_s == 0:
+                self._step(now)  # the previous batch is full: send it now
+            else:
+                deadline = now + self._linger_s
+                if self._wake is None or deadline < self._wake:
+                    self._wake = deadline
+
+    def _place_many(
+        self,
+        topic: str,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None,
+        sizes: list[int],
+        partition: int | None,
+        timestamp: int,
+        token: object,
+        count: int,
+        now: float,
+    ) -> None:
+        acc = self._acc
+        groups: dict[int, list[int]] | None = None
+        if partition is None:
+            if keys is not None and not self._cfg.partitioner_ignore_keys:
+                groups = {}
+                for i, k in enumerate(keys):
+                    p = (
+                        partition_for_key(k, count)
+                        if k is not None
+                        else self._choose(topic, None, count)
+                    )
+                    groups.setdefault(p, []).append(i)
+            else:
+                partition = self._choose(topic, None, count)
+        elif partition >= count:
+            self._report_unplaced(
+                topic, partition, [token] * len(values), [timestamp] * len(values), count
+            )
+            return
+        if groups is None:
+            assert partition is not None
+            groups_list: list[
+                tuple[int, Sequence[bytes | None], Sequence[bytes | None] | None, list[int]]
+            ] = [(partition, values, keys, sizes)]
+        else:
+            groups_list = [
+                (
+                    p,
+                    [values[i] for i in idx],
+                    None if keys is None else [keys[i] for i in idx],
+                    [sizes[i] for i in idx],
+                )
+                for p, idx in groups.items()
+            ]
+        for p, vals, ks, szs in groups_list:
+            tp = TopicPartition(topic, p)
+            if self._txn is not None:
+                self._txn.need(tp)
+            q = acc.queue(tp)
+            last = q.batches[-1].id if q.batches else 0
+            total = sum(szs)
+            acc.append_many(tp, vals, ks, szs, timestamp, token, now)
+            for b in q.batches:
+                if b.id > last:
+                    self._incomplete[b.id] = None
+            self._partitioner.record_appended(topic, p, total)
+        self._step(now)
+
+    def _report_unplaced(
+        self, topic: str, partition: int, tokens: list[object], timestamps: list[int], count: int
+    ) -> None:
+        self._events.append(
+            BatchCompleted(
+                topic=topic,
+                partition=partition,
+                base_offset=-1,
+                log_append_time=-1,
+                tokens=tokens,
+                timestamps=timestamps,
+                error=LocalProtocolError(
+                    f"topic {topic!r} has {count} partitions; partition {partition} does not exist"
+                ),
+            )
+        )
+
+    # ----------------------------------------------------------- operations
+    def _op(self, kind: str) -> OperationHandle:
+        handle = OperationHandle(self._next_op, kind)
+        self._next_op += 1
+        return handle
+
+    def _finish_op(self, handle: OperationHandle, error: BaseException | None) -> None:
+        if handle.done:
+            return
+        handle._complete(error)
+        self._events.append(OperationCompleted(handle=handle, error=error))
+
+    def flush(self, *, now: float) -> OperationHandle:
+        """Send everything appended so far at once; the handle completes when all of it did."""
+        handle = self._op("flush")
+        if self._closed:
+            self._finish_op(handle, ProducerClosedError("flush: producer is closed"))
+            return handle
+        self._flushes.append((self._acc.take_id(), handle))
+        self._check_flushes()
+        self._step(now)
+        return handle
+
+    def _check_flushes(self) -> None:
+        if not self._flushes:
+            return
+        first = next(iter(self._incomplete), None)
+        keep = []
+        for mark, handle in self._flushes:
+            if first is None or first > mark:
+                self._finish_op(handle, None)
+            else:
+                keep.append((mark, handle))
+        self._flushes = keep
+
+    def _require_txn(self, what: str) -> TransactionManager:
+        if self._txn is None:
+            raise TransactionStateError(
+                f"{what}: this producer has no transactional_id; set one to use transactions"
+            )
+        if self._closed:
+            raise ProducerClosedError(f"{what}: producer is closed")
+        if self._txn_op is not None and not self._txn_op.done:
+            raise TransactionStateError(
+                f"{what}: {self._txn_op.kind} is still running; wait for it first"
+            )
+        return self._txn
+
+    def init_transactions(self, *, now: float) -> OperationHandle:
+        """Get the producer id for ``transactional_id``, fencing older instances."""
+        txn = self._require_txn("init_transactions")
+        txn.to(TxnState.INITIALIZING, "init_transactions")
+        handle = self._txn_op = self._op("init_transactions")
+        self._identity.fire("request")
+        self._send_init_producer_id(now)
+        self._step(now)
+        return handle
+
+    def begin_transaction(self, *, now: float) -> None:
+        """Start a transaction (local only; the coordinator hears of it on first add)."""
+        txn = self._require_txn("begin_transaction")
+        txn.to(TxnState.IN_TRANSACTION, "begin_transaction")
+
+    def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int],
+        group_id: str,
+        *,
+        now: float,
+        generation_id: int = -1,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+    ) -> OperationHandle:
+        """Commit consumer ``offsets`` for ``group_id`` as part of the transaction."""
+        txn = self._require_txn("send_offsets_to_transaction")
+        if txn.state is not TxnState.IN_TRANSACTION:
+            if txn.state is TxnState.FATAL_ERROR:
+                raise txn.fatal_error()
+            raise TransactionStateError(
+                f"send_offsets_to_transaction: transaction is {txn.state.value}; "
+                "call begin_transaction() first"
+            )
+        if not isinstance(group_id, str) or not group_id:
+            raise ValueError("send_offsets_to_transaction: group_id must be a non-empty str")
+        by_topic: dict[str, list[TxnOffsetCommitRequestPartition]] = {}
+        for tp, offset in offsets.items():
+            topic, part = tp
+            by_topic.setdefault(topic, []).append(
+                TxnOffsetCommitRequestPartition(partition_index=part, committed_offset=offset)
+            )
+        handle = self._txn_op = self._op("send_offsets_to_transaction")
+        ident = self._identity
+        tid = txn.transactional_id
+        commit = TxnOffsetCommitRequest(
+            transactional_id=tid,
+            group_id=group_id,
+            producer_id=ident.producer_id,
+            producer_epoch=ident.epoch,
+            generation_id=generation_id,
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            topics=[
+                TxnOffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()
+            ],
+        )
+
+        def offsets_added(response: Any, now: float) -> None:
+            txn.started = True
+            self._txn_request(
+                commit,
+                now,
+                target=GroupCoordinator(group_id),
+                max_version=_TXN_OFFSET_COMMIT_MAX,
+                codes=_txn_offset_codes,
+                on_ok=lambda r, now: self._op_done(None),
+            )
+
+        self._txn_request(
+            AddOffsetsToTxnRequest(
+                transactional_id=tid,
+                producer_id=ident.producer_id,
+                producer_epoch=ident.epoch,
+                group_id=group_id,
+            ),
+            now,
+            on_ok=offsets_added,
+        )
+        self._step(now)
+        return handle
+
+    def commit_transaction(self, *, now: float) -> OperationHandle:
+        """Flush the transaction's records, then commit it (EndTxn)."""
+        txn = self._require_txn("commit_transaction")
+        if txn.state is TxnState.ABORTABLE_ERROR:
+            raise TransactionStateError(
+                f"commit_transaction: the transaction failed ({txn.error}); call "
+                "abort_transaction()"
+            )
+        txn.to(TxnState.COMMITTING, "commit_transaction")
+        handle = self._txn_op = self._op("commit_transaction")
+        self._step(now)
+        return handle
+
+    def abort_transaction(self, *, now: float) -> OperationHandle:
+        """Drop unsent records of the transaction and abort it (EndTxn)."""
+        txn = self._require_txn("abort_transaction")
+        txn.to(TxnState.ABORTING, "abort_transaction")
+        handle = self._txn_op = self._op("abort_transaction")
+        aborted = TransactionAbortedError(
+            f"transaction of {txn.transactional_id!r} was aborted before the record was sent"
+        )
+        for q in self._acc.queues.values():
+            keep: deque[ProducerBatch] = deque()
+            for batch in q.batches:
+                if batch.base_sequence >= 0:
+                    keep.append(batch)  # has a sequence: must still be sent
+                else:
+                    self._complete(batch, -1, -1, aborted, queued=False)
+            q.batches = keep
+        self._fail_waiting(aborted)
+        txn.pending.clear()
+        self._step(now)
+        return handle
+
+    def close(self, *, now: float) -> None:
+        """Stop at once: every unreported record fails with ProducerClosedError.
+
+        Flush first for a graceful close. Shuts the client down (every
+        request it still holds ends with RequestCancelled).
+        """
+        if self._closed:
+            return
+        self._closed = True
+        error = ProducerClosedError("producer closed before the record was delivered")
+        for q in self._acc.queues.values():
+            batches, q.batches = q.batches, deque()
+            for batch in batches:
+                self._complete(batch, -1, -1, error, queued=False)
+        for flying in list(self._in_flight_batches.values()):
+            for batch in flying:
+                self._complete(batch, -1, -1, error, queued=False)
+        self._in_flight_batches.clear()
+        self._fail_waiting(error)
+        for _, handle in self._flushes:
+            self._finish_op(handle, error)
+        self._flushes = []
+        if self._txn_op is not None:
+            self._finish_op(self._txn_op, error)
+        self._callbacks.clear()
+        self._retries.clear()
+        self.client.shutdown(now=now)
+        self.client.pull_events()
+        self._wake = None
+
+    # ----------------------------------------------------------------- step
+    def _step(self, now: float) -> None:
+        if self._stepping or self._closed:
+            return
+        self._stepping = True
+        try:
+            for _ in range(1000):
+                events = self.client.pull_events()
+                for event in events:
+                    if isinstance(event, RequestCompleted):
+                        callback = self._callbacks.pop(event.handle, None)
+                        if callback is not None:
+                            callback(event.response, event.error, now)
+                    elif isinstance(event, MetadataUpdated):
+                        self._meta_changed = True
+                sent = self._sender(now)
+                if not events and not sent:
+                    break
+            self._wake = self._compute_wake(now)
+        finally:
+            self._stepping = False
+
+    def _compute_wake(self, now: float) -> float | None:
+        wake = math.inf
+        linger = self._linger_s
+        for q in self._acc.queues.values():
+            if not q.batches:
+                continue
+            head = q.batches[0]
+            if head.state is BatchState.OPEN:
+                wake = min(wake, head.created + linger)
+            else:
+                wake = min(wake, head.retry_at)
+            wake = min(wake, head.deadline)
+        for ws in self._waiting.values():
+            if ws:
+                wake = min(wake, ws[0].deadline)
+        for when, _ in self._retries:
+            wake = min(wake, when)
+        if wake is math.inf:
+            return None
+        # Nothing due now can be sent now (e.g. waiting for the in-flight
+        # limit); the client's events will step us again, so no busy timer.
+        return max(wake, now + 0.001) if wake <= now else wake
+
+    def _sender(self, now: float) -> bool:
+        """One pass of the sender; True if it issued a request."""
+        sent = False
+        if self._meta_changed:
+            self._meta_changed = False
+            self._place_waiting(now)
+        self._expire(now)
+        if self._retries:
+            due = [fn for when, fn in self._retries if when <= now]
+            if due:
+                self._retries = [(w, f) for w, f in self._retries if w > now]
+                for fn in due:
+                    fn(now)
+                sent = True
+        ident = self._identity
+        wants_id = ident.state is IdState.NONE or (
+            ident.state is IdState.BUMP_PENDING and self._produce_in_flight == 0
+        )
+        if self._idempotent and self._txn is None and wants_id:
+            ident.fire("request")
+            self._send_init_producer_id(now)
+            sent = True
+        if self._txn is not None and ident.ready:
+            sent = self._drive_transaction(now) or sent
+        if not self._idempotent or ident.ready:
+            sent = self._drain(now) or sent
+        return sent
+
+    # -------------------------------------------------------------- expiry
+    def _expire(self, now: float) -> None:
+        for q in self._acc.queues.values():
+            batches = q.batches
+            while batches and batches[0].deadline <= now:
+                batch = batches.popleft()
+                self._complete(
+                    batch,
+                    -1,
+                    -1,
+                    KafkaTimeoutError(
+                        f"{batch.record_count} records for {batch.tp.topic}-{batch.tp.partition}"
+                        f" expired: not delivered within delivery_timeout_ms="
+                        f"{self._cfg.delivery_timeout_ms}"
+                    ),
+                    queued=False,
+                )
+        for topic, ws in self._waiting.items():
+            while ws and ws[0].deadline <= now:
+                w = ws.popleft()
+                self._fail_one_waiting(
+                    w,
+                    KafkaTimeoutError(
+                        f"topic {topic!r} not present in metadata after max_block_ms="
+                        f"{self._cfg.max_block_ms}; create it (is auto-creation off?)"
+                    ),
+                )
+
+    def _fail_one_waiting(self, w: _Waiting, error: BaseException) -> None:
+        self._acc.used -= w.size
+        self._incomplete.pop(w.id, None)
+        n = len(w.many[0]) if w.many else 1
+        self._events.append(
+            BatchCompleted(
+                topic=w.topic,
+                partition=-1 if w.partition is None else w.partition,
+                base_offset=-1,
+                log_append_time=-1,
+                tokens=[w.token] * n,
+                timestamps=[w.timestamp] * n,
+                error=error,
+            )
+        )
+        self._after_release()
+
+    def _fail_waiting(self, error: BaseException) -> None:
+        waiting, self._waiting = self._waiting, {}
+        for ws in waiting.values():
+            for w in ws:
+                self._fail_one_waiting(w, error)
+
+    def _after_release(self) -> None:
+        if self._acc.refused and self._acc.used < self._cfg.buffer_memory:
+            self._acc.refused = False
+            self._events.append(BufferFreed(available=self._acc.available))
+        self._check_flushes()
+
+    def _place_waiting(self, now: float) -> None:
+        cluster = self.client.cluster
+        for topic in list(self._waiting):
+            ws = self._waiting[topic]
+            code = cluster.topic_error(topic)
+            if code in (_TOPIC_AUTHORIZATION_FAILED, _INVALID_TOPIC):
+                cls = error_class(code)
+                error: BaseException = (
+                    cls(f"topic {topic!r}") if cls is not None else LocalProtocolError(topic)
+                )
+                del self._waiting[topic]
+                for w in ws:
+                    self._fail_one_waiting(w, error)
+                continue
+            parts = cluster.partitions_for_topic(topic)
+            if not parts:
+                if now - self._meta_asked >= self._retry_backoff_s:
+                    self._meta_asked = now
+                    self.client.request_metadata_update(now=now)
+                continue
+            del self._waiting[topic]
+            for w in ws:
+                self._incomplete.pop(w.id, None)
+                self._acc.used -= w.size  # placing charges it again
+                if w.many is not None:
+                    values, keys, sizes = w.many
+                    self._place_many(
+                        topic,
+                        values,
+                        keys,
+                        sizes,
+                        w.partition,
+                        w.timestamp,
+                        w.token,
+                        len(parts),
+                        now,
+                    )
+                else:
+                    self._place_one(
+                        topic,
+                        w.value,
+                        w.key,
+                        w.headers,
+                        w.partition,
+                        w.timestamp,
+                        w.token,
+                        w.size,
+                        len(parts),
+                        now,
+                    )
+
+    # --------------------------------------------------------------- drain
+    def _drain(self, now: float) -> bool:
+        acc = self._acc
+        if not acc.queues:
+            return False
+        cluster = self.client.cluster
+        txn = self._txn
+        force = bool(self._flushes) or (
+            txn is not None and txn.state in (TxnState.COMMITTING, TxnState.ABORTING)
+        )
+        linger = self._linger_s
+        limit = self._max_in_flight
+        by_node: dict[int, list[PartitionQueue]] = {}
+        missing_leader = False
+        for tp, q in acc.queues.items():
+            if not q.batches:
+                continue
+            if txn is not None and tp not in txn.added:
+                continue
+            head = q.batches[0]
+            # Keep order: a retried batch goes alone; otherwise pipeline up
+            # to the in-flight limit (idempotence keeps that ordered).
+            if q.in_flight and (head.attempts or q.in_flight >= limit):
+                continue
+            if not acc.head_ready(q, now, linger, force):
+                continue
+            leader = cluster.leader_for_partition(tp)
+            if leader is None or leader < 0:
+                missing_leader = True
+                continue
+            by_node.setdefault(leader, []).append(q)
+        if missing_leader and now - self._meta_asked >= self._retry_backoff_s:
+            self._meta_asked = now
+            self.client.request_metadata_update(now=now)
+        sent = False
+        for node, queues in by_node.items():
+            if self._node_in_flight.get(node, 0) >= limit:
+                continue
+            self._send_produce(node, queues, now)
+            sent = True
+        return sent
+
+    def _send_produce(self, node: int, queues: list[PartitionQueue], now: float) -> None:
+        cfg = self._cfg
+        ident = self._identity
+        txn = self._txn
+        budget = cfg.max_request_size - 100
+        taken: list[ProducerBatch] = []
+        topics: dict[str, list[PartitionProduceData]] = {}
+        for q in queues:
+            batch = q.batches[0]
+            data = batch.build()
+            if taken and len(data) > budget:
+                continue
+            if self._idempotent and (
+                batch.base_sequence < 0
+                or batch.producer_epoch != ident.epoch
+                or batch.producer_id != ident.producer_id
+            ):
+                batch.restamp(ident.producer_id, ident.epoch, q.next_sequence, txn is not None)
+                q.next_sequence = (q.next_sequence + batch.record_count) % _SEQUENCE_WRAP
+                data = batch.build()
+            budget -= len(data)
+            q.batches.popleft()
+            q.in_flight += 1
+            batch.state = BatchState.IN_FLIGHT
+            batch.attempts += 1
+            taken.append(batch)
+            topics.setdefault(batch.tp.topic, []).append(
+                PartitionProduceData(index=batch.tp.partition, records=data)
+            )
+        request = ProduceRequest(
+            transactional_id=None if txn is None else txn.transactional_id,
+            acks=cfg.acks_value,
+            timeout_ms=self._request_timeout_ms,
+            topic_data=[
+                TopicProduceData(name=t, partition_data=parts) for t, parts in topics.items()
+            ],
+        )
+        self._node_in_flight[node] = self._node_in_flight.get(node, 0) + 1
+        self._produce_in_flight += 1
+        handle = self.client.send(
+            request,
+            now=now,
+            target=Node(node),
+            max_version=_PRODUCE_MAX_TXN_V1 if txn is not None else _PRODUCE_MAX,
+        )
+        self._in_flight_batches[handle.id] = taken
+        self._callbacks[handle] = lambda r, e, t: self._on_produce(handle.id, node, r, e, t)
+
+    def _on_produce(
+        self, hid: int, node: int, response: Any, error: BaseException | None, now: float
+    ) -> None:
+        batches = self._in_flight_batches.pop(hid, None)
+        if batches is None:
+            return
+        self._node_in_flight[node] -= 1
+        self._produce_in_flight -= 1
+        for batch in batches:
+            q = self._acc.queues.get(batch.tp)
+            if q is not None:
+                q.in_flight -= 1
+        if error is not None:
+            for batch in batches:
+                self._retry_or_fail(batch, error, now, refresh=True)
+            return
+        if response is None:  # acks=0: nothing comes back
+            for batch in batches:
+                self._complete(batch, -1, -1, None)
+            return
+        results: dict[tuple[str, int], Any] = {}
+        for topic in response.responses:
+            for part in topic.partition_responses:
+                results[(topic.name, part.index)] = part
+        for batch in batches:
+            part = results.get((batch.tp.topic, batch.tp.partition))
+            if part is None:
+                self._retry_or_fail(
+                    batch,
+                    RemoteProtocolError(
+                        f"Produce response from node {node} lacks {batch.tp.topic}-"
+                        f"{batch.tp.partition}"
+                    ),
+                    now,
+                    refresh=False,
+                )
+                continue
+            self._on_partition_result(batch, part, now)
+
+    def _on_partition_result(self, batch: ProducerBatch, part: Any, now: float) -> None:
+        code = part.error_code
+        if code == _NONE:
+            self._complete(batch, part.base_offset, part.log_append_time_ms, None)
+            return
+        if code == _DUPLICATE_SEQUENCE:
+            # Already written by an earlier attempt whose answer was lost.
+            self._complete(batch, -1, -1, None)
+            return
+        cls = error_class(code)
+        detail = part.error_message or f"{batch.tp.topic}-{batch.tp.partition}"
+        error = cls(detail) if cls is not None else RemoteProtocolError(f"error code {code}")
+        txn = self._txn
+        if code in _FENCING and txn is not None:
+            txn.fence(error.__class__.__name__)
+            self._complete(batch, -1, -1, txn.fatal_error())
+            return
+        if code in (_OUT_OF_ORDER_SEQUENCE, _UNKNOWN_PRODUCER_ID, _INVALID_PRODUCER_EPOCH):
+            if txn is not None:
+                self._complete(batch, -1, -1, error)
+                return
+            if code == _OUT_OF_ORDER_SEQUENCE and self._earlier_unfinished(batch):
+                self._retry_or_fail(batch, error, now, refresh=False)
+                return
+            self._need_bump()
+            self._retry_or_fail(batch, error, now, refresh=False)
+            return
+        if code == _MESSAGE_TOO_LARGE:
+            self._complete(
+                batch,
+                -1,
+                -1,
+                RecordTooLargeError(
+                    f"{batch.tp.topic}-{batch.tp.partition}: broker refused a batch of "
+                    f"{batch.size()} bytes as too large; lower batch_size or raise the "
+                    "topic's max.message.bytes"
+                ),
+            )
+            return
+        if cls is not None and cls.retriable:
+            self._retry_or_fail(batch, error, now, refresh=cls.invalid_metadata)
+            return
+        self._complete(batch, -1, -1, error)
+
+    def _earlier_unfinished(self, batch: ProducerBatch) -> bool:
+        q = self._acc.queues.get(batch.tp)
+        if q is None:
+            return False
+        for other in q.batches:
+            if 0 <= other.base_sequence < batch.base_sequence:
+                return True
+        for batches in self._in_flight_batches.values():
+            for other in batches:
+                if other.tp == batch.tp and 0 <= other.base_sequence < batch.base_sequence:
+                    return True
+        return False
+
+    def _need_bump(self) -> None:
+        if (
+            self._idempotent
+            and self._txn is None
+            and self._identity.state in (IdState.READY, IdState.BUMP_PENDING, IdState.BUMPING)
+        ):
+            self._identity.fire("need_bump")
+
+    def _retry_or_fail(
+        self, batch: ProducerBatch, error: BaseException, now: float, *, refresh: bool
+    ) -> None:
+        if batch.state is BatchState.DONE:
+            return
+        if now >= batch.deadline or batch.attempts > self._cfg.retries:
+            final: BaseException = error
+            if now >= batch.deadline:
+                final = KafkaTimeoutError(
+                    f"{batch.record_count} records for {batch.tp.topic}-{batch.tp.partition} "
+                    f"expired after delivery_timeout_ms={self._cfg.delivery_timeout_ms} "
+                    f"(last error: {error})"
+                )
+            self._complete(batch, -1, -1, final)
+            return
+        batch.retry_at = now + self._retry_backoff_s
+        self._acc.queue(batch.tp).reinsert(batch)
+        if (refresh or isinstance(error, KafkaConnectionError)) and (
+            now - self._meta_asked >= self._retry_backoff_s
+        ):
+            self._meta_asked = now
+            self.client.request_metadata_update(now=now)
+
+    def _complete(
+        self,
+        batch: ProducerBatch,
+        base_offset: int,
+        log_append_time: int,
+        error: BaseException | None,
+        *,
+        queued: bool = True,
+    ) -> None:
+        if batch.state is BatchState.DONE:
+            return
+        batch.state = BatchState.DONE
+        self._acc.used -= batch.accounted
+        batch.accounted = 0
+        self._incomplete.pop(batch.id, None)
+        self._events.append(
+            BatchCompleted(
+                topic=batch.tp.topic,
+                partition=batch.tp.partition,
+                base_offset=base_offset,
+                log_append_time=log_append_time,
+                tokens=batch.tokens,
+                timestamps=batch.timestamps,
+                error=error,
+            )
+        )
+        if error is not None and not self._closed:
+            if self._txn is not None:
+                if self._txn.state is not TxnState.FATAL_ERROR and not isinstance(
+                    error, TransactionAbortedError
+                ):
+                    self._txn.abortable(error)
+            elif batch.base_sequence >= 0:
+                self._need_bump()  # its sequences are a gap now (KIP-360)
+        self._after_release()
+
+    # ------------------------------------------------------- producer ids
+    def _send_init_producer_id(self, now: float) -> None:
+        cfg = self._cfg
+        ident = self._identity
+        bump = ident.state is IdState.BUMPING
+        request = InitProducerIdRequest(
+            transactional_id=cfg.transactional_id,
+            transaction_timeout_ms=cfg.transaction_timeout_ms,
+            producer_id=ident.producer_id if bump else -1,
+            producer_epoch=ident.epoch if bump else -1,
+        )
+        target: Target = (
+            TransactionCoordinator(cfg.transactional_id)
+            if cfg.transactional_id is not None
+            else AnyNode()
+        )
+        self._txn_request(
+            request,
+            now,
+            target=target,
+            max_version=_INIT_PRODUCER_ID_MAX,
+            on_ok=self._on_producer_id,
+            on_fail=self._on_producer_id_failed,
+            busy=False,
+        )
+
+    def _on_producer_id(self, response: Any, now: float) -> None:
+        ident = self._identity
+        bumped = ident.state is IdState.BUMPING
+        ident.assign(response.producer_id, response.producer_epoch)
+        if bumped or self._txn is not None:
+            for q in self._acc.queues.values():
+                q.next_sequence = 0
+                for batch in q.batches:
+                    batch.base_sequence = -1
+        if self._txn is not None:
+            self._txn.to(TxnState.READY, "init_transactions")
+            self._op_done(None)
+
+    def _on_producer_id_failed(self, error: BaseException, now: float) -> None:
+        ident = self._identity
+        if self._txn is not None:
+            if self._txn.state is TxnState.INITIALIZING:
+                self._txn.state = TxnState.UNINITIALIZED
+            ident.state = IdState.NONE
+            self._op_done(error)
+            return
+        # Without an id nothing can be sent: fail what waits, then try again.
+        ident.fire("failed")
+        for q in self._acc.queues.values():
+            batches, q.batches = q.batches, deque()
+            for batch in batches:
+                self._complete(batch, -1, -1, error, queued=False)
+
+    # -------------------------------------------------------- transactions
+    def _op_done(self, error: BaseException | None) -> None:
+        op = self._txn_op
+        if op is not None and not op.done:
+            self._finish_op(op, error)
+
+    def _drive_transaction(self, now: float) -> bool:
+        txn = self._txn
+        assert txn is not None
+        if self._txn_busy:
+            return False
+        if txn.state is TxnState.FATAL_ERROR:
+            self._op_done(txn.fatal_error())
+            return False
+        if txn.pending and txn.state in (TxnState.IN_TRANSACTION, TxnState.COMMITTING):
+            self._send_add_partitions(now)
+            return True
+        if txn.state is TxnState.COMMITTING or txn.state is TxnState.ABORTING:
+            if self._produce_in_flight or txn.adding:
+                return False
+            if txn.state is TxnState.COMMITTING:
+                if txn.error is not None:
+                    return False
+                if any(q.batches for q in self._acc.queues.values()) or self._waiting:
+                    return False
+            elif any(q.batches for q in self._acc.queues.values()):
+                return False  # sequenced batches still to send before the abort
+            if not txn.started:
+                txn.to(TxnState.READY, "end transaction")
+                self._op_done(None)
+                return False
+            committed = txn.state is TxnState.COMMITTING
+            ident = self._identity
+
+            def ended(response: Any, now: float) -> None:
+                txn.to(TxnState.READY, "end transaction")
+                self._op_done(None)
+
+            self._txn_request(
+                EndTxnRequest(
+                    transactional_id=txn.transactional_id,
+                    producer_id=ident.producer_id,
+                    producer_epoch=ident.epoch,
+                    committed=committed,
+                ),
+                now,
+                max_version=_END_TXN_MAX,
+                on_ok=ended,
+            )
+            return True
+        op = self._txn_op
+        if (
+            txn.state is TxnState.ABORTABLE_ERROR
+            and op is not None
+            and op.kind == "commit_transaction"
+        ):
+            self._op_done(txn.error)
+        return False
+
+    def _send_add_partitions(self, now: float) -> None:
+        txn = self._txn
+        assert txn is not None
+        adding = set(txn.pending)
+        txn.pending.clear()
+        txn.adding |= adding
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(adding):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        ident = self._identity
+
+        def added(response: Any, now: float) -> None:
+            txn.adding -= adding
+            txn.added |= adding
+            txn.started = True
+
+        def failed(error: BaseException, now: float) -> None:
+            txn.adding -= adding
+            txn.abortable(error)
+            self._fail_unadded(error)
+
+        self._txn_request(
+            AddPartitionsToTxnRequest(
+                v3_and_below_transactional_id=txn.transactional_id,
+                v3_and_below_producer_id=ident.producer_id,
+                v3_and_below_producer_epoch=ident.epoch,
+                v3_and_below_topics=[
+                    AddPartitionsToTxnTopic(name=t, partitions=ps) for t, ps in by_topic.items()
+                ],
+            ),
+            now,
+            max_version=_ADD_PARTITIONS_MAX,
+            codes=_add_partitions_codes,
+            on_ok=added,
+            on_fail=failed,
+        )
+
+    def _fail_unadded(self, error: BaseException) -> None:
+        txn = self._txn
+        assert txn is not None
+        for tp, q in self._acc.queues.items():
+            if tp in txn.added:
+                continue
+            batches, q.batches = q.batches, deque()
+            for batch in batches:
+                self._complete(batch, -1, -1, error, queued=False)
+
+    def _txn_request(
+        self,
+        request: Any,
+        now: float,
+        *,
+        on_ok: Callable[[Any, float], None],
+        target: Target | None = None,
+        max_version: int | None = None,
+        codes: Callable[[Any], int] | None = None,
+        on_fail: Callable[[BaseException, float], None] | None = None,
+        busy: bool = True,
+    ) -> None:
+        """Send a coordinator request; retry coordinator trouble; fence on fencing codes."""
+        if target is None:
+            assert self._txn is not None
+            target = TransactionCoordinator(self._txn.transactional_id)
+        if busy:
+            self._txn_busy = True
+
+        def fail(error: BaseException, now: float) -> None:
+            if busy:
+                self._txn_busy = False
+            if on_fail is not None:
+                on_fail(error, now)
+            else:
+                if self._txn is not None and not isinstance(error, type(self._txn.error)):
+                    self._txn.abortable(error)
+                self._op_done(error)
+
+        def retry(now: float) -> None:
+            self._retries.append((now + self._retry_backoff_s, send))
+
+        def done(response: Any, error: BaseException | None, now: float) -> None:
+            if error is not None:
+                if self._closed:
+                    return
+                retry(now)
+                return
+            code = codes(response) if codes is not None else response.error_code
+            if code == _NONE:
+                if busy:
+                    self._txn_busy = False
+                on_ok(response, now)
+                return
+            cls = error_class(code)
+            exc = (
+                cls(type(request).__name__)
+                if cls is not None
+                else RemoteProtocolError(f"{type(request).__name__}: error code {code}")
+            )
+            if code in _COORDINATOR_RETRY or (
+                cls is not None and cls.retriable and code not in _FENCING
+            ):
+                retry(now)
+                return
+            if code in _FENCING and self._txn is not None:
+                self._txn.fence(exc.__class__.__name__)
+                if busy:
+                    self._txn_busy = False
+                self._identity.fire("fatal")
+                self._op_done(self._txn.fatal_error())
+                return
+            fail(exc, now)
+
+        def send(now: float) -> None:
+            if self._closed:
+                return
+            handle = self.client.send(request, now=now, target=target, max_version=max_version)
+            self._callbacks[handle] = done
+
+        send(now)
+
+
+def _add_partitions_codes(response: Any) -> int:
+    if response.error_code:
+        return int(response.error_code)
+    worst = 0
+    for topic in response.results_by_topic_v3_and_below:
+        for part in topic.results_by_partition:
+            code = part.partition_error_code
+            # OPERATION_NOT_ATTEMPTED (55) only says another partition failed.
+            if code and code != 55 and worst == 0:
+                worst = code
+    return worst
+
+
+def _txn_offset_codes(response: Any) -> int:
+    for topic in response.topics:
+        for part in topic.partitions:
+            if part.error_code:
+                return int(part.error_code)
+    return 0

@@ -1,0 +1,39 @@
+"""Errors the producer raises or fails deliveries with (beside kafkacore.errors)."""
+
+from __future__ import annotations
+
+from kafkacore.errors import KafkaError, KafkaTimeoutError, LocalProtocolError
+
+__all__ = [
+    "BufferExhaustedError",
+    "ProducerClosedError",
+    "ProducerFencedError",
+    "RecordTooLargeError",
+    "TransactionAbortedError",
+    "TransactionStateError",
+]
+
+
+class RecordTooLargeError(LocalProtocolError):
+    """A record is larger than ``max_request_size`` or ``buffer_memory``."""
+
+
+class BufferExhaustedError(KafkaTimeoutError):
+    """``buffer_memory`` stayed full for ``max_block_ms``."""
+
+
+class ProducerClosedError(KafkaError):
+    """The producer was closed before the record was delivered."""
+
+
+class ProducerFencedError(KafkaError):
+    """A newer producer with the same transactional.id took over (PRODUCER_FENCED /
+    INVALID_PRODUCER_EPOCH). Fatal: close this producer."""
+
+
+class TransactionStateError(LocalProtocolError):
+    """A transaction call in the wrong state (e.g. commit before begin)."""
+
+
+class TransactionAbortedError(KafkaError):
+    """The record's transaction was aborted before the record was sent."""

@@ -1,0 +1,57 @@
+"""Events the producer core emits through ``pull_events()``.
+
+Frozen, slotted, keyword-only dataclasses named in the past tense. Every
+record handed to :meth:`ProducerCore.append` is reported in exactly one
+:class:`BatchCompleted`; every operation handle in exactly one
+:class:`OperationCompleted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkacore.producer.handles import OperationHandle
+
+__all__ = ["BatchCompleted", "BufferFreed", "OperationCompleted", "ProducerEvent"]
+
+
+class ProducerEvent:
+    """Base of every producer event (an empty marker)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchCompleted(ProducerEvent):
+    """One batch of records finished: written (``error`` None) or failed.
+
+    ``tokens[i]`` is the token given with the i-th record of the batch (the
+    same token repeats for records of one ``append_many`` call);
+    ``timestamps[i]`` its timestamp. ``base_offset`` is -1 when the broker
+    did not say (``acks=0``, or a duplicate the broker had already written);
+    ``log_append_time`` is -1 unless the topic uses LogAppendTime, in which
+    case it replaces every record's timestamp.
+    """
+
+    topic: str
+    partition: int
+    base_offset: int
+    log_append_time: int
+    tokens: list[object]
+    timestamps: list[int]
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BufferFreed(ProducerEvent):
+    """``buffer_memory`` has room again after an append was refused."""
+
+    available: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperationCompleted(ProducerEvent):
+    """A flush or transaction operation finished (``error`` None on success)."""
+
+    handle: OperationHandle
+    error: BaseException | None = None

@@ -1,0 +1,134 @@
+"""The transaction machine of a transactional producer (KIP-98).
+
+Theory of operation
+-------------------
+States (:class:`TxnState`) and the allowed moves (:data:`TRANSITIONS`)::
+
+    UNINITIALIZED --init_transactions--> INITIALIZING --ok--> READY
+    READY --begin_transaction--> IN_TRANSACTION
+    IN_TRANSACTION --commit--> COMMITTING --EndTxn ok--> READY
+    IN_TRANSACTION | ABORTABLE_ERROR --abort--> ABORTING --EndTxn ok--> READY
+    IN_TRANSACTION | COMMITTING --error--> ABORTABLE_ERROR
+    any --fenced/fatal--> FATAL_ERROR
+
+The machine keeps what the coordinator must hear about: partitions that
+received records in this transaction but were not yet added
+(AddPartitionsToTxn), those already added, and whether anything was added
+at all (an empty transaction ends locally, without EndTxn). Requests are
+issued by :class:`~kafkacore.producer.core.ProducerCore`; this module only
+keeps the state honest and names it in errors.
+
+Transactions v1 is spoken (explicit AddPartitionsToTxn, Produce <= v11,
+EndTxn <= v4), which every 4.x broker accepts; KIP-890 part 2's implicit
+add and per-transaction epoch bump are not used.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from kafkacore.client.metadata import TopicPartition
+from kafkacore.producer.errors import ProducerFencedError, TransactionStateError
+
+__all__ = ["TRANSITIONS", "TransactionManager", "TxnState"]
+
+
+class TxnState(Enum):
+    UNINITIALIZED = "uninitialized"
+    INITIALIZING = "initializing"
+    READY = "ready"
+    IN_TRANSACTION = "in_transaction"
+    COMMITTING = "committing"
+    ABORTING = "aborting"
+    ABORTABLE_ERROR = "abortable_error"
+    FATAL_ERROR = "fatal_error"
+
+
+S = TxnState
+TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
+    S.UNINITIALIZED: frozenset({S.INITIALIZING}),
+    S.INITIALIZING: frozenset({S.READY, S.UNINITIALIZED}),
+    S.READY: frozenset({S.IN_TRANSACTION, S.INITIALIZING}),
+    S.IN_TRANSACTION: frozenset({S.COMMITTING, S.ABORTING, S.ABORTABLE_ERROR}),
+    S.COMMITTING: frozenset({S.READY, S.ABORTABLE_ERROR}),
+    S.ABORTING: frozenset({S.READY}),
+    S.ABORTABLE_ERROR: frozenset({S.ABORTING}),
+    S.FATAL_ERROR: frozenset(),
+}
+
+
+class TransactionManager:
+    """State of the current transaction; see the module docstring."""
+
+    __slots__ = (
+        "added",
+        "adding",
+        "error",
+        "pending",
+        "started",
+        "state",
+        "transactional_id",
+    )
+
+    def __init__(self, transactional_id: str) -> None:
+        self.transactional_id = transactional_id
+        self.state = TxnState.UNINITIALIZED
+        self.pending: set[TopicPartition] = set()  # to add
+        self.adding: set[TopicPartition] = set()  # AddPartitionsToTxn in flight
+        self.added: set[TopicPartition] = set()
+        self.started = False  # the coordinator knows of this transaction
+        self.error: BaseException | None = None
+
+    def to(self, state: TxnState, what: str) -> None:
+        """Move to ``state`` or raise naming ``what`` was attempted in which state."""
+        if self.state is TxnState.FATAL_ERROR:
+            raise self.fatal_error()
+        if state not in TRANSITIONS[self.state]:
+            raise TransactionStateError(
+                f"{what}: transaction of {self.transactional_id!r} is "
+                f"{self.state.value}; {_hint(self.state)}"
+            )
+        self.state = state
+        if state is TxnState.READY:
+            self.pending.clear()
+            self.adding.clear()
+            self.added.clear()
+            self.started = False
+            self.error = None
+
+    def fence(self, reason: str) -> None:
+        self.state = TxnState.FATAL_ERROR
+        self.error = ProducerFencedError(
+            f"producer {self.transactional_id!r} was fenced ({reason}): a newer producer "
+            "with the same transactional_id took over; close this producer"
+        )
+
+    def fatal_error(self) -> BaseException:
+        assert self.error is not None
+        return self.error
+
+    def abortable(self, error: BaseException) -> None:
+        if self.state in (TxnState.IN_TRANSACTION, TxnState.COMMITTING):
+            self.state = TxnState.ABORTABLE_ERROR
+            self.error = error
+
+    def need(self, tp: TopicPartition) -> bool:
+        """Note that ``tp`` gets records; True if it still must be added."""
+        if tp in self.added:
+            return False
+        if tp not in self.adding:
+            self.pending.add(tp)
+        return True
+
+
+def _hint(state: TxnState) -> str:
+    return {
+        TxnState.UNINITIALIZED: "call init_transactions() first",
+        TxnState.INITIALIZING: "wait for init_transactions() to finish",
+        TxnState.READY: "call begin_transaction() first",
+        TxnState.IN_TRANSACTION: "commit or abort it first",
+        TxnState.COMMITTING: "wait for the commit to finish",
+        TxnState.ABORTING: "wait for the abort to finish",
+        TxnState.ABORTABLE_ERROR: "an earlier error requires abort_transaction()",
+        TxnState.FATAL_ERROR: "close this producer",
+    }[state]

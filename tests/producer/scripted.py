@@ -1,0 +1,130 @@
+"""A scripted Kafka log behind the client's fake brokers, for producer tests.
+
+:class:`ScriptedLog` answers Produce like a partition leader: it decodes each
+batch, keeps per-producer sequence state (the last five batches per
+partition, as brokers do) and appends records, answering duplicates with the
+first attempt's offset and gaps with OUT_OF_ORDER_SEQUENCE_NUMBER. Tests
+inject faults per Produce request through ``fault``: answer with an error
+code for every partition, or swallow the reply (the write happened, the
+answer is lost; the client times out and retries).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkacore.producer import ProducerConfig, ProducerCore
+from kafkacore.protocol import messages as m
+from kafkacore.protocol.messages.produce_response import (
+    PartitionProduceResponse,
+    TopicProduceResponse,
+)
+from kafkacore.records import iter_batches
+from tests.client.fakebroker import FakeBroker, Pump, Topic, make_cluster
+
+#: A fault for one Produce request: None (answer normally), ("error", code)
+#: before writing, ("lose",) write but drop the reply.
+Fault = tuple[Any, ...] | None
+
+
+@dataclass
+class _ProducerState:
+    epoch: int
+    batches: list[tuple[int, int, int]] = field(default_factory=list)  # first, last, offset
+
+
+class ScriptedLog:
+    def __init__(self) -> None:
+        self.logs: dict[tuple[str, int], list[tuple[bytes | None, bytes | None]]] = {}
+        self.state: dict[tuple[str, int, int], _ProducerState] = {}
+        self.next_pid = 1000
+        self.epochs: dict[int, int] = {}
+        self.fault: Callable[[], Fault] = lambda: None
+        self.produce_requests = 0
+
+    def install(self, brokers: dict[Any, FakeBroker]) -> None:
+        for broker in brokers.values():
+            broker.handlers[0] = self.produce
+            broker.handlers[22] = self.init_producer_id
+
+    def init_producer_id(self, broker: FakeBroker, body: Any, version: int, session: Any) -> Any:
+        if body.producer_id >= 0:
+            pid = body.producer_id
+            self.epochs[pid] += 1
+        else:
+            pid = self.next_pid
+            self.next_pid += 1
+            self.epochs[pid] = 0
+        return m.InitProducerIdResponse(producer_id=pid, producer_epoch=self.epochs[pid])
+
+    def _append(self, tp: tuple[str, int], data: bytes) -> tuple[int, int]:
+        log = self.logs.setdefault(tp, [])
+        code, base = 0, len(log)
+        for batch in iter_batches(data):
+            pid, epoch, seq = batch.producer_id, batch.producer_epoch, batch.base_sequence
+            n = batch.record_count
+            if pid >= 0:
+                key = (tp[0], tp[1], pid)
+                st = self.state.get(key)
+                if st is None or epoch > st.epoch:
+                    if seq != 0:
+                        return 45, -1
+                    st = self.state[key] = _ProducerState(epoch)
+                elif epoch < st.epoch:
+                    return 47, -1
+                else:
+                    for first, last, offset in st.batches:
+                        if (first, last) == (seq, seq + n - 1):
+                            return 0, offset
+                    if st.batches and seq != st.batches[-1][1] + 1:
+                        return 45, -1
+                    if not st.batches and seq != 0:
+                        return 45, -1
+                st.batches.append((seq, seq + n - 1, len(log)))
+                del st.batches[:-5]
+            base = len(log)
+            for record in batch:
+                log.append((record.key, record.value))
+        return code, base
+
+    def produce(self, broker: FakeBroker, body: Any, version: int, session: Any) -> Any:
+        self.produce_requests += 1
+        fault = self.fault()
+        topics = []
+        for t in body.topic_data:
+            parts = []
+            for p in t.partition_data:
+                if fault is not None and fault[0] == "error":
+                    parts.append(PartitionProduceResponse(index=p.index, error_code=fault[1]))
+                    continue
+                code, base = self._append((t.name, p.index), bytes(p.records))
+                parts.append(
+                    PartitionProduceResponse(index=p.index, error_code=code, base_offset=base)
+                )
+            topics.append(TopicProduceResponse(name=t.name, partition_responses=parts))
+        if body.acks == 0 or (fault is not None and fault[0] == "lose"):
+            return None
+        return m.ProduceResponse(responses=topics)
+
+
+def boot_producer(
+    *,
+    partitions: int = 3,
+    brokers: int = 1,
+    seed: int = 0,
+    topics: list[Topic] | None = None,
+    **options: Any,
+) -> tuple[ProducerCore, Pump, ScriptedLog]:
+    topics = topics if topics is not None else [Topic("t", partitions)]
+    _cluster, fakes = make_cluster(brokers, topics)
+    log = ScriptedLog()
+    log.install(fakes)
+    client = {"bootstrap_servers": "127.0.0.1:9092"}
+    client.update(options.pop("client", {}))
+    config = ProducerConfig(client=client, **options)
+    core = ProducerCore(config, now=0.0, rng=random.Random(seed))
+    pump = Pump(core, fakes)  # type: ignore[arg-type]
+    return core, pump, log
