@@ -73,6 +73,7 @@ class TrioIo:
         self._ssl_server_hostname = ssl_server_hostname
         self._conns: dict[ConnId, _Conn] = {}
         self._timer_scope = trio.CancelScope()
+        self._timer_stop = trio.CancelScope()
         self._deadline: float | None = None
         self.bridge: Bridge | None = None
 
@@ -110,17 +111,21 @@ class TrioIo:
 
     # -- tasks ------------------------------------------------------------
     async def run_timer(self) -> None:
-        """Call ``handle_timeout`` whenever the core's deadline passes; runs forever."""
-        while True:
-            with self._timer_scope:
-                await trio.sleep_forever()
-            self._timer_scope = trio.CancelScope(
-                deadline=math.inf if self._deadline is None else self._deadline
-            )
-            if self._deadline is not None and trio.current_time() >= self._deadline:
-                self.bridge_().feed_timeout()
+        """Call ``handle_timeout`` whenever the core's deadline passes, until aborted."""
+        with self._timer_stop:
+            while True:
+                with self._timer_scope:
+                    await trio.sleep_forever()
+                self._timer_scope = trio.CancelScope(
+                    deadline=math.inf if self._deadline is None else self._deadline
+                )
+                if self._deadline is not None and trio.current_time() >= self._deadline:
+                    self.bridge_().feed_timeout()
 
     def abort_all(self) -> None:
+        """Stop the timer and every connection task (the nursery itself is left alone:
+        its scope encloses the user's ``async with`` body)."""
+        self._timer_stop.cancel()
         for conn in self._conns.values():
             conn.state = ConnState.CLOSED
             conn.scope.cancel()

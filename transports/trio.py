@@ -15,9 +15,11 @@ in the core. Client life (:class:`ClientState`)::
 
     NEW --async with--> RUNNING --close()/exit--> CLOSED
 
-Leaving the block is bounded: the core is shut down (pending requests end
-with ``RequestCancelled``) and the nursery is cancelled, which closes
-every socket without waiting for the peer.
+Leaving the block (or ``close()``) is bounded: the core is shut down
+(pending requests end with ``RequestCancelled``), and the timer and every
+connection task are cancelled through their own scopes, which closes every
+socket without waiting for the peer. The nursery's own scope is never
+cancelled: it encloses the user's ``async with`` body.
 """
 
 from __future__ import annotations
@@ -129,11 +131,12 @@ class TrioKafkaClient:
             nursery.start_soon(io.run_timer)
             bridge.pump()  # the core may have asked for connections while being built
             await self.connect()
-        except BaseException as exc:
+        except BaseException:
+            # Leave the nursery cleanly and raise the error itself, not a
+            # group wrapping it: a failed bootstrap is one plain error.
             self._shutdown()
-            if not await self._nursery_cm.__aexit__(type(exc), exc, exc.__traceback__):
-                raise
-            raise  # pragma: no cover - the nursery never swallows
+            await self._nursery_cm.__aexit__(None, None, None)
+            raise
         return self
 
     async def __aexit__(
@@ -143,7 +146,10 @@ class TrioKafkaClient:
         tb: TracebackType | None,
     ) -> bool:
         self._shutdown()
-        return bool(await self._nursery_cm.__aexit__(exc_type, exc, tb))
+        # The block's own exception propagates unwrapped; the nursery only
+        # holds our connection and timer tasks, which _shutdown cancelled.
+        await self._nursery_cm.__aexit__(None, None, None)
+        return False
 
     async def connect(self) -> None:
         """Wait until cluster metadata arrived (``async with`` already does this).
@@ -170,7 +176,6 @@ class TrioKafkaClient:
             core = self._core
             self._bridge.command(lambda now: core.shutdown(now=now))
             self._io.abort_all()
-            self._nursery.cancel_scope.cancel()
         self._router.fail_all(RequestCancelled("TrioKafkaClient closed"))
 
     # -- requests -----------------------------------------------------------
