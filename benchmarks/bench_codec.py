@@ -8,8 +8,9 @@ Cases
   headers), uncompressed, lz4 and zstd: *build* (append every record, then
   build the bytes) and *parse* (decode the bytes and touch every record's
   key and value);
-* decode a Metadata response with 50 topics x 20 partitions;
-* encode a Fetch request (50 topics x 20 partitions).
+* decode a Metadata response with 50 topics x 20 partitions (v5, the newest
+  aiokafka speaks, and v12, flexible);
+* build and encode a Fetch request for 50 topics x 20 partitions (v11 and v12).
 
 Contenders
 ----------
@@ -19,7 +20,8 @@ Contenders
 * aiokafka: ``aiokafka.record.default_records`` with its compiled (Cython)
   classes *and* the pure-Python classes (``_DefaultRecordBatchBuilderPy`` /
   ``_DefaultRecordBatchPy``, which aiokafka itself picks when
-  ``AIOKAFKA_NO_EXTENSIONS`` is set), and its protocol classes.
+  ``AIOKAFKA_NO_EXTENSIONS`` is set), and its protocol classes (pure Python,
+  Metadata up to v5, Fetch up to v11).
 
 Each measurement runs the case ``inner`` times per sample and keeps the best
 of ``repeat`` samples (the machine is shared; the minimum is the least noisy
@@ -36,11 +38,12 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kafkacore.records import Compression, RecordBatch, RecordBatchBuilder  # noqa: E402
+from kafkacore.records import Compression, RecordBatch, RecordBatchBuilder
 
 N_RECORDS = 1000
 KEYS = [b"key-%06d" % i for i in range(N_RECORDS)]  # 10 bytes
@@ -129,8 +132,8 @@ def peer_parse(batch_cls: Any, data: bytes) -> int:
 
 
 def record_contenders() -> dict[str, tuple[Callable[[Compression], bytes], Callable[[bytes], int]]]:
-    from aiokafka.record import default_records as aio
-    from kafka.record import default_records as kp
+    from aiokafka.record import default_records as aio  # type: ignore[import-untyped]
+    from kafka.record import default_records as kp  # type: ignore[import-untyped]
 
     def wrap_build(cls: Any) -> Callable[[Compression], bytes]:
         return lambda codec: peer_build(cls, int(codec))
@@ -141,7 +144,10 @@ def record_contenders() -> dict[str, tuple[Callable[[Compression], bytes], Calla
     return {
         "kafkacore append / iter": (kc_build_append, kc_parse_iter),
         "kafkacore append_many / columns": (kc_build_many, kc_parse_columns),
-        "kafka-python": (wrap_build(kp.DefaultRecordBatchBuilder), wrap_parse(kp.DefaultRecordBatch)),
+        "kafka-python": (
+            wrap_build(kp.DefaultRecordBatchBuilder),
+            wrap_parse(kp.DefaultRecordBatch),
+        ),
         "aiokafka (C ext)": (
             wrap_build(aio.DefaultRecordBatchBuilder),
             wrap_parse(aio.DefaultRecordBatch),
@@ -164,11 +170,190 @@ def bench_records(inner: int, repeat: int) -> list[Result]:
         # Everyone parses the same bytes: the batch kafkacore built.
         data = kc_build_many(codec)
         for who, (build, parse) in contenders.items():
-            seconds = measure(lambda b=build, c=codec: b(c), inner=inner, repeat=repeat)
+            seconds = measure(partial(build, codec), inner=inner, repeat=repeat)
             results.append(Result(f"build 1000 records, {name}", who, N_RECORDS / seconds))
             assert parse(data) == 110 * N_RECORDS
-            seconds = measure(lambda p=parse: p(data), inner=inner, repeat=repeat)
+            seconds = measure(partial(parse, data), inner=inner, repeat=repeat)
             results.append(Result(f"parse 1000 records, {name}", who, N_RECORDS / seconds))
+    return results
+
+
+# ---- protocol messages -------------------------------------------------------
+
+N_TOPICS = 50
+N_PARTITIONS = 20
+#: Versions every contender speaks (aiokafka stops at Metadata v5 and Fetch v11);
+#: kafkacore and kafka-python are also measured at a current flexible version.
+METADATA_COMMON = 5
+FETCH_COMMON = 11
+METADATA_FLEXIBLE = 12
+FETCH_FLEXIBLE = 12
+
+
+def metadata_bytes(version: int) -> bytes:
+    """A Metadata response with 3 brokers and 50 topics x 20 partitions, encoded by kafkacore."""
+    from kafkacore.protocol.messages import MetadataResponse
+    from kafkacore.protocol.messages.metadata_response import (
+        MetadataResponseBroker,
+        MetadataResponsePartition,
+        MetadataResponseTopic,
+    )
+
+    msg = MetadataResponse(
+        brokers=[
+            MetadataResponseBroker(node_id=n, host=f"broker-{n}.example", port=9092, rack=f"r{n}")
+            for n in range(3)
+        ],
+        cluster_id="kafkacore-bench-cluster",
+        controller_id=1,
+        topics=[
+            MetadataResponseTopic(
+                name=f"topic-{t:03d}",
+                partitions=[
+                    MetadataResponsePartition(
+                        partition_index=p,
+                        leader_id=p % 3,
+                        leader_epoch=7,
+                        replica_nodes=[p % 3, (p + 1) % 3, (p + 2) % 3],
+                        isr_nodes=[p % 3, (p + 1) % 3, (p + 2) % 3],
+                    )
+                    for p in range(N_PARTITIONS)
+                ],
+            )
+            for t in range(N_TOPICS)
+        ],
+    )
+    return msg.encode(version)
+
+
+def kc_fetch_request(version: int) -> bytes:
+    from kafkacore.protocol.messages import FetchRequest
+    from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic
+
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=500,
+        min_bytes=1,
+        max_bytes=52428800,
+        isolation_level=1,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            FetchTopic(
+                topic=f"topic-{t:03d}",
+                partitions=[
+                    FetchPartition(
+                        partition=p,
+                        current_leader_epoch=7,
+                        fetch_offset=1_000_000 + p,
+                        log_start_offset=-1,
+                        partition_max_bytes=1048576,
+                    )
+                    for p in range(N_PARTITIONS)
+                ],
+            )
+            for t in range(N_TOPICS)
+        ],
+    ).encode(version)
+
+
+def kp_fetch_request(version: int) -> bytes:
+    from kafka.protocol.consumer.fetch import FetchRequest  # type: ignore[import-untyped]
+
+    topic_cls = FetchRequest.FetchTopic
+    part_cls = topic_cls.FetchPartition
+    request = FetchRequest(
+        replica_id=-1,
+        max_wait_ms=500,
+        min_bytes=1,
+        max_bytes=52428800,
+        isolation_level=1,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            topic_cls(
+                topic=f"topic-{t:03d}",
+                partitions=[
+                    part_cls(
+                        partition=p,
+                        current_leader_epoch=7,
+                        fetch_offset=1_000_000 + p,
+                        log_start_offset=-1,
+                        partition_max_bytes=1048576,
+                    )
+                    for p in range(N_PARTITIONS)
+                ],
+            )
+            for t in range(N_TOPICS)
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+    )
+    return bytes(request.encode(version=version))
+
+
+def aio_fetch_request() -> bytes:
+    from aiokafka.protocol.fetch import FetchRequest_v11  # type: ignore[import-untyped]
+
+    data: bytes = FetchRequest_v11(
+        -1,
+        500,
+        1,
+        52428800,
+        1,
+        0,
+        -1,
+        [
+            (f"topic-{t:03d}", [(p, 7, 1_000_000 + p, -1, 1048576) for p in range(N_PARTITIONS)])
+            for t in range(N_TOPICS)
+        ],
+        [],
+        "",
+    ).encode()
+    return data
+
+
+def bench_protocol(inner: int, repeat: int) -> list[Result]:
+    from aiokafka.protocol.metadata import MetadataResponse_v5  # type: ignore[import-untyped]
+    from kafka.protocol.metadata import (  # type: ignore[import-untyped]
+        MetadataResponse as KpMetadataResponse,
+    )
+
+    from kafkacore.protocol.messages import MetadataResponse
+
+    results = []
+    for version in (METADATA_COMMON, METADATA_FLEXIBLE):
+        data = metadata_bytes(version)
+        case = f"decode Metadata v{version} response, 50 topics x 20 partitions"
+        decoders: dict[str, Callable[[], object]] = {
+            "kafkacore": partial(MetadataResponse.decode, data, version),
+            "kafka-python": partial(KpMetadataResponse.decode, data, version=version),
+        }
+        if version == METADATA_COMMON:
+            decoders["aiokafka"] = partial(MetadataResponse_v5.decode, data)
+        # Sanity: everyone sees the same 1,000 partitions.
+        assert sum(len(t.partitions) for t in MetadataResponse.decode(data, version).topics) == 1000
+        assert (
+            sum(len(t.partitions) for t in KpMetadataResponse.decode(data, version=version).topics)
+            == 1000
+        )
+        if version == METADATA_COMMON:
+            assert sum(len(t[3]) for t in MetadataResponse_v5.decode(data).topics) == 1000
+        for who, fn in decoders.items():
+            results.append(Result(case, who, 1 / measure(fn, inner=inner, repeat=repeat)))
+    for version in (FETCH_COMMON, FETCH_FLEXIBLE):
+        case = f"build + encode Fetch v{version} request, 50 topics x 20 partitions"
+        encoders: dict[str, Callable[[], object]] = {
+            "kafkacore": partial(kc_fetch_request, version),
+            "kafka-python": partial(kp_fetch_request, version),
+        }
+        if version == FETCH_COMMON:
+            encoders["aiokafka"] = aio_fetch_request
+            assert kc_fetch_request(version) == kp_fetch_request(version) == aio_fetch_request()
+        else:
+            assert kc_fetch_request(version) == kp_fetch_request(version)
+        for who, fn in encoders.items():
+            results.append(Result(case, who, 1 / measure(fn, inner=inner, repeat=repeat)))
     return results
 
 
@@ -194,9 +379,10 @@ def report(results: list[Result], markdown: bool) -> None:
         cases.setdefault(r.case, {})[r.contender] = r.per_second
     for case, row in cases.items():
         kp = row.get("kafka-python")
-        aio_c = row.get("aiokafka (C ext)")
+        # aiokafka's protocol classes are pure Python; its records have a C extension.
+        aio_c = row.get("aiokafka (C ext)") or row.get("aiokafka")
         if markdown:
-            print(f"\n| {case} | per s | vs kafka-python | vs aiokafka C |")
+            print(f"\n| {case} | per s | vs kafka-python | vs aiokafka |")
             print("|---|---:|---:|---:|")
         else:
             print(f"\n{case}")
@@ -206,17 +392,23 @@ def report(results: list[Result], markdown: bool) -> None:
             if markdown:
                 print(f"| {who} | {rate:,.0f} | {ratio_kp} | {ratio_c} |")
             else:
-                print(f"  {who:34s} {rate:>14,.0f}/s  {ratio_kp:>7s} vs kafka-python  {ratio_c:>7s} vs aiokafka C")
+                print(
+                    f"  {who:34s} {rate:>14,.0f}/s"
+                    f"  {ratio_kp:>7s} vs kafka-python  {ratio_c:>7s} vs aiokafka"
+                )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
     parser.add_argument("--markdown", action="store_true", help="print tables for RESULTS.md")
     args = parser.parse_args()
     inner, repeat = (3, 3) if args.quick else (20, 7)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}")
     results = bench_records(inner, repeat)
+    results += bench_protocol(inner, repeat)
     report(results, args.markdown)
 
 

@@ -354,7 +354,7 @@ def decode_control_record(record: Record) -> ControlRecord:
 
 # ---------------------------------------------------------------------------
 # Hot loops. Both assume well-formed input; any exception is handed to
-# _diagnose, which re-parses the failing record carefully and raises a precise
+# _diagnose, which re-parses the records carefully and raises a precise
 # DecodeError. Keep the two loops in step with each other and with _diagnose.
 # ---------------------------------------------------------------------------
 
@@ -382,11 +382,8 @@ def _decode_columns(
     add_value = values.append
     add_ts = ts_deltas.append
     pos = 0
-    start = 0
-    i = 0
     try:
         for i in range(count):
-            start = pos
             b = buf[pos]
             if b < 0x80:
                 end = pos + 1 + zz[b]
@@ -476,7 +473,7 @@ def _decode_columns(
             timestamps = array("q", (fixed_ts,)) * count
         offsets = array("q", range(base_offset, base_offset + count))
     except (IndexError, ValueError, OverflowError) as exc:
-        raise _diagnose(buf, start, i, count, offset_base) from exc
+        raise _diagnose(buf, count, offset_base) from exc
     if pos != len(buf):
         raise _leftover(buf, pos, count, offset_base)
     for index, delta in odd_offsets:
@@ -506,11 +503,8 @@ def _iter_records(
     key: bytes | None
     value: bytes | None
     pos = 0
-    start = 0
-    i = 0
     try:
-        for i in range(count):  # noqa: B007 (i names the failing record)
-            start = pos
+        for _ in range(count):
             b = buf[pos]
             if b < 0x80:
                 end = pos + 1 + zz[b]
@@ -602,7 +596,7 @@ def _iter_records(
                 ),
             )
     except (IndexError, ValueError) as exc:
-        raise _diagnose(buf, start, i, count, offset_base) from exc
+        raise _diagnose(buf, count, offset_base) from exc
     if pos != len(buf):
         raise _leftover(buf, pos, count, offset_base)
 
@@ -638,10 +632,12 @@ class _Fail(Exception):
         self.reason = reason
 
 
-def _diagnose(
-    buf: bytes, start: int, index: int, count: int, offset_base: int | None
-) -> DecodeError:
-    """Re-parse record ``index`` at ``start`` with every check; describe the first fault."""
+def _diagnose(buf: bytes, count: int, offset_base: int | None) -> DecodeError:
+    """Walk the records again from the start with every check; describe the first fault.
+
+    Runs only after a hot loop failed, so the hot loops need not remember
+    where the failing record began.
+    """
 
     def varint(field: str, pos: int, max_bytes: int) -> tuple[int, int]:
         try:
@@ -658,8 +654,7 @@ def _diagnose(
             raise _Fail(field, pos, f"length {n} runs past the record end")
         return pos + max(n, 0)
 
-    name = f"records[{index}]"
-    try:
+    def check(start: int, index: int) -> int:
         if start >= len(buf):
             raise _Fail(
                 "length",
@@ -702,9 +697,17 @@ def _diagnose(
                 start,
                 f"record length is {length} but its fields end {pos - end} bytes later",
             )
-        raise _Fail("timestampDelta", start, "timestamp or offset overflows int64")
+        return end
+
+    pos = 0
+    index = 0
+    try:
+        for index in range(count):
+            pos = check(pos, index)
     except _Fail as fail:
-        return _error(fail.reason, f"{name}.{fail.field}", fail.pos, offset_base)
+        return _error(fail.reason, f"records[{index}].{fail.field}", fail.pos, offset_base)
+    # Every record is well formed, so a computed value left the int64 range.
+    return _error("timestamp or offset overflows int64", "timestampDelta", 0, offset_base)
 
 
 def _leftover(buf: bytes, pos: int, count: int, offset_base: int | None) -> DecodeError:

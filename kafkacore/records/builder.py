@@ -66,6 +66,9 @@ class BuilderState(Enum):
     BUILT = "built"
 
 
+_OPEN: Final = BuilderState.OPEN
+
+
 def estimate_record_size(key_size: int, value_size: int, headers: Iterable[Header] = ()) -> int:
     """Upper bound of one encoded record's size (Java's ``DefaultRecord.sizeInUpperBound`` idea).
 
@@ -248,7 +251,7 @@ class RecordBatchBuilder:
         headers: Iterable[Header] = (),
     ) -> int:
         """Append one record; returns its offset delta within the batch."""
-        if self.state is not BuilderState.OPEN:
+        if self.state is not _OPEN:
             self._check_open()
         if type(timestamp) is not int or not _INT64_MIN <= timestamp <= _INT64_MAX:
             self._check_timestamp(timestamp)
@@ -294,8 +297,9 @@ class RecordBatchBuilder:
             tb = ob = table[0]
         body = b"".join((_ATTR, tb, ob, kh, key, vh, value, hb))
         n = len(body)
-        self._buf += table[n] if n < ZIGZAG_LIMIT else zigzag_bytes(n)
-        self._buf += body
+        buf = self._buf
+        buf += table[n] if n < ZIGZAG_LIMIT else zigzag_bytes(n)
+        buf += body
         self._count = index + 1
         return index
 
