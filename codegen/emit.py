@@ -471,7 +471,7 @@ class Module:
     def gen_encoder(self, s: StructSpec, v: int) -> str:
         self.cur_struct = s.name
         flex = self.flexible(v)
-        ind = "    "
+        ind = "        "
         body: list[str] = []
         fields = s.fields
         i = 0
@@ -500,12 +500,14 @@ class Module:
                     run.append(g)
                     j += 1
                 code = "".join(FIXED[r.base][0] for r in run)
+                body.append(f'{ind}f = "{run[0].name}"')
                 vals = ", ".join(
                     f"o.{r.attr}.bytes" if r.base == "uuid" else f"o.{r.attr}" for r in run
                 )
                 body.append(f"{ind}out += {self.fmt('>' + code)}.pack({vals})")
                 i = j
                 continue
+            body.append(f'{ind}f = "{f.name}"')
             self.write_value(
                 body,
                 ind,
@@ -538,6 +540,7 @@ class Module:
                 if tf.is_struct and not tf.is_array and contains(tf.nullable, v):
                     raise NotImplementedError(f"tagged nullable struct {s.name}.{tf.name}")
                 body += [
+                    f'{ind}f = "{tf.name}"',
                     f"{ind}if {not_default_test('o.' + tf.attr, tf)}:",
                     f"{ind}    t = bytearray()",
                 ]
@@ -546,8 +549,15 @@ class Module:
                 )
                 body.append(f"{ind}    tg.append(({tf.tag}, t))")
             body.append(f"{ind}_w.write_tags(out, tg)")
+        full = [
+            '    f = ""',
+            "    try:",
+            *body,
+            "    except _w.ENCODE_FAILURES as exc:",
+            f'        raise _w.encode_failure(exc, "{s.name}", v, f) from None',
+        ]
         sig = f"(o: {s.name}, out: bytearray, v: int) -> None:"
-        return self.add_func("e", s.name, sig, body)
+        return self.add_func("e", s.name, sig, full)
 
     # -- classes ---------------------------------------------------------------
     def gen_class(self, s: StructSpec, top: bool) -> list[str]:

@@ -28,6 +28,7 @@ __all__ = [
     "ARRAY_STRUCTS",
     "DECODE_FAILURES",
     "EMPTY_TAGS",
+    "ENCODE_FAILURES",
     "I8",
     "I16",
     "I32",
@@ -38,6 +39,7 @@ __all__ = [
     "ZERO_UUID",
     "Bad",
     "decode_failure",
+    "encode_failure",
     "not_in_version",
     "null_field",
     "read_unknown_tag",
@@ -78,6 +80,22 @@ DECODE_FAILURES = (
     UnicodeDecodeError,
     OverflowError,
 )
+
+
+#: Exceptions that signal a bad value inside a generated encoder: a number
+#: outside its wire range (struct.error), a wrong type, a string that cannot
+#: be UTF-8 encoded. They become LocalProtocolError naming the field.
+ENCODE_FAILURES = (struct.error, TypeError, AttributeError, ValueError, OverflowError)
+
+
+def encode_failure(
+    exc: Exception, struct_name: str, version: int, field: str
+) -> LocalProtocolError:
+    """Translate a failure while writing ``field`` into a LocalProtocolError."""
+    where = f"{struct_name}.{field}" if field else struct_name
+    return LocalProtocolError(
+        f"{where} cannot be encoded at version {version} ({exc}); check its value and type"
+    )
 
 
 class Bad(ValueError):

@@ -222,3 +222,25 @@ def test_consumer_protocol_version_prefix() -> None:
         decode_subscription(b"\xff\xff")
     with pytest.raises(DecodeError):
         decode_assignment(b"\x00")
+
+
+def test_encode_errors_name_the_field() -> None:
+    from kafkacore.protocol.messages.metadata_response import (
+        MetadataResponsePartition,
+        MetadataResponseTopic,
+    )
+
+    with pytest.raises(LocalProtocolError, match=r"MetadataResponse\.ThrottleTimeMs"):
+        MetadataResponse(throttle_time_ms=2**40).encode(12)
+    bad = MetadataResponse(
+        topics=[
+            MetadataResponseTopic(
+                name="a",
+                partitions=[MetadataResponsePartition(replica_nodes=["x"])],  # type: ignore[list-item]
+            )
+        ]
+    )
+    with pytest.raises(LocalProtocolError, match=r"MetadataResponsePartition\.ReplicaNodes"):
+        bad.encode(12)
+    with pytest.raises(LocalProtocolError, match=r"MetadataResponse\.ClusterId"):
+        MetadataResponse(cluster_id="\udc80").encode(12)

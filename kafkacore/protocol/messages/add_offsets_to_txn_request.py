@@ -71,17 +71,24 @@ def _d_AddOffsetsToTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_AddOffsetsToTxnRequest_0(o: AddOffsetsToTxnRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_qh.pack(o.producer_id, o.producer_epoch)
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AddOffsetsToTxnRequest", v)
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProducerId"
+        out += _S_qh.pack(o.producer_id, o.producer_epoch)
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AddOffsetsToTxnRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddOffsetsToTxnRequest", v, f) from None
 
 
 def _d_AddOffsetsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddOffsetsToTxnRequest, int]:
@@ -143,19 +150,26 @@ def _d_AddOffsetsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_AddOffsetsToTxnRequest_1(o: AddOffsetsToTxnRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_qh.pack(o.producer_id, o.producer_epoch)
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProducerId"
+        out += _S_qh.pack(o.producer_id, o.producer_epoch)
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddOffsetsToTxnRequest", v, f) from None
 
 
 AddOffsetsToTxnRequest.FIELDS = (

@@ -47,9 +47,14 @@ def _d_AddOffsetsToTxnResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_AddOffsetsToTxnResponse_0(o: AddOffsetsToTxnResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AddOffsetsToTxnResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AddOffsetsToTxnResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddOffsetsToTxnResponse", v, f) from None
 
 
 def _d_AddOffsetsToTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddOffsetsToTxnResponse, int]:
@@ -81,11 +86,16 @@ def _d_AddOffsetsToTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_AddOffsetsToTxnResponse_1(o: AddOffsetsToTxnResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddOffsetsToTxnResponse", v, f) from None
 
 
 AddOffsetsToTxnResponse.FIELDS = (

@@ -100,18 +100,24 @@ def _d_AddPartitionsToTxnTopic_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_AddPartitionsToTxnTopic_0(o: AddPartitionsToTxnTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AddPartitionsToTxnTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AddPartitionsToTxnTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnTopic", v, f) from None
 
 
 def _d_AddPartitionsToTxnTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnTopic, int]:
@@ -172,20 +178,26 @@ def _d_AddPartitionsToTxnTopic_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_AddPartitionsToTxnTopic_1(o: AddPartitionsToTxnTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnTopic", v, f) from None
 
 
 def _d_AddPartitionsToTxnTransaction_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnTransaction, int]:
@@ -249,19 +261,26 @@ def _d_AddPartitionsToTxnTransaction_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_AddPartitionsToTxnTransaction_0(o: AddPartitionsToTxnTransaction, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_qho.pack(o.producer_id, o.producer_epoch, o.verify_only)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_AddPartitionsToTxnTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProducerId"
+        out += _S_qho.pack(o.producer_id, o.producer_epoch, o.verify_only)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_AddPartitionsToTxnTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnTransaction", v, f) from None
 
 
 def _d_AddPartitionsToTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnRequest, int]:
@@ -303,19 +322,26 @@ def _d_AddPartitionsToTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_AddPartitionsToTxnRequest_0(o: AddPartitionsToTxnRequest, out: bytearray, v: int) -> None:
-    if o.transactions != []:
-        raise _w.not_in_version("AddPartitionsToTxnRequest", "Transactions", v)
-    x_v3_and_below_transactional_id = o.v3_and_below_transactional_id
-    bx = x_v3_and_below_transactional_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_qh.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
-    x_v3_and_below_topics = o.v3_and_below_topics
-    out += _w.I32.pack(len(x_v3_and_below_topics))
-    for el_v3_and_below_topics in x_v3_and_below_topics:
-        _e_AddPartitionsToTxnTopic_0(el_v3_and_below_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AddPartitionsToTxnRequest", v)
+    f = ""
+    try:
+        if o.transactions != []:
+            raise _w.not_in_version("AddPartitionsToTxnRequest", "Transactions", v)
+        f = "V3AndBelowTransactionalId"
+        x_v3_and_below_transactional_id = o.v3_and_below_transactional_id
+        bx = x_v3_and_below_transactional_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "V3AndBelowProducerId"
+        out += _S_qh.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
+        f = "V3AndBelowTopics"
+        x_v3_and_below_topics = o.v3_and_below_topics
+        out += _w.I32.pack(len(x_v3_and_below_topics))
+        for el_v3_and_below_topics in x_v3_and_below_topics:
+            _e_AddPartitionsToTxnTopic_0(el_v3_and_below_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AddPartitionsToTxnRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnRequest", v, f) from None
 
 
 def _d_AddPartitionsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnRequest, int]:
@@ -380,21 +406,28 @@ def _d_AddPartitionsToTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_AddPartitionsToTxnRequest_1(o: AddPartitionsToTxnRequest, out: bytearray, v: int) -> None:
-    if o.transactions != []:
-        raise _w.not_in_version("AddPartitionsToTxnRequest", "Transactions", v)
-    x_v3_and_below_transactional_id = o.v3_and_below_transactional_id
-    bx = x_v3_and_below_transactional_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_qh.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
-    x_v3_and_below_topics = o.v3_and_below_topics
-    out += _w.uvarint(len(x_v3_and_below_topics) + 1)
-    for el_v3_and_below_topics in x_v3_and_below_topics:
-        _e_AddPartitionsToTxnTopic_1(el_v3_and_below_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        if o.transactions != []:
+            raise _w.not_in_version("AddPartitionsToTxnRequest", "Transactions", v)
+        f = "V3AndBelowTransactionalId"
+        x_v3_and_below_transactional_id = o.v3_and_below_transactional_id
+        bx = x_v3_and_below_transactional_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "V3AndBelowProducerId"
+        out += _S_qh.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
+        f = "V3AndBelowTopics"
+        x_v3_and_below_topics = o.v3_and_below_topics
+        out += _w.uvarint(len(x_v3_and_below_topics) + 1)
+        for el_v3_and_below_topics in x_v3_and_below_topics:
+            _e_AddPartitionsToTxnTopic_1(el_v3_and_below_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnRequest", v, f) from None
 
 
 def _d_AddPartitionsToTxnRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnRequest, int]:
@@ -444,22 +477,27 @@ def _d_AddPartitionsToTxnRequest_2(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_AddPartitionsToTxnRequest_2(o: AddPartitionsToTxnRequest, out: bytearray, v: int) -> None:
-    x_transactions = o.transactions
-    out += _w.uvarint(len(x_transactions) + 1)
-    for el_transactions in x_transactions:
-        _e_AddPartitionsToTxnTransaction_0(el_transactions, out, v)
-    if o.v3_and_below_transactional_id != "":
-        raise _w.not_in_version("AddPartitionsToTxnRequest", "V3AndBelowTransactionalId", v)
-    if o.v3_and_below_producer_id != 0:
-        raise _w.not_in_version("AddPartitionsToTxnRequest", "V3AndBelowProducerId", v)
-    if o.v3_and_below_producer_epoch != 0:
-        raise _w.not_in_version("AddPartitionsToTxnRequest", "V3AndBelowProducerEpoch", v)
-    if o.v3_and_below_topics != []:
-        raise _w.not_in_version("AddPartitionsToTxnRequest", "V3AndBelowTopics", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Transactions"
+        x_transactions = o.transactions
+        out += _w.uvarint(len(x_transactions) + 1)
+        for el_transactions in x_transactions:
+            _e_AddPartitionsToTxnTransaction_0(el_transactions, out, v)
+        if o.v3_and_below_transactional_id != "":
+            raise _w.not_in_version("AddPartitionsToTxnRequest", "V3AndBelowTransactionalId", v)
+        if o.v3_and_below_producer_id != 0:
+            raise _w.not_in_version("AddPartitionsToTxnRequest", "V3AndBelowProducerId", v)
+        if o.v3_and_below_producer_epoch != 0:
+            raise _w.not_in_version("AddPartitionsToTxnRequest", "V3AndBelowProducerEpoch", v)
+        if o.v3_and_below_topics != []:
+            raise _w.not_in_version("AddPartitionsToTxnRequest", "V3AndBelowTopics", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnRequest", v, f) from None
 
 
 AddPartitionsToTxnTopic.FIELDS = (

@@ -85,9 +85,14 @@ def _d_AddPartitionsToTxnPartitionResult_0(buf: memoryview, pos: int, n: int, v:
 
 
 def _e_AddPartitionsToTxnPartitionResult_0(o: AddPartitionsToTxnPartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.partition_error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AddPartitionsToTxnPartitionResult", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.partition_error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AddPartitionsToTxnPartitionResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnPartitionResult", v, f) from None
 
 
 def _d_AddPartitionsToTxnPartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnPartitionResult, int]:
@@ -119,11 +124,16 @@ def _d_AddPartitionsToTxnPartitionResult_1(buf: memoryview, pos: int, n: int, v:
 
 
 def _e_AddPartitionsToTxnPartitionResult_1(o: AddPartitionsToTxnPartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.partition_error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.partition_error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnPartitionResult", v, f) from None
 
 
 def _d_AddPartitionsToTxnTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnTopicResult, int]:
@@ -161,16 +171,22 @@ def _d_AddPartitionsToTxnTopicResult_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_AddPartitionsToTxnTopicResult_0(o: AddPartitionsToTxnTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_results_by_partition = o.results_by_partition
-    out += _w.I32.pack(len(x_results_by_partition))
-    for el_results_by_partition in x_results_by_partition:
-        _e_AddPartitionsToTxnPartitionResult_0(el_results_by_partition, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AddPartitionsToTxnTopicResult", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ResultsByPartition"
+        x_results_by_partition = o.results_by_partition
+        out += _w.I32.pack(len(x_results_by_partition))
+        for el_results_by_partition in x_results_by_partition:
+            _e_AddPartitionsToTxnPartitionResult_0(el_results_by_partition, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AddPartitionsToTxnTopicResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnTopicResult", v, f) from None
 
 
 def _d_AddPartitionsToTxnTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnTopicResult, int]:
@@ -231,18 +247,24 @@ def _d_AddPartitionsToTxnTopicResult_1(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_AddPartitionsToTxnTopicResult_1(o: AddPartitionsToTxnTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_results_by_partition = o.results_by_partition
-    out += _w.uvarint(len(x_results_by_partition) + 1)
-    for el_results_by_partition in x_results_by_partition:
-        _e_AddPartitionsToTxnPartitionResult_1(el_results_by_partition, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ResultsByPartition"
+        x_results_by_partition = o.results_by_partition
+        out += _w.uvarint(len(x_results_by_partition) + 1)
+        for el_results_by_partition in x_results_by_partition:
+            _e_AddPartitionsToTxnPartitionResult_1(el_results_by_partition, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnTopicResult", v, f) from None
 
 
 def _d_AddPartitionsToTxnResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnResult, int]:
@@ -303,18 +325,24 @@ def _d_AddPartitionsToTxnResult_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_AddPartitionsToTxnResult_0(o: AddPartitionsToTxnResult, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topic_results = o.topic_results
-    out += _w.uvarint(len(x_topic_results) + 1)
-    for el_topic_results in x_topic_results:
-        _e_AddPartitionsToTxnTopicResult_1(el_topic_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TopicResults"
+        x_topic_results = o.topic_results
+        out += _w.uvarint(len(x_topic_results) + 1)
+        for el_topic_results in x_topic_results:
+            _e_AddPartitionsToTxnTopicResult_1(el_topic_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnResult", v, f) from None
 
 
 def _d_AddPartitionsToTxnResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnResponse, int]:
@@ -346,15 +374,21 @@ def _d_AddPartitionsToTxnResponse_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_AddPartitionsToTxnResponse_0(o: AddPartitionsToTxnResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.results_by_transaction != []:
-        raise _w.not_in_version("AddPartitionsToTxnResponse", "ResultsByTransaction", v)
-    x_results_by_topic_v3_and_below = o.results_by_topic_v3_and_below
-    out += _w.I32.pack(len(x_results_by_topic_v3_and_below))
-    for el_results_by_topic_v3_and_below in x_results_by_topic_v3_and_below:
-        _e_AddPartitionsToTxnTopicResult_0(el_results_by_topic_v3_and_below, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AddPartitionsToTxnResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.results_by_transaction != []:
+            raise _w.not_in_version("AddPartitionsToTxnResponse", "ResultsByTransaction", v)
+        f = "ResultsByTopicV3AndBelow"
+        x_results_by_topic_v3_and_below = o.results_by_topic_v3_and_below
+        out += _w.I32.pack(len(x_results_by_topic_v3_and_below))
+        for el_results_by_topic_v3_and_below in x_results_by_topic_v3_and_below:
+            _e_AddPartitionsToTxnTopicResult_0(el_results_by_topic_v3_and_below, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AddPartitionsToTxnResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnResponse", v, f) from None
 
 
 def _d_AddPartitionsToTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnResponse, int]:
@@ -405,17 +439,23 @@ def _d_AddPartitionsToTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_AddPartitionsToTxnResponse_1(o: AddPartitionsToTxnResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.results_by_transaction != []:
-        raise _w.not_in_version("AddPartitionsToTxnResponse", "ResultsByTransaction", v)
-    x_results_by_topic_v3_and_below = o.results_by_topic_v3_and_below
-    out += _w.uvarint(len(x_results_by_topic_v3_and_below) + 1)
-    for el_results_by_topic_v3_and_below in x_results_by_topic_v3_and_below:
-        _e_AddPartitionsToTxnTopicResult_1(el_results_by_topic_v3_and_below, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.results_by_transaction != []:
+            raise _w.not_in_version("AddPartitionsToTxnResponse", "ResultsByTransaction", v)
+        f = "ResultsByTopicV3AndBelow"
+        x_results_by_topic_v3_and_below = o.results_by_topic_v3_and_below
+        out += _w.uvarint(len(x_results_by_topic_v3_and_below) + 1)
+        for el_results_by_topic_v3_and_below in x_results_by_topic_v3_and_below:
+            _e_AddPartitionsToTxnTopicResult_1(el_results_by_topic_v3_and_below, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnResponse", v, f) from None
 
 
 def _d_AddPartitionsToTxnResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddPartitionsToTxnResponse, int]:
@@ -465,17 +505,23 @@ def _d_AddPartitionsToTxnResponse_2(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_AddPartitionsToTxnResponse_2(o: AddPartitionsToTxnResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_results_by_transaction = o.results_by_transaction
-    out += _w.uvarint(len(x_results_by_transaction) + 1)
-    for el_results_by_transaction in x_results_by_transaction:
-        _e_AddPartitionsToTxnResult_0(el_results_by_transaction, out, v)
-    if o.results_by_topic_v3_and_below != []:
-        raise _w.not_in_version("AddPartitionsToTxnResponse", "ResultsByTopicV3AndBelow", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ResultsByTransaction"
+        x_results_by_transaction = o.results_by_transaction
+        out += _w.uvarint(len(x_results_by_transaction) + 1)
+        for el_results_by_transaction in x_results_by_transaction:
+            _e_AddPartitionsToTxnResult_0(el_results_by_transaction, out, v)
+        if o.results_by_topic_v3_and_below != []:
+            raise _w.not_in_version("AddPartitionsToTxnResponse", "ResultsByTopicV3AndBelow", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddPartitionsToTxnResponse", v, f) from None
 
 
 AddPartitionsToTxnPartitionResult.FIELDS = (

@@ -113,19 +113,26 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
 
 
 def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Listener", v, f) from None
 
 
 def _d_AddRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddRaftVoterRequest, int]:
@@ -191,24 +198,31 @@ def _d_AddRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_AddRaftVoterRequest_0(o: AddRaftVoterRequest, out: bytearray, v: int) -> None:
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iiu.pack(o.timeout_ms, o.voter_id, o.voter_directory_id.bytes)
-    x_listeners = o.listeners
-    out += _w.uvarint(len(x_listeners) + 1)
-    for el_listeners in x_listeners:
-        _e_Listener_0(el_listeners, out, v)
-    if not o.ack_when_committed:
-        raise _w.not_in_version("AddRaftVoterRequest", "AckWhenCommitted", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TimeoutMs"
+        out += _S_iiu.pack(o.timeout_ms, o.voter_id, o.voter_directory_id.bytes)
+        f = "Listeners"
+        x_listeners = o.listeners
+        out += _w.uvarint(len(x_listeners) + 1)
+        for el_listeners in x_listeners:
+            _e_Listener_0(el_listeners, out, v)
+        if not o.ack_when_committed:
+            raise _w.not_in_version("AddRaftVoterRequest", "AckWhenCommitted", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddRaftVoterRequest", v, f) from None
 
 
 def _d_AddRaftVoterRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AddRaftVoterRequest, int]:
@@ -276,23 +290,31 @@ def _d_AddRaftVoterRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_AddRaftVoterRequest_1(o: AddRaftVoterRequest, out: bytearray, v: int) -> None:
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iiu.pack(o.timeout_ms, o.voter_id, o.voter_directory_id.bytes)
-    x_listeners = o.listeners
-    out += _w.uvarint(len(x_listeners) + 1)
-    for el_listeners in x_listeners:
-        _e_Listener_0(el_listeners, out, v)
-    out += _S_o.pack(o.ack_when_committed)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TimeoutMs"
+        out += _S_iiu.pack(o.timeout_ms, o.voter_id, o.voter_directory_id.bytes)
+        f = "Listeners"
+        x_listeners = o.listeners
+        out += _w.uvarint(len(x_listeners) + 1)
+        for el_listeners in x_listeners:
+            _e_Listener_0(el_listeners, out, v)
+        f = "AckWhenCommitted"
+        out += _S_o.pack(o.ack_when_committed)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AddRaftVoterRequest", v, f) from None
 
 
 Listener.FIELDS = (

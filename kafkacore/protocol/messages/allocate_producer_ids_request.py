@@ -62,11 +62,16 @@ def _d_AllocateProducerIdsRequest_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_AllocateProducerIdsRequest_0(o: AllocateProducerIdsRequest, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.broker_id, o.broker_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_iq.pack(o.broker_id, o.broker_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AllocateProducerIdsRequest", v, f) from None
 
 
 AllocateProducerIdsRequest.FIELDS = (

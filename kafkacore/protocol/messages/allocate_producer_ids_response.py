@@ -64,11 +64,16 @@ def _d_AllocateProducerIdsResponse_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_AllocateProducerIdsResponse_0(o: AllocateProducerIdsResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqi.pack(o.throttle_time_ms, o.error_code, o.producer_id_start, o.producer_id_len)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihqi.pack(o.throttle_time_ms, o.error_code, o.producer_id_start, o.producer_id_len)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AllocateProducerIdsResponse", v, f) from None
 
 
 AllocateProducerIdsResponse.FIELDS = (

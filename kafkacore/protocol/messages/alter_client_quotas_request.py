@@ -103,19 +103,25 @@ def _d_EntityData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
 
 
 def _e_EntityData_0(o: EntityData, out: bytearray, v: int) -> None:
-    x_entity_type = o.entity_type
-    bx = x_entity_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_entity_name = o.entity_name
-    if x_entity_name is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_entity_name.encode()
+    f = ""
+    try:
+        f = "EntityType"
+        x_entity_type = o.entity_type
+        bx = x_entity_type.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EntityData", v)
+        f = "EntityName"
+        x_entity_name = o.entity_name
+        if x_entity_name is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_entity_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EntityData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntityData", v, f) from None
 
 
 def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityData, int]:
@@ -174,21 +180,27 @@ def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
 
 
 def _e_EntityData_1(o: EntityData, out: bytearray, v: int) -> None:
-    x_entity_type = o.entity_type
-    bx = x_entity_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_entity_name = o.entity_name
-    if x_entity_name is None:
-        out += b"\x00"
-    else:
-        bx = x_entity_name.encode()
+    f = ""
+    try:
+        f = "EntityType"
+        x_entity_type = o.entity_type
+        bx = x_entity_type.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "EntityName"
+        x_entity_name = o.entity_name
+        if x_entity_name is None:
+            out += b"\x00"
+        else:
+            bx = x_entity_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntityData", v, f) from None
 
 
 def _d_OpData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OpData, int]:
@@ -216,13 +228,19 @@ def _d_OpData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OpData, int]
 
 
 def _e_OpData_0(o: OpData, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_do.pack(o.value, o.remove)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OpData", v)
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Value"
+        out += _S_do.pack(o.value, o.remove)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OpData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OpData", v, f) from None
 
 
 def _d_OpData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OpData, int]:
@@ -269,15 +287,21 @@ def _d_OpData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OpData, int]
 
 
 def _e_OpData_1(o: OpData, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_do.pack(o.value, o.remove)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Value"
+        out += _S_do.pack(o.value, o.remove)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OpData", v, f) from None
 
 
 def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
@@ -317,16 +341,22 @@ def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
 
 
 def _e_EntryData_0(o: EntryData, out: bytearray, v: int) -> None:
-    x_entity = o.entity
-    out += _w.I32.pack(len(x_entity))
-    for el_entity in x_entity:
-        _e_EntityData_0(el_entity, out, v)
-    x_ops = o.ops
-    out += _w.I32.pack(len(x_ops))
-    for el_ops in x_ops:
-        _e_OpData_0(el_ops, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EntryData", v)
+    f = ""
+    try:
+        f = "Entity"
+        x_entity = o.entity
+        out += _w.I32.pack(len(x_entity))
+        for el_entity in x_entity:
+            _e_EntityData_0(el_entity, out, v)
+        f = "Ops"
+        x_ops = o.ops
+        out += _w.I32.pack(len(x_ops))
+        for el_ops in x_ops:
+            _e_OpData_0(el_ops, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EntryData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntryData", v, f) from None
 
 
 def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
@@ -389,18 +419,24 @@ def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
 
 
 def _e_EntryData_1(o: EntryData, out: bytearray, v: int) -> None:
-    x_entity = o.entity
-    out += _w.uvarint(len(x_entity) + 1)
-    for el_entity in x_entity:
-        _e_EntityData_1(el_entity, out, v)
-    x_ops = o.ops
-    out += _w.uvarint(len(x_ops) + 1)
-    for el_ops in x_ops:
-        _e_OpData_1(el_ops, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Entity"
+        x_entity = o.entity
+        out += _w.uvarint(len(x_entity) + 1)
+        for el_entity in x_entity:
+            _e_EntityData_1(el_entity, out, v)
+        f = "Ops"
+        x_ops = o.ops
+        out += _w.uvarint(len(x_ops) + 1)
+        for el_ops in x_ops:
+            _e_OpData_1(el_ops, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntryData", v, f) from None
 
 
 def _d_AlterClientQuotasRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterClientQuotasRequest, int]:
@@ -430,13 +466,19 @@ def _d_AlterClientQuotasRequest_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_AlterClientQuotasRequest_0(o: AlterClientQuotasRequest, out: bytearray, v: int) -> None:
-    x_entries = o.entries
-    out += _w.I32.pack(len(x_entries))
-    for el_entries in x_entries:
-        _e_EntryData_0(el_entries, out, v)
-    out += _S_o.pack(o.validate_only)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterClientQuotasRequest", v)
+    f = ""
+    try:
+        f = "Entries"
+        x_entries = o.entries
+        out += _w.I32.pack(len(x_entries))
+        for el_entries in x_entries:
+            _e_EntryData_0(el_entries, out, v)
+        f = "ValidateOnly"
+        out += _S_o.pack(o.validate_only)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterClientQuotasRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterClientQuotasRequest", v, f) from None
 
 
 def _d_AlterClientQuotasRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterClientQuotasRequest, int]:
@@ -485,15 +527,21 @@ def _d_AlterClientQuotasRequest_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_AlterClientQuotasRequest_1(o: AlterClientQuotasRequest, out: bytearray, v: int) -> None:
-    x_entries = o.entries
-    out += _w.uvarint(len(x_entries) + 1)
-    for el_entries in x_entries:
-        _e_EntryData_1(el_entries, out, v)
-    out += _S_o.pack(o.validate_only)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Entries"
+        x_entries = o.entries
+        out += _w.uvarint(len(x_entries) + 1)
+        for el_entries in x_entries:
+            _e_EntryData_1(el_entries, out, v)
+        f = "ValidateOnly"
+        out += _S_o.pack(o.validate_only)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterClientQuotasRequest", v, f) from None
 
 
 EntityData.FIELDS = (

@@ -92,19 +92,25 @@ def _d_EntityData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
 
 
 def _e_EntityData_0(o: EntityData, out: bytearray, v: int) -> None:
-    x_entity_type = o.entity_type
-    bx = x_entity_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_entity_name = o.entity_name
-    if x_entity_name is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_entity_name.encode()
+    f = ""
+    try:
+        f = "EntityType"
+        x_entity_type = o.entity_type
+        bx = x_entity_type.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EntityData", v)
+        f = "EntityName"
+        x_entity_name = o.entity_name
+        if x_entity_name is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_entity_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EntityData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntityData", v, f) from None
 
 
 def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityData, int]:
@@ -163,21 +169,27 @@ def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
 
 
 def _e_EntityData_1(o: EntityData, out: bytearray, v: int) -> None:
-    x_entity_type = o.entity_type
-    bx = x_entity_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_entity_name = o.entity_name
-    if x_entity_name is None:
-        out += b"\x00"
-    else:
-        bx = x_entity_name.encode()
+    f = ""
+    try:
+        f = "EntityType"
+        x_entity_type = o.entity_type
+        bx = x_entity_type.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "EntityName"
+        x_entity_name = o.entity_name
+        if x_entity_name is None:
+            out += b"\x00"
+        else:
+            bx = x_entity_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntityData", v, f) from None
 
 
 def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
@@ -218,20 +230,27 @@ def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
 
 
 def _e_EntryData_0(o: EntryData, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_entity = o.entity
-    out += _w.I32.pack(len(x_entity))
-    for el_entity in x_entity:
-        _e_EntityData_0(el_entity, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EntryData", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Entity"
+        x_entity = o.entity
+        out += _w.I32.pack(len(x_entity))
+        for el_entity in x_entity:
+            _e_EntityData_0(el_entity, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EntryData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntryData", v, f) from None
 
 
 def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
@@ -295,22 +314,29 @@ def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
 
 
 def _e_EntryData_1(o: EntryData, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_entity = o.entity
-    out += _w.uvarint(len(x_entity) + 1)
-    for el_entity in x_entity:
-        _e_EntityData_1(el_entity, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Entity"
+        x_entity = o.entity
+        out += _w.uvarint(len(x_entity) + 1)
+        for el_entity in x_entity:
+            _e_EntityData_1(el_entity, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntryData", v, f) from None
 
 
 def _d_AlterClientQuotasResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterClientQuotasResponse, int]:
@@ -340,13 +366,19 @@ def _d_AlterClientQuotasResponse_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_AlterClientQuotasResponse_0(o: AlterClientQuotasResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_entries = o.entries
-    out += _w.I32.pack(len(x_entries))
-    for el_entries in x_entries:
-        _e_EntryData_0(el_entries, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterClientQuotasResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Entries"
+        x_entries = o.entries
+        out += _w.I32.pack(len(x_entries))
+        for el_entries in x_entries:
+            _e_EntryData_0(el_entries, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterClientQuotasResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterClientQuotasResponse", v, f) from None
 
 
 def _d_AlterClientQuotasResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterClientQuotasResponse, int]:
@@ -395,15 +427,21 @@ def _d_AlterClientQuotasResponse_1(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_AlterClientQuotasResponse_1(o: AlterClientQuotasResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_entries = o.entries
-    out += _w.uvarint(len(x_entries) + 1)
-    for el_entries in x_entries:
-        _e_EntryData_1(el_entries, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Entries"
+        x_entries = o.entries
+        out += _w.uvarint(len(x_entries) + 1)
+        for el_entries in x_entries:
+            _e_EntryData_1(el_entries, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterClientQuotasResponse", v, f) from None
 
 
 EntityData.FIELDS = (

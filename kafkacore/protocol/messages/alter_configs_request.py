@@ -92,19 +92,25 @@ def _d_AlterableConfig_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Alt
 
 
 def _e_AlterableConfig_0(o: AlterableConfig, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterableConfig", v)
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_value.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterableConfig", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterableConfig", v, f) from None
 
 
 def _d_AlterableConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterableConfig, int]:
@@ -163,21 +169,27 @@ def _d_AlterableConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Alt
 
 
 def _e_AlterableConfig_1(o: AlterableConfig, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\x00"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\x00"
+        else:
+            bx = x_value.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterableConfig", v, f) from None
 
 
 def _d_AlterConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResource, int]:
@@ -218,17 +230,24 @@ def _d_AlterConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_AlterConfigsResource_0(o: AlterConfigsResource, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_configs = o.configs
-    out += _w.I32.pack(len(x_configs))
-    for el_configs in x_configs:
-        _e_AlterableConfig_0(el_configs, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterConfigsResource", v)
+    f = ""
+    try:
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Configs"
+        x_configs = o.configs
+        out += _w.I32.pack(len(x_configs))
+        for el_configs in x_configs:
+            _e_AlterableConfig_0(el_configs, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterConfigsResource", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterConfigsResource", v, f) from None
 
 
 def _d_AlterConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResource, int]:
@@ -292,19 +311,26 @@ def _d_AlterConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_AlterConfigsResource_1(o: AlterConfigsResource, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_configs = o.configs
-    out += _w.uvarint(len(x_configs) + 1)
-    for el_configs in x_configs:
-        _e_AlterableConfig_1(el_configs, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Configs"
+        x_configs = o.configs
+        out += _w.uvarint(len(x_configs) + 1)
+        for el_configs in x_configs:
+            _e_AlterableConfig_1(el_configs, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterConfigsResource", v, f) from None
 
 
 def _d_AlterConfigsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsRequest, int]:
@@ -334,13 +360,19 @@ def _d_AlterConfigsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_AlterConfigsRequest_0(o: AlterConfigsRequest, out: bytearray, v: int) -> None:
-    x_resources = o.resources
-    out += _w.I32.pack(len(x_resources))
-    for el_resources in x_resources:
-        _e_AlterConfigsResource_0(el_resources, out, v)
-    out += _S_o.pack(o.validate_only)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterConfigsRequest", v)
+    f = ""
+    try:
+        f = "Resources"
+        x_resources = o.resources
+        out += _w.I32.pack(len(x_resources))
+        for el_resources in x_resources:
+            _e_AlterConfigsResource_0(el_resources, out, v)
+        f = "ValidateOnly"
+        out += _S_o.pack(o.validate_only)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterConfigsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterConfigsRequest", v, f) from None
 
 
 def _d_AlterConfigsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsRequest, int]:
@@ -389,15 +421,21 @@ def _d_AlterConfigsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_AlterConfigsRequest_1(o: AlterConfigsRequest, out: bytearray, v: int) -> None:
-    x_resources = o.resources
-    out += _w.uvarint(len(x_resources) + 1)
-    for el_resources in x_resources:
-        _e_AlterConfigsResource_1(el_resources, out, v)
-    out += _S_o.pack(o.validate_only)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Resources"
+        x_resources = o.resources
+        out += _w.uvarint(len(x_resources) + 1)
+        for el_resources in x_resources:
+            _e_AlterConfigsResource_1(el_resources, out, v)
+        f = "ValidateOnly"
+        out += _S_o.pack(o.validate_only)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterConfigsRequest", v, f) from None
 
 
 AlterableConfig.FIELDS = (

@@ -106,20 +106,26 @@ def _d_ReassignablePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_ReassignablePartition_0(o: ReassignablePartition, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    x_replicas = o.replicas
-    if x_replicas is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_replicas) + 1)
-        out += (
-            _A_i[len(x_replicas)] if len(x_replicas) < _w.SHORT_ARRAY
-            else _struct.Struct(f">{len(x_replicas)}i")
-        ).pack(*x_replicas)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        f = "Replicas"
+        x_replicas = o.replicas
+        if x_replicas is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_replicas) + 1)
+            out += (
+                _A_i[len(x_replicas)] if len(x_replicas) < _w.SHORT_ARRAY
+                else _struct.Struct(f">{len(x_replicas)}i")
+            ).pack(*x_replicas)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReassignablePartition", v, f) from None
 
 
 def _d_ReassignableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReassignableTopic, int]:
@@ -180,18 +186,24 @@ def _d_ReassignableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[R
 
 
 def _e_ReassignableTopic_0(o: ReassignableTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_ReassignablePartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_ReassignablePartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReassignableTopic", v, f) from None
 
 
 def _d_AlterPartitionReassignmentsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionReassignmentsRequest, int]:
@@ -241,17 +253,23 @@ def _d_AlterPartitionReassignmentsRequest_0(buf: memoryview, pos: int, n: int, v
 
 
 def _e_AlterPartitionReassignmentsRequest_0(o: AlterPartitionReassignmentsRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.timeout_ms)
-    if not o.allow_replication_factor_change:
-        raise _w.not_in_version("AlterPartitionReassignmentsRequest", "AllowReplicationFactorChange", v)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_ReassignableTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if not o.allow_replication_factor_change:
+            raise _w.not_in_version("AlterPartitionReassignmentsRequest", "AllowReplicationFactorChange", v)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_ReassignableTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterPartitionReassignmentsRequest", v, f) from None
 
 
 def _d_AlterPartitionReassignmentsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionReassignmentsRequest, int]:
@@ -300,15 +318,21 @@ def _d_AlterPartitionReassignmentsRequest_1(buf: memoryview, pos: int, n: int, v
 
 
 def _e_AlterPartitionReassignmentsRequest_1(o: AlterPartitionReassignmentsRequest, out: bytearray, v: int) -> None:
-    out += _S_io.pack(o.timeout_ms, o.allow_replication_factor_change)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_ReassignableTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TimeoutMs"
+        out += _S_io.pack(o.timeout_ms, o.allow_replication_factor_change)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_ReassignableTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterPartitionReassignmentsRequest", v, f) from None
 
 
 ReassignablePartition.FIELDS = (

@@ -108,18 +108,24 @@ def _d_ReassignablePartitionResponse_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_ReassignablePartitionResponse_0(o: ReassignablePartitionResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReassignablePartitionResponse", v, f) from None
 
 
 def _d_ReassignableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReassignableTopicResponse, int]:
@@ -180,18 +186,24 @@ def _d_ReassignableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_ReassignableTopicResponse_0(o: ReassignableTopicResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_ReassignablePartitionResponse_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_ReassignablePartitionResponse_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReassignableTopicResponse", v, f) from None
 
 
 def _d_AlterPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionReassignmentsResponse, int]:
@@ -256,23 +268,31 @@ def _d_AlterPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, 
 
 
 def _e_AlterPartitionReassignmentsResponse_0(o: AlterPartitionReassignmentsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_ReassignableTopicResponse_0(el_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_ReassignableTopicResponse_0(el_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterPartitionReassignmentsResponse", v, f) from None
 
 
 def _d_AlterPartitionReassignmentsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionReassignmentsResponse, int]:
@@ -336,22 +356,29 @@ def _d_AlterPartitionReassignmentsResponse_1(buf: memoryview, pos: int, n: int, 
 
 
 def _e_AlterPartitionReassignmentsResponse_1(o: AlterPartitionReassignmentsResponse, out: bytearray, v: int) -> None:
-    out += _S_ioh.pack(o.throttle_time_ms, o.allow_replication_factor_change, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_ReassignableTopicResponse_0(el_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ioh.pack(o.throttle_time_ms, o.allow_replication_factor_change, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_ReassignableTopicResponse_0(el_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterPartitionReassignmentsResponse", v, f) from None
 
 
 ReassignablePartitionResponse.FIELDS = (

@@ -107,11 +107,16 @@ def _d_BrokerState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerS
 
 
 def _e_BrokerState_0(o: BrokerState, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.broker_id, o.broker_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_iq.pack(o.broker_id, o.broker_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerState", v, f) from None
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -164,20 +169,27 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.partition_index, o.leader_epoch)
-    x_new_isr = o.new_isr
-    out += _w.uvarint(len(x_new_isr) + 1)
-    out += (
-        _A_i[len(x_new_isr)] if len(x_new_isr) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_new_isr)}i")
-    ).pack(*x_new_isr)
-    if o.new_isr_with_epochs != []:
-        raise _w.not_in_version("PartitionData", "NewIsrWithEpochs", v)
-    out += _S_bi.pack(o.leader_recovery_state, o.partition_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ii.pack(o.partition_index, o.leader_epoch)
+        f = "NewIsr"
+        x_new_isr = o.new_isr
+        out += _w.uvarint(len(x_new_isr) + 1)
+        out += (
+            _A_i[len(x_new_isr)] if len(x_new_isr) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_new_isr)}i")
+        ).pack(*x_new_isr)
+        if o.new_isr_with_epochs != []:
+            raise _w.not_in_version("PartitionData", "NewIsrWithEpochs", v)
+        f = "LeaderRecoveryState"
+        out += _S_bi.pack(o.leader_recovery_state, o.partition_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -230,18 +242,25 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.partition_index, o.leader_epoch)
-    if o.new_isr != []:
-        raise _w.not_in_version("PartitionData", "NewIsr", v)
-    x_new_isr_with_epochs = o.new_isr_with_epochs
-    out += _w.uvarint(len(x_new_isr_with_epochs) + 1)
-    for el_new_isr_with_epochs in x_new_isr_with_epochs:
-        _e_BrokerState_0(el_new_isr_with_epochs, out, v)
-    out += _S_bi.pack(o.leader_recovery_state, o.partition_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ii.pack(o.partition_index, o.leader_epoch)
+        if o.new_isr != []:
+            raise _w.not_in_version("PartitionData", "NewIsr", v)
+        f = "NewIsrWithEpochs"
+        x_new_isr_with_epochs = o.new_isr_with_epochs
+        out += _w.uvarint(len(x_new_isr_with_epochs) + 1)
+        for el_new_isr_with_epochs in x_new_isr_with_epochs:
+            _e_BrokerState_0(el_new_isr_with_epochs, out, v)
+        f = "LeaderRecoveryState"
+        out += _S_bi.pack(o.leader_recovery_state, o.partition_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -291,15 +310,21 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -349,15 +374,21 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_AlterPartitionRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionRequest, int]:
@@ -406,15 +437,21 @@ def _d_AlterPartitionRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_AlterPartitionRequest_0(o: AlterPartitionRequest, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.broker_id, o.broker_epoch)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_iq.pack(o.broker_id, o.broker_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterPartitionRequest", v, f) from None
 
 
 def _d_AlterPartitionRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionRequest, int]:
@@ -463,15 +500,21 @@ def _d_AlterPartitionRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_AlterPartitionRequest_1(o: AlterPartitionRequest, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.broker_id, o.broker_epoch)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_iq.pack(o.broker_id, o.broker_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterPartitionRequest", v, f) from None
 
 
 BrokerState.FIELDS = (

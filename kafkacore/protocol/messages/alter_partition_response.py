@@ -117,18 +117,25 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
-    x_isr = o.isr
-    out += _w.uvarint(len(x_isr) + 1)
-    out += (
-        _A_i[len(x_isr)] if len(x_isr) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_isr)}i")
-    ).pack(*x_isr)
-    out += _S_bi.pack(o.leader_recovery_state, o.partition_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
+        f = "Isr"
+        x_isr = o.isr
+        out += _w.uvarint(len(x_isr) + 1)
+        out += (
+            _A_i[len(x_isr)] if len(x_isr) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_isr)}i")
+        ).pack(*x_isr)
+        f = "LeaderRecoveryState"
+        out += _S_bi.pack(o.leader_recovery_state, o.partition_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -178,15 +185,21 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_AlterPartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterPartitionResponse, int]:
@@ -235,15 +248,21 @@ def _d_AlterPartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_AlterPartitionResponse_0(o: AlterPartitionResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterPartitionResponse", v, f) from None
 
 
 PartitionData.FIELDS = (

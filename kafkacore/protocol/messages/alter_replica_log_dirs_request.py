@@ -91,18 +91,24 @@ def _d_AlterReplicaLogDirTopic_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_AlterReplicaLogDirTopic_0(o: AlterReplicaLogDirTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterReplicaLogDirTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterReplicaLogDirTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirTopic", v, f) from None
 
 
 def _d_AlterReplicaLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirTopic, int]:
@@ -163,20 +169,26 @@ def _d_AlterReplicaLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_AlterReplicaLogDirTopic_1(o: AlterReplicaLogDirTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirTopic", v, f) from None
 
 
 def _d_AlterReplicaLogDir_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDir, int]:
@@ -214,16 +226,22 @@ def _d_AlterReplicaLogDir_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_AlterReplicaLogDir_0(o: AlterReplicaLogDir, out: bytearray, v: int) -> None:
-    x_path = o.path
-    bx = x_path.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_AlterReplicaLogDirTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterReplicaLogDir", v)
+    f = ""
+    try:
+        f = "Path"
+        x_path = o.path
+        bx = x_path.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_AlterReplicaLogDirTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterReplicaLogDir", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDir", v, f) from None
 
 
 def _d_AlterReplicaLogDir_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDir, int]:
@@ -284,18 +302,24 @@ def _d_AlterReplicaLogDir_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_AlterReplicaLogDir_1(o: AlterReplicaLogDir, out: bytearray, v: int) -> None:
-    x_path = o.path
-    bx = x_path.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_AlterReplicaLogDirTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Path"
+        x_path = o.path
+        bx = x_path.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_AlterReplicaLogDirTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDir", v, f) from None
 
 
 def _d_AlterReplicaLogDirsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirsRequest, int]:
@@ -322,12 +346,17 @@ def _d_AlterReplicaLogDirsRequest_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_AlterReplicaLogDirsRequest_0(o: AlterReplicaLogDirsRequest, out: bytearray, v: int) -> None:
-    x_dirs = o.dirs
-    out += _w.I32.pack(len(x_dirs))
-    for el_dirs in x_dirs:
-        _e_AlterReplicaLogDir_0(el_dirs, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterReplicaLogDirsRequest", v)
+    f = ""
+    try:
+        f = "Dirs"
+        x_dirs = o.dirs
+        out += _w.I32.pack(len(x_dirs))
+        for el_dirs in x_dirs:
+            _e_AlterReplicaLogDir_0(el_dirs, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterReplicaLogDirsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirsRequest", v, f) from None
 
 
 def _d_AlterReplicaLogDirsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirsRequest, int]:
@@ -373,14 +402,19 @@ def _d_AlterReplicaLogDirsRequest_1(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_AlterReplicaLogDirsRequest_1(o: AlterReplicaLogDirsRequest, out: bytearray, v: int) -> None:
-    x_dirs = o.dirs
-    out += _w.uvarint(len(x_dirs) + 1)
-    for el_dirs in x_dirs:
-        _e_AlterReplicaLogDir_1(el_dirs, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Dirs"
+        x_dirs = o.dirs
+        out += _w.uvarint(len(x_dirs) + 1)
+        for el_dirs in x_dirs:
+            _e_AlterReplicaLogDir_1(el_dirs, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirsRequest", v, f) from None
 
 
 AlterReplicaLogDirTopic.FIELDS = (

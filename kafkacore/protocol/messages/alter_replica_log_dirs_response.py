@@ -72,9 +72,14 @@ def _d_AlterReplicaLogDirPartitionResult_0(buf: memoryview, pos: int, n: int, v:
 
 
 def _e_AlterReplicaLogDirPartitionResult_0(o: AlterReplicaLogDirPartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterReplicaLogDirPartitionResult", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterReplicaLogDirPartitionResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirPartitionResult", v, f) from None
 
 
 def _d_AlterReplicaLogDirPartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirPartitionResult, int]:
@@ -106,11 +111,16 @@ def _d_AlterReplicaLogDirPartitionResult_1(buf: memoryview, pos: int, n: int, v:
 
 
 def _e_AlterReplicaLogDirPartitionResult_1(o: AlterReplicaLogDirPartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirPartitionResult", v, f) from None
 
 
 def _d_AlterReplicaLogDirTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirTopicResult, int]:
@@ -148,16 +158,22 @@ def _d_AlterReplicaLogDirTopicResult_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_AlterReplicaLogDirTopicResult_0(o: AlterReplicaLogDirTopicResult, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_AlterReplicaLogDirPartitionResult_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterReplicaLogDirTopicResult", v)
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_AlterReplicaLogDirPartitionResult_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterReplicaLogDirTopicResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirTopicResult", v, f) from None
 
 
 def _d_AlterReplicaLogDirTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirTopicResult, int]:
@@ -218,18 +234,24 @@ def _d_AlterReplicaLogDirTopicResult_1(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_AlterReplicaLogDirTopicResult_1(o: AlterReplicaLogDirTopicResult, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_AlterReplicaLogDirPartitionResult_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_AlterReplicaLogDirPartitionResult_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirTopicResult", v, f) from None
 
 
 def _d_AlterReplicaLogDirsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirsResponse, int]:
@@ -259,13 +281,19 @@ def _d_AlterReplicaLogDirsResponse_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_AlterReplicaLogDirsResponse_0(o: AlterReplicaLogDirsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.I32.pack(len(x_results))
-    for el_results in x_results:
-        _e_AlterReplicaLogDirTopicResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterReplicaLogDirsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.I32.pack(len(x_results))
+        for el_results in x_results:
+            _e_AlterReplicaLogDirTopicResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterReplicaLogDirsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirsResponse", v, f) from None
 
 
 def _d_AlterReplicaLogDirsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterReplicaLogDirsResponse, int]:
@@ -314,15 +342,21 @@ def _d_AlterReplicaLogDirsResponse_1(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_AlterReplicaLogDirsResponse_1(o: AlterReplicaLogDirsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_AlterReplicaLogDirTopicResult_1(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_AlterReplicaLogDirTopicResult_1(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterReplicaLogDirsResponse", v, f) from None
 
 
 AlterReplicaLogDirPartitionResult.FIELDS = (

@@ -86,11 +86,16 @@ def _d_AlterShareGroupOffsetsRequestPartition_0(buf: memoryview, pos: int, n: in
 
 
 def _e_AlterShareGroupOffsetsRequestPartition_0(o: AlterShareGroupOffsetsRequestPartition, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.partition_index, o.start_offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iq.pack(o.partition_index, o.start_offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterShareGroupOffsetsRequestPartition", v, f) from None
 
 
 def _d_AlterShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterShareGroupOffsetsRequestTopic, int]:
@@ -151,18 +156,24 @@ def _d_AlterShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int, v
 
 
 def _e_AlterShareGroupOffsetsRequestTopic_0(o: AlterShareGroupOffsetsRequestTopic, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_AlterShareGroupOffsetsRequestPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_AlterShareGroupOffsetsRequestPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterShareGroupOffsetsRequestTopic", v, f) from None
 
 
 def _d_AlterShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterShareGroupOffsetsRequest, int]:
@@ -223,18 +234,24 @@ def _d_AlterShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_AlterShareGroupOffsetsRequest_0(o: AlterShareGroupOffsetsRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_AlterShareGroupOffsetsRequestTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_AlterShareGroupOffsetsRequestTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterShareGroupOffsetsRequest", v, f) from None
 
 
 AlterShareGroupOffsetsRequestPartition.FIELDS = (

@@ -105,15 +105,21 @@ def _d_ScramCredentialDeletion_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_ScramCredentialDeletion_0(o: ScramCredentialDeletion, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_b.pack(o.mechanism)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Mechanism"
+        out += _S_b.pack(o.mechanism)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ScramCredentialDeletion", v, f) from None
 
 
 def _d_ScramCredentialUpsertion_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ScramCredentialUpsertion, int]:
@@ -190,21 +196,29 @@ def _d_ScramCredentialUpsertion_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_ScramCredentialUpsertion_0(o: ScramCredentialUpsertion, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_bi.pack(o.mechanism, o.iterations)
-    x_salt = o.salt
-    out += _w.uvarint(len(x_salt) + 1)
-    out += x_salt
-    x_salted_password = o.salted_password
-    out += _w.uvarint(len(x_salted_password) + 1)
-    out += x_salted_password
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Mechanism"
+        out += _S_bi.pack(o.mechanism, o.iterations)
+        f = "Salt"
+        x_salt = o.salt
+        out += _w.uvarint(len(x_salt) + 1)
+        out += x_salt
+        f = "SaltedPassword"
+        x_salted_password = o.salted_password
+        out += _w.uvarint(len(x_salted_password) + 1)
+        out += x_salted_password
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ScramCredentialUpsertion", v, f) from None
 
 
 def _d_AlterUserScramCredentialsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterUserScramCredentialsRequest, int]:
@@ -267,18 +281,24 @@ def _d_AlterUserScramCredentialsRequest_0(buf: memoryview, pos: int, n: int, v: 
 
 
 def _e_AlterUserScramCredentialsRequest_0(o: AlterUserScramCredentialsRequest, out: bytearray, v: int) -> None:
-    x_deletions = o.deletions
-    out += _w.uvarint(len(x_deletions) + 1)
-    for el_deletions in x_deletions:
-        _e_ScramCredentialDeletion_0(el_deletions, out, v)
-    x_upsertions = o.upsertions
-    out += _w.uvarint(len(x_upsertions) + 1)
-    for el_upsertions in x_upsertions:
-        _e_ScramCredentialUpsertion_0(el_upsertions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Deletions"
+        x_deletions = o.deletions
+        out += _w.uvarint(len(x_deletions) + 1)
+        for el_deletions in x_deletions:
+            _e_ScramCredentialDeletion_0(el_deletions, out, v)
+        f = "Upsertions"
+        x_upsertions = o.upsertions
+        out += _w.uvarint(len(x_upsertions) + 1)
+        for el_upsertions in x_upsertions:
+            _e_ScramCredentialUpsertion_0(el_upsertions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterUserScramCredentialsRequest", v, f) from None
 
 
 ScramCredentialDeletion.FIELDS = (

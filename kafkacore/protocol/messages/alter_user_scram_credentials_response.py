@@ -107,22 +107,29 @@ def _d_AlterUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_AlterUserScramCredentialsResult_0(o: AlterUserScramCredentialsResult, out: bytearray, v: int) -> None:
-    x_user = o.user
-    bx = x_user.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "User"
+        x_user = o.user
+        bx = x_user.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterUserScramCredentialsResult", v, f) from None
 
 
 def _d_AlterUserScramCredentialsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterUserScramCredentialsResponse, int]:
@@ -171,15 +178,21 @@ def _d_AlterUserScramCredentialsResponse_0(buf: memoryview, pos: int, n: int, v:
 
 
 def _e_AlterUserScramCredentialsResponse_0(o: AlterUserScramCredentialsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_AlterUserScramCredentialsResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_AlterUserScramCredentialsResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterUserScramCredentialsResponse", v, f) from None
 
 
 AlterUserScramCredentialsResult.FIELDS = (

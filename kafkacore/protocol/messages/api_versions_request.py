@@ -40,8 +40,12 @@ def _d_ApiVersionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ApiVersionsRequest_0(o: ApiVersionsRequest, out: bytearray, v: int) -> None:
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ApiVersionsRequest", v)
+    f = ""
+    try:
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ApiVersionsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ApiVersionsRequest", v, f) from None
 
 
 def _d_ApiVersionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersionsRequest, int]:
@@ -100,18 +104,24 @@ def _d_ApiVersionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ApiVersionsRequest_1(o: ApiVersionsRequest, out: bytearray, v: int) -> None:
-    x_client_software_name = o.client_software_name
-    bx = x_client_software_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_client_software_version = o.client_software_version
-    bx = x_client_software_version.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ClientSoftwareName"
+        x_client_software_name = o.client_software_name
+        bx = x_client_software_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ClientSoftwareVersion"
+        x_client_software_version = o.client_software_version
+        bx = x_client_software_version.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ApiVersionsRequest", v, f) from None
 
 
 ApiVersionsRequest.FIELDS = (

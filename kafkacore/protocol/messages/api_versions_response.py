@@ -95,9 +95,14 @@ def _d_ApiVersion_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersi
 
 
 def _e_ApiVersion_0(o: ApiVersion, out: bytearray, v: int) -> None:
-    out += _S_hhh.pack(o.api_key, o.min_version, o.max_version)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ApiVersion", v)
+    f = ""
+    try:
+        f = "ApiKey"
+        out += _S_hhh.pack(o.api_key, o.min_version, o.max_version)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ApiVersion", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ApiVersion", v, f) from None
 
 
 def _d_ApiVersion_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersion, int]:
@@ -129,11 +134,16 @@ def _d_ApiVersion_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersi
 
 
 def _e_ApiVersion_1(o: ApiVersion, out: bytearray, v: int) -> None:
-    out += _S_hhh.pack(o.api_key, o.min_version, o.max_version)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ApiKey"
+        out += _S_hhh.pack(o.api_key, o.min_version, o.max_version)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ApiVersion", v, f) from None
 
 
 def _d_SupportedFeatureKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SupportedFeatureKey, int]:
@@ -180,15 +190,21 @@ def _d_SupportedFeatureKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_SupportedFeatureKey_0(o: SupportedFeatureKey, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_hh.pack(o.min_version, o.max_version)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "MinVersion"
+        out += _S_hh.pack(o.min_version, o.max_version)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SupportedFeatureKey", v, f) from None
 
 
 def _d_FinalizedFeatureKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FinalizedFeatureKey, int]:
@@ -235,15 +251,21 @@ def _d_FinalizedFeatureKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_FinalizedFeatureKey_0(o: FinalizedFeatureKey, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_hh.pack(o.max_version_level, o.min_version_level)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "MaxVersionLevel"
+        out += _S_hh.pack(o.max_version_level, o.min_version_level)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FinalizedFeatureKey", v, f) from None
 
 
 def _d_ApiVersionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersionsResponse, int]:
@@ -278,13 +300,19 @@ def _d_ApiVersionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ApiVersionsResponse_0(o: ApiVersionsResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_api_keys = o.api_keys
-    out += _w.I32.pack(len(x_api_keys))
-    for el_api_keys in x_api_keys:
-        _e_ApiVersion_0(el_api_keys, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ApiVersionsResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ApiKeys"
+        x_api_keys = o.api_keys
+        out += _w.I32.pack(len(x_api_keys))
+        for el_api_keys in x_api_keys:
+            _e_ApiVersion_0(el_api_keys, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ApiVersionsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ApiVersionsResponse", v, f) from None
 
 
 def _d_ApiVersionsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersionsResponse, int]:
@@ -321,14 +349,21 @@ def _d_ApiVersionsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ApiVersionsResponse_1(o: ApiVersionsResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_api_keys = o.api_keys
-    out += _w.I32.pack(len(x_api_keys))
-    for el_api_keys in x_api_keys:
-        _e_ApiVersion_0(el_api_keys, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ApiVersionsResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ApiKeys"
+        x_api_keys = o.api_keys
+        out += _w.I32.pack(len(x_api_keys))
+        for el_api_keys in x_api_keys:
+            _e_ApiVersion_0(el_api_keys, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ApiVersionsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ApiVersionsResponse", v, f) from None
 
 
 def _d_ApiVersionsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ApiVersionsResponse, int]:
@@ -437,38 +472,49 @@ def _d_ApiVersionsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ApiVersionsResponse_2(o: ApiVersionsResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_api_keys = o.api_keys
-    out += _w.uvarint(len(x_api_keys) + 1)
-    for el_api_keys in x_api_keys:
-        _e_ApiVersion_1(el_api_keys, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.supported_features != []:
-        t = bytearray()
-        x_supported_features = o.supported_features
-        t += _w.uvarint(len(x_supported_features) + 1)
-        for el_supported_features in x_supported_features:
-            _e_SupportedFeatureKey_0(el_supported_features, t, v)
-        tg.append((0, t))
-    if o.finalized_features_epoch != -1:
-        t = bytearray()
-        x_finalized_features_epoch = o.finalized_features_epoch
-        t += _S_q.pack(x_finalized_features_epoch)
-        tg.append((1, t))
-    if o.finalized_features != []:
-        t = bytearray()
-        x_finalized_features = o.finalized_features
-        t += _w.uvarint(len(x_finalized_features) + 1)
-        for el_finalized_features in x_finalized_features:
-            _e_FinalizedFeatureKey_0(el_finalized_features, t, v)
-        tg.append((2, t))
-    if o.zk_migration_ready:
-        t = bytearray()
-        x_zk_migration_ready = o.zk_migration_ready
-        t += _S_o.pack(x_zk_migration_ready)
-        tg.append((3, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ApiKeys"
+        x_api_keys = o.api_keys
+        out += _w.uvarint(len(x_api_keys) + 1)
+        for el_api_keys in x_api_keys:
+            _e_ApiVersion_1(el_api_keys, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "SupportedFeatures"
+        if o.supported_features != []:
+            t = bytearray()
+            x_supported_features = o.supported_features
+            t += _w.uvarint(len(x_supported_features) + 1)
+            for el_supported_features in x_supported_features:
+                _e_SupportedFeatureKey_0(el_supported_features, t, v)
+            tg.append((0, t))
+        f = "FinalizedFeaturesEpoch"
+        if o.finalized_features_epoch != -1:
+            t = bytearray()
+            x_finalized_features_epoch = o.finalized_features_epoch
+            t += _S_q.pack(x_finalized_features_epoch)
+            tg.append((1, t))
+        f = "FinalizedFeatures"
+        if o.finalized_features != []:
+            t = bytearray()
+            x_finalized_features = o.finalized_features
+            t += _w.uvarint(len(x_finalized_features) + 1)
+            for el_finalized_features in x_finalized_features:
+                _e_FinalizedFeatureKey_0(el_finalized_features, t, v)
+            tg.append((2, t))
+        f = "ZkMigrationReady"
+        if o.zk_migration_ready:
+            t = bytearray()
+            x_zk_migration_ready = o.zk_migration_ready
+            t += _S_o.pack(x_zk_migration_ready)
+            tg.append((3, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ApiVersionsResponse", v, f) from None
 
 
 ApiVersion.FIELDS = (

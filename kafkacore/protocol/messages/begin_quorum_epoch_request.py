@@ -93,10 +93,16 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    out += _S_ii.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionData", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        f = "LeaderId"
+        out += _S_ii.pack(o.leader_id, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -129,11 +135,16 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_iuii.pack(o.partition_index, o.voter_directory_id.bytes, o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iuii.pack(o.partition_index, o.voter_directory_id.bytes, o.leader_id, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -171,16 +182,22 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TopicData", v)
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TopicData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -241,18 +258,24 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_LeaderEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderEndpoint, int]:
@@ -314,19 +337,26 @@ def _d_LeaderEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Lead
 
 
 def _e_LeaderEndpoint_0(o: LeaderEndpoint, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaderEndpoint", v, f) from None
 
 
 def _d_BeginQuorumEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BeginQuorumEpochRequest, int]:
@@ -366,19 +396,25 @@ def _d_BeginQuorumEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_BeginQuorumEpochRequest_0(o: BeginQuorumEpochRequest, out: bytearray, v: int) -> None:
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_TopicData_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("BeginQuorumEpochRequest", v)
+    f = ""
+    try:
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_TopicData_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("BeginQuorumEpochRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BeginQuorumEpochRequest", v, f) from None
 
 
 def _d_BeginQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[BeginQuorumEpochRequest, int]:
@@ -459,26 +495,34 @@ def _d_BeginQuorumEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_BeginQuorumEpochRequest_1(o: BeginQuorumEpochRequest, out: bytearray, v: int) -> None:
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.voter_id)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_1(el_topics, out, v)
-    x_leader_endpoints = o.leader_endpoints
-    out += _w.uvarint(len(x_leader_endpoints) + 1)
-    for el_leader_endpoints in x_leader_endpoints:
-        _e_LeaderEndpoint_0(el_leader_endpoints, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "VoterId"
+        out += _S_i.pack(o.voter_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_1(el_topics, out, v)
+        f = "LeaderEndpoints"
+        x_leader_endpoints = o.leader_endpoints
+        out += _w.uvarint(len(x_leader_endpoints) + 1)
+        for el_leader_endpoints in x_leader_endpoints:
+            _e_LeaderEndpoint_0(el_leader_endpoints, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BeginQuorumEpochRequest", v, f) from None
 
 
 PartitionData.FIELDS = (

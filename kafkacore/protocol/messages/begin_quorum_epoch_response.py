@@ -89,9 +89,14 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionData", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -123,11 +128,16 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -165,16 +175,22 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TopicData", v)
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TopicData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -235,18 +251,24 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
@@ -296,16 +318,23 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
 
 
 def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "NodeEndpoint", v, f) from None
 
 
 def _d_BeginQuorumEpochResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BeginQuorumEpochResponse, int]:
@@ -336,15 +365,21 @@ def _d_BeginQuorumEpochResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_BeginQuorumEpochResponse_0(o: BeginQuorumEpochResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_TopicData_0(el_topics, out, v)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("BeginQuorumEpochResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("BeginQuorumEpochResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_TopicData_0(el_topics, out, v)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("BeginQuorumEpochResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("BeginQuorumEpochResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BeginQuorumEpochResponse", v, f) from None
 
 
 def _d_BeginQuorumEpochResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[BeginQuorumEpochResponse, int]:
@@ -415,20 +450,27 @@ def _d_BeginQuorumEpochResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_BeginQuorumEpochResponse_1(o: BeginQuorumEpochResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_1(el_topics, out, v)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.node_endpoints != []:
-        t = bytearray()
-        x_node_endpoints = o.node_endpoints
-        t += _w.uvarint(len(x_node_endpoints) + 1)
-        for el_node_endpoints in x_node_endpoints:
-            _e_NodeEndpoint_0(el_node_endpoints, t, v)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_1(el_topics, out, v)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "NodeEndpoints"
+        if o.node_endpoints != []:
+            t = bytearray()
+            x_node_endpoints = o.node_endpoints
+            t += _w.uvarint(len(x_node_endpoints) + 1)
+            for el_node_endpoints in x_node_endpoints:
+                _e_NodeEndpoint_0(el_node_endpoints, t, v)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BeginQuorumEpochResponse", v, f) from None
 
 
 PartitionData.FIELDS = (

@@ -71,15 +71,20 @@ def _d_BrokerHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_BrokerHeartbeatRequest_0(o: BrokerHeartbeatRequest, out: bytearray, v: int) -> None:
-    out += _S_iqqoo.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
-    if o.offline_log_dirs != []:
-        raise _w.not_in_version("BrokerHeartbeatRequest", "OfflineLogDirs", v)
-    if o.cordoned_log_dirs is not None:
-        raise _w.not_in_version("BrokerHeartbeatRequest", "CordonedLogDirs", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_iqqoo.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
+        if o.offline_log_dirs != []:
+            raise _w.not_in_version("BrokerHeartbeatRequest", "OfflineLogDirs", v)
+        if o.cordoned_log_dirs is not None:
+            raise _w.not_in_version("BrokerHeartbeatRequest", "CordonedLogDirs", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerHeartbeatRequest", v, f) from None
 
 
 def _d_BrokerHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerHeartbeatRequest, int]:
@@ -133,18 +138,24 @@ def _d_BrokerHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_BrokerHeartbeatRequest_1(o: BrokerHeartbeatRequest, out: bytearray, v: int) -> None:
-    out += _S_iqqoo.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
-    if o.cordoned_log_dirs is not None:
-        raise _w.not_in_version("BrokerHeartbeatRequest", "CordonedLogDirs", v)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.offline_log_dirs != []:
-        t = bytearray()
-        x_offline_log_dirs = o.offline_log_dirs
-        t += _w.uvarint(len(x_offline_log_dirs) + 1)
-        for el_offline_log_dirs in x_offline_log_dirs:
-            t += el_offline_log_dirs.bytes
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_iqqoo.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
+        if o.cordoned_log_dirs is not None:
+            raise _w.not_in_version("BrokerHeartbeatRequest", "CordonedLogDirs", v)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "OfflineLogDirs"
+        if o.offline_log_dirs != []:
+            t = bytearray()
+            x_offline_log_dirs = o.offline_log_dirs
+            t += _w.uvarint(len(x_offline_log_dirs) + 1)
+            for el_offline_log_dirs in x_offline_log_dirs:
+                t += el_offline_log_dirs.bytes
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerHeartbeatRequest", v, f) from None
 
 
 def _d_BrokerHeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerHeartbeatRequest, int]:
@@ -217,26 +228,33 @@ def _d_BrokerHeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_BrokerHeartbeatRequest_2(o: BrokerHeartbeatRequest, out: bytearray, v: int) -> None:
-    out += _S_iqqoo.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.offline_log_dirs != []:
-        t = bytearray()
-        x_offline_log_dirs = o.offline_log_dirs
-        t += _w.uvarint(len(x_offline_log_dirs) + 1)
-        for el_offline_log_dirs in x_offline_log_dirs:
-            t += el_offline_log_dirs.bytes
-        tg.append((0, t))
-    if o.cordoned_log_dirs is not None:
-        t = bytearray()
-        x_cordoned_log_dirs = o.cordoned_log_dirs
-        if x_cordoned_log_dirs is None:
-            t += b"\x00"
-        else:
-            t += _w.uvarint(len(x_cordoned_log_dirs) + 1)
-            for el_cordoned_log_dirs in x_cordoned_log_dirs:
-                t += el_cordoned_log_dirs.bytes
-        tg.append((1, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_iqqoo.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "OfflineLogDirs"
+        if o.offline_log_dirs != []:
+            t = bytearray()
+            x_offline_log_dirs = o.offline_log_dirs
+            t += _w.uvarint(len(x_offline_log_dirs) + 1)
+            for el_offline_log_dirs in x_offline_log_dirs:
+                t += el_offline_log_dirs.bytes
+            tg.append((0, t))
+        f = "CordonedLogDirs"
+        if o.cordoned_log_dirs is not None:
+            t = bytearray()
+            x_cordoned_log_dirs = o.cordoned_log_dirs
+            if x_cordoned_log_dirs is None:
+                t += b"\x00"
+            else:
+                t += _w.uvarint(len(x_cordoned_log_dirs) + 1)
+                for el_cordoned_log_dirs in x_cordoned_log_dirs:
+                    t += el_cordoned_log_dirs.bytes
+            tg.append((1, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerHeartbeatRequest", v, f) from None
 
 
 BrokerHeartbeatRequest.FIELDS = (

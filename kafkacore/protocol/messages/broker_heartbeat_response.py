@@ -65,11 +65,16 @@ def _d_BrokerHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_BrokerHeartbeatResponse_0(o: BrokerHeartbeatResponse, out: bytearray, v: int) -> None:
-    out += _S_ihooo.pack(o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihooo.pack(o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerHeartbeatResponse", v, f) from None
 
 
 BrokerHeartbeatResponse.FIELDS = (

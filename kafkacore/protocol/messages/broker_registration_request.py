@@ -132,19 +132,26 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
 
 
 def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_Hh.pack(o.port, o.security_protocol)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_Hh.pack(o.port, o.security_protocol)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Listener", v, f) from None
 
 
 def _d_Feature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Feature, int]:
@@ -191,15 +198,21 @@ def _d_Feature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Feature, in
 
 
 def _e_Feature_0(o: Feature, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_hh.pack(o.min_supported_version, o.max_supported_version)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "MinSupportedVersion"
+        out += _S_hh.pack(o.min_supported_version, o.max_supported_version)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Feature", v, f) from None
 
 
 def _d_BrokerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerRegistrationRequest, int]:
@@ -302,33 +315,43 @@ def _d_BrokerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_BrokerRegistrationRequest_0(o: BrokerRegistrationRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.broker_id)
-    x_cluster_id = o.cluster_id
-    bx = x_cluster_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_u.pack(o.incarnation_id.bytes)
-    x_listeners = o.listeners
-    out += _w.uvarint(len(x_listeners) + 1)
-    for el_listeners in x_listeners:
-        _e_Listener_0(el_listeners, out, v)
-    x_features = o.features
-    out += _w.uvarint(len(x_features) + 1)
-    for el_features in x_features:
-        _e_Feature_0(el_features, out, v)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_i.pack(o.broker_id)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        bx = x_cluster_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.is_migrating_zk_broker:
-        raise _w.not_in_version("BrokerRegistrationRequest", "IsMigratingZkBroker", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "IncarnationId"
+        out += _S_u.pack(o.incarnation_id.bytes)
+        f = "Listeners"
+        x_listeners = o.listeners
+        out += _w.uvarint(len(x_listeners) + 1)
+        for el_listeners in x_listeners:
+            _e_Listener_0(el_listeners, out, v)
+        f = "Features"
+        x_features = o.features
+        out += _w.uvarint(len(x_features) + 1)
+        for el_features in x_features:
+            _e_Feature_0(el_features, out, v)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.is_migrating_zk_broker:
+            raise _w.not_in_version("BrokerRegistrationRequest", "IsMigratingZkBroker", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerRegistrationRequest", v, f) from None
 
 
 def _d_BrokerRegistrationRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerRegistrationRequest, int]:
@@ -433,32 +456,43 @@ def _d_BrokerRegistrationRequest_1(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_BrokerRegistrationRequest_1(o: BrokerRegistrationRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.broker_id)
-    x_cluster_id = o.cluster_id
-    bx = x_cluster_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_u.pack(o.incarnation_id.bytes)
-    x_listeners = o.listeners
-    out += _w.uvarint(len(x_listeners) + 1)
-    for el_listeners in x_listeners:
-        _e_Listener_0(el_listeners, out, v)
-    x_features = o.features
-    out += _w.uvarint(len(x_features) + 1)
-    for el_features in x_features:
-        _e_Feature_0(el_features, out, v)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_i.pack(o.broker_id)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        bx = x_cluster_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_o.pack(o.is_migrating_zk_broker)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "IncarnationId"
+        out += _S_u.pack(o.incarnation_id.bytes)
+        f = "Listeners"
+        x_listeners = o.listeners
+        out += _w.uvarint(len(x_listeners) + 1)
+        for el_listeners in x_listeners:
+            _e_Listener_0(el_listeners, out, v)
+        f = "Features"
+        x_features = o.features
+        out += _w.uvarint(len(x_features) + 1)
+        for el_features in x_features:
+            _e_Feature_0(el_features, out, v)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "IsMigratingZkBroker"
+        out += _S_o.pack(o.is_migrating_zk_broker)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerRegistrationRequest", v, f) from None
 
 
 def _d_BrokerRegistrationRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerRegistrationRequest, int]:
@@ -578,36 +612,48 @@ def _d_BrokerRegistrationRequest_2(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_BrokerRegistrationRequest_2(o: BrokerRegistrationRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.broker_id)
-    x_cluster_id = o.cluster_id
-    bx = x_cluster_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_u.pack(o.incarnation_id.bytes)
-    x_listeners = o.listeners
-    out += _w.uvarint(len(x_listeners) + 1)
-    for el_listeners in x_listeners:
-        _e_Listener_0(el_listeners, out, v)
-    x_features = o.features
-    out += _w.uvarint(len(x_features) + 1)
-    for el_features in x_features:
-        _e_Feature_0(el_features, out, v)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_i.pack(o.broker_id)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        bx = x_cluster_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_o.pack(o.is_migrating_zk_broker)
-    x_log_dirs = o.log_dirs
-    out += _w.uvarint(len(x_log_dirs) + 1)
-    for el_log_dirs in x_log_dirs:
-        out += el_log_dirs.bytes
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "IncarnationId"
+        out += _S_u.pack(o.incarnation_id.bytes)
+        f = "Listeners"
+        x_listeners = o.listeners
+        out += _w.uvarint(len(x_listeners) + 1)
+        for el_listeners in x_listeners:
+            _e_Listener_0(el_listeners, out, v)
+        f = "Features"
+        x_features = o.features
+        out += _w.uvarint(len(x_features) + 1)
+        for el_features in x_features:
+            _e_Feature_0(el_features, out, v)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "IsMigratingZkBroker"
+        out += _S_o.pack(o.is_migrating_zk_broker)
+        f = "LogDirs"
+        x_log_dirs = o.log_dirs
+        out += _w.uvarint(len(x_log_dirs) + 1)
+        for el_log_dirs in x_log_dirs:
+            out += el_log_dirs.bytes
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerRegistrationRequest", v, f) from None
 
 
 def _d_BrokerRegistrationRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[BrokerRegistrationRequest, int]:
@@ -729,37 +775,50 @@ def _d_BrokerRegistrationRequest_3(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_BrokerRegistrationRequest_3(o: BrokerRegistrationRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.broker_id)
-    x_cluster_id = o.cluster_id
-    bx = x_cluster_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_u.pack(o.incarnation_id.bytes)
-    x_listeners = o.listeners
-    out += _w.uvarint(len(x_listeners) + 1)
-    for el_listeners in x_listeners:
-        _e_Listener_0(el_listeners, out, v)
-    x_features = o.features
-    out += _w.uvarint(len(x_features) + 1)
-    for el_features in x_features:
-        _e_Feature_0(el_features, out, v)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_i.pack(o.broker_id)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        bx = x_cluster_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_o.pack(o.is_migrating_zk_broker)
-    x_log_dirs = o.log_dirs
-    out += _w.uvarint(len(x_log_dirs) + 1)
-    for el_log_dirs in x_log_dirs:
-        out += el_log_dirs.bytes
-    out += _S_q.pack(o.previous_broker_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "IncarnationId"
+        out += _S_u.pack(o.incarnation_id.bytes)
+        f = "Listeners"
+        x_listeners = o.listeners
+        out += _w.uvarint(len(x_listeners) + 1)
+        for el_listeners in x_listeners:
+            _e_Listener_0(el_listeners, out, v)
+        f = "Features"
+        x_features = o.features
+        out += _w.uvarint(len(x_features) + 1)
+        for el_features in x_features:
+            _e_Feature_0(el_features, out, v)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "IsMigratingZkBroker"
+        out += _S_o.pack(o.is_migrating_zk_broker)
+        f = "LogDirs"
+        x_log_dirs = o.log_dirs
+        out += _w.uvarint(len(x_log_dirs) + 1)
+        for el_log_dirs in x_log_dirs:
+            out += el_log_dirs.bytes
+        f = "PreviousBrokerEpoch"
+        out += _S_q.pack(o.previous_broker_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerRegistrationRequest", v, f) from None
 
 
 Listener.FIELDS = (

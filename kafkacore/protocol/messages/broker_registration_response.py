@@ -63,11 +63,16 @@ def _d_BrokerRegistrationResponse_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_BrokerRegistrationResponse_0(o: BrokerRegistrationResponse, out: bytearray, v: int) -> None:
-    out += _S_ihq.pack(o.throttle_time_ms, o.error_code, o.broker_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihq.pack(o.throttle_time_ms, o.error_code, o.broker_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BrokerRegistrationResponse", v, f) from None
 
 
 BrokerRegistrationResponse.FIELDS = (

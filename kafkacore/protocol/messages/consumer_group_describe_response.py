@@ -163,21 +163,28 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
 
 
 def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicPartitions", v, f) from None
 
 
 def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignment, int]:
@@ -223,14 +230,19 @@ def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignme
 
 
 def _e_Assignment_0(o: Assignment, out: bytearray, v: int) -> None:
-    x_topic_partitions = o.topic_partitions
-    out += _w.uvarint(len(x_topic_partitions) + 1)
-    for el_topic_partitions in x_topic_partitions:
-        _e_TopicPartitions_0(el_topic_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicPartitions"
+        x_topic_partitions = o.topic_partitions
+        out += _w.uvarint(len(x_topic_partitions) + 1)
+        for el_topic_partitions in x_topic_partitions:
+            _e_TopicPartitions_0(el_topic_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Assignment", v, f) from None
 
 
 def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]:
@@ -382,54 +394,68 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
 
 
 def _e_Member_0(o: Member, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_instance_id = o.instance_id
-    if x_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_rack_id = o.rack_id
-    if x_rack_id is None:
-        out += b"\x00"
-    else:
-        bx = x_rack_id.encode()
+        f = "InstanceId"
+        x_instance_id = o.instance_id
+        if x_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "RackId"
+        x_rack_id = o.rack_id
+        if x_rack_id is None:
+            out += b"\x00"
+        else:
+            bx = x_rack_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberEpoch"
+        out += _S_i.pack(o.member_epoch)
+        f = "ClientId"
+        x_client_id = o.client_id
+        bx = x_client_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_i.pack(o.member_epoch)
-    x_client_id = o.client_id
-    bx = x_client_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_client_host = o.client_host
-    bx = x_client_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_subscribed_topic_names = o.subscribed_topic_names
-    out += _w.uvarint(len(x_subscribed_topic_names) + 1)
-    for el_subscribed_topic_names in x_subscribed_topic_names:
-        bx = el_subscribed_topic_names.encode()
+        f = "ClientHost"
+        x_client_host = o.client_host
+        bx = x_client_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_subscribed_topic_regex = o.subscribed_topic_regex
-    if x_subscribed_topic_regex is None:
-        out += b"\x00"
-    else:
-        bx = x_subscribed_topic_regex.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_assignment = o.assignment
-    _e_Assignment_0(x_assignment, out, v)
-    x_target_assignment = o.target_assignment
-    _e_Assignment_0(x_target_assignment, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "SubscribedTopicNames"
+        x_subscribed_topic_names = o.subscribed_topic_names
+        out += _w.uvarint(len(x_subscribed_topic_names) + 1)
+        for el_subscribed_topic_names in x_subscribed_topic_names:
+            bx = el_subscribed_topic_names.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "SubscribedTopicRegex"
+        x_subscribed_topic_regex = o.subscribed_topic_regex
+        if x_subscribed_topic_regex is None:
+            out += b"\x00"
+        else:
+            bx = x_subscribed_topic_regex.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Assignment"
+        x_assignment = o.assignment
+        _e_Assignment_0(x_assignment, out, v)
+        f = "TargetAssignment"
+        x_target_assignment = o.target_assignment
+        _e_Assignment_0(x_target_assignment, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Member", v, f) from None
 
 
 def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]:
@@ -583,55 +609,70 @@ def _d_Member_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
 
 
 def _e_Member_1(o: Member, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_instance_id = o.instance_id
-    if x_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_rack_id = o.rack_id
-    if x_rack_id is None:
-        out += b"\x00"
-    else:
-        bx = x_rack_id.encode()
+        f = "InstanceId"
+        x_instance_id = o.instance_id
+        if x_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "RackId"
+        x_rack_id = o.rack_id
+        if x_rack_id is None:
+            out += b"\x00"
+        else:
+            bx = x_rack_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberEpoch"
+        out += _S_i.pack(o.member_epoch)
+        f = "ClientId"
+        x_client_id = o.client_id
+        bx = x_client_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_i.pack(o.member_epoch)
-    x_client_id = o.client_id
-    bx = x_client_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_client_host = o.client_host
-    bx = x_client_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_subscribed_topic_names = o.subscribed_topic_names
-    out += _w.uvarint(len(x_subscribed_topic_names) + 1)
-    for el_subscribed_topic_names in x_subscribed_topic_names:
-        bx = el_subscribed_topic_names.encode()
+        f = "ClientHost"
+        x_client_host = o.client_host
+        bx = x_client_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_subscribed_topic_regex = o.subscribed_topic_regex
-    if x_subscribed_topic_regex is None:
-        out += b"\x00"
-    else:
-        bx = x_subscribed_topic_regex.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_assignment = o.assignment
-    _e_Assignment_0(x_assignment, out, v)
-    x_target_assignment = o.target_assignment
-    _e_Assignment_0(x_target_assignment, out, v)
-    out += _S_b.pack(o.member_type)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "SubscribedTopicNames"
+        x_subscribed_topic_names = o.subscribed_topic_names
+        out += _w.uvarint(len(x_subscribed_topic_names) + 1)
+        for el_subscribed_topic_names in x_subscribed_topic_names:
+            bx = el_subscribed_topic_names.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "SubscribedTopicRegex"
+        x_subscribed_topic_regex = o.subscribed_topic_regex
+        if x_subscribed_topic_regex is None:
+            out += b"\x00"
+        else:
+            bx = x_subscribed_topic_regex.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Assignment"
+        x_assignment = o.assignment
+        _e_Assignment_0(x_assignment, out, v)
+        f = "TargetAssignment"
+        x_target_assignment = o.target_assignment
+        _e_Assignment_0(x_target_assignment, out, v)
+        f = "MemberType"
+        out += _S_b.pack(o.member_type)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Member", v, f) from None
 
 
 def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
@@ -746,36 +787,48 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
 
 
 def _e_DescribedGroup_0(o: DescribedGroup, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
-    x_assignor_name = o.assignor_name
-    bx = x_assignor_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_Member_0(el_members, out, v)
-    out += _S_i.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupEpoch"
+        out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
+        f = "AssignorName"
+        x_assignor_name = o.assignor_name
+        bx = x_assignor_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_Member_0(el_members, out, v)
+        f = "AuthorizedOperations"
+        out += _S_i.pack(o.authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroup", v, f) from None
 
 
 def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
@@ -890,36 +943,48 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
 
 
 def _e_DescribedGroup_1(o: DescribedGroup, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
-    x_assignor_name = o.assignor_name
-    bx = x_assignor_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_Member_1(el_members, out, v)
-    out += _S_i.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupEpoch"
+        out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
+        f = "AssignorName"
+        x_assignor_name = o.assignor_name
+        bx = x_assignor_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_Member_1(el_members, out, v)
+        f = "AuthorizedOperations"
+        out += _S_i.pack(o.authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroup", v, f) from None
 
 
 def _d_ConsumerGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerGroupDescribeResponse, int]:
@@ -968,15 +1033,21 @@ def _d_ConsumerGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_ConsumerGroupDescribeResponse_0(o: ConsumerGroupDescribeResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_DescribedGroup_0(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_DescribedGroup_0(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConsumerGroupDescribeResponse", v, f) from None
 
 
 def _d_ConsumerGroupDescribeResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerGroupDescribeResponse, int]:
@@ -1025,15 +1096,21 @@ def _d_ConsumerGroupDescribeResponse_1(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_ConsumerGroupDescribeResponse_1(o: ConsumerGroupDescribeResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_DescribedGroup_1(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_DescribedGroup_1(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConsumerGroupDescribeResponse", v, f) from None
 
 
 TopicPartitions.FIELDS = (

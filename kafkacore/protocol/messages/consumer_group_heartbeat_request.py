@@ -104,17 +104,23 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
 
 
 def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicPartitions", v, f) from None
 
 
 def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerGroupHeartbeatRequest, int]:
@@ -267,59 +273,72 @@ def _d_ConsumerGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_ConsumerGroupHeartbeatRequest_0(o: ConsumerGroupHeartbeatRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.member_epoch)
-    x_instance_id = o.instance_id
-    if x_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_rack_id = o.rack_id
-    if x_rack_id is None:
-        out += b"\x00"
-    else:
-        bx = x_rack_id.encode()
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_i.pack(o.rebalance_timeout_ms)
-    x_subscribed_topic_names = o.subscribed_topic_names
-    if x_subscribed_topic_names is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_subscribed_topic_names) + 1)
-        for el_subscribed_topic_names in x_subscribed_topic_names:
-            bx = el_subscribed_topic_names.encode()
+        f = "MemberEpoch"
+        out += _S_i.pack(o.member_epoch)
+        f = "InstanceId"
+        x_instance_id = o.instance_id
+        if x_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_instance_id.encode()
             out += _w.uvarint(len(bx) + 1)
             out += bx
-    if o.subscribed_topic_regex is not None:
-        raise _w.not_in_version("ConsumerGroupHeartbeatRequest", "SubscribedTopicRegex", v)
-    x_server_assignor = o.server_assignor
-    if x_server_assignor is None:
-        out += b"\x00"
-    else:
-        bx = x_server_assignor.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_topic_partitions = o.topic_partitions
-    if x_topic_partitions is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topic_partitions) + 1)
-        for el_topic_partitions in x_topic_partitions:
-            _e_TopicPartitions_0(el_topic_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "RackId"
+        x_rack_id = o.rack_id
+        if x_rack_id is None:
+            out += b"\x00"
+        else:
+            bx = x_rack_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "RebalanceTimeoutMs"
+        out += _S_i.pack(o.rebalance_timeout_ms)
+        f = "SubscribedTopicNames"
+        x_subscribed_topic_names = o.subscribed_topic_names
+        if x_subscribed_topic_names is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_subscribed_topic_names) + 1)
+            for el_subscribed_topic_names in x_subscribed_topic_names:
+                bx = el_subscribed_topic_names.encode()
+                out += _w.uvarint(len(bx) + 1)
+                out += bx
+        if o.subscribed_topic_regex is not None:
+            raise _w.not_in_version("ConsumerGroupHeartbeatRequest", "SubscribedTopicRegex", v)
+        f = "ServerAssignor"
+        x_server_assignor = o.server_assignor
+        if x_server_assignor is None:
+            out += b"\x00"
+        else:
+            bx = x_server_assignor.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TopicPartitions"
+        x_topic_partitions = o.topic_partitions
+        if x_topic_partitions is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topic_partitions) + 1)
+            for el_topic_partitions in x_topic_partitions:
+                _e_TopicPartitions_0(el_topic_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConsumerGroupHeartbeatRequest", v, f) from None
 
 
 def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerGroupHeartbeatRequest, int]:
@@ -486,64 +505,78 @@ def _d_ConsumerGroupHeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_ConsumerGroupHeartbeatRequest_1(o: ConsumerGroupHeartbeatRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.member_epoch)
-    x_instance_id = o.instance_id
-    if x_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_rack_id = o.rack_id
-    if x_rack_id is None:
-        out += b"\x00"
-    else:
-        bx = x_rack_id.encode()
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_i.pack(o.rebalance_timeout_ms)
-    x_subscribed_topic_names = o.subscribed_topic_names
-    if x_subscribed_topic_names is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_subscribed_topic_names) + 1)
-        for el_subscribed_topic_names in x_subscribed_topic_names:
-            bx = el_subscribed_topic_names.encode()
+        f = "MemberEpoch"
+        out += _S_i.pack(o.member_epoch)
+        f = "InstanceId"
+        x_instance_id = o.instance_id
+        if x_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_instance_id.encode()
             out += _w.uvarint(len(bx) + 1)
             out += bx
-    x_subscribed_topic_regex = o.subscribed_topic_regex
-    if x_subscribed_topic_regex is None:
-        out += b"\x00"
-    else:
-        bx = x_subscribed_topic_regex.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_server_assignor = o.server_assignor
-    if x_server_assignor is None:
-        out += b"\x00"
-    else:
-        bx = x_server_assignor.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_topic_partitions = o.topic_partitions
-    if x_topic_partitions is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topic_partitions) + 1)
-        for el_topic_partitions in x_topic_partitions:
-            _e_TopicPartitions_0(el_topic_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "RackId"
+        x_rack_id = o.rack_id
+        if x_rack_id is None:
+            out += b"\x00"
+        else:
+            bx = x_rack_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "RebalanceTimeoutMs"
+        out += _S_i.pack(o.rebalance_timeout_ms)
+        f = "SubscribedTopicNames"
+        x_subscribed_topic_names = o.subscribed_topic_names
+        if x_subscribed_topic_names is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_subscribed_topic_names) + 1)
+            for el_subscribed_topic_names in x_subscribed_topic_names:
+                bx = el_subscribed_topic_names.encode()
+                out += _w.uvarint(len(bx) + 1)
+                out += bx
+        f = "SubscribedTopicRegex"
+        x_subscribed_topic_regex = o.subscribed_topic_regex
+        if x_subscribed_topic_regex is None:
+            out += b"\x00"
+        else:
+            bx = x_subscribed_topic_regex.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ServerAssignor"
+        x_server_assignor = o.server_assignor
+        if x_server_assignor is None:
+            out += b"\x00"
+        else:
+            bx = x_server_assignor.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TopicPartitions"
+        x_topic_partitions = o.topic_partitions
+        if x_topic_partitions is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topic_partitions) + 1)
+            for el_topic_partitions in x_topic_partitions:
+                _e_TopicPartitions_0(el_topic_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConsumerGroupHeartbeatRequest", v, f) from None
 
 
 TopicPartitions.FIELDS = (

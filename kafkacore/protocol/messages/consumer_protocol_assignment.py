@@ -80,18 +80,24 @@ def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topi
 
 
 def _e_TopicPartition_0(o: TopicPartition, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TopicPartition", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TopicPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicPartition", v, f) from None
 
 
 def _d_ConsumerProtocolAssignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolAssignment, int]:
@@ -129,18 +135,24 @@ def _d_ConsumerProtocolAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_ConsumerProtocolAssignment_0(o: ConsumerProtocolAssignment, out: bytearray, v: int) -> None:
-    x_assigned_partitions = o.assigned_partitions
-    out += _w.I32.pack(len(x_assigned_partitions))
-    for el_assigned_partitions in x_assigned_partitions:
-        _e_TopicPartition_0(el_assigned_partitions, out, v)
-    x_user_data = o.user_data
-    if x_user_data is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_user_data))
-        out += x_user_data
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ConsumerProtocolAssignment", v)
+    f = ""
+    try:
+        f = "AssignedPartitions"
+        x_assigned_partitions = o.assigned_partitions
+        out += _w.I32.pack(len(x_assigned_partitions))
+        for el_assigned_partitions in x_assigned_partitions:
+            _e_TopicPartition_0(el_assigned_partitions, out, v)
+        f = "UserData"
+        x_user_data = o.user_data
+        if x_user_data is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_user_data))
+            out += x_user_data
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ConsumerProtocolAssignment", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConsumerProtocolAssignment", v, f) from None
 
 
 TopicPartition.FIELDS = (

@@ -84,18 +84,24 @@ def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topi
 
 
 def _e_TopicPartition_0(o: TopicPartition, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TopicPartition", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TopicPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicPartition", v, f) from None
 
 
 def _d_ConsumerProtocolSubscription_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolSubscription, int]:
@@ -140,20 +146,26 @@ def _d_ConsumerProtocolSubscription_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_ConsumerProtocolSubscription_0(o: ConsumerProtocolSubscription, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        bx = el_topics.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_user_data = o.user_data
-    if x_user_data is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_user_data))
-        out += x_user_data
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ConsumerProtocolSubscription", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            bx = el_topics.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "UserData"
+        x_user_data = o.user_data
+        if x_user_data is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_user_data))
+            out += x_user_data
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ConsumerProtocolSubscription", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConsumerProtocolSubscription", v, f) from None
 
 
 def _d_ConsumerProtocolSubscription_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolSubscription, int]:
@@ -210,24 +222,31 @@ def _d_ConsumerProtocolSubscription_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_ConsumerProtocolSubscription_1(o: ConsumerProtocolSubscription, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        bx = el_topics.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_user_data = o.user_data
-    if x_user_data is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_user_data))
-        out += x_user_data
-    x_owned_partitions = o.owned_partitions
-    out += _w.I32.pack(len(x_owned_partitions))
-    for el_owned_partitions in x_owned_partitions:
-        _e_TopicPartition_0(el_owned_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ConsumerProtocolSubscription", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            bx = el_topics.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "UserData"
+        x_user_data = o.user_data
+        if x_user_data is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_user_data))
+            out += x_user_data
+        f = "OwnedPartitions"
+        x_owned_partitions = o.owned_partitions
+        out += _w.I32.pack(len(x_owned_partitions))
+        for el_owned_partitions in x_owned_partitions:
+            _e_TopicPartition_0(el_owned_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ConsumerProtocolSubscription", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConsumerProtocolSubscription", v, f) from None
 
 
 def _d_ConsumerProtocolSubscription_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolSubscription, int]:
@@ -286,25 +305,33 @@ def _d_ConsumerProtocolSubscription_2(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_ConsumerProtocolSubscription_2(o: ConsumerProtocolSubscription, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        bx = el_topics.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_user_data = o.user_data
-    if x_user_data is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_user_data))
-        out += x_user_data
-    x_owned_partitions = o.owned_partitions
-    out += _w.I32.pack(len(x_owned_partitions))
-    for el_owned_partitions in x_owned_partitions:
-        _e_TopicPartition_0(el_owned_partitions, out, v)
-    out += _S_i.pack(o.generation_id)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ConsumerProtocolSubscription", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            bx = el_topics.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "UserData"
+        x_user_data = o.user_data
+        if x_user_data is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_user_data))
+            out += x_user_data
+        f = "OwnedPartitions"
+        x_owned_partitions = o.owned_partitions
+        out += _w.I32.pack(len(x_owned_partitions))
+        for el_owned_partitions in x_owned_partitions:
+            _e_TopicPartition_0(el_owned_partitions, out, v)
+        f = "GenerationId"
+        out += _S_i.pack(o.generation_id)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ConsumerProtocolSubscription", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConsumerProtocolSubscription", v, f) from None
 
 
 def _d_ConsumerProtocolSubscription_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConsumerProtocolSubscription, int]:
@@ -373,32 +400,41 @@ def _d_ConsumerProtocolSubscription_3(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_ConsumerProtocolSubscription_3(o: ConsumerProtocolSubscription, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        bx = el_topics.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_user_data = o.user_data
-    if x_user_data is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_user_data))
-        out += x_user_data
-    x_owned_partitions = o.owned_partitions
-    out += _w.I32.pack(len(x_owned_partitions))
-    for el_owned_partitions in x_owned_partitions:
-        _e_TopicPartition_0(el_owned_partitions, out, v)
-    out += _S_i.pack(o.generation_id)
-    x_rack_id = o.rack_id
-    if x_rack_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_rack_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ConsumerProtocolSubscription", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            bx = el_topics.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "UserData"
+        x_user_data = o.user_data
+        if x_user_data is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_user_data))
+            out += x_user_data
+        f = "OwnedPartitions"
+        x_owned_partitions = o.owned_partitions
+        out += _w.I32.pack(len(x_owned_partitions))
+        for el_owned_partitions in x_owned_partitions:
+            _e_TopicPartition_0(el_owned_partitions, out, v)
+        f = "GenerationId"
+        out += _S_i.pack(o.generation_id)
+        f = "RackId"
+        x_rack_id = o.rack_id
+        if x_rack_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_rack_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ConsumerProtocolSubscription", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConsumerProtocolSubscription", v, f) from None
 
 
 TopicPartition.FIELDS = (

@@ -45,9 +45,14 @@ def _d_ControlRecordTypeSchema_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_ControlRecordTypeSchema_0(o: ControlRecordTypeSchema, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.type)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ControlRecordTypeSchema", v)
+    f = ""
+    try:
+        f = "Type"
+        out += _S_h.pack(o.type)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ControlRecordTypeSchema", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ControlRecordTypeSchema", v, f) from None
 
 
 ControlRecordTypeSchema.FIELDS = (

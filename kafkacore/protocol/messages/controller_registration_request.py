@@ -125,19 +125,26 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
 
 
 def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_Hh.pack(o.port, o.security_protocol)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_Hh.pack(o.port, o.security_protocol)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Listener", v, f) from None
 
 
 def _d_Feature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Feature, int]:
@@ -184,15 +191,21 @@ def _d_Feature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Feature, in
 
 
 def _e_Feature_0(o: Feature, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_hh.pack(o.min_supported_version, o.max_supported_version)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "MinSupportedVersion"
+        out += _S_hh.pack(o.min_supported_version, o.max_supported_version)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Feature", v, f) from None
 
 
 def _d_ControllerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ControllerRegistrationRequest, int]:
@@ -259,19 +272,26 @@ def _d_ControllerRegistrationRequest_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_ControllerRegistrationRequest_0(o: ControllerRegistrationRequest, out: bytearray, v: int) -> None:
-    out += _S_iuo.pack(o.controller_id, o.incarnation_id.bytes, o.zk_migration_ready)
-    x_listeners = o.listeners
-    out += _w.uvarint(len(x_listeners) + 1)
-    for el_listeners in x_listeners:
-        _e_Listener_0(el_listeners, out, v)
-    x_features = o.features
-    out += _w.uvarint(len(x_features) + 1)
-    for el_features in x_features:
-        _e_Feature_0(el_features, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ControllerId"
+        out += _S_iuo.pack(o.controller_id, o.incarnation_id.bytes, o.zk_migration_ready)
+        f = "Listeners"
+        x_listeners = o.listeners
+        out += _w.uvarint(len(x_listeners) + 1)
+        for el_listeners in x_listeners:
+            _e_Listener_0(el_listeners, out, v)
+        f = "Features"
+        x_features = o.features
+        out += _w.uvarint(len(x_features) + 1)
+        for el_features in x_features:
+            _e_Feature_0(el_features, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ControllerRegistrationRequest", v, f) from None
 
 
 Listener.FIELDS = (

@@ -104,23 +104,33 @@ def _d_AclCreation_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCrea
 
 
 def _e_AclCreation_0(o: AclCreation, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_b.pack(o.resource_pattern_type)
-    x_principal = o.principal
-    bx = x_principal.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AclCreation", v)
+    f = ""
+    try:
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ResourcePatternType"
+        out += _S_b.pack(o.resource_pattern_type)
+        f = "Principal"
+        x_principal = o.principal
+        bx = x_principal.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AclCreation", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AclCreation", v, f) from None
 
 
 def _d_AclCreation_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCreation, int]:
@@ -203,25 +213,35 @@ def _d_AclCreation_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCrea
 
 
 def _e_AclCreation_1(o: AclCreation, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_b.pack(o.resource_pattern_type)
-    x_principal = o.principal
-    bx = x_principal.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ResourcePatternType"
+        out += _S_b.pack(o.resource_pattern_type)
+        f = "Principal"
+        x_principal = o.principal
+        bx = x_principal.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AclCreation", v, f) from None
 
 
 def _d_CreateAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateAclsRequest, int]:
@@ -248,12 +268,17 @@ def _d_CreateAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
 
 
 def _e_CreateAclsRequest_0(o: CreateAclsRequest, out: bytearray, v: int) -> None:
-    x_creations = o.creations
-    out += _w.I32.pack(len(x_creations))
-    for el_creations in x_creations:
-        _e_AclCreation_0(el_creations, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreateAclsRequest", v)
+    f = ""
+    try:
+        f = "Creations"
+        x_creations = o.creations
+        out += _w.I32.pack(len(x_creations))
+        for el_creations in x_creations:
+            _e_AclCreation_0(el_creations, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreateAclsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateAclsRequest", v, f) from None
 
 
 def _d_CreateAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateAclsRequest, int]:
@@ -299,14 +324,19 @@ def _d_CreateAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
 
 
 def _e_CreateAclsRequest_1(o: CreateAclsRequest, out: bytearray, v: int) -> None:
-    x_creations = o.creations
-    out += _w.uvarint(len(x_creations) + 1)
-    for el_creations in x_creations:
-        _e_AclCreation_1(el_creations, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Creations"
+        x_creations = o.creations
+        out += _w.uvarint(len(x_creations) + 1)
+        for el_creations in x_creations:
+            _e_AclCreation_1(el_creations, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateAclsRequest", v, f) from None
 
 
 AclCreation.FIELDS = (

@@ -72,16 +72,22 @@ def _d_AclCreationResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[A
 
 
 def _e_AclCreationResult_0(o: AclCreationResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AclCreationResult", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AclCreationResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AclCreationResult", v, f) from None
 
 
 def _d_AclCreationResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclCreationResult, int]:
@@ -128,18 +134,24 @@ def _d_AclCreationResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[A
 
 
 def _e_AclCreationResult_1(o: AclCreationResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AclCreationResult", v, f) from None
 
 
 def _d_CreateAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateAclsResponse, int]:
@@ -169,13 +181,19 @@ def _d_CreateAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_CreateAclsResponse_0(o: CreateAclsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.I32.pack(len(x_results))
-    for el_results in x_results:
-        _e_AclCreationResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreateAclsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.I32.pack(len(x_results))
+        for el_results in x_results:
+            _e_AclCreationResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreateAclsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateAclsResponse", v, f) from None
 
 
 def _d_CreateAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateAclsResponse, int]:
@@ -224,15 +242,21 @@ def _d_CreateAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_CreateAclsResponse_1(o: CreateAclsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_AclCreationResult_1(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_AclCreationResult_1(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateAclsResponse", v, f) from None
 
 
 AclCreationResult.FIELDS = (

@@ -81,16 +81,22 @@ def _d_CreatableRenewers_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
 
 
 def _e_CreatableRenewers_0(o: CreatableRenewers, out: bytearray, v: int) -> None:
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatableRenewers", v)
+    f = ""
+    try:
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatableRenewers", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableRenewers", v, f) from None
 
 
 def _d_CreatableRenewers_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableRenewers, int]:
@@ -149,18 +155,24 @@ def _d_CreatableRenewers_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[C
 
 
 def _e_CreatableRenewers_1(o: CreatableRenewers, out: bytearray, v: int) -> None:
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableRenewers", v, f) from None
 
 
 def _d_CreateDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenRequest, int]:
@@ -192,17 +204,23 @@ def _d_CreateDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_CreateDelegationTokenRequest_0(o: CreateDelegationTokenRequest, out: bytearray, v: int) -> None:
-    if o.owner_principal_type != "":
-        raise _w.not_in_version("CreateDelegationTokenRequest", "OwnerPrincipalType", v)
-    if o.owner_principal_name != "":
-        raise _w.not_in_version("CreateDelegationTokenRequest", "OwnerPrincipalName", v)
-    x_renewers = o.renewers
-    out += _w.I32.pack(len(x_renewers))
-    for el_renewers in x_renewers:
-        _e_CreatableRenewers_0(el_renewers, out, v)
-    out += _S_q.pack(o.max_lifetime_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreateDelegationTokenRequest", v)
+    f = ""
+    try:
+        if o.owner_principal_type != "":
+            raise _w.not_in_version("CreateDelegationTokenRequest", "OwnerPrincipalType", v)
+        if o.owner_principal_name != "":
+            raise _w.not_in_version("CreateDelegationTokenRequest", "OwnerPrincipalName", v)
+        f = "Renewers"
+        x_renewers = o.renewers
+        out += _w.I32.pack(len(x_renewers))
+        for el_renewers in x_renewers:
+            _e_CreatableRenewers_0(el_renewers, out, v)
+        f = "MaxLifetimeMs"
+        out += _S_q.pack(o.max_lifetime_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreateDelegationTokenRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateDelegationTokenRequest", v, f) from None
 
 
 def _d_CreateDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenRequest, int]:
@@ -253,19 +271,25 @@ def _d_CreateDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_CreateDelegationTokenRequest_1(o: CreateDelegationTokenRequest, out: bytearray, v: int) -> None:
-    if o.owner_principal_type != "":
-        raise _w.not_in_version("CreateDelegationTokenRequest", "OwnerPrincipalType", v)
-    if o.owner_principal_name != "":
-        raise _w.not_in_version("CreateDelegationTokenRequest", "OwnerPrincipalName", v)
-    x_renewers = o.renewers
-    out += _w.uvarint(len(x_renewers) + 1)
-    for el_renewers in x_renewers:
-        _e_CreatableRenewers_1(el_renewers, out, v)
-    out += _S_q.pack(o.max_lifetime_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        if o.owner_principal_type != "":
+            raise _w.not_in_version("CreateDelegationTokenRequest", "OwnerPrincipalType", v)
+        if o.owner_principal_name != "":
+            raise _w.not_in_version("CreateDelegationTokenRequest", "OwnerPrincipalName", v)
+        f = "Renewers"
+        x_renewers = o.renewers
+        out += _w.uvarint(len(x_renewers) + 1)
+        for el_renewers in x_renewers:
+            _e_CreatableRenewers_1(el_renewers, out, v)
+        f = "MaxLifetimeMs"
+        out += _S_q.pack(o.max_lifetime_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateDelegationTokenRequest", v, f) from None
 
 
 def _d_CreateDelegationTokenRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenRequest, int]:
@@ -344,29 +368,37 @@ def _d_CreateDelegationTokenRequest_2(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_CreateDelegationTokenRequest_2(o: CreateDelegationTokenRequest, out: bytearray, v: int) -> None:
-    x_owner_principal_type = o.owner_principal_type
-    if x_owner_principal_type is None:
-        out += b"\x00"
-    else:
-        bx = x_owner_principal_type.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_owner_principal_name = o.owner_principal_name
-    if x_owner_principal_name is None:
-        out += b"\x00"
-    else:
-        bx = x_owner_principal_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_renewers = o.renewers
-    out += _w.uvarint(len(x_renewers) + 1)
-    for el_renewers in x_renewers:
-        _e_CreatableRenewers_1(el_renewers, out, v)
-    out += _S_q.pack(o.max_lifetime_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "OwnerPrincipalType"
+        x_owner_principal_type = o.owner_principal_type
+        if x_owner_principal_type is None:
+            out += b"\x00"
+        else:
+            bx = x_owner_principal_type.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "OwnerPrincipalName"
+        x_owner_principal_name = o.owner_principal_name
+        if x_owner_principal_name is None:
+            out += b"\x00"
+        else:
+            bx = x_owner_principal_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Renewers"
+        x_renewers = o.renewers
+        out += _w.uvarint(len(x_renewers) + 1)
+        for el_renewers in x_renewers:
+            _e_CreatableRenewers_1(el_renewers, out, v)
+        f = "MaxLifetimeMs"
+        out += _S_q.pack(o.max_lifetime_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateDelegationTokenRequest", v, f) from None
 
 
 CreatableRenewers.FIELDS = (

@@ -110,30 +110,41 @@ def _d_CreateDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_CreateDelegationTokenResponse_0(o: CreateDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.token_requester_principal_type != "":
-        raise _w.not_in_version("CreateDelegationTokenResponse", "TokenRequesterPrincipalType", v)
-    if o.token_requester_principal_name != "":
-        raise _w.not_in_version("CreateDelegationTokenResponse", "TokenRequesterPrincipalName", v)
-    out += _S_qqq.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
-    x_token_id = o.token_id
-    bx = x_token_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_hmac = o.hmac
-    out += _w.I32.pack(len(x_hmac))
-    out += x_hmac
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreateDelegationTokenResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.token_requester_principal_type != "":
+            raise _w.not_in_version("CreateDelegationTokenResponse", "TokenRequesterPrincipalType", v)
+        if o.token_requester_principal_name != "":
+            raise _w.not_in_version("CreateDelegationTokenResponse", "TokenRequesterPrincipalName", v)
+        f = "IssueTimestampMs"
+        out += _S_qqq.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
+        f = "TokenId"
+        x_token_id = o.token_id
+        bx = x_token_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.I32.pack(len(x_hmac))
+        out += x_hmac
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreateDelegationTokenResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateDelegationTokenResponse", v, f) from None
 
 
 def _d_CreateDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenResponse, int]:
@@ -233,32 +244,43 @@ def _d_CreateDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_CreateDelegationTokenResponse_1(o: CreateDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.token_requester_principal_type != "":
-        raise _w.not_in_version("CreateDelegationTokenResponse", "TokenRequesterPrincipalType", v)
-    if o.token_requester_principal_name != "":
-        raise _w.not_in_version("CreateDelegationTokenResponse", "TokenRequesterPrincipalName", v)
-    out += _S_qqq.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
-    x_token_id = o.token_id
-    bx = x_token_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_hmac = o.hmac
-    out += _w.uvarint(len(x_hmac) + 1)
-    out += x_hmac
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.token_requester_principal_type != "":
+            raise _w.not_in_version("CreateDelegationTokenResponse", "TokenRequesterPrincipalType", v)
+        if o.token_requester_principal_name != "":
+            raise _w.not_in_version("CreateDelegationTokenResponse", "TokenRequesterPrincipalName", v)
+        f = "IssueTimestampMs"
+        out += _S_qqq.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
+        f = "TokenId"
+        x_token_id = o.token_id
+        bx = x_token_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.uvarint(len(x_hmac) + 1)
+        out += x_hmac
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateDelegationTokenResponse", v, f) from None
 
 
 def _d_CreateDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateDelegationTokenResponse, int]:
@@ -386,36 +408,49 @@ def _d_CreateDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_CreateDelegationTokenResponse_2(o: CreateDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_token_requester_principal_type = o.token_requester_principal_type
-    bx = x_token_requester_principal_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_token_requester_principal_name = o.token_requester_principal_name
-    bx = x_token_requester_principal_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_qqq.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
-    x_token_id = o.token_id
-    bx = x_token_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_hmac = o.hmac
-    out += _w.uvarint(len(x_hmac) + 1)
-    out += x_hmac
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TokenRequesterPrincipalType"
+        x_token_requester_principal_type = o.token_requester_principal_type
+        bx = x_token_requester_principal_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TokenRequesterPrincipalName"
+        x_token_requester_principal_name = o.token_requester_principal_name
+        bx = x_token_requester_principal_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "IssueTimestampMs"
+        out += _S_qqq.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
+        f = "TokenId"
+        x_token_id = o.token_id
+        bx = x_token_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.uvarint(len(x_hmac) + 1)
+        out += x_hmac
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateDelegationTokenResponse", v, f) from None
 
 
 CreateDelegationTokenResponse.FIELDS = (

@@ -84,14 +84,19 @@ def _d_CreatePartitionsAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_CreatePartitionsAssignment_0(o: CreatePartitionsAssignment, out: bytearray, v: int) -> None:
-    x_broker_ids = o.broker_ids
-    out += _w.I32.pack(len(x_broker_ids))
-    out += (
-        _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_broker_ids)}i")
-    ).pack(*x_broker_ids)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatePartitionsAssignment", v)
+    f = ""
+    try:
+        f = "BrokerIds"
+        x_broker_ids = o.broker_ids
+        out += _w.I32.pack(len(x_broker_ids))
+        out += (
+            _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_broker_ids)}i")
+        ).pack(*x_broker_ids)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatePartitionsAssignment", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsAssignment", v, f) from None
 
 
 def _d_CreatePartitionsAssignment_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsAssignment, int]:
@@ -137,16 +142,21 @@ def _d_CreatePartitionsAssignment_1(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_CreatePartitionsAssignment_1(o: CreatePartitionsAssignment, out: bytearray, v: int) -> None:
-    x_broker_ids = o.broker_ids
-    out += _w.uvarint(len(x_broker_ids) + 1)
-    out += (
-        _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_broker_ids)}i")
-    ).pack(*x_broker_ids)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "BrokerIds"
+        x_broker_ids = o.broker_ids
+        out += _w.uvarint(len(x_broker_ids) + 1)
+        out += (
+            _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_broker_ids)}i")
+        ).pack(*x_broker_ids)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsAssignment", v, f) from None
 
 
 def _d_CreatePartitionsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsTopic, int]:
@@ -187,20 +197,27 @@ def _d_CreatePartitionsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_CreatePartitionsTopic_0(o: CreatePartitionsTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.count)
-    x_assignments = o.assignments
-    if x_assignments is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_assignments))
-        for el_assignments in x_assignments:
-            _e_CreatePartitionsAssignment_0(el_assignments, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatePartitionsTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Count"
+        out += _S_i.pack(o.count)
+        f = "Assignments"
+        x_assignments = o.assignments
+        if x_assignments is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_assignments))
+            for el_assignments in x_assignments:
+                _e_CreatePartitionsAssignment_0(el_assignments, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatePartitionsTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsTopic", v, f) from None
 
 
 def _d_CreatePartitionsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsTopic, int]:
@@ -264,22 +281,29 @@ def _d_CreatePartitionsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_CreatePartitionsTopic_1(o: CreatePartitionsTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.count)
-    x_assignments = o.assignments
-    if x_assignments is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_assignments) + 1)
-        for el_assignments in x_assignments:
-            _e_CreatePartitionsAssignment_1(el_assignments, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Count"
+        out += _S_i.pack(o.count)
+        f = "Assignments"
+        x_assignments = o.assignments
+        if x_assignments is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_assignments) + 1)
+            for el_assignments in x_assignments:
+                _e_CreatePartitionsAssignment_1(el_assignments, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsTopic", v, f) from None
 
 
 def _d_CreatePartitionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsRequest, int]:
@@ -309,13 +333,19 @@ def _d_CreatePartitionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_CreatePartitionsRequest_0(o: CreatePartitionsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_CreatePartitionsTopic_0(el_topics, out, v)
-    out += _S_io.pack(o.timeout_ms, o.validate_only)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatePartitionsRequest", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_CreatePartitionsTopic_0(el_topics, out, v)
+        f = "TimeoutMs"
+        out += _S_io.pack(o.timeout_ms, o.validate_only)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatePartitionsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsRequest", v, f) from None
 
 
 def _d_CreatePartitionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsRequest, int]:
@@ -364,15 +394,21 @@ def _d_CreatePartitionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_CreatePartitionsRequest_1(o: CreatePartitionsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_CreatePartitionsTopic_1(el_topics, out, v)
-    out += _S_io.pack(o.timeout_ms, o.validate_only)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_CreatePartitionsTopic_1(el_topics, out, v)
+        f = "TimeoutMs"
+        out += _S_io.pack(o.timeout_ms, o.validate_only)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsRequest", v, f) from None
 
 
 CreatePartitionsAssignment.FIELDS = (

@@ -84,20 +84,27 @@ def _d_CreatePartitionsTopicResult_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_CreatePartitionsTopicResult_0(o: CreatePartitionsTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatePartitionsTopicResult", v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatePartitionsTopicResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsTopicResult", v, f) from None
 
 
 def _d_CreatePartitionsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsTopicResult, int]:
@@ -159,22 +166,29 @@ def _d_CreatePartitionsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_CreatePartitionsTopicResult_1(o: CreatePartitionsTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsTopicResult", v, f) from None
 
 
 def _d_CreatePartitionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsResponse, int]:
@@ -204,13 +218,19 @@ def _d_CreatePartitionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_CreatePartitionsResponse_0(o: CreatePartitionsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.I32.pack(len(x_results))
-    for el_results in x_results:
-        _e_CreatePartitionsTopicResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatePartitionsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.I32.pack(len(x_results))
+        for el_results in x_results:
+            _e_CreatePartitionsTopicResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatePartitionsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsResponse", v, f) from None
 
 
 def _d_CreatePartitionsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatePartitionsResponse, int]:
@@ -259,15 +279,21 @@ def _d_CreatePartitionsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_CreatePartitionsResponse_1(o: CreatePartitionsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_CreatePartitionsTopicResult_1(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_CreatePartitionsTopicResult_1(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatePartitionsResponse", v, f) from None
 
 
 CreatePartitionsTopicResult.FIELDS = (

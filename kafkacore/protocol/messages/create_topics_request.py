@@ -102,15 +102,21 @@ def _d_CreatableReplicaAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_CreatableReplicaAssignment_0(o: CreatableReplicaAssignment, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    x_broker_ids = o.broker_ids
-    out += _w.I32.pack(len(x_broker_ids))
-    out += (
-        _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_broker_ids)}i")
-    ).pack(*x_broker_ids)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatableReplicaAssignment", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        f = "BrokerIds"
+        x_broker_ids = o.broker_ids
+        out += _w.I32.pack(len(x_broker_ids))
+        out += (
+            _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_broker_ids)}i")
+        ).pack(*x_broker_ids)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatableReplicaAssignment", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableReplicaAssignment", v, f) from None
 
 
 def _d_CreatableReplicaAssignment_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableReplicaAssignment, int]:
@@ -159,17 +165,23 @@ def _d_CreatableReplicaAssignment_1(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_CreatableReplicaAssignment_1(o: CreatableReplicaAssignment, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    x_broker_ids = o.broker_ids
-    out += _w.uvarint(len(x_broker_ids) + 1)
-    out += (
-        _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_broker_ids)}i")
-    ).pack(*x_broker_ids)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        f = "BrokerIds"
+        x_broker_ids = o.broker_ids
+        out += _w.uvarint(len(x_broker_ids) + 1)
+        out += (
+            _A_i[len(x_broker_ids)] if len(x_broker_ids) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_broker_ids)}i")
+        ).pack(*x_broker_ids)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableReplicaAssignment", v, f) from None
 
 
 def _d_CreatableTopicConfig_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicConfig, int]:
@@ -205,19 +217,25 @@ def _d_CreatableTopicConfig_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_CreatableTopicConfig_0(o: CreatableTopicConfig, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatableTopicConfig", v)
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_value.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatableTopicConfig", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableTopicConfig", v, f) from None
 
 
 def _d_CreatableTopicConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicConfig, int]:
@@ -276,21 +294,27 @@ def _d_CreatableTopicConfig_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_CreatableTopicConfig_1(o: CreatableTopicConfig, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\x00"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\x00"
+        else:
+            bx = x_value.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableTopicConfig", v, f) from None
 
 
 def _d_CreatableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopic, int]:
@@ -344,21 +368,29 @@ def _d_CreatableTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Crea
 
 
 def _e_CreatableTopic_0(o: CreatableTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    x_assignments = o.assignments
-    out += _w.I32.pack(len(x_assignments))
-    for el_assignments in x_assignments:
-        _e_CreatableReplicaAssignment_0(el_assignments, out, v)
-    x_configs = o.configs
-    out += _w.I32.pack(len(x_configs))
-    for el_configs in x_configs:
-        _e_CreatableTopicConfig_0(el_configs, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatableTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "NumPartitions"
+        out += _S_ih.pack(o.num_partitions, o.replication_factor)
+        f = "Assignments"
+        x_assignments = o.assignments
+        out += _w.I32.pack(len(x_assignments))
+        for el_assignments in x_assignments:
+            _e_CreatableReplicaAssignment_0(el_assignments, out, v)
+        f = "Configs"
+        x_configs = o.configs
+        out += _w.I32.pack(len(x_configs))
+        for el_configs in x_configs:
+            _e_CreatableTopicConfig_0(el_configs, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatableTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableTopic", v, f) from None
 
 
 def _d_CreatableTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopic, int]:
@@ -439,23 +471,31 @@ def _d_CreatableTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Crea
 
 
 def _e_CreatableTopic_1(o: CreatableTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    x_assignments = o.assignments
-    out += _w.uvarint(len(x_assignments) + 1)
-    for el_assignments in x_assignments:
-        _e_CreatableReplicaAssignment_1(el_assignments, out, v)
-    x_configs = o.configs
-    out += _w.uvarint(len(x_configs) + 1)
-    for el_configs in x_configs:
-        _e_CreatableTopicConfig_1(el_configs, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "NumPartitions"
+        out += _S_ih.pack(o.num_partitions, o.replication_factor)
+        f = "Assignments"
+        x_assignments = o.assignments
+        out += _w.uvarint(len(x_assignments) + 1)
+        for el_assignments in x_assignments:
+            _e_CreatableReplicaAssignment_1(el_assignments, out, v)
+        f = "Configs"
+        x_configs = o.configs
+        out += _w.uvarint(len(x_configs) + 1)
+        for el_configs in x_configs:
+            _e_CreatableTopicConfig_1(el_configs, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableTopic", v, f) from None
 
 
 def _d_CreateTopicsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsRequest, int]:
@@ -485,13 +525,19 @@ def _d_CreateTopicsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_CreateTopicsRequest_0(o: CreateTopicsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_CreatableTopic_0(el_topics, out, v)
-    out += _S_io.pack(o.timeout_ms, o.validate_only)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreateTopicsRequest", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_CreatableTopic_0(el_topics, out, v)
+        f = "timeoutMs"
+        out += _S_io.pack(o.timeout_ms, o.validate_only)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreateTopicsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateTopicsRequest", v, f) from None
 
 
 def _d_CreateTopicsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsRequest, int]:
@@ -540,15 +586,21 @@ def _d_CreateTopicsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_CreateTopicsRequest_1(o: CreateTopicsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_CreatableTopic_1(el_topics, out, v)
-    out += _S_io.pack(o.timeout_ms, o.validate_only)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_CreatableTopic_1(el_topics, out, v)
+        f = "timeoutMs"
+        out += _S_io.pack(o.timeout_ms, o.validate_only)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateTopicsRequest", v, f) from None
 
 
 CreatableReplicaAssignment.FIELDS = (

@@ -130,22 +130,29 @@ def _d_CreatableTopicConfigs_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_CreatableTopicConfigs_0(o: CreatableTopicConfigs, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\x00"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\x00"
+        else:
+            bx = x_value.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ReadOnly"
+        out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableTopicConfigs", v, f) from None
 
 
 def _d_CreatableTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicResult, int]:
@@ -189,20 +196,27 @@ def _d_CreatableTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_CreatableTopicResult_0(o: CreatableTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreatableTopicResult", v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreatableTopicResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableTopicResult", v, f) from None
 
 
 def _d_CreatableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicResult, int]:
@@ -293,33 +307,43 @@ def _d_CreatableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_CreatableTopicResult_1(o: CreatableTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    x_configs = o.configs
-    if x_configs is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_configs) + 1)
-        for el_configs in x_configs:
-            _e_CreatableTopicConfigs_0(el_configs, out, v)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.topic_config_error_code != 0:
-        t = bytearray()
-        x_topic_config_error_code = o.topic_config_error_code
-        t += _S_h.pack(x_topic_config_error_code)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "NumPartitions"
+        out += _S_ih.pack(o.num_partitions, o.replication_factor)
+        f = "Configs"
+        x_configs = o.configs
+        if x_configs is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_configs) + 1)
+            for el_configs in x_configs:
+                _e_CreatableTopicConfigs_0(el_configs, out, v)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "TopicConfigErrorCode"
+        if o.topic_config_error_code != 0:
+            t = bytearray()
+            x_topic_config_error_code = o.topic_config_error_code
+            t += _S_h.pack(x_topic_config_error_code)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableTopicResult", v, f) from None
 
 
 def _d_CreatableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreatableTopicResult, int]:
@@ -410,33 +434,43 @@ def _d_CreatableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_CreatableTopicResult_2(o: CreatableTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_uh.pack(o.topic_id.bytes, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_ih.pack(o.num_partitions, o.replication_factor)
-    x_configs = o.configs
-    if x_configs is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_configs) + 1)
-        for el_configs in x_configs:
-            _e_CreatableTopicConfigs_0(el_configs, out, v)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.topic_config_error_code != 0:
-        t = bytearray()
-        x_topic_config_error_code = o.topic_config_error_code
-        t += _S_h.pack(x_topic_config_error_code)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+        f = "TopicId"
+        out += _S_uh.pack(o.topic_id.bytes, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "NumPartitions"
+        out += _S_ih.pack(o.num_partitions, o.replication_factor)
+        f = "Configs"
+        x_configs = o.configs
+        if x_configs is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_configs) + 1)
+            for el_configs in x_configs:
+                _e_CreatableTopicConfigs_0(el_configs, out, v)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "TopicConfigErrorCode"
+        if o.topic_config_error_code != 0:
+            t = bytearray()
+            x_topic_config_error_code = o.topic_config_error_code
+            t += _S_h.pack(x_topic_config_error_code)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreatableTopicResult", v, f) from None
 
 
 def _d_CreateTopicsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsResponse, int]:
@@ -466,13 +500,19 @@ def _d_CreateTopicsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_CreateTopicsResponse_0(o: CreateTopicsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_CreatableTopicResult_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("CreateTopicsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_CreatableTopicResult_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("CreateTopicsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateTopicsResponse", v, f) from None
 
 
 def _d_CreateTopicsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsResponse, int]:
@@ -521,15 +561,21 @@ def _d_CreateTopicsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_CreateTopicsResponse_1(o: CreateTopicsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_CreatableTopicResult_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_CreatableTopicResult_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateTopicsResponse", v, f) from None
 
 
 def _d_CreateTopicsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[CreateTopicsResponse, int]:
@@ -578,15 +624,21 @@ def _d_CreateTopicsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_CreateTopicsResponse_2(o: CreateTopicsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_CreatableTopicResult_2(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_CreatableTopicResult_2(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CreateTopicsResponse", v, f) from None
 
 
 CreatableTopicConfigs.FIELDS = (

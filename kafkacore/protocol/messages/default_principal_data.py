@@ -92,19 +92,26 @@ def _d_DefaultPrincipalData_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DefaultPrincipalData_0(o: DefaultPrincipalData, out: bytearray, v: int) -> None:
-    x_type = o.type
-    bx = x_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_o.pack(o.token_authenticated)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Type"
+        x_type = o.type
+        bx = x_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TokenAuthenticated"
+        out += _S_o.pack(o.token_authenticated)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DefaultPrincipalData", v, f) from None
 
 
 DefaultPrincipalData.FIELDS = (

@@ -104,32 +104,42 @@ def _d_DeleteAclsFilter_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[De
 
 
 def _e_DeleteAclsFilter_0(o: DeleteAclsFilter, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type_filter)
-    x_resource_name_filter = o.resource_name_filter
-    if x_resource_name_filter is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_resource_name_filter.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_b.pack(o.pattern_type_filter)
-    x_principal_filter = o.principal_filter
-    if x_principal_filter is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_principal_filter.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_host_filter = o.host_filter
-    if x_host_filter is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_host_filter.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteAclsFilter", v)
+    f = ""
+    try:
+        f = "ResourceTypeFilter"
+        out += _S_b.pack(o.resource_type_filter)
+        f = "ResourceNameFilter"
+        x_resource_name_filter = o.resource_name_filter
+        if x_resource_name_filter is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_resource_name_filter.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "PatternTypeFilter"
+        out += _S_b.pack(o.pattern_type_filter)
+        f = "PrincipalFilter"
+        x_principal_filter = o.principal_filter
+        if x_principal_filter is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_principal_filter.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "HostFilter"
+        x_host_filter = o.host_filter
+        if x_host_filter is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_host_filter.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteAclsFilter", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsFilter", v, f) from None
 
 
 def _d_DeleteAclsFilter_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsFilter, int]:
@@ -212,34 +222,44 @@ def _d_DeleteAclsFilter_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[De
 
 
 def _e_DeleteAclsFilter_1(o: DeleteAclsFilter, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type_filter)
-    x_resource_name_filter = o.resource_name_filter
-    if x_resource_name_filter is None:
-        out += b"\x00"
-    else:
-        bx = x_resource_name_filter.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_b.pack(o.pattern_type_filter)
-    x_principal_filter = o.principal_filter
-    if x_principal_filter is None:
-        out += b"\x00"
-    else:
-        bx = x_principal_filter.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_host_filter = o.host_filter
-    if x_host_filter is None:
-        out += b"\x00"
-    else:
-        bx = x_host_filter.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResourceTypeFilter"
+        out += _S_b.pack(o.resource_type_filter)
+        f = "ResourceNameFilter"
+        x_resource_name_filter = o.resource_name_filter
+        if x_resource_name_filter is None:
+            out += b"\x00"
+        else:
+            bx = x_resource_name_filter.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "PatternTypeFilter"
+        out += _S_b.pack(o.pattern_type_filter)
+        f = "PrincipalFilter"
+        x_principal_filter = o.principal_filter
+        if x_principal_filter is None:
+            out += b"\x00"
+        else:
+            bx = x_principal_filter.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "HostFilter"
+        x_host_filter = o.host_filter
+        if x_host_filter is None:
+            out += b"\x00"
+        else:
+            bx = x_host_filter.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsFilter", v, f) from None
 
 
 def _d_DeleteAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsRequest, int]:
@@ -266,12 +286,17 @@ def _d_DeleteAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[D
 
 
 def _e_DeleteAclsRequest_0(o: DeleteAclsRequest, out: bytearray, v: int) -> None:
-    x_filters = o.filters
-    out += _w.I32.pack(len(x_filters))
-    for el_filters in x_filters:
-        _e_DeleteAclsFilter_0(el_filters, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteAclsRequest", v)
+    f = ""
+    try:
+        f = "Filters"
+        x_filters = o.filters
+        out += _w.I32.pack(len(x_filters))
+        for el_filters in x_filters:
+            _e_DeleteAclsFilter_0(el_filters, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteAclsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsRequest", v, f) from None
 
 
 def _d_DeleteAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsRequest, int]:
@@ -317,14 +342,19 @@ def _d_DeleteAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[D
 
 
 def _e_DeleteAclsRequest_1(o: DeleteAclsRequest, out: bytearray, v: int) -> None:
-    x_filters = o.filters
-    out += _w.uvarint(len(x_filters) + 1)
-    for el_filters in x_filters:
-        _e_DeleteAclsFilter_1(el_filters, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Filters"
+        x_filters = o.filters
+        out += _w.uvarint(len(x_filters) + 1)
+        for el_filters in x_filters:
+            _e_DeleteAclsFilter_1(el_filters, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsRequest", v, f) from None
 
 
 DeleteAclsFilter.FIELDS = (

@@ -135,31 +135,43 @@ def _d_DeleteAclsMatchingAcl_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DeleteAclsMatchingAcl_0(o: DeleteAclsMatchingAcl, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_b.pack(o.pattern_type)
-    x_principal = o.principal
-    bx = x_principal.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteAclsMatchingAcl", v)
+        f = "PatternType"
+        out += _S_b.pack(o.pattern_type)
+        f = "Principal"
+        x_principal = o.principal
+        bx = x_principal.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteAclsMatchingAcl", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsMatchingAcl", v, f) from None
 
 
 def _d_DeleteAclsMatchingAcl_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsMatchingAcl, int]:
@@ -260,33 +272,45 @@ def _d_DeleteAclsMatchingAcl_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DeleteAclsMatchingAcl_1(o: DeleteAclsMatchingAcl, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_b.pack(o.pattern_type)
-    x_principal = o.principal
-    bx = x_principal.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "PatternType"
+        out += _S_b.pack(o.pattern_type)
+        f = "Principal"
+        x_principal = o.principal
+        bx = x_principal.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsMatchingAcl", v, f) from None
 
 
 def _d_DeleteAclsFilterResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsFilterResult, int]:
@@ -327,20 +351,27 @@ def _d_DeleteAclsFilterResult_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DeleteAclsFilterResult_0(o: DeleteAclsFilterResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_matching_acls = o.matching_acls
-    out += _w.I32.pack(len(x_matching_acls))
-    for el_matching_acls in x_matching_acls:
-        _e_DeleteAclsMatchingAcl_0(el_matching_acls, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteAclsFilterResult", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "MatchingAcls"
+        x_matching_acls = o.matching_acls
+        out += _w.I32.pack(len(x_matching_acls))
+        for el_matching_acls in x_matching_acls:
+            _e_DeleteAclsMatchingAcl_0(el_matching_acls, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteAclsFilterResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsFilterResult", v, f) from None
 
 
 def _d_DeleteAclsFilterResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsFilterResult, int]:
@@ -404,22 +435,29 @@ def _d_DeleteAclsFilterResult_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DeleteAclsFilterResult_1(o: DeleteAclsFilterResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_matching_acls = o.matching_acls
-    out += _w.uvarint(len(x_matching_acls) + 1)
-    for el_matching_acls in x_matching_acls:
-        _e_DeleteAclsMatchingAcl_1(el_matching_acls, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MatchingAcls"
+        x_matching_acls = o.matching_acls
+        out += _w.uvarint(len(x_matching_acls) + 1)
+        for el_matching_acls in x_matching_acls:
+            _e_DeleteAclsMatchingAcl_1(el_matching_acls, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsFilterResult", v, f) from None
 
 
 def _d_DeleteAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsResponse, int]:
@@ -449,13 +487,19 @@ def _d_DeleteAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_DeleteAclsResponse_0(o: DeleteAclsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_filter_results = o.filter_results
-    out += _w.I32.pack(len(x_filter_results))
-    for el_filter_results in x_filter_results:
-        _e_DeleteAclsFilterResult_0(el_filter_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteAclsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "FilterResults"
+        x_filter_results = o.filter_results
+        out += _w.I32.pack(len(x_filter_results))
+        for el_filter_results in x_filter_results:
+            _e_DeleteAclsFilterResult_0(el_filter_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteAclsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsResponse", v, f) from None
 
 
 def _d_DeleteAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteAclsResponse, int]:
@@ -504,15 +548,21 @@ def _d_DeleteAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_DeleteAclsResponse_1(o: DeleteAclsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_filter_results = o.filter_results
-    out += _w.uvarint(len(x_filter_results) + 1)
-    for el_filter_results in x_filter_results:
-        _e_DeleteAclsFilterResult_1(el_filter_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "FilterResults"
+        x_filter_results = o.filter_results
+        out += _w.uvarint(len(x_filter_results) + 1)
+        for el_filter_results in x_filter_results:
+            _e_DeleteAclsFilterResult_1(el_filter_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteAclsResponse", v, f) from None
 
 
 DeleteAclsMatchingAcl.FIELDS = (

@@ -59,14 +59,19 @@ def _d_DeleteGroupsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_DeleteGroupsRequest_0(o: DeleteGroupsRequest, out: bytearray, v: int) -> None:
-    x_groups_names = o.groups_names
-    out += _w.I32.pack(len(x_groups_names))
-    for el_groups_names in x_groups_names:
-        bx = el_groups_names.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteGroupsRequest", v)
+    f = ""
+    try:
+        f = "GroupsNames"
+        x_groups_names = o.groups_names
+        out += _w.I32.pack(len(x_groups_names))
+        for el_groups_names in x_groups_names:
+            bx = el_groups_names.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteGroupsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteGroupsRequest", v, f) from None
 
 
 def _d_DeleteGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteGroupsRequest, int]:
@@ -120,16 +125,21 @@ def _d_DeleteGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_DeleteGroupsRequest_1(o: DeleteGroupsRequest, out: bytearray, v: int) -> None:
-    x_groups_names = o.groups_names
-    out += _w.uvarint(len(x_groups_names) + 1)
-    for el_groups_names in x_groups_names:
-        bx = el_groups_names.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupsNames"
+        x_groups_names = o.groups_names
+        out += _w.uvarint(len(x_groups_names) + 1)
+        for el_groups_names in x_groups_names:
+            bx = el_groups_names.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteGroupsRequest", v, f) from None
 
 
 DeleteGroupsRequest.FIELDS = (

@@ -72,13 +72,19 @@ def _d_DeletableGroupResult_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeletableGroupResult_0(o: DeletableGroupResult, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeletableGroupResult", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeletableGroupResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeletableGroupResult", v, f) from None
 
 
 def _d_DeletableGroupResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableGroupResult, int]:
@@ -125,15 +131,21 @@ def _d_DeletableGroupResult_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeletableGroupResult_1(o: DeletableGroupResult, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeletableGroupResult", v, f) from None
 
 
 def _d_DeleteGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteGroupsResponse, int]:
@@ -163,13 +175,19 @@ def _d_DeleteGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeleteGroupsResponse_0(o: DeleteGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.I32.pack(len(x_results))
-    for el_results in x_results:
-        _e_DeletableGroupResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteGroupsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.I32.pack(len(x_results))
+        for el_results in x_results:
+            _e_DeletableGroupResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteGroupsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteGroupsResponse", v, f) from None
 
 
 def _d_DeleteGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteGroupsResponse, int]:
@@ -218,15 +236,21 @@ def _d_DeleteGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeleteGroupsResponse_1(o: DeleteGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_DeletableGroupResult_1(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_DeletableGroupResult_1(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteGroupsResponse", v, f) from None
 
 
 DeletableGroupResult.FIELDS = (

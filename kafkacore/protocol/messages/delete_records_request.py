@@ -72,9 +72,14 @@ def _d_DeleteRecordsPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DeleteRecordsPartition_0(o: DeleteRecordsPartition, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.partition_index, o.offset)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteRecordsPartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iq.pack(o.partition_index, o.offset)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteRecordsPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsPartition", v, f) from None
 
 
 def _d_DeleteRecordsPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsPartition, int]:
@@ -106,11 +111,16 @@ def _d_DeleteRecordsPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DeleteRecordsPartition_1(o: DeleteRecordsPartition, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.partition_index, o.offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iq.pack(o.partition_index, o.offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsPartition", v, f) from None
 
 
 def _d_DeleteRecordsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsTopic, int]:
@@ -148,16 +158,22 @@ def _d_DeleteRecordsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_DeleteRecordsTopic_0(o: DeleteRecordsTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_DeleteRecordsPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteRecordsTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_DeleteRecordsPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteRecordsTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsTopic", v, f) from None
 
 
 def _d_DeleteRecordsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsTopic, int]:
@@ -218,18 +234,24 @@ def _d_DeleteRecordsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_DeleteRecordsTopic_1(o: DeleteRecordsTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_DeleteRecordsPartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_DeleteRecordsPartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsTopic", v, f) from None
 
 
 def _d_DeleteRecordsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsRequest, int]:
@@ -259,13 +281,19 @@ def _d_DeleteRecordsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeleteRecordsRequest_0(o: DeleteRecordsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_DeleteRecordsTopic_0(el_topics, out, v)
-    out += _S_i.pack(o.timeout_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteRecordsRequest", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_DeleteRecordsTopic_0(el_topics, out, v)
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteRecordsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsRequest", v, f) from None
 
 
 def _d_DeleteRecordsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsRequest, int]:
@@ -314,15 +342,21 @@ def _d_DeleteRecordsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeleteRecordsRequest_1(o: DeleteRecordsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DeleteRecordsTopic_1(el_topics, out, v)
-    out += _S_i.pack(o.timeout_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DeleteRecordsTopic_1(el_topics, out, v)
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsRequest", v, f) from None
 
 
 DeleteRecordsPartition.FIELDS = (

@@ -73,9 +73,14 @@ def _d_DeleteRecordsPartitionResult_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_DeleteRecordsPartitionResult_0(o: DeleteRecordsPartitionResult, out: bytearray, v: int) -> None:
-    out += _S_iqh.pack(o.partition_index, o.low_watermark, o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteRecordsPartitionResult", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqh.pack(o.partition_index, o.low_watermark, o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteRecordsPartitionResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsPartitionResult", v, f) from None
 
 
 def _d_DeleteRecordsPartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsPartitionResult, int]:
@@ -107,11 +112,16 @@ def _d_DeleteRecordsPartitionResult_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_DeleteRecordsPartitionResult_1(o: DeleteRecordsPartitionResult, out: bytearray, v: int) -> None:
-    out += _S_iqh.pack(o.partition_index, o.low_watermark, o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqh.pack(o.partition_index, o.low_watermark, o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsPartitionResult", v, f) from None
 
 
 def _d_DeleteRecordsTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsTopicResult, int]:
@@ -149,16 +159,22 @@ def _d_DeleteRecordsTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_DeleteRecordsTopicResult_0(o: DeleteRecordsTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_DeleteRecordsPartitionResult_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteRecordsTopicResult", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_DeleteRecordsPartitionResult_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteRecordsTopicResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsTopicResult", v, f) from None
 
 
 def _d_DeleteRecordsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsTopicResult, int]:
@@ -219,18 +235,24 @@ def _d_DeleteRecordsTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_DeleteRecordsTopicResult_1(o: DeleteRecordsTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_DeleteRecordsPartitionResult_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_DeleteRecordsPartitionResult_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsTopicResult", v, f) from None
 
 
 def _d_DeleteRecordsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsResponse, int]:
@@ -260,13 +282,19 @@ def _d_DeleteRecordsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DeleteRecordsResponse_0(o: DeleteRecordsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_DeleteRecordsTopicResult_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteRecordsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_DeleteRecordsTopicResult_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteRecordsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsResponse", v, f) from None
 
 
 def _d_DeleteRecordsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteRecordsResponse, int]:
@@ -315,15 +343,21 @@ def _d_DeleteRecordsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DeleteRecordsResponse_1(o: DeleteRecordsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DeleteRecordsTopicResult_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DeleteRecordsTopicResult_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteRecordsResponse", v, f) from None
 
 
 DeleteRecordsPartitionResult.FIELDS = (

@@ -84,14 +84,19 @@ def _d_DeleteShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int, 
 
 
 def _e_DeleteShareGroupOffsetsRequestTopic_0(o: DeleteShareGroupOffsetsRequestTopic, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteShareGroupOffsetsRequestTopic", v, f) from None
 
 
 def _d_DeleteShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteShareGroupOffsetsRequest, int]:
@@ -152,18 +157,24 @@ def _d_DeleteShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: in
 
 
 def _e_DeleteShareGroupOffsetsRequest_0(o: DeleteShareGroupOffsetsRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DeleteShareGroupOffsetsRequestTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DeleteShareGroupOffsetsRequestTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteShareGroupOffsetsRequest", v, f) from None
 
 
 DeleteShareGroupOffsetsRequestTopic.FIELDS = (

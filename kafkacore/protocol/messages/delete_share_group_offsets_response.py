@@ -112,22 +112,29 @@ def _d_DeleteShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: int,
 
 
 def _e_DeleteShareGroupOffsetsResponseTopic_0(o: DeleteShareGroupOffsetsResponseTopic, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_uh.pack(o.topic_id.bytes, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "TopicId"
+        out += _S_uh.pack(o.topic_id.bytes, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteShareGroupOffsetsResponseTopic", v, f) from None
 
 
 def _d_DeleteShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteShareGroupOffsetsResponse, int]:
@@ -191,22 +198,29 @@ def _d_DeleteShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_DeleteShareGroupOffsetsResponse_0(o: DeleteShareGroupOffsetsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_DeleteShareGroupOffsetsResponseTopic_0(el_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_DeleteShareGroupOffsetsResponseTopic_0(el_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteShareGroupOffsetsResponse", v, f) from None
 
 
 DeleteShareGroupOffsetsResponseTopic.FIELDS = (

@@ -87,11 +87,16 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_i.pack(o.partition)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_DeleteStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteStateData, int]:
@@ -141,15 +146,21 @@ def _d_DeleteStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Del
 
 
 def _e_DeleteStateData_0(o: DeleteStateData, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteStateData", v, f) from None
 
 
 def _d_DeleteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteShareGroupStateRequest, int]:
@@ -210,18 +221,24 @@ def _d_DeleteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_DeleteShareGroupStateRequest_0(o: DeleteShareGroupStateRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DeleteStateData_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DeleteStateData_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteShareGroupStateRequest", v, f) from None
 
 
 PartitionData.FIELDS = (

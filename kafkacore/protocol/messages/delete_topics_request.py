@@ -94,18 +94,24 @@ def _d_DeleteTopicState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[De
 
 
 def _e_DeleteTopicState_0(o: DeleteTopicState, out: bytearray, v: int) -> None:
-    x_name = o.name
-    if x_name is None:
-        out += b"\x00"
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_u.pack(o.topic_id.bytes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            out += b"\x00"
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteTopicState", v, f) from None
 
 
 def _d_DeleteTopicsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsRequest, int]:
@@ -140,17 +146,23 @@ def _d_DeleteTopicsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_DeleteTopicsRequest_0(o: DeleteTopicsRequest, out: bytearray, v: int) -> None:
-    if o.topics != []:
-        raise _w.not_in_version("DeleteTopicsRequest", "Topics", v)
-    x_topic_names = o.topic_names
-    out += _w.I32.pack(len(x_topic_names))
-    for el_topic_names in x_topic_names:
-        bx = el_topic_names.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_i.pack(o.timeout_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteTopicsRequest", v)
+    f = ""
+    try:
+        if o.topics != []:
+            raise _w.not_in_version("DeleteTopicsRequest", "Topics", v)
+        f = "TopicNames"
+        x_topic_names = o.topic_names
+        out += _w.I32.pack(len(x_topic_names))
+        for el_topic_names in x_topic_names:
+            bx = el_topic_names.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteTopicsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteTopicsRequest", v, f) from None
 
 
 def _d_DeleteTopicsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsRequest, int]:
@@ -208,19 +220,25 @@ def _d_DeleteTopicsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_DeleteTopicsRequest_1(o: DeleteTopicsRequest, out: bytearray, v: int) -> None:
-    if o.topics != []:
-        raise _w.not_in_version("DeleteTopicsRequest", "Topics", v)
-    x_topic_names = o.topic_names
-    out += _w.uvarint(len(x_topic_names) + 1)
-    for el_topic_names in x_topic_names:
-        bx = el_topic_names.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.timeout_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        if o.topics != []:
+            raise _w.not_in_version("DeleteTopicsRequest", "Topics", v)
+        f = "TopicNames"
+        x_topic_names = o.topic_names
+        out += _w.uvarint(len(x_topic_names) + 1)
+        for el_topic_names in x_topic_names:
+            bx = el_topic_names.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteTopicsRequest", v, f) from None
 
 
 def _d_DeleteTopicsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsRequest, int]:
@@ -270,15 +288,21 @@ def _d_DeleteTopicsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_DeleteTopicsRequest_2(o: DeleteTopicsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DeleteTopicState_0(el_topics, out, v)
-    out += _S_i.pack(o.timeout_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DeleteTopicState_0(el_topics, out, v)
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteTopicsRequest", v, f) from None
 
 
 DeleteTopicState.FIELDS = (

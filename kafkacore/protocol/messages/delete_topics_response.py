@@ -78,16 +78,22 @@ def _d_DeletableTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeletableTopicResult_0(o: DeletableTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("DeletableTopicResult", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeletableTopicResult", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("DeletableTopicResult", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeletableTopicResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeletableTopicResult", v, f) from None
 
 
 def _d_DeletableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableTopicResult, int]:
@@ -136,18 +142,24 @@ def _d_DeletableTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeletableTopicResult_1(o: DeletableTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("DeletableTopicResult", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("DeletableTopicResult", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeletableTopicResult", v, f) from None
 
 
 def _d_DeletableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableTopicResult, int]:
@@ -210,25 +222,32 @@ def _d_DeletableTopicResult_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeletableTopicResult_2(o: DeletableTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("DeletableTopicResult", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("DeletableTopicResult", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeletableTopicResult", v, f) from None
 
 
 def _d_DeletableTopicResult_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeletableTopicResult, int]:
@@ -291,25 +310,32 @@ def _d_DeletableTopicResult_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeletableTopicResult_3(o: DeletableTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    if x_name is None:
-        out += b"\x00"
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_uh.pack(o.topic_id.bytes, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            out += b"\x00"
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TopicId"
+        out += _S_uh.pack(o.topic_id.bytes, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeletableTopicResult", v, f) from None
 
 
 def _d_DeleteTopicsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsResponse, int]:
@@ -339,13 +365,19 @@ def _d_DeleteTopicsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeleteTopicsResponse_0(o: DeleteTopicsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_responses = o.responses
-    out += _w.I32.pack(len(x_responses))
-    for el_responses in x_responses:
-        _e_DeletableTopicResult_0(el_responses, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DeleteTopicsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.I32.pack(len(x_responses))
+        for el_responses in x_responses:
+            _e_DeletableTopicResult_0(el_responses, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DeleteTopicsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteTopicsResponse", v, f) from None
 
 
 def _d_DeleteTopicsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsResponse, int]:
@@ -394,15 +426,21 @@ def _d_DeleteTopicsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeleteTopicsResponse_1(o: DeleteTopicsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_DeletableTopicResult_1(el_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_DeletableTopicResult_1(el_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteTopicsResponse", v, f) from None
 
 
 def _d_DeleteTopicsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsResponse, int]:
@@ -451,15 +489,21 @@ def _d_DeleteTopicsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeleteTopicsResponse_2(o: DeleteTopicsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_DeletableTopicResult_2(el_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_DeletableTopicResult_2(el_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteTopicsResponse", v, f) from None
 
 
 def _d_DeleteTopicsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DeleteTopicsResponse, int]:
@@ -508,15 +552,21 @@ def _d_DeleteTopicsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DeleteTopicsResponse_3(o: DeleteTopicsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_DeletableTopicResult_3(el_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_DeletableTopicResult_3(el_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DeleteTopicsResponse", v, f) from None
 
 
 DeletableTopicResult.FIELDS = (

@@ -92,32 +92,42 @@ def _d_DescribeAclsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_DescribeAclsRequest_0(o: DescribeAclsRequest, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type_filter)
-    x_resource_name_filter = o.resource_name_filter
-    if x_resource_name_filter is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_resource_name_filter.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_b.pack(o.pattern_type_filter)
-    x_principal_filter = o.principal_filter
-    if x_principal_filter is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_principal_filter.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_host_filter = o.host_filter
-    if x_host_filter is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_host_filter.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeAclsRequest", v)
+    f = ""
+    try:
+        f = "ResourceTypeFilter"
+        out += _S_b.pack(o.resource_type_filter)
+        f = "ResourceNameFilter"
+        x_resource_name_filter = o.resource_name_filter
+        if x_resource_name_filter is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_resource_name_filter.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "PatternTypeFilter"
+        out += _S_b.pack(o.pattern_type_filter)
+        f = "PrincipalFilter"
+        x_principal_filter = o.principal_filter
+        if x_principal_filter is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_principal_filter.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "HostFilter"
+        x_host_filter = o.host_filter
+        if x_host_filter is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_host_filter.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeAclsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeAclsRequest", v, f) from None
 
 
 def _d_DescribeAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsRequest, int]:
@@ -200,34 +210,44 @@ def _d_DescribeAclsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_DescribeAclsRequest_1(o: DescribeAclsRequest, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type_filter)
-    x_resource_name_filter = o.resource_name_filter
-    if x_resource_name_filter is None:
-        out += b"\x00"
-    else:
-        bx = x_resource_name_filter.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_b.pack(o.pattern_type_filter)
-    x_principal_filter = o.principal_filter
-    if x_principal_filter is None:
-        out += b"\x00"
-    else:
-        bx = x_principal_filter.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_host_filter = o.host_filter
-    if x_host_filter is None:
-        out += b"\x00"
-    else:
-        bx = x_host_filter.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResourceTypeFilter"
+        out += _S_b.pack(o.resource_type_filter)
+        f = "ResourceNameFilter"
+        x_resource_name_filter = o.resource_name_filter
+        if x_resource_name_filter is None:
+            out += b"\x00"
+        else:
+            bx = x_resource_name_filter.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "PatternTypeFilter"
+        out += _S_b.pack(o.pattern_type_filter)
+        f = "PrincipalFilter"
+        x_principal_filter = o.principal_filter
+        if x_principal_filter is None:
+            out += b"\x00"
+        else:
+            bx = x_principal_filter.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "HostFilter"
+        x_host_filter = o.host_filter
+        if x_host_filter is None:
+            out += b"\x00"
+        else:
+            bx = x_host_filter.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeAclsRequest", v, f) from None
 
 
 DescribeAclsRequest.FIELDS = (

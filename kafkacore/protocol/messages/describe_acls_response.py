@@ -101,17 +101,24 @@ def _d_AclDescription_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclD
 
 
 def _e_AclDescription_0(o: AclDescription, out: bytearray, v: int) -> None:
-    x_principal = o.principal
-    bx = x_principal.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AclDescription", v)
+    f = ""
+    try:
+        f = "Principal"
+        x_principal = o.principal
+        bx = x_principal.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AclDescription", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AclDescription", v, f) from None
 
 
 def _d_AclDescription_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclDescription, int]:
@@ -173,19 +180,26 @@ def _d_AclDescription_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AclD
 
 
 def _e_AclDescription_1(o: AclDescription, out: bytearray, v: int) -> None:
-    x_principal = o.principal
-    bx = x_principal.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_bb.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Principal"
+        x_principal = o.principal
+        bx = x_principal.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Operation"
+        out += _S_bb.pack(o.operation, o.permission_type)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AclDescription", v, f) from None
 
 
 def _d_DescribeAclsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsResource, int]:
@@ -229,18 +243,26 @@ def _d_DescribeAclsResource_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DescribeAclsResource_0(o: DescribeAclsResource, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_b.pack(o.pattern_type)
-    x_acls = o.acls
-    out += _w.I32.pack(len(x_acls))
-    for el_acls in x_acls:
-        _e_AclDescription_0(el_acls, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeAclsResource", v)
+    f = ""
+    try:
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PatternType"
+        out += _S_b.pack(o.pattern_type)
+        f = "Acls"
+        x_acls = o.acls
+        out += _w.I32.pack(len(x_acls))
+        for el_acls in x_acls:
+            _e_AclDescription_0(el_acls, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeAclsResource", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeAclsResource", v, f) from None
 
 
 def _d_DescribeAclsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsResource, int]:
@@ -307,20 +329,28 @@ def _d_DescribeAclsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DescribeAclsResource_1(o: DescribeAclsResource, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_b.pack(o.pattern_type)
-    x_acls = o.acls
-    out += _w.uvarint(len(x_acls) + 1)
-    for el_acls in x_acls:
-        _e_AclDescription_1(el_acls, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PatternType"
+        out += _S_b.pack(o.pattern_type)
+        f = "Acls"
+        x_acls = o.acls
+        out += _w.uvarint(len(x_acls) + 1)
+        for el_acls in x_acls:
+            _e_AclDescription_1(el_acls, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeAclsResource", v, f) from None
 
 
 def _d_DescribeAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsResponse, int]:
@@ -361,20 +391,27 @@ def _d_DescribeAclsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DescribeAclsResponse_0(o: DescribeAclsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_resources = o.resources
-    out += _w.I32.pack(len(x_resources))
-    for el_resources in x_resources:
-        _e_DescribeAclsResource_0(el_resources, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeAclsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Resources"
+        x_resources = o.resources
+        out += _w.I32.pack(len(x_resources))
+        for el_resources in x_resources:
+            _e_DescribeAclsResource_0(el_resources, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeAclsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeAclsResponse", v, f) from None
 
 
 def _d_DescribeAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeAclsResponse, int]:
@@ -438,22 +475,29 @@ def _d_DescribeAclsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DescribeAclsResponse_1(o: DescribeAclsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_resources = o.resources
-    out += _w.uvarint(len(x_resources) + 1)
-    for el_resources in x_resources:
-        _e_DescribeAclsResource_1(el_resources, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Resources"
+        x_resources = o.resources
+        out += _w.uvarint(len(x_resources) + 1)
+        for el_resources in x_resources:
+            _e_DescribeAclsResource_1(el_resources, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeAclsResponse", v, f) from None
 
 
 AclDescription.FIELDS = (

@@ -84,20 +84,27 @@ def _d_ComponentData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Compo
 
 
 def _e_ComponentData_0(o: ComponentData, out: bytearray, v: int) -> None:
-    x_entity_type = o.entity_type
-    bx = x_entity_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_b.pack(o.match_type)
-    x_match = o.match
-    if x_match is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_match.encode()
+    f = ""
+    try:
+        f = "EntityType"
+        x_entity_type = o.entity_type
+        bx = x_entity_type.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ComponentData", v)
+        f = "MatchType"
+        out += _S_b.pack(o.match_type)
+        f = "Match"
+        x_match = o.match
+        if x_match is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_match.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ComponentData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ComponentData", v, f) from None
 
 
 def _d_ComponentData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ComponentData, int]:
@@ -159,22 +166,29 @@ def _d_ComponentData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Compo
 
 
 def _e_ComponentData_1(o: ComponentData, out: bytearray, v: int) -> None:
-    x_entity_type = o.entity_type
-    bx = x_entity_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_b.pack(o.match_type)
-    x_match = o.match
-    if x_match is None:
-        out += b"\x00"
-    else:
-        bx = x_match.encode()
+    f = ""
+    try:
+        f = "EntityType"
+        x_entity_type = o.entity_type
+        bx = x_entity_type.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "MatchType"
+        out += _S_b.pack(o.match_type)
+        f = "Match"
+        x_match = o.match
+        if x_match is None:
+            out += b"\x00"
+        else:
+            bx = x_match.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ComponentData", v, f) from None
 
 
 def _d_DescribeClientQuotasRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClientQuotasRequest, int]:
@@ -204,13 +218,19 @@ def _d_DescribeClientQuotasRequest_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_DescribeClientQuotasRequest_0(o: DescribeClientQuotasRequest, out: bytearray, v: int) -> None:
-    x_components = o.components
-    out += _w.I32.pack(len(x_components))
-    for el_components in x_components:
-        _e_ComponentData_0(el_components, out, v)
-    out += _S_o.pack(o.strict)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeClientQuotasRequest", v)
+    f = ""
+    try:
+        f = "Components"
+        x_components = o.components
+        out += _w.I32.pack(len(x_components))
+        for el_components in x_components:
+            _e_ComponentData_0(el_components, out, v)
+        f = "Strict"
+        out += _S_o.pack(o.strict)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeClientQuotasRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClientQuotasRequest", v, f) from None
 
 
 def _d_DescribeClientQuotasRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClientQuotasRequest, int]:
@@ -259,15 +279,21 @@ def _d_DescribeClientQuotasRequest_1(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_DescribeClientQuotasRequest_1(o: DescribeClientQuotasRequest, out: bytearray, v: int) -> None:
-    x_components = o.components
-    out += _w.uvarint(len(x_components) + 1)
-    for el_components in x_components:
-        _e_ComponentData_1(el_components, out, v)
-    out += _S_o.pack(o.strict)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Components"
+        x_components = o.components
+        out += _w.uvarint(len(x_components) + 1)
+        for el_components in x_components:
+            _e_ComponentData_1(el_components, out, v)
+        f = "Strict"
+        out += _S_o.pack(o.strict)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClientQuotasRequest", v, f) from None
 
 
 ComponentData.FIELDS = (

@@ -104,19 +104,25 @@ def _d_EntityData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
 
 
 def _e_EntityData_0(o: EntityData, out: bytearray, v: int) -> None:
-    x_entity_type = o.entity_type
-    bx = x_entity_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_entity_name = o.entity_name
-    if x_entity_name is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_entity_name.encode()
+    f = ""
+    try:
+        f = "EntityType"
+        x_entity_type = o.entity_type
+        bx = x_entity_type.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EntityData", v)
+        f = "EntityName"
+        x_entity_name = o.entity_name
+        if x_entity_name is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_entity_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EntityData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntityData", v, f) from None
 
 
 def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityData, int]:
@@ -175,21 +181,27 @@ def _d_EntityData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntityDa
 
 
 def _e_EntityData_1(o: EntityData, out: bytearray, v: int) -> None:
-    x_entity_type = o.entity_type
-    bx = x_entity_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_entity_name = o.entity_name
-    if x_entity_name is None:
-        out += b"\x00"
-    else:
-        bx = x_entity_name.encode()
+    f = ""
+    try:
+        f = "EntityType"
+        x_entity_type = o.entity_type
+        bx = x_entity_type.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "EntityName"
+        x_entity_name = o.entity_name
+        if x_entity_name is None:
+            out += b"\x00"
+        else:
+            bx = x_entity_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntityData", v, f) from None
 
 
 def _d_ValueData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ValueData, int]:
@@ -217,13 +229,19 @@ def _d_ValueData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ValueData
 
 
 def _e_ValueData_0(o: ValueData, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_d.pack(o.value)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ValueData", v)
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Value"
+        out += _S_d.pack(o.value)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ValueData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ValueData", v, f) from None
 
 
 def _d_ValueData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ValueData, int]:
@@ -270,15 +288,21 @@ def _d_ValueData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ValueData
 
 
 def _e_ValueData_1(o: ValueData, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_d.pack(o.value)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Value"
+        out += _S_d.pack(o.value)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ValueData", v, f) from None
 
 
 def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
@@ -318,16 +342,22 @@ def _d_EntryData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
 
 
 def _e_EntryData_0(o: EntryData, out: bytearray, v: int) -> None:
-    x_entity = o.entity
-    out += _w.I32.pack(len(x_entity))
-    for el_entity in x_entity:
-        _e_EntityData_0(el_entity, out, v)
-    x_values = o.values
-    out += _w.I32.pack(len(x_values))
-    for el_values in x_values:
-        _e_ValueData_0(el_values, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EntryData", v)
+    f = ""
+    try:
+        f = "Entity"
+        x_entity = o.entity
+        out += _w.I32.pack(len(x_entity))
+        for el_entity in x_entity:
+            _e_EntityData_0(el_entity, out, v)
+        f = "Values"
+        x_values = o.values
+        out += _w.I32.pack(len(x_values))
+        for el_values in x_values:
+            _e_ValueData_0(el_values, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EntryData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntryData", v, f) from None
 
 
 def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData, int]:
@@ -390,18 +420,24 @@ def _d_EntryData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EntryData
 
 
 def _e_EntryData_1(o: EntryData, out: bytearray, v: int) -> None:
-    x_entity = o.entity
-    out += _w.uvarint(len(x_entity) + 1)
-    for el_entity in x_entity:
-        _e_EntityData_1(el_entity, out, v)
-    x_values = o.values
-    out += _w.uvarint(len(x_values) + 1)
-    for el_values in x_values:
-        _e_ValueData_1(el_values, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Entity"
+        x_entity = o.entity
+        out += _w.uvarint(len(x_entity) + 1)
+        for el_entity in x_entity:
+            _e_EntityData_1(el_entity, out, v)
+        f = "Values"
+        x_values = o.values
+        out += _w.uvarint(len(x_values) + 1)
+        for el_values in x_values:
+            _e_ValueData_1(el_values, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EntryData", v, f) from None
 
 
 def _d_DescribeClientQuotasResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClientQuotasResponse, int]:
@@ -442,23 +478,30 @@ def _d_DescribeClientQuotasResponse_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_DescribeClientQuotasResponse_0(o: DescribeClientQuotasResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_entries = o.entries
-    if x_entries is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_entries))
-        for el_entries in x_entries:
-            _e_EntryData_0(el_entries, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeClientQuotasResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Entries"
+        x_entries = o.entries
+        if x_entries is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_entries))
+            for el_entries in x_entries:
+                _e_EntryData_0(el_entries, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeClientQuotasResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClientQuotasResponse", v, f) from None
 
 
 def _d_DescribeClientQuotasResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClientQuotasResponse, int]:
@@ -522,25 +565,32 @@ def _d_DescribeClientQuotasResponse_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_DescribeClientQuotasResponse_1(o: DescribeClientQuotasResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_entries = o.entries
-    if x_entries is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_entries) + 1)
-        for el_entries in x_entries:
-            _e_EntryData_1(el_entries, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Entries"
+        x_entries = o.entries
+        if x_entries is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_entries) + 1)
+            for el_entries in x_entries:
+                _e_EntryData_1(el_entries, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClientQuotasResponse", v, f) from None
 
 
 EntityData.FIELDS = (

@@ -67,15 +67,20 @@ def _d_DescribeClusterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeClusterRequest_0(o: DescribeClusterRequest, out: bytearray, v: int) -> None:
-    out += _S_o.pack(o.include_cluster_authorized_operations)
-    if o.endpoint_type != 1:
-        raise _w.not_in_version("DescribeClusterRequest", "EndpointType", v)
-    if o.include_fenced_brokers:
-        raise _w.not_in_version("DescribeClusterRequest", "IncludeFencedBrokers", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "IncludeClusterAuthorizedOperations"
+        out += _S_o.pack(o.include_cluster_authorized_operations)
+        if o.endpoint_type != 1:
+            raise _w.not_in_version("DescribeClusterRequest", "EndpointType", v)
+        if o.include_fenced_brokers:
+            raise _w.not_in_version("DescribeClusterRequest", "IncludeFencedBrokers", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClusterRequest", v, f) from None
 
 
 def _d_DescribeClusterRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterRequest, int]:
@@ -108,13 +113,18 @@ def _d_DescribeClusterRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeClusterRequest_1(o: DescribeClusterRequest, out: bytearray, v: int) -> None:
-    out += _S_ob.pack(o.include_cluster_authorized_operations, o.endpoint_type)
-    if o.include_fenced_brokers:
-        raise _w.not_in_version("DescribeClusterRequest", "IncludeFencedBrokers", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "IncludeClusterAuthorizedOperations"
+        out += _S_ob.pack(o.include_cluster_authorized_operations, o.endpoint_type)
+        if o.include_fenced_brokers:
+            raise _w.not_in_version("DescribeClusterRequest", "IncludeFencedBrokers", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClusterRequest", v, f) from None
 
 
 def _d_DescribeClusterRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterRequest, int]:
@@ -146,11 +156,16 @@ def _d_DescribeClusterRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeClusterRequest_2(o: DescribeClusterRequest, out: bytearray, v: int) -> None:
-    out += _S_obo.pack(o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "IncludeClusterAuthorizedOperations"
+        out += _S_obo.pack(o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClusterRequest", v, f) from None
 
 
 DescribeClusterRequest.FIELDS = (

@@ -121,25 +121,33 @@ def _d_DescribeClusterBroker_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeClusterBroker_0(o: DescribeClusterBroker, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.broker_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.port)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_i.pack(o.broker_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.is_fenced:
-        raise _w.not_in_version("DescribeClusterBroker", "IsFenced", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Port"
+        out += _S_i.pack(o.port)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.is_fenced:
+            raise _w.not_in_version("DescribeClusterBroker", "IsFenced", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClusterBroker", v, f) from None
 
 
 def _d_DescribeClusterBroker_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterBroker, int]:
@@ -207,24 +215,33 @@ def _d_DescribeClusterBroker_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeClusterBroker_1(o: DescribeClusterBroker, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.broker_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.port)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_i.pack(o.broker_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_o.pack(o.is_fenced)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Port"
+        out += _S_i.pack(o.port)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "IsFenced"
+        out += _S_o.pack(o.is_fenced)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClusterBroker", v, f) from None
 
 
 def _d_DescribeClusterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterResponse, int]:
@@ -310,30 +327,40 @@ def _d_DescribeClusterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeClusterResponse_0(o: DescribeClusterResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.endpoint_type != 1:
+            raise _w.not_in_version("DescribeClusterResponse", "EndpointType", v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        bx = x_cluster_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.endpoint_type != 1:
-        raise _w.not_in_version("DescribeClusterResponse", "EndpointType", v)
-    x_cluster_id = o.cluster_id
-    bx = x_cluster_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.controller_id)
-    x_brokers = o.brokers
-    out += _w.uvarint(len(x_brokers) + 1)
-    for el_brokers in x_brokers:
-        _e_DescribeClusterBroker_0(el_brokers, out, v)
-    out += _S_i.pack(o.cluster_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.uvarint(len(x_brokers) + 1)
+        for el_brokers in x_brokers:
+            _e_DescribeClusterBroker_0(el_brokers, out, v)
+        f = "ClusterAuthorizedOperations"
+        out += _S_i.pack(o.cluster_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClusterResponse", v, f) from None
 
 
 def _d_DescribeClusterResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterResponse, int]:
@@ -421,29 +448,40 @@ def _d_DescribeClusterResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeClusterResponse_1(o: DescribeClusterResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "EndpointType"
+        out += _S_b.pack(o.endpoint_type)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        bx = x_cluster_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_b.pack(o.endpoint_type)
-    x_cluster_id = o.cluster_id
-    bx = x_cluster_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.controller_id)
-    x_brokers = o.brokers
-    out += _w.uvarint(len(x_brokers) + 1)
-    for el_brokers in x_brokers:
-        _e_DescribeClusterBroker_0(el_brokers, out, v)
-    out += _S_i.pack(o.cluster_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.uvarint(len(x_brokers) + 1)
+        for el_brokers in x_brokers:
+            _e_DescribeClusterBroker_0(el_brokers, out, v)
+        f = "ClusterAuthorizedOperations"
+        out += _S_i.pack(o.cluster_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClusterResponse", v, f) from None
 
 
 def _d_DescribeClusterResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeClusterResponse, int]:
@@ -531,29 +569,40 @@ def _d_DescribeClusterResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeClusterResponse_2(o: DescribeClusterResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "EndpointType"
+        out += _S_b.pack(o.endpoint_type)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        bx = x_cluster_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_b.pack(o.endpoint_type)
-    x_cluster_id = o.cluster_id
-    bx = x_cluster_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.controller_id)
-    x_brokers = o.brokers
-    out += _w.uvarint(len(x_brokers) + 1)
-    for el_brokers in x_brokers:
-        _e_DescribeClusterBroker_1(el_brokers, out, v)
-    out += _S_i.pack(o.cluster_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.uvarint(len(x_brokers) + 1)
+        for el_brokers in x_brokers:
+            _e_DescribeClusterBroker_1(el_brokers, out, v)
+        f = "ClusterAuthorizedOperations"
+        out += _S_i.pack(o.cluster_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeClusterResponse", v, f) from None
 
 
 DescribeClusterBroker.FIELDS = (

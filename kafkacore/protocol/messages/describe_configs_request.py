@@ -92,22 +92,29 @@ def _d_DescribeConfigsResource_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeConfigsResource_0(o: DescribeConfigsResource, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_configuration_keys = o.configuration_keys
-    if x_configuration_keys is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_configuration_keys))
-        for el_configuration_keys in x_configuration_keys:
-            bx = el_configuration_keys.encode()
-            out += _w.I16.pack(len(bx))
-            out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsResource", v)
+    f = ""
+    try:
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ConfigurationKeys"
+        x_configuration_keys = o.configuration_keys
+        if x_configuration_keys is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_configuration_keys))
+            for el_configuration_keys in x_configuration_keys:
+                bx = el_configuration_keys.encode()
+                out += _w.I16.pack(len(bx))
+                out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsResource", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResource", v, f) from None
 
 
 def _d_DescribeConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResource, int]:
@@ -179,24 +186,31 @@ def _d_DescribeConfigsResource_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeConfigsResource_1(o: DescribeConfigsResource, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_configuration_keys = o.configuration_keys
-    if x_configuration_keys is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_configuration_keys) + 1)
-        for el_configuration_keys in x_configuration_keys:
-            bx = el_configuration_keys.encode()
-            out += _w.uvarint(len(bx) + 1)
-            out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ConfigurationKeys"
+        x_configuration_keys = o.configuration_keys
+        if x_configuration_keys is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_configuration_keys) + 1)
+            for el_configuration_keys in x_configuration_keys:
+                bx = el_configuration_keys.encode()
+                out += _w.uvarint(len(bx) + 1)
+                out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResource", v, f) from None
 
 
 def _d_DescribeConfigsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsRequest, int]:
@@ -227,15 +241,21 @@ def _d_DescribeConfigsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeConfigsRequest_0(o: DescribeConfigsRequest, out: bytearray, v: int) -> None:
-    x_resources = o.resources
-    out += _w.I32.pack(len(x_resources))
-    for el_resources in x_resources:
-        _e_DescribeConfigsResource_0(el_resources, out, v)
-    out += _S_o.pack(o.include_synonyms)
-    if o.include_documentation:
-        raise _w.not_in_version("DescribeConfigsRequest", "IncludeDocumentation", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsRequest", v)
+    f = ""
+    try:
+        f = "Resources"
+        x_resources = o.resources
+        out += _w.I32.pack(len(x_resources))
+        for el_resources in x_resources:
+            _e_DescribeConfigsResource_0(el_resources, out, v)
+        f = "IncludeSynonyms"
+        out += _S_o.pack(o.include_synonyms)
+        if o.include_documentation:
+            raise _w.not_in_version("DescribeConfigsRequest", "IncludeDocumentation", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsRequest", v, f) from None
 
 
 def _d_DescribeConfigsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsRequest, int]:
@@ -265,13 +285,19 @@ def _d_DescribeConfigsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeConfigsRequest_1(o: DescribeConfigsRequest, out: bytearray, v: int) -> None:
-    x_resources = o.resources
-    out += _w.I32.pack(len(x_resources))
-    for el_resources in x_resources:
-        _e_DescribeConfigsResource_0(el_resources, out, v)
-    out += _S_oo.pack(o.include_synonyms, o.include_documentation)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsRequest", v)
+    f = ""
+    try:
+        f = "Resources"
+        x_resources = o.resources
+        out += _w.I32.pack(len(x_resources))
+        for el_resources in x_resources:
+            _e_DescribeConfigsResource_0(el_resources, out, v)
+        f = "IncludeSynonyms"
+        out += _S_oo.pack(o.include_synonyms, o.include_documentation)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsRequest", v, f) from None
 
 
 def _d_DescribeConfigsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsRequest, int]:
@@ -320,15 +346,21 @@ def _d_DescribeConfigsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeConfigsRequest_2(o: DescribeConfigsRequest, out: bytearray, v: int) -> None:
-    x_resources = o.resources
-    out += _w.uvarint(len(x_resources) + 1)
-    for el_resources in x_resources:
-        _e_DescribeConfigsResource_1(el_resources, out, v)
-    out += _S_oo.pack(o.include_synonyms, o.include_documentation)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Resources"
+        x_resources = o.resources
+        out += _w.uvarint(len(x_resources) + 1)
+        for el_resources in x_resources:
+            _e_DescribeConfigsResource_1(el_resources, out, v)
+        f = "IncludeSynonyms"
+        out += _S_oo.pack(o.include_synonyms, o.include_documentation)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsRequest", v, f) from None
 
 
 DescribeConfigsResource.FIELDS = (

@@ -117,20 +117,27 @@ def _d_DescribeConfigsSynonym_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeConfigsSynonym_0(o: DescribeConfigsSynonym, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    out += _S_b.pack(o.source)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsSynonym", v)
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_value.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Source"
+        out += _S_b.pack(o.source)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsSynonym", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsSynonym", v, f) from None
 
 
 def _d_DescribeConfigsSynonym_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsSynonym, int]:
@@ -192,22 +199,29 @@ def _d_DescribeConfigsSynonym_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeConfigsSynonym_1(o: DescribeConfigsSynonym, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\x00"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_b.pack(o.source)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\x00"
+        else:
+            bx = x_value.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Source"
+        out += _S_b.pack(o.source)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsSynonym", v, f) from None
 
 
 def _d_DescribeConfigsResourceResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResourceResult, int]:
@@ -261,24 +275,32 @@ def _d_DescribeConfigsResourceResult_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_DescribeConfigsResourceResult_0(o: DescribeConfigsResourceResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
-    x_synonyms = o.synonyms
-    out += _w.I32.pack(len(x_synonyms))
-    for el_synonyms in x_synonyms:
-        _e_DescribeConfigsSynonym_0(el_synonyms, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsResourceResult", v)
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_value.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ReadOnly"
+        out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
+        f = "Synonyms"
+        x_synonyms = o.synonyms
+        out += _w.I32.pack(len(x_synonyms))
+        for el_synonyms in x_synonyms:
+            _e_DescribeConfigsSynonym_0(el_synonyms, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsResourceResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResourceResult", v, f) from None
 
 
 def _d_DescribeConfigsResourceResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResourceResult, int]:
@@ -344,32 +366,42 @@ def _d_DescribeConfigsResourceResult_1(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_DescribeConfigsResourceResult_1(o: DescribeConfigsResourceResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
-    x_synonyms = o.synonyms
-    out += _w.I32.pack(len(x_synonyms))
-    for el_synonyms in x_synonyms:
-        _e_DescribeConfigsSynonym_0(el_synonyms, out, v)
-    out += _S_b.pack(o.config_type)
-    x_documentation = o.documentation
-    if x_documentation is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_documentation.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsResourceResult", v)
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_value.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ReadOnly"
+        out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
+        f = "Synonyms"
+        x_synonyms = o.synonyms
+        out += _w.I32.pack(len(x_synonyms))
+        for el_synonyms in x_synonyms:
+            _e_DescribeConfigsSynonym_0(el_synonyms, out, v)
+        f = "ConfigType"
+        out += _S_b.pack(o.config_type)
+        f = "Documentation"
+        x_documentation = o.documentation
+        if x_documentation is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_documentation.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsResourceResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResourceResult", v, f) from None
 
 
 def _d_DescribeConfigsResourceResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResourceResult, int]:
@@ -466,34 +498,44 @@ def _d_DescribeConfigsResourceResult_2(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_DescribeConfigsResourceResult_2(o: DescribeConfigsResourceResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_value = o.value
-    if x_value is None:
-        out += b"\x00"
-    else:
-        bx = x_value.encode()
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
-    x_synonyms = o.synonyms
-    out += _w.uvarint(len(x_synonyms) + 1)
-    for el_synonyms in x_synonyms:
-        _e_DescribeConfigsSynonym_1(el_synonyms, out, v)
-    out += _S_b.pack(o.config_type)
-    x_documentation = o.documentation
-    if x_documentation is None:
-        out += b"\x00"
-    else:
-        bx = x_documentation.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Value"
+        x_value = o.value
+        if x_value is None:
+            out += b"\x00"
+        else:
+            bx = x_value.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ReadOnly"
+        out += _S_obo.pack(o.read_only, o.config_source, o.is_sensitive)
+        f = "Synonyms"
+        x_synonyms = o.synonyms
+        out += _w.uvarint(len(x_synonyms) + 1)
+        for el_synonyms in x_synonyms:
+            _e_DescribeConfigsSynonym_1(el_synonyms, out, v)
+        f = "ConfigType"
+        out += _S_b.pack(o.config_type)
+        f = "Documentation"
+        x_documentation = o.documentation
+        if x_documentation is None:
+            out += b"\x00"
+        else:
+            bx = x_documentation.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResourceResult", v, f) from None
 
 
 def _d_DescribeConfigsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResult, int]:
@@ -548,25 +590,34 @@ def _d_DescribeConfigsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeConfigsResult_0(o: DescribeConfigsResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_configs = o.configs
-    out += _w.I32.pack(len(x_configs))
-    for el_configs in x_configs:
-        _e_DescribeConfigsResourceResult_0(el_configs, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsResult", v)
+        f = "Configs"
+        x_configs = o.configs
+        out += _w.I32.pack(len(x_configs))
+        for el_configs in x_configs:
+            _e_DescribeConfigsResourceResult_0(el_configs, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResult", v, f) from None
 
 
 def _d_DescribeConfigsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResult, int]:
@@ -621,25 +672,34 @@ def _d_DescribeConfigsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeConfigsResult_1(o: DescribeConfigsResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_configs = o.configs
-    out += _w.I32.pack(len(x_configs))
-    for el_configs in x_configs:
-        _e_DescribeConfigsResourceResult_1(el_configs, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsResult", v)
+        f = "Configs"
+        x_configs = o.configs
+        out += _w.I32.pack(len(x_configs))
+        for el_configs in x_configs:
+            _e_DescribeConfigsResourceResult_1(el_configs, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResult", v, f) from None
 
 
 def _d_DescribeConfigsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResult, int]:
@@ -721,27 +781,36 @@ def _d_DescribeConfigsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeConfigsResult_2(o: DescribeConfigsResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_configs = o.configs
-    out += _w.uvarint(len(x_configs) + 1)
-    for el_configs in x_configs:
-        _e_DescribeConfigsResourceResult_2(el_configs, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Configs"
+        x_configs = o.configs
+        out += _w.uvarint(len(x_configs) + 1)
+        for el_configs in x_configs:
+            _e_DescribeConfigsResourceResult_2(el_configs, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResult", v, f) from None
 
 
 def _d_DescribeConfigsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResponse, int]:
@@ -771,13 +840,19 @@ def _d_DescribeConfigsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeConfigsResponse_0(o: DescribeConfigsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.I32.pack(len(x_results))
-    for el_results in x_results:
-        _e_DescribeConfigsResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.I32.pack(len(x_results))
+        for el_results in x_results:
+            _e_DescribeConfigsResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResponse", v, f) from None
 
 
 def _d_DescribeConfigsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResponse, int]:
@@ -807,13 +882,19 @@ def _d_DescribeConfigsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeConfigsResponse_1(o: DescribeConfigsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.I32.pack(len(x_results))
-    for el_results in x_results:
-        _e_DescribeConfigsResult_1(el_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeConfigsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.I32.pack(len(x_results))
+        for el_results in x_results:
+            _e_DescribeConfigsResult_1(el_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeConfigsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResponse", v, f) from None
 
 
 def _d_DescribeConfigsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeConfigsResponse, int]:
@@ -862,15 +943,21 @@ def _d_DescribeConfigsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeConfigsResponse_2(o: DescribeConfigsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_DescribeConfigsResult_2(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_DescribeConfigsResult_2(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeConfigsResponse", v, f) from None
 
 
 DescribeConfigsSynonym.FIELDS = (

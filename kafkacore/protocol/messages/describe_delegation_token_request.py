@@ -76,16 +76,22 @@ def _d_DescribeDelegationTokenOwner_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_DescribeDelegationTokenOwner_0(o: DescribeDelegationTokenOwner, out: bytearray, v: int) -> None:
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeDelegationTokenOwner", v)
+    f = ""
+    try:
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeDelegationTokenOwner", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeDelegationTokenOwner", v, f) from None
 
 
 def _d_DescribeDelegationTokenOwner_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenOwner, int]:
@@ -144,18 +150,24 @@ def _d_DescribeDelegationTokenOwner_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_DescribeDelegationTokenOwner_1(o: DescribeDelegationTokenOwner, out: bytearray, v: int) -> None:
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeDelegationTokenOwner", v, f) from None
 
 
 def _d_DescribeDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenRequest, int]:
@@ -182,15 +194,20 @@ def _d_DescribeDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: in
 
 
 def _e_DescribeDelegationTokenRequest_0(o: DescribeDelegationTokenRequest, out: bytearray, v: int) -> None:
-    x_owners = o.owners
-    if x_owners is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_owners))
-        for el_owners in x_owners:
-            _e_DescribeDelegationTokenOwner_0(el_owners, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeDelegationTokenRequest", v)
+    f = ""
+    try:
+        f = "Owners"
+        x_owners = o.owners
+        if x_owners is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_owners))
+            for el_owners in x_owners:
+                _e_DescribeDelegationTokenOwner_0(el_owners, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeDelegationTokenRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeDelegationTokenRequest", v, f) from None
 
 
 def _d_DescribeDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenRequest, int]:
@@ -236,17 +253,22 @@ def _d_DescribeDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: in
 
 
 def _e_DescribeDelegationTokenRequest_1(o: DescribeDelegationTokenRequest, out: bytearray, v: int) -> None:
-    x_owners = o.owners
-    if x_owners is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_owners) + 1)
-        for el_owners in x_owners:
-            _e_DescribeDelegationTokenOwner_1(el_owners, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Owners"
+        x_owners = o.owners
+        if x_owners is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_owners) + 1)
+            for el_owners in x_owners:
+                _e_DescribeDelegationTokenOwner_1(el_owners, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeDelegationTokenRequest", v, f) from None
 
 
 DescribeDelegationTokenOwner.FIELDS = (

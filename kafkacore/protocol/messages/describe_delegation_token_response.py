@@ -101,16 +101,22 @@ def _d_DescribedDelegationTokenRenewer_0(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_DescribedDelegationTokenRenewer_0(o: DescribedDelegationTokenRenewer, out: bytearray, v: int) -> None:
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribedDelegationTokenRenewer", v)
+    f = ""
+    try:
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribedDelegationTokenRenewer", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedDelegationTokenRenewer", v, f) from None
 
 
 def _d_DescribedDelegationTokenRenewer_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedDelegationTokenRenewer, int]:
@@ -169,18 +175,24 @@ def _d_DescribedDelegationTokenRenewer_1(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_DescribedDelegationTokenRenewer_1(o: DescribedDelegationTokenRenewer, out: bytearray, v: int) -> None:
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedDelegationTokenRenewer", v, f) from None
 
 
 def _d_DescribedDelegationToken_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedDelegationToken, int]:
@@ -256,32 +268,42 @@ def _d_DescribedDelegationToken_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_DescribedDelegationToken_0(o: DescribedDelegationToken, out: bytearray, v: int) -> None:
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.token_requester_principal_type != "":
-        raise _w.not_in_version("DescribedDelegationToken", "TokenRequesterPrincipalType", v)
-    if o.token_requester_principal_name != "":
-        raise _w.not_in_version("DescribedDelegationToken", "TokenRequesterPrincipalName", v)
-    out += _S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
-    x_token_id = o.token_id
-    bx = x_token_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_hmac = o.hmac
-    out += _w.I32.pack(len(x_hmac))
-    out += x_hmac
-    x_renewers = o.renewers
-    out += _w.I32.pack(len(x_renewers))
-    for el_renewers in x_renewers:
-        _e_DescribedDelegationTokenRenewer_0(el_renewers, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribedDelegationToken", v)
+    f = ""
+    try:
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.token_requester_principal_type != "":
+            raise _w.not_in_version("DescribedDelegationToken", "TokenRequesterPrincipalType", v)
+        if o.token_requester_principal_name != "":
+            raise _w.not_in_version("DescribedDelegationToken", "TokenRequesterPrincipalName", v)
+        f = "IssueTimestamp"
+        out += _S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
+        f = "TokenId"
+        x_token_id = o.token_id
+        bx = x_token_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.I32.pack(len(x_hmac))
+        out += x_hmac
+        f = "Renewers"
+        x_renewers = o.renewers
+        out += _w.I32.pack(len(x_renewers))
+        for el_renewers in x_renewers:
+            _e_DescribedDelegationTokenRenewer_0(el_renewers, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribedDelegationToken", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedDelegationToken", v, f) from None
 
 
 def _d_DescribedDelegationToken_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedDelegationToken, int]:
@@ -392,34 +414,44 @@ def _d_DescribedDelegationToken_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_DescribedDelegationToken_1(o: DescribedDelegationToken, out: bytearray, v: int) -> None:
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.token_requester_principal_type != "":
-        raise _w.not_in_version("DescribedDelegationToken", "TokenRequesterPrincipalType", v)
-    if o.token_requester_principal_name != "":
-        raise _w.not_in_version("DescribedDelegationToken", "TokenRequesterPrincipalName", v)
-    out += _S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
-    x_token_id = o.token_id
-    bx = x_token_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_hmac = o.hmac
-    out += _w.uvarint(len(x_hmac) + 1)
-    out += x_hmac
-    x_renewers = o.renewers
-    out += _w.uvarint(len(x_renewers) + 1)
-    for el_renewers in x_renewers:
-        _e_DescribedDelegationTokenRenewer_1(el_renewers, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.token_requester_principal_type != "":
+            raise _w.not_in_version("DescribedDelegationToken", "TokenRequesterPrincipalType", v)
+        if o.token_requester_principal_name != "":
+            raise _w.not_in_version("DescribedDelegationToken", "TokenRequesterPrincipalName", v)
+        f = "IssueTimestamp"
+        out += _S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
+        f = "TokenId"
+        x_token_id = o.token_id
+        bx = x_token_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.uvarint(len(x_hmac) + 1)
+        out += x_hmac
+        f = "Renewers"
+        x_renewers = o.renewers
+        out += _w.uvarint(len(x_renewers) + 1)
+        for el_renewers in x_renewers:
+            _e_DescribedDelegationTokenRenewer_1(el_renewers, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedDelegationToken", v, f) from None
 
 
 def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedDelegationToken, int]:
@@ -558,38 +590,50 @@ def _d_DescribedDelegationToken_2(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_DescribedDelegationToken_2(o: DescribedDelegationToken, out: bytearray, v: int) -> None:
-    x_principal_type = o.principal_type
-    bx = x_principal_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_principal_name = o.principal_name
-    bx = x_principal_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_token_requester_principal_type = o.token_requester_principal_type
-    bx = x_token_requester_principal_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_token_requester_principal_name = o.token_requester_principal_name
-    bx = x_token_requester_principal_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
-    x_token_id = o.token_id
-    bx = x_token_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_hmac = o.hmac
-    out += _w.uvarint(len(x_hmac) + 1)
-    out += x_hmac
-    x_renewers = o.renewers
-    out += _w.uvarint(len(x_renewers) + 1)
-    for el_renewers in x_renewers:
-        _e_DescribedDelegationTokenRenewer_1(el_renewers, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PrincipalType"
+        x_principal_type = o.principal_type
+        bx = x_principal_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PrincipalName"
+        x_principal_name = o.principal_name
+        bx = x_principal_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TokenRequesterPrincipalType"
+        x_token_requester_principal_type = o.token_requester_principal_type
+        bx = x_token_requester_principal_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TokenRequesterPrincipalName"
+        x_token_requester_principal_name = o.token_requester_principal_name
+        bx = x_token_requester_principal_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "IssueTimestamp"
+        out += _S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
+        f = "TokenId"
+        x_token_id = o.token_id
+        bx = x_token_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.uvarint(len(x_hmac) + 1)
+        out += x_hmac
+        f = "Renewers"
+        x_renewers = o.renewers
+        out += _w.uvarint(len(x_renewers) + 1)
+        for el_renewers in x_renewers:
+            _e_DescribedDelegationTokenRenewer_1(el_renewers, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedDelegationToken", v, f) from None
 
 
 def _d_DescribeDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenResponse, int]:
@@ -622,14 +666,21 @@ def _d_DescribeDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_DescribeDelegationTokenResponse_0(o: DescribeDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_tokens = o.tokens
-    out += _w.I32.pack(len(x_tokens))
-    for el_tokens in x_tokens:
-        _e_DescribedDelegationToken_0(el_tokens, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeDelegationTokenResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Tokens"
+        x_tokens = o.tokens
+        out += _w.I32.pack(len(x_tokens))
+        for el_tokens in x_tokens:
+            _e_DescribedDelegationToken_0(el_tokens, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeDelegationTokenResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeDelegationTokenResponse", v, f) from None
 
 
 def _d_DescribeDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenResponse, int]:
@@ -681,16 +732,23 @@ def _d_DescribeDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_DescribeDelegationTokenResponse_1(o: DescribeDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_tokens = o.tokens
-    out += _w.uvarint(len(x_tokens) + 1)
-    for el_tokens in x_tokens:
-        _e_DescribedDelegationToken_1(el_tokens, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Tokens"
+        x_tokens = o.tokens
+        out += _w.uvarint(len(x_tokens) + 1)
+        for el_tokens in x_tokens:
+            _e_DescribedDelegationToken_1(el_tokens, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeDelegationTokenResponse", v, f) from None
 
 
 def _d_DescribeDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeDelegationTokenResponse, int]:
@@ -742,16 +800,23 @@ def _d_DescribeDelegationTokenResponse_2(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_DescribeDelegationTokenResponse_2(o: DescribeDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_tokens = o.tokens
-    out += _w.uvarint(len(x_tokens) + 1)
-    for el_tokens in x_tokens:
-        _e_DescribedDelegationToken_2(el_tokens, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Tokens"
+        x_tokens = o.tokens
+        out += _w.uvarint(len(x_tokens) + 1)
+        for el_tokens in x_tokens:
+            _e_DescribedDelegationToken_2(el_tokens, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeDelegationTokenResponse", v, f) from None
 
 
 DescribedDelegationTokenRenewer.FIELDS = (

@@ -63,16 +63,21 @@ def _d_DescribeGroupsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeGroupsRequest_0(o: DescribeGroupsRequest, out: bytearray, v: int) -> None:
-    x_groups = o.groups
-    out += _w.I32.pack(len(x_groups))
-    for el_groups in x_groups:
-        bx = el_groups.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.include_authorized_operations:
-        raise _w.not_in_version("DescribeGroupsRequest", "IncludeAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeGroupsRequest", v)
+    f = ""
+    try:
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.I32.pack(len(x_groups))
+        for el_groups in x_groups:
+            bx = el_groups.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.include_authorized_operations:
+            raise _w.not_in_version("DescribeGroupsRequest", "IncludeAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeGroupsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeGroupsRequest", v, f) from None
 
 
 def _d_DescribeGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsRequest, int]:
@@ -106,15 +111,21 @@ def _d_DescribeGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeGroupsRequest_1(o: DescribeGroupsRequest, out: bytearray, v: int) -> None:
-    x_groups = o.groups
-    out += _w.I32.pack(len(x_groups))
-    for el_groups in x_groups:
-        bx = el_groups.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_o.pack(o.include_authorized_operations)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeGroupsRequest", v)
+    f = ""
+    try:
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.I32.pack(len(x_groups))
+        for el_groups in x_groups:
+            bx = el_groups.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "IncludeAuthorizedOperations"
+        out += _S_o.pack(o.include_authorized_operations)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeGroupsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeGroupsRequest", v, f) from None
 
 
 def _d_DescribeGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsRequest, int]:
@@ -171,17 +182,23 @@ def _d_DescribeGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeGroupsRequest_2(o: DescribeGroupsRequest, out: bytearray, v: int) -> None:
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        bx = el_groups.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_o.pack(o.include_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            bx = el_groups.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "IncludeAuthorizedOperations"
+        out += _S_o.pack(o.include_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeGroupsRequest", v, f) from None
 
 
 DescribeGroupsRequest.FIELDS = (

@@ -135,26 +135,35 @@ def _d_DescribedGroupMember_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DescribedGroupMember_0(o: DescribedGroupMember, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_client_id = o.client_id
-    bx = x_client_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_client_host = o.client_host
-    bx = x_client_host.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_member_metadata = o.member_metadata
-    out += _w.I32.pack(len(x_member_metadata))
-    out += x_member_metadata
-    x_member_assignment = o.member_assignment
-    out += _w.I32.pack(len(x_member_assignment))
-    out += x_member_assignment
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribedGroupMember", v)
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ClientId"
+        x_client_id = o.client_id
+        bx = x_client_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ClientHost"
+        x_client_host = o.client_host
+        bx = x_client_host.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "MemberMetadata"
+        x_member_metadata = o.member_metadata
+        out += _w.I32.pack(len(x_member_metadata))
+        out += x_member_metadata
+        f = "MemberAssignment"
+        x_member_assignment = o.member_assignment
+        out += _w.I32.pack(len(x_member_assignment))
+        out += x_member_assignment
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribedGroupMember", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroupMember", v, f) from None
 
 
 def _d_DescribedGroupMember_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroupMember, int]:
@@ -234,33 +243,43 @@ def _d_DescribedGroupMember_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DescribedGroupMember_1(o: DescribedGroupMember, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    x_client_id = o.client_id
-    bx = x_client_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_client_host = o.client_host
-    bx = x_client_host.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_member_metadata = o.member_metadata
-    out += _w.I32.pack(len(x_member_metadata))
-    out += x_member_metadata
-    x_member_assignment = o.member_assignment
-    out += _w.I32.pack(len(x_member_assignment))
-    out += x_member_assignment
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribedGroupMember", v)
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ClientId"
+        x_client_id = o.client_id
+        bx = x_client_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ClientHost"
+        x_client_host = o.client_host
+        bx = x_client_host.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "MemberMetadata"
+        x_member_metadata = o.member_metadata
+        out += _w.I32.pack(len(x_member_metadata))
+        out += x_member_metadata
+        f = "MemberAssignment"
+        x_member_assignment = o.member_assignment
+        out += _w.I32.pack(len(x_member_assignment))
+        out += x_member_assignment
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribedGroupMember", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroupMember", v, f) from None
 
 
 def _d_DescribedGroupMember_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroupMember, int]:
@@ -379,35 +398,45 @@ def _d_DescribedGroupMember_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DescribedGroupMember_2(o: DescribedGroupMember, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_client_id = o.client_id
-    bx = x_client_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_client_host = o.client_host
-    bx = x_client_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_member_metadata = o.member_metadata
-    out += _w.uvarint(len(x_member_metadata) + 1)
-    out += x_member_metadata
-    x_member_assignment = o.member_assignment
-    out += _w.uvarint(len(x_member_assignment) + 1)
-    out += x_member_assignment
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ClientId"
+        x_client_id = o.client_id
+        bx = x_client_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ClientHost"
+        x_client_host = o.client_host
+        bx = x_client_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "MemberMetadata"
+        x_member_metadata = o.member_metadata
+        out += _w.uvarint(len(x_member_metadata) + 1)
+        out += x_member_metadata
+        f = "MemberAssignment"
+        x_member_assignment = o.member_assignment
+        out += _w.uvarint(len(x_member_assignment) + 1)
+        out += x_member_assignment
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroupMember", v, f) from None
 
 
 def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
@@ -483,33 +512,43 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
 
 
 def _e_DescribedGroup_0(o: DescribedGroup, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    if o.error_message is not None:
-        raise _w.not_in_version("DescribedGroup", "ErrorMessage", v)
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocol_data = o.protocol_data
-    bx = x_protocol_data.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_members = o.members
-    out += _w.I32.pack(len(x_members))
-    for el_members in x_members:
-        _e_DescribedGroupMember_0(el_members, out, v)
-    if o.authorized_operations != -2147483648:
-        raise _w.not_in_version("DescribedGroup", "AuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribedGroup", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.error_message is not None:
+            raise _w.not_in_version("DescribedGroup", "ErrorMessage", v)
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProtocolData"
+        x_protocol_data = o.protocol_data
+        bx = x_protocol_data.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.I32.pack(len(x_members))
+        for el_members in x_members:
+            _e_DescribedGroupMember_0(el_members, out, v)
+        if o.authorized_operations != -2147483648:
+            raise _w.not_in_version("DescribedGroup", "AuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribedGroup", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroup", v, f) from None
 
 
 def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
@@ -587,32 +626,43 @@ def _d_DescribedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
 
 
 def _e_DescribedGroup_1(o: DescribedGroup, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    if o.error_message is not None:
-        raise _w.not_in_version("DescribedGroup", "ErrorMessage", v)
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocol_data = o.protocol_data
-    bx = x_protocol_data.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_members = o.members
-    out += _w.I32.pack(len(x_members))
-    for el_members in x_members:
-        _e_DescribedGroupMember_0(el_members, out, v)
-    out += _S_i.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribedGroup", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.error_message is not None:
+            raise _w.not_in_version("DescribedGroup", "ErrorMessage", v)
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProtocolData"
+        x_protocol_data = o.protocol_data
+        bx = x_protocol_data.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.I32.pack(len(x_members))
+        for el_members in x_members:
+            _e_DescribedGroupMember_0(el_members, out, v)
+        f = "AuthorizedOperations"
+        out += _S_i.pack(o.authorized_operations)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribedGroup", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroup", v, f) from None
 
 
 def _d_DescribedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
@@ -690,32 +740,43 @@ def _d_DescribedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
 
 
 def _e_DescribedGroup_2(o: DescribedGroup, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    if o.error_message is not None:
-        raise _w.not_in_version("DescribedGroup", "ErrorMessage", v)
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocol_data = o.protocol_data
-    bx = x_protocol_data.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_members = o.members
-    out += _w.I32.pack(len(x_members))
-    for el_members in x_members:
-        _e_DescribedGroupMember_1(el_members, out, v)
-    out += _S_i.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribedGroup", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.error_message is not None:
+            raise _w.not_in_version("DescribedGroup", "ErrorMessage", v)
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProtocolData"
+        x_protocol_data = o.protocol_data
+        bx = x_protocol_data.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.I32.pack(len(x_members))
+        for el_members in x_members:
+            _e_DescribedGroupMember_1(el_members, out, v)
+        f = "AuthorizedOperations"
+        out += _S_i.pack(o.authorized_operations)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribedGroup", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroup", v, f) from None
 
 
 def _d_DescribedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
@@ -828,34 +889,45 @@ def _d_DescribedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
 
 
 def _e_DescribedGroup_3(o: DescribedGroup, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    if o.error_message is not None:
-        raise _w.not_in_version("DescribedGroup", "ErrorMessage", v)
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_protocol_data = o.protocol_data
-    bx = x_protocol_data.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_DescribedGroupMember_2(el_members, out, v)
-    out += _S_i.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.error_message is not None:
+            raise _w.not_in_version("DescribedGroup", "ErrorMessage", v)
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProtocolData"
+        x_protocol_data = o.protocol_data
+        bx = x_protocol_data.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_DescribedGroupMember_2(el_members, out, v)
+        f = "AuthorizedOperations"
+        out += _S_i.pack(o.authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroup", v, f) from None
 
 
 def _d_DescribedGroup_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
@@ -982,39 +1054,51 @@ def _d_DescribedGroup_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
 
 
 def _e_DescribedGroup_4(o: DescribedGroup, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_protocol_data = o.protocol_data
-    bx = x_protocol_data.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_DescribedGroupMember_2(el_members, out, v)
-    out += _S_i.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProtocolData"
+        x_protocol_data = o.protocol_data
+        bx = x_protocol_data.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_DescribedGroupMember_2(el_members, out, v)
+        f = "AuthorizedOperations"
+        out += _S_i.pack(o.authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroup", v, f) from None
 
 
 def _d_DescribeGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
@@ -1042,12 +1126,17 @@ def _d_DescribeGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeGroupsResponse_0(o: DescribeGroupsResponse, out: bytearray, v: int) -> None:
-    x_groups = o.groups
-    out += _w.I32.pack(len(x_groups))
-    for el_groups in x_groups:
-        _e_DescribedGroup_0(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeGroupsResponse", v)
+    f = ""
+    try:
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.I32.pack(len(x_groups))
+        for el_groups in x_groups:
+            _e_DescribedGroup_0(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeGroupsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeGroupsResponse", v, f) from None
 
 
 def _d_DescribeGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
@@ -1077,13 +1166,19 @@ def _d_DescribeGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeGroupsResponse_1(o: DescribeGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.I32.pack(len(x_groups))
-    for el_groups in x_groups:
-        _e_DescribedGroup_0(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeGroupsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.I32.pack(len(x_groups))
+        for el_groups in x_groups:
+            _e_DescribedGroup_0(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeGroupsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeGroupsResponse", v, f) from None
 
 
 def _d_DescribeGroupsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
@@ -1113,13 +1208,19 @@ def _d_DescribeGroupsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeGroupsResponse_2(o: DescribeGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.I32.pack(len(x_groups))
-    for el_groups in x_groups:
-        _e_DescribedGroup_1(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeGroupsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.I32.pack(len(x_groups))
+        for el_groups in x_groups:
+            _e_DescribedGroup_1(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeGroupsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeGroupsResponse", v, f) from None
 
 
 def _d_DescribeGroupsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
@@ -1149,13 +1250,19 @@ def _d_DescribeGroupsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeGroupsResponse_3(o: DescribeGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.I32.pack(len(x_groups))
-    for el_groups in x_groups:
-        _e_DescribedGroup_2(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeGroupsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.I32.pack(len(x_groups))
+        for el_groups in x_groups:
+            _e_DescribedGroup_2(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeGroupsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeGroupsResponse", v, f) from None
 
 
 def _d_DescribeGroupsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
@@ -1204,15 +1311,21 @@ def _d_DescribeGroupsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeGroupsResponse_4(o: DescribeGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_DescribedGroup_3(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_DescribedGroup_3(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeGroupsResponse", v, f) from None
 
 
 def _d_DescribeGroupsResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeGroupsResponse, int]:
@@ -1261,15 +1374,21 @@ def _d_DescribeGroupsResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeGroupsResponse_5(o: DescribeGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_DescribedGroup_4(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_DescribedGroup_4(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeGroupsResponse", v, f) from None
 
 
 DescribedGroupMember.FIELDS = (

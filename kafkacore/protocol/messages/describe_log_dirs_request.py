@@ -80,18 +80,24 @@ def _d_DescribableLogDirTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribableLogDirTopic_0(o: DescribableLogDirTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribableLogDirTopic", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribableLogDirTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribableLogDirTopic", v, f) from None
 
 
 def _d_DescribableLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribableLogDirTopic, int]:
@@ -152,20 +158,26 @@ def _d_DescribableLogDirTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribableLogDirTopic_1(o: DescribableLogDirTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribableLogDirTopic", v, f) from None
 
 
 def _d_DescribeLogDirsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsRequest, int]:
@@ -192,15 +204,20 @@ def _d_DescribeLogDirsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeLogDirsRequest_0(o: DescribeLogDirsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_topics))
-        for el_topics in x_topics:
-            _e_DescribableLogDirTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeLogDirsRequest", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_topics))
+            for el_topics in x_topics:
+                _e_DescribableLogDirTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeLogDirsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsRequest", v, f) from None
 
 
 def _d_DescribeLogDirsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsRequest, int]:
@@ -246,17 +263,22 @@ def _d_DescribeLogDirsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeLogDirsRequest_1(o: DescribeLogDirsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_DescribableLogDirTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_DescribableLogDirTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsRequest", v, f) from None
 
 
 DescribableLogDirTopic.FIELDS = (

@@ -94,9 +94,14 @@ def _d_DescribeLogDirsPartition_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_DescribeLogDirsPartition_0(o: DescribeLogDirsPartition, out: bytearray, v: int) -> None:
-    out += _S_iqqo.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeLogDirsPartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqqo.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeLogDirsPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsPartition", v, f) from None
 
 
 def _d_DescribeLogDirsPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsPartition, int]:
@@ -128,11 +133,16 @@ def _d_DescribeLogDirsPartition_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_DescribeLogDirsPartition_1(o: DescribeLogDirsPartition, out: bytearray, v: int) -> None:
-    out += _S_iqqo.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqqo.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsPartition", v, f) from None
 
 
 def _d_DescribeLogDirsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsTopic, int]:
@@ -170,16 +180,22 @@ def _d_DescribeLogDirsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DescribeLogDirsTopic_0(o: DescribeLogDirsTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_DescribeLogDirsPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeLogDirsTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_DescribeLogDirsPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeLogDirsTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsTopic", v, f) from None
 
 
 def _d_DescribeLogDirsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsTopic, int]:
@@ -240,18 +256,24 @@ def _d_DescribeLogDirsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_DescribeLogDirsTopic_1(o: DescribeLogDirsTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_DescribeLogDirsPartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_DescribeLogDirsPartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsTopic", v, f) from None
 
 
 def _d_DescribeLogDirsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResult, int]:
@@ -295,17 +317,24 @@ def _d_DescribeLogDirsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeLogDirsResult_0(o: DescribeLogDirsResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_log_dir = o.log_dir
-    bx = x_log_dir.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_DescribeLogDirsTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeLogDirsResult", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "LogDir"
+        x_log_dir = o.log_dir
+        bx = x_log_dir.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_DescribeLogDirsTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeLogDirsResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsResult", v, f) from None
 
 
 def _d_DescribeLogDirsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResult, int]:
@@ -372,19 +401,26 @@ def _d_DescribeLogDirsResult_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeLogDirsResult_1(o: DescribeLogDirsResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_log_dir = o.log_dir
-    bx = x_log_dir.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DescribeLogDirsTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "LogDir"
+        x_log_dir = o.log_dir
+        bx = x_log_dir.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DescribeLogDirsTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsResult", v, f) from None
 
 
 def _d_DescribeLogDirsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResult, int]:
@@ -452,20 +488,28 @@ def _d_DescribeLogDirsResult_2(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeLogDirsResult_2(o: DescribeLogDirsResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_log_dir = o.log_dir
-    bx = x_log_dir.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DescribeLogDirsTopic_1(el_topics, out, v)
-    out += _S_qq.pack(o.total_bytes, o.usable_bytes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "LogDir"
+        x_log_dir = o.log_dir
+        bx = x_log_dir.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DescribeLogDirsTopic_1(el_topics, out, v)
+        f = "TotalBytes"
+        out += _S_qq.pack(o.total_bytes, o.usable_bytes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsResult", v, f) from None
 
 
 def _d_DescribeLogDirsResult_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResult, int]:
@@ -532,20 +576,28 @@ def _d_DescribeLogDirsResult_3(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeLogDirsResult_3(o: DescribeLogDirsResult, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_log_dir = o.log_dir
-    bx = x_log_dir.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DescribeLogDirsTopic_1(el_topics, out, v)
-    out += _S_qqo.pack(o.total_bytes, o.usable_bytes, o.is_cordoned)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "LogDir"
+        x_log_dir = o.log_dir
+        bx = x_log_dir.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DescribeLogDirsTopic_1(el_topics, out, v)
+        f = "TotalBytes"
+        out += _S_qqo.pack(o.total_bytes, o.usable_bytes, o.is_cordoned)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsResult", v, f) from None
 
 
 def _d_DescribeLogDirsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
@@ -576,13 +628,19 @@ def _d_DescribeLogDirsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeLogDirsResponse_0(o: DescribeLogDirsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.I32.pack(len(x_results))
-    for el_results in x_results:
-        _e_DescribeLogDirsResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("DescribeLogDirsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.I32.pack(len(x_results))
+        for el_results in x_results:
+            _e_DescribeLogDirsResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("DescribeLogDirsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsResponse", v, f) from None
 
 
 def _d_DescribeLogDirsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
@@ -632,15 +690,21 @@ def _d_DescribeLogDirsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeLogDirsResponse_1(o: DescribeLogDirsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_DescribeLogDirsResult_1(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_DescribeLogDirsResult_1(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsResponse", v, f) from None
 
 
 def _d_DescribeLogDirsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
@@ -689,15 +753,21 @@ def _d_DescribeLogDirsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeLogDirsResponse_2(o: DescribeLogDirsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_DescribeLogDirsResult_1(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_DescribeLogDirsResult_1(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsResponse", v, f) from None
 
 
 def _d_DescribeLogDirsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
@@ -746,15 +816,21 @@ def _d_DescribeLogDirsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeLogDirsResponse_3(o: DescribeLogDirsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_DescribeLogDirsResult_2(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_DescribeLogDirsResult_2(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsResponse", v, f) from None
 
 
 def _d_DescribeLogDirsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeLogDirsResponse, int]:
@@ -803,15 +879,21 @@ def _d_DescribeLogDirsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_DescribeLogDirsResponse_4(o: DescribeLogDirsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_DescribeLogDirsResult_3(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_DescribeLogDirsResult_3(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeLogDirsResponse", v, f) from None
 
 
 DescribeLogDirsPartition.FIELDS = (

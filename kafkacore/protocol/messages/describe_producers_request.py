@@ -103,20 +103,26 @@ def _d_TopicRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicR
 
 
 def _e_TopicRequest_0(o: TopicRequest, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partition_indexes = o.partition_indexes
-    out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += (
-        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partition_indexes)}i")
-    ).pack(*x_partition_indexes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionIndexes"
+        x_partition_indexes = o.partition_indexes
+        out += _w.uvarint(len(x_partition_indexes) + 1)
+        out += (
+            _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partition_indexes)}i")
+        ).pack(*x_partition_indexes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicRequest", v, f) from None
 
 
 def _d_DescribeProducersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeProducersRequest, int]:
@@ -162,14 +168,19 @@ def _d_DescribeProducersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_DescribeProducersRequest_0(o: DescribeProducersRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicRequest_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicRequest_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeProducersRequest", v, f) from None
 
 
 TopicRequest.FIELDS = (

@@ -105,11 +105,16 @@ def _d_ProducerState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Produ
 
 
 def _e_ProducerState_0(o: ProducerState, out: bytearray, v: int) -> None:
-    out += _S_qiiqiq.pack(o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ProducerId"
+        out += _S_qiiqiq.pack(o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProducerState", v, f) from None
 
 
 def _d_PartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResponse, int]:
@@ -173,22 +178,29 @@ def _d_PartitionResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[P
 
 
 def _e_PartitionResponse_0(o: PartitionResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_active_producers = o.active_producers
-    out += _w.uvarint(len(x_active_producers) + 1)
-    for el_active_producers in x_active_producers:
-        _e_ProducerState_0(el_active_producers, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ActiveProducers"
+        x_active_producers = o.active_producers
+        out += _w.uvarint(len(x_active_producers) + 1)
+        for el_active_producers in x_active_producers:
+            _e_ProducerState_0(el_active_producers, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionResponse", v, f) from None
 
 
 def _d_TopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicResponse, int]:
@@ -249,18 +261,24 @@ def _d_TopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
 
 
 def _e_TopicResponse_0(o: TopicResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionResponse_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionResponse_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicResponse", v, f) from None
 
 
 def _d_DescribeProducersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeProducersResponse, int]:
@@ -309,15 +327,21 @@ def _d_DescribeProducersResponse_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_DescribeProducersResponse_0(o: DescribeProducersResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicResponse_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicResponse_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeProducersResponse", v, f) from None
 
 
 ProducerState.FIELDS = (

@@ -84,11 +84,16 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -149,18 +154,24 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_DescribeQuorumRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeQuorumRequest, int]:
@@ -206,14 +217,19 @@ def _d_DescribeQuorumRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_DescribeQuorumRequest_0(o: DescribeQuorumRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeQuorumRequest", v, f) from None
 
 
 PartitionData.FIELDS = (

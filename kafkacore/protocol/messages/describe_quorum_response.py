@@ -145,14 +145,20 @@ def _d_ReplicaState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Replic
 
 
 def _e_ReplicaState_0(o: ReplicaState, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.replica_directory_id != _w.ZERO_UUID:
-        raise _w.not_in_version("ReplicaState", "ReplicaDirectoryId", v)
-    out += _S_q.pack(o.log_end_offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.replica_directory_id != _w.ZERO_UUID:
+            raise _w.not_in_version("ReplicaState", "ReplicaDirectoryId", v)
+        f = "LogEndOffset"
+        out += _S_q.pack(o.log_end_offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReplicaState", v, f) from None
 
 
 def _d_ReplicaState_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaState, int]:
@@ -185,14 +191,20 @@ def _d_ReplicaState_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Replic
 
 
 def _e_ReplicaState_1(o: ReplicaState, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.replica_directory_id != _w.ZERO_UUID:
-        raise _w.not_in_version("ReplicaState", "ReplicaDirectoryId", v)
-    out += _S_qqq.pack(o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.replica_directory_id != _w.ZERO_UUID:
+            raise _w.not_in_version("ReplicaState", "ReplicaDirectoryId", v)
+        f = "LogEndOffset"
+        out += _S_qqq.pack(o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReplicaState", v, f) from None
 
 
 def _d_ReplicaState_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaState, int]:
@@ -225,11 +237,16 @@ def _d_ReplicaState_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Replic
 
 
 def _e_ReplicaState_2(o: ReplicaState, out: bytearray, v: int) -> None:
-    out += _S_iuqqq.pack(o.replica_id, o.replica_directory_id.bytes, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_iuqqq.pack(o.replica_id, o.replica_directory_id.bytes, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReplicaState", v, f) from None
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -296,20 +313,28 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    out += _S_iiq.pack(o.leader_id, o.leader_epoch, o.high_watermark)
-    x_current_voters = o.current_voters
-    out += _w.uvarint(len(x_current_voters) + 1)
-    for el_current_voters in x_current_voters:
-        _e_ReplicaState_0(el_current_voters, out, v)
-    x_observers = o.observers
-    out += _w.uvarint(len(x_observers) + 1)
-    for el_observers in x_observers:
-        _e_ReplicaState_0(el_observers, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        f = "LeaderId"
+        out += _S_iiq.pack(o.leader_id, o.leader_epoch, o.high_watermark)
+        f = "CurrentVoters"
+        x_current_voters = o.current_voters
+        out += _w.uvarint(len(x_current_voters) + 1)
+        for el_current_voters in x_current_voters:
+            _e_ReplicaState_0(el_current_voters, out, v)
+        f = "Observers"
+        x_observers = o.observers
+        out += _w.uvarint(len(x_observers) + 1)
+        for el_observers in x_observers:
+            _e_ReplicaState_0(el_observers, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -376,20 +401,28 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    out += _S_iiq.pack(o.leader_id, o.leader_epoch, o.high_watermark)
-    x_current_voters = o.current_voters
-    out += _w.uvarint(len(x_current_voters) + 1)
-    for el_current_voters in x_current_voters:
-        _e_ReplicaState_1(el_current_voters, out, v)
-    x_observers = o.observers
-    out += _w.uvarint(len(x_observers) + 1)
-    for el_observers in x_observers:
-        _e_ReplicaState_1(el_observers, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        f = "LeaderId"
+        out += _S_iiq.pack(o.leader_id, o.leader_epoch, o.high_watermark)
+        f = "CurrentVoters"
+        x_current_voters = o.current_voters
+        out += _w.uvarint(len(x_current_voters) + 1)
+        for el_current_voters in x_current_voters:
+            _e_ReplicaState_1(el_current_voters, out, v)
+        f = "Observers"
+        x_observers = o.observers
+        out += _w.uvarint(len(x_observers) + 1)
+        for el_observers in x_observers:
+            _e_ReplicaState_1(el_observers, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -473,27 +506,36 @@ def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_2(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iiq.pack(o.leader_id, o.leader_epoch, o.high_watermark)
-    x_current_voters = o.current_voters
-    out += _w.uvarint(len(x_current_voters) + 1)
-    for el_current_voters in x_current_voters:
-        _e_ReplicaState_2(el_current_voters, out, v)
-    x_observers = o.observers
-    out += _w.uvarint(len(x_observers) + 1)
-    for el_observers in x_observers:
-        _e_ReplicaState_2(el_observers, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "LeaderId"
+        out += _S_iiq.pack(o.leader_id, o.leader_epoch, o.high_watermark)
+        f = "CurrentVoters"
+        x_current_voters = o.current_voters
+        out += _w.uvarint(len(x_current_voters) + 1)
+        for el_current_voters in x_current_voters:
+            _e_ReplicaState_2(el_current_voters, out, v)
+        f = "Observers"
+        x_observers = o.observers
+        out += _w.uvarint(len(x_observers) + 1)
+        for el_observers in x_observers:
+            _e_ReplicaState_2(el_observers, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -554,18 +596,24 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -626,18 +674,24 @@ def _d_TopicData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_1(o: TopicData, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_TopicData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData, int]:
@@ -698,18 +752,24 @@ def _d_TopicData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_2(o: TopicData, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_2(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_2(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, int]:
@@ -771,19 +831,26 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
 
 
 def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Listener", v, f) from None
 
 
 def _d_Node_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Node, int]:
@@ -832,15 +899,21 @@ def _d_Node_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Node, int]:
 
 
 def _e_Node_0(o: Node, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_listeners = o.listeners
-    out += _w.uvarint(len(x_listeners) + 1)
-    for el_listeners in x_listeners:
-        _e_Listener_0(el_listeners, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Listeners"
+        x_listeners = o.listeners
+        out += _w.uvarint(len(x_listeners) + 1)
+        for el_listeners in x_listeners:
+            _e_Listener_0(el_listeners, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Node", v, f) from None
 
 
 def _d_DescribeQuorumResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeQuorumResponse, int]:
@@ -891,17 +964,23 @@ def _d_DescribeQuorumResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeQuorumResponse_0(o: DescribeQuorumResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_0(el_topics, out, v)
-    if o.nodes != []:
-        raise _w.not_in_version("DescribeQuorumResponse", "Nodes", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_0(el_topics, out, v)
+        if o.nodes != []:
+            raise _w.not_in_version("DescribeQuorumResponse", "Nodes", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeQuorumResponse", v, f) from None
 
 
 def _d_DescribeQuorumResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeQuorumResponse, int]:
@@ -952,17 +1031,23 @@ def _d_DescribeQuorumResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeQuorumResponse_1(o: DescribeQuorumResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_1(el_topics, out, v)
-    if o.nodes != []:
-        raise _w.not_in_version("DescribeQuorumResponse", "Nodes", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_1(el_topics, out, v)
+        if o.nodes != []:
+            raise _w.not_in_version("DescribeQuorumResponse", "Nodes", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeQuorumResponse", v, f) from None
 
 
 def _d_DescribeQuorumResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeQuorumResponse, int]:
@@ -1043,26 +1128,34 @@ def _d_DescribeQuorumResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_DescribeQuorumResponse_2(o: DescribeQuorumResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_2(el_topics, out, v)
-    x_nodes = o.nodes
-    out += _w.uvarint(len(x_nodes) + 1)
-    for el_nodes in x_nodes:
-        _e_Node_0(el_nodes, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_2(el_topics, out, v)
+        f = "Nodes"
+        x_nodes = o.nodes
+        out += _w.uvarint(len(x_nodes) + 1)
+        for el_nodes in x_nodes:
+            _e_Node_0(el_nodes, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeQuorumResponse", v, f) from None
 
 
 ReplicaState.FIELDS = (

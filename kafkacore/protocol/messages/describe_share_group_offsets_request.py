@@ -114,20 +114,26 @@ def _d_DescribeShareGroupOffsetsRequestTopic_0(buf: memoryview, pos: int, n: int
 
 
 def _e_DescribeShareGroupOffsetsRequestTopic_0(o: DescribeShareGroupOffsetsRequestTopic, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsRequestTopic", v, f) from None
 
 
 def _d_DescribeShareGroupOffsetsRequestGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsRequestGroup, int]:
@@ -188,21 +194,27 @@ def _d_DescribeShareGroupOffsetsRequestGroup_0(buf: memoryview, pos: int, n: int
 
 
 def _e_DescribeShareGroupOffsetsRequestGroup_0(o: DescribeShareGroupOffsetsRequestGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_DescribeShareGroupOffsetsRequestTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_DescribeShareGroupOffsetsRequestTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsRequestGroup", v, f) from None
 
 
 def _d_DescribeShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsRequest, int]:
@@ -248,14 +260,19 @@ def _d_DescribeShareGroupOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: 
 
 
 def _e_DescribeShareGroupOffsetsRequest_0(o: DescribeShareGroupOffsetsRequest, out: bytearray, v: int) -> None:
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_DescribeShareGroupOffsetsRequestGroup_0(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_DescribeShareGroupOffsetsRequestGroup_0(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsRequest", v, f) from None
 
 
 DescribeShareGroupOffsetsRequestTopic.FIELDS = (

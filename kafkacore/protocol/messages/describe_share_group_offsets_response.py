@@ -126,19 +126,26 @@ def _d_DescribeShareGroupOffsetsResponsePartition_0(buf: memoryview, pos: int, n
 
 
 def _e_DescribeShareGroupOffsetsResponsePartition_0(o: DescribeShareGroupOffsetsResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_iqi.pack(o.partition_index, o.start_offset, o.leader_epoch)
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqi.pack(o.partition_index, o.start_offset, o.leader_epoch)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsResponsePartition", v, f) from None
 
 
 def _d_DescribeShareGroupOffsetsResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponsePartition, int]:
@@ -185,18 +192,24 @@ def _d_DescribeShareGroupOffsetsResponsePartition_1(buf: memoryview, pos: int, n
 
 
 def _e_DescribeShareGroupOffsetsResponsePartition_1(o: DescribeShareGroupOffsetsResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_iqiqh.pack(o.partition_index, o.start_offset, o.leader_epoch, o.lag, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqiqh.pack(o.partition_index, o.start_offset, o.leader_epoch, o.lag, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsResponsePartition", v, f) from None
 
 
 def _d_DescribeShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponseTopic, int]:
@@ -261,19 +274,26 @@ def _d_DescribeShareGroupOffsetsResponseTopic_0(buf: memoryview, pos: int, n: in
 
 
 def _e_DescribeShareGroupOffsetsResponseTopic_0(o: DescribeShareGroupOffsetsResponseTopic, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_DescribeShareGroupOffsetsResponsePartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_DescribeShareGroupOffsetsResponsePartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsResponseTopic", v, f) from None
 
 
 def _d_DescribeShareGroupOffsetsResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponseTopic, int]:
@@ -338,19 +358,26 @@ def _d_DescribeShareGroupOffsetsResponseTopic_1(buf: memoryview, pos: int, n: in
 
 
 def _e_DescribeShareGroupOffsetsResponseTopic_1(o: DescribeShareGroupOffsetsResponseTopic, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_DescribeShareGroupOffsetsResponsePartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_DescribeShareGroupOffsetsResponsePartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsResponseTopic", v, f) from None
 
 
 def _d_DescribeShareGroupOffsetsResponseGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponseGroup, int]:
@@ -429,26 +456,34 @@ def _d_DescribeShareGroupOffsetsResponseGroup_0(buf: memoryview, pos: int, n: in
 
 
 def _e_DescribeShareGroupOffsetsResponseGroup_0(o: DescribeShareGroupOffsetsResponseGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DescribeShareGroupOffsetsResponseTopic_0(el_topics, out, v)
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DescribeShareGroupOffsetsResponseTopic_0(el_topics, out, v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsResponseGroup", v, f) from None
 
 
 def _d_DescribeShareGroupOffsetsResponseGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponseGroup, int]:
@@ -527,26 +562,34 @@ def _d_DescribeShareGroupOffsetsResponseGroup_1(buf: memoryview, pos: int, n: in
 
 
 def _e_DescribeShareGroupOffsetsResponseGroup_1(o: DescribeShareGroupOffsetsResponseGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DescribeShareGroupOffsetsResponseTopic_1(el_topics, out, v)
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DescribeShareGroupOffsetsResponseTopic_1(el_topics, out, v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsResponseGroup", v, f) from None
 
 
 def _d_DescribeShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponse, int]:
@@ -595,15 +638,21 @@ def _d_DescribeShareGroupOffsetsResponse_0(buf: memoryview, pos: int, n: int, v:
 
 
 def _e_DescribeShareGroupOffsetsResponse_0(o: DescribeShareGroupOffsetsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_DescribeShareGroupOffsetsResponseGroup_0(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_DescribeShareGroupOffsetsResponseGroup_0(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsResponse", v, f) from None
 
 
 def _d_DescribeShareGroupOffsetsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeShareGroupOffsetsResponse, int]:
@@ -652,15 +701,21 @@ def _d_DescribeShareGroupOffsetsResponse_1(buf: memoryview, pos: int, n: int, v:
 
 
 def _e_DescribeShareGroupOffsetsResponse_1(o: DescribeShareGroupOffsetsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_DescribeShareGroupOffsetsResponseGroup_1(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_DescribeShareGroupOffsetsResponseGroup_1(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeShareGroupOffsetsResponse", v, f) from None
 
 
 DescribeShareGroupOffsetsResponsePartition.FIELDS = (

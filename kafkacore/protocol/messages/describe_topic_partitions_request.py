@@ -98,14 +98,19 @@ def _d_TopicRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicR
 
 
 def _e_TopicRequest_0(o: TopicRequest, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicRequest", v, f) from None
 
 
 def _d_Cursor_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Cursor, int]:
@@ -152,15 +157,21 @@ def _d_Cursor_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Cursor, int]
 
 
 def _e_Cursor_0(o: Cursor, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.partition_index)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Cursor", v, f) from None
 
 
 def _d_DescribeTopicPartitionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTopicPartitionsRequest, int]:
@@ -216,21 +227,28 @@ def _d_DescribeTopicPartitionsRequest_0(buf: memoryview, pos: int, n: int, v: in
 
 
 def _e_DescribeTopicPartitionsRequest_0(o: DescribeTopicPartitionsRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicRequest_0(el_topics, out, v)
-    out += _S_i.pack(o.response_partition_limit)
-    x_cursor = o.cursor
-    if x_cursor is None:
-        out += b"\xff"
-    else:
-        out += b"\x01"
-        _e_Cursor_0(x_cursor, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicRequest_0(el_topics, out, v)
+        f = "ResponsePartitionLimit"
+        out += _S_i.pack(o.response_partition_limit)
+        f = "Cursor"
+        x_cursor = o.cursor
+        if x_cursor is None:
+            out += b"\xff"
+        else:
+            out += b"\x01"
+            _e_Cursor_0(x_cursor, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeTopicPartitionsRequest", v, f) from None
 
 
 TopicRequest.FIELDS = (

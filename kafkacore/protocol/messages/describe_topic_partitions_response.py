@@ -199,47 +199,57 @@ def _d_DescribeTopicPartitionsResponsePartition_0(buf: memoryview, pos: int, n: 
 
 
 def _e_DescribeTopicPartitionsResponsePartition_0(o: DescribeTopicPartitionsResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
-    x_replica_nodes = o.replica_nodes
-    out += _w.uvarint(len(x_replica_nodes) + 1)
-    out += (
-        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_replica_nodes)}i")
-    ).pack(*x_replica_nodes)
-    x_isr_nodes = o.isr_nodes
-    out += _w.uvarint(len(x_isr_nodes) + 1)
-    out += (
-        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_isr_nodes)}i")
-    ).pack(*x_isr_nodes)
-    x_eligible_leader_replicas = o.eligible_leader_replicas
-    if x_eligible_leader_replicas is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_eligible_leader_replicas) + 1)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
+        f = "ReplicaNodes"
+        x_replica_nodes = o.replica_nodes
+        out += _w.uvarint(len(x_replica_nodes) + 1)
         out += (
-            _A_i[len(x_eligible_leader_replicas)] if len(x_eligible_leader_replicas) < _w.SHORT_ARRAY
-            else _struct.Struct(f">{len(x_eligible_leader_replicas)}i")
-        ).pack(*x_eligible_leader_replicas)
-    x_last_known_elr = o.last_known_elr
-    if x_last_known_elr is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_last_known_elr) + 1)
+            _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_replica_nodes)}i")
+        ).pack(*x_replica_nodes)
+        f = "IsrNodes"
+        x_isr_nodes = o.isr_nodes
+        out += _w.uvarint(len(x_isr_nodes) + 1)
         out += (
-            _A_i[len(x_last_known_elr)] if len(x_last_known_elr) < _w.SHORT_ARRAY
-            else _struct.Struct(f">{len(x_last_known_elr)}i")
-        ).pack(*x_last_known_elr)
-    x_offline_replicas = o.offline_replicas
-    out += _w.uvarint(len(x_offline_replicas) + 1)
-    out += (
-        _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_offline_replicas)}i")
-    ).pack(*x_offline_replicas)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+            _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_isr_nodes)}i")
+        ).pack(*x_isr_nodes)
+        f = "EligibleLeaderReplicas"
+        x_eligible_leader_replicas = o.eligible_leader_replicas
+        if x_eligible_leader_replicas is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_eligible_leader_replicas) + 1)
+            out += (
+                _A_i[len(x_eligible_leader_replicas)] if len(x_eligible_leader_replicas) < _w.SHORT_ARRAY
+                else _struct.Struct(f">{len(x_eligible_leader_replicas)}i")
+            ).pack(*x_eligible_leader_replicas)
+        f = "LastKnownElr"
+        x_last_known_elr = o.last_known_elr
+        if x_last_known_elr is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_last_known_elr) + 1)
+            out += (
+                _A_i[len(x_last_known_elr)] if len(x_last_known_elr) < _w.SHORT_ARRAY
+                else _struct.Struct(f">{len(x_last_known_elr)}i")
+            ).pack(*x_last_known_elr)
+        f = "OfflineReplicas"
+        x_offline_replicas = o.offline_replicas
+        out += _w.uvarint(len(x_offline_replicas) + 1)
+        out += (
+            _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_offline_replicas)}i")
+        ).pack(*x_offline_replicas)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeTopicPartitionsResponsePartition", v, f) from None
 
 
 def _d_DescribeTopicPartitionsResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTopicPartitionsResponseTopic, int]:
@@ -310,24 +320,33 @@ def _d_DescribeTopicPartitionsResponseTopic_0(buf: memoryview, pos: int, n: int,
 
 
 def _e_DescribeTopicPartitionsResponseTopic_0(o: DescribeTopicPartitionsResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_name = o.name
-    if x_name is None:
-        out += b"\x00"
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_uo.pack(o.topic_id.bytes, o.is_internal)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_DescribeTopicPartitionsResponsePartition_0(el_partitions, out, v)
-    out += _S_i.pack(o.topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            out += b"\x00"
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TopicId"
+        out += _S_uo.pack(o.topic_id.bytes, o.is_internal)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_DescribeTopicPartitionsResponsePartition_0(el_partitions, out, v)
+        f = "TopicAuthorizedOperations"
+        out += _S_i.pack(o.topic_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeTopicPartitionsResponseTopic", v, f) from None
 
 
 def _d_Cursor_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Cursor, int]:
@@ -374,15 +393,21 @@ def _d_Cursor_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Cursor, int]
 
 
 def _e_Cursor_0(o: Cursor, out: bytearray, v: int) -> None:
-    x_topic_name = o.topic_name
-    bx = x_topic_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.partition_index)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicName"
+        x_topic_name = o.topic_name
+        bx = x_topic_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Cursor", v, f) from None
 
 
 def _d_DescribeTopicPartitionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTopicPartitionsResponse, int]:
@@ -438,21 +463,28 @@ def _d_DescribeTopicPartitionsResponse_0(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_DescribeTopicPartitionsResponse_0(o: DescribeTopicPartitionsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_DescribeTopicPartitionsResponseTopic_0(el_topics, out, v)
-    x_next_cursor = o.next_cursor
-    if x_next_cursor is None:
-        out += b"\xff"
-    else:
-        out += b"\x01"
-        _e_Cursor_0(x_next_cursor, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_DescribeTopicPartitionsResponseTopic_0(el_topics, out, v)
+        f = "NextCursor"
+        x_next_cursor = o.next_cursor
+        if x_next_cursor is None:
+            out += b"\xff"
+        else:
+            out += b"\x01"
+            _e_Cursor_0(x_next_cursor, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeTopicPartitionsResponse", v, f) from None
 
 
 DescribeTopicPartitionsResponsePartition.FIELDS = (

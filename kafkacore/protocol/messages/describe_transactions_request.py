@@ -82,16 +82,21 @@ def _d_DescribeTransactionsRequest_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_DescribeTransactionsRequest_0(o: DescribeTransactionsRequest, out: bytearray, v: int) -> None:
-    x_transactional_ids = o.transactional_ids
-    out += _w.uvarint(len(x_transactional_ids) + 1)
-    for el_transactional_ids in x_transactional_ids:
-        bx = el_transactional_ids.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalIds"
+        x_transactional_ids = o.transactional_ids
+        out += _w.uvarint(len(x_transactional_ids) + 1)
+        for el_transactional_ids in x_transactional_ids:
+            bx = el_transactional_ids.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeTransactionsRequest", v, f) from None
 
 
 DescribeTransactionsRequest.FIELDS = (

@@ -124,20 +124,26 @@ def _d_TopicData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicData
 
 
 def _e_TopicData_0(o: TopicData, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicData", v, f) from None
 
 
 def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TransactionState, int]:
@@ -219,24 +225,33 @@ def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Tr
 
 
 def _e_TransactionState_0(o: TransactionState, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_transaction_state = o.transaction_state
-    bx = x_transaction_state.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_iqqh.pack(o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicData_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TransactionState"
+        x_transaction_state = o.transaction_state
+        bx = x_transaction_state.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TransactionTimeoutMs"
+        out += _S_iqqh.pack(o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicData_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TransactionState", v, f) from None
 
 
 def _d_DescribeTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeTransactionsResponse, int]:
@@ -285,15 +300,21 @@ def _d_DescribeTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_DescribeTransactionsResponse_0(o: DescribeTransactionsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_transaction_states = o.transaction_states
-    out += _w.uvarint(len(x_transaction_states) + 1)
-    for el_transaction_states in x_transaction_states:
-        _e_TransactionState_0(el_transaction_states, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "TransactionStates"
+        x_transaction_states = o.transaction_states
+        out += _w.uvarint(len(x_transaction_states) + 1)
+        for el_transaction_states in x_transaction_states:
+            _e_TransactionState_0(el_transaction_states, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeTransactionsResponse", v, f) from None
 
 
 TopicData.FIELDS = (

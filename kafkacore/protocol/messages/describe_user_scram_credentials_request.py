@@ -83,14 +83,19 @@ def _d_UserName_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UserName, 
 
 
 def _e_UserName_0(o: UserName, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UserName", v, f) from None
 
 
 def _d_DescribeUserScramCredentialsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeUserScramCredentialsRequest, int]:
@@ -136,17 +141,22 @@ def _d_DescribeUserScramCredentialsRequest_0(buf: memoryview, pos: int, n: int, 
 
 
 def _e_DescribeUserScramCredentialsRequest_0(o: DescribeUserScramCredentialsRequest, out: bytearray, v: int) -> None:
-    x_users = o.users
-    if x_users is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_users) + 1)
-        for el_users in x_users:
-            _e_UserName_0(el_users, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Users"
+        x_users = o.users
+        if x_users is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_users) + 1)
+            for el_users in x_users:
+                _e_UserName_0(el_users, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeUserScramCredentialsRequest", v, f) from None
 
 
 UserName.FIELDS = (

@@ -92,11 +92,16 @@ def _d_CredentialInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Cred
 
 
 def _e_CredentialInfo_0(o: CredentialInfo, out: bytearray, v: int) -> None:
-    out += _S_bi.pack(o.mechanism, o.iterations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Mechanism"
+        out += _S_bi.pack(o.mechanism, o.iterations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CredentialInfo", v, f) from None
 
 
 def _d_DescribeUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeUserScramCredentialsResult, int]:
@@ -175,26 +180,34 @@ def _d_DescribeUserScramCredentialsResult_0(buf: memoryview, pos: int, n: int, v
 
 
 def _e_DescribeUserScramCredentialsResult_0(o: DescribeUserScramCredentialsResult, out: bytearray, v: int) -> None:
-    x_user = o.user
-    bx = x_user.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "User"
+        x_user = o.user
+        bx = x_user.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_credential_infos = o.credential_infos
-    out += _w.uvarint(len(x_credential_infos) + 1)
-    for el_credential_infos in x_credential_infos:
-        _e_CredentialInfo_0(el_credential_infos, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "CredentialInfos"
+        x_credential_infos = o.credential_infos
+        out += _w.uvarint(len(x_credential_infos) + 1)
+        for el_credential_infos in x_credential_infos:
+            _e_CredentialInfo_0(el_credential_infos, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeUserScramCredentialsResult", v, f) from None
 
 
 def _d_DescribeUserScramCredentialsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribeUserScramCredentialsResponse, int]:
@@ -258,22 +271,29 @@ def _d_DescribeUserScramCredentialsResponse_0(buf: memoryview, pos: int, n: int,
 
 
 def _e_DescribeUserScramCredentialsResponse_0(o: DescribeUserScramCredentialsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_DescribeUserScramCredentialsResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_DescribeUserScramCredentialsResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribeUserScramCredentialsResponse", v, f) from None
 
 
 CredentialInfo.FIELDS = (

@@ -84,18 +84,24 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
 
 
 def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TopicPartitions", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TopicPartitions", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicPartitions", v, f) from None
 
 
 def _d_TopicPartitions_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartitions, int]:
@@ -156,20 +162,26 @@ def _d_TopicPartitions_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
 
 
 def _e_TopicPartitions_1(o: TopicPartitions, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicPartitions", v, f) from None
 
 
 def _d_ElectLeadersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersRequest, int]:
@@ -200,18 +212,24 @@ def _d_ElectLeadersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ElectLeadersRequest_0(o: ElectLeadersRequest, out: bytearray, v: int) -> None:
-    if o.election_type != 0:
-        raise _w.not_in_version("ElectLeadersRequest", "ElectionType", v)
-    x_topic_partitions = o.topic_partitions
-    if x_topic_partitions is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_topic_partitions))
-        for el_topic_partitions in x_topic_partitions:
-            _e_TopicPartitions_0(el_topic_partitions, out, v)
-    out += _S_i.pack(o.timeout_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ElectLeadersRequest", v)
+    f = ""
+    try:
+        if o.election_type != 0:
+            raise _w.not_in_version("ElectLeadersRequest", "ElectionType", v)
+        f = "TopicPartitions"
+        x_topic_partitions = o.topic_partitions
+        if x_topic_partitions is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_topic_partitions))
+            for el_topic_partitions in x_topic_partitions:
+                _e_TopicPartitions_0(el_topic_partitions, out, v)
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ElectLeadersRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ElectLeadersRequest", v, f) from None
 
 
 def _d_ElectLeadersRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersRequest, int]:
@@ -244,17 +262,24 @@ def _d_ElectLeadersRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ElectLeadersRequest_1(o: ElectLeadersRequest, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.election_type)
-    x_topic_partitions = o.topic_partitions
-    if x_topic_partitions is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_topic_partitions))
-        for el_topic_partitions in x_topic_partitions:
-            _e_TopicPartitions_0(el_topic_partitions, out, v)
-    out += _S_i.pack(o.timeout_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ElectLeadersRequest", v)
+    f = ""
+    try:
+        f = "ElectionType"
+        out += _S_b.pack(o.election_type)
+        f = "TopicPartitions"
+        x_topic_partitions = o.topic_partitions
+        if x_topic_partitions is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_topic_partitions))
+            for el_topic_partitions in x_topic_partitions:
+                _e_TopicPartitions_0(el_topic_partitions, out, v)
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ElectLeadersRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ElectLeadersRequest", v, f) from None
 
 
 def _d_ElectLeadersRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersRequest, int]:
@@ -306,19 +331,26 @@ def _d_ElectLeadersRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ElectLeadersRequest_2(o: ElectLeadersRequest, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.election_type)
-    x_topic_partitions = o.topic_partitions
-    if x_topic_partitions is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topic_partitions) + 1)
-        for el_topic_partitions in x_topic_partitions:
-            _e_TopicPartitions_1(el_topic_partitions, out, v)
-    out += _S_i.pack(o.timeout_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ElectionType"
+        out += _S_b.pack(o.election_type)
+        f = "TopicPartitions"
+        x_topic_partitions = o.topic_partitions
+        if x_topic_partitions is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topic_partitions) + 1)
+            for el_topic_partitions in x_topic_partitions:
+                _e_TopicPartitions_1(el_topic_partitions, out, v)
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ElectLeadersRequest", v, f) from None
 
 
 TopicPartitions.FIELDS = (

@@ -85,16 +85,22 @@ def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
 
 
 def _e_PartitionResult_0(o: PartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_id, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionResult", v)
+    f = ""
+    try:
+        f = "PartitionId"
+        out += _S_ih.pack(o.partition_id, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionResult", v, f) from None
 
 
 def _d_PartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResult, int]:
@@ -141,18 +147,24 @@ def _d_PartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
 
 
 def _e_PartitionResult_1(o: PartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_id, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionId"
+        out += _S_ih.pack(o.partition_id, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionResult", v, f) from None
 
 
 def _d_ReplicaElectionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaElectionResult, int]:
@@ -190,16 +202,22 @@ def _d_ReplicaElectionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_ReplicaElectionResult_0(o: ReplicaElectionResult, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partition_result = o.partition_result
-    out += _w.I32.pack(len(x_partition_result))
-    for el_partition_result in x_partition_result:
-        _e_PartitionResult_0(el_partition_result, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ReplicaElectionResult", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PartitionResult"
+        x_partition_result = o.partition_result
+        out += _w.I32.pack(len(x_partition_result))
+        for el_partition_result in x_partition_result:
+            _e_PartitionResult_0(el_partition_result, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ReplicaElectionResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReplicaElectionResult", v, f) from None
 
 
 def _d_ReplicaElectionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaElectionResult, int]:
@@ -260,18 +278,24 @@ def _d_ReplicaElectionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_ReplicaElectionResult_1(o: ReplicaElectionResult, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partition_result = o.partition_result
-    out += _w.uvarint(len(x_partition_result) + 1)
-    for el_partition_result in x_partition_result:
-        _e_PartitionResult_1(el_partition_result, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionResult"
+        x_partition_result = o.partition_result
+        out += _w.uvarint(len(x_partition_result) + 1)
+        for el_partition_result in x_partition_result:
+            _e_PartitionResult_1(el_partition_result, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReplicaElectionResult", v, f) from None
 
 
 def _d_ElectLeadersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersResponse, int]:
@@ -302,15 +326,21 @@ def _d_ElectLeadersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_ElectLeadersResponse_0(o: ElectLeadersResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.error_code != 0:
-        raise _w.not_in_version("ElectLeadersResponse", "ErrorCode", v)
-    x_replica_election_results = o.replica_election_results
-    out += _w.I32.pack(len(x_replica_election_results))
-    for el_replica_election_results in x_replica_election_results:
-        _e_ReplicaElectionResult_0(el_replica_election_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ElectLeadersResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.error_code != 0:
+            raise _w.not_in_version("ElectLeadersResponse", "ErrorCode", v)
+        f = "ReplicaElectionResults"
+        x_replica_election_results = o.replica_election_results
+        out += _w.I32.pack(len(x_replica_election_results))
+        for el_replica_election_results in x_replica_election_results:
+            _e_ReplicaElectionResult_0(el_replica_election_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ElectLeadersResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ElectLeadersResponse", v, f) from None
 
 
 def _d_ElectLeadersResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersResponse, int]:
@@ -340,13 +370,19 @@ def _d_ElectLeadersResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_ElectLeadersResponse_1(o: ElectLeadersResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_replica_election_results = o.replica_election_results
-    out += _w.I32.pack(len(x_replica_election_results))
-    for el_replica_election_results in x_replica_election_results:
-        _e_ReplicaElectionResult_0(el_replica_election_results, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ElectLeadersResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ReplicaElectionResults"
+        x_replica_election_results = o.replica_election_results
+        out += _w.I32.pack(len(x_replica_election_results))
+        for el_replica_election_results in x_replica_election_results:
+            _e_ReplicaElectionResult_0(el_replica_election_results, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ElectLeadersResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ElectLeadersResponse", v, f) from None
 
 
 def _d_ElectLeadersResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ElectLeadersResponse, int]:
@@ -395,15 +431,21 @@ def _d_ElectLeadersResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_ElectLeadersResponse_2(o: ElectLeadersResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_replica_election_results = o.replica_election_results
-    out += _w.uvarint(len(x_replica_election_results) + 1)
-    for el_replica_election_results in x_replica_election_results:
-        _e_ReplicaElectionResult_1(el_replica_election_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ReplicaElectionResults"
+        x_replica_election_results = o.replica_election_results
+        out += _w.uvarint(len(x_replica_election_results) + 1)
+        for el_replica_election_results in x_replica_election_results:
+            _e_ReplicaElectionResult_1(el_replica_election_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ElectLeadersResponse", v, f) from None
 
 
 PartitionResult.FIELDS = (

@@ -45,9 +45,14 @@ def _d_EndTxnMarker_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxn
 
 
 def _e_EndTxnMarker_0(o: EndTxnMarker, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.coordinator_epoch)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EndTxnMarker", v)
+    f = ""
+    try:
+        f = "CoordinatorEpoch"
+        out += _S_i.pack(o.coordinator_epoch)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EndTxnMarker", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EndTxnMarker", v, f) from None
 
 
 EndTxnMarker.FIELDS = (

@@ -60,13 +60,19 @@ def _d_EndTxnRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTx
 
 
 def _e_EndTxnRequest_0(o: EndTxnRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_qho.pack(o.producer_id, o.producer_epoch, o.committed)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EndTxnRequest", v)
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProducerId"
+        out += _S_qho.pack(o.producer_id, o.producer_epoch, o.committed)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EndTxnRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EndTxnRequest", v, f) from None
 
 
 def _d_EndTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxnRequest, int]:
@@ -113,15 +119,21 @@ def _d_EndTxnRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTx
 
 
 def _e_EndTxnRequest_1(o: EndTxnRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_qho.pack(o.producer_id, o.producer_epoch, o.committed)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProducerId"
+        out += _S_qho.pack(o.producer_id, o.producer_epoch, o.committed)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EndTxnRequest", v, f) from None
 
 
 EndTxnRequest.FIELDS = (

@@ -52,9 +52,14 @@ def _d_EndTxnResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndT
 
 
 def _e_EndTxnResponse_0(o: EndTxnResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EndTxnResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EndTxnResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EndTxnResponse", v, f) from None
 
 
 def _d_EndTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxnResponse, int]:
@@ -88,11 +93,16 @@ def _d_EndTxnResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndT
 
 
 def _e_EndTxnResponse_1(o: EndTxnResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EndTxnResponse", v, f) from None
 
 
 def _d_EndTxnResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndTxnResponse, int]:
@@ -124,11 +134,16 @@ def _d_EndTxnResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndT
 
 
 def _e_EndTxnResponse_2(o: EndTxnResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EndTxnResponse", v, f) from None
 
 
 EndTxnResponse.FIELDS = (

@@ -103,22 +103,29 @@ def _d_EnvelopeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Env
 
 
 def _e_EnvelopeRequest_0(o: EnvelopeRequest, out: bytearray, v: int) -> None:
-    x_request_data = o.request_data
-    out += _w.uvarint(len(x_request_data) + 1)
-    out += x_request_data
-    x_request_principal = o.request_principal
-    if x_request_principal is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_request_principal) + 1)
-        out += x_request_principal
-    x_client_host_address = o.client_host_address
-    out += _w.uvarint(len(x_client_host_address) + 1)
-    out += x_client_host_address
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "RequestData"
+        x_request_data = o.request_data
+        out += _w.uvarint(len(x_request_data) + 1)
+        out += x_request_data
+        f = "RequestPrincipal"
+        x_request_principal = o.request_principal
+        if x_request_principal is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_request_principal) + 1)
+            out += x_request_principal
+        f = "ClientHostAddress"
+        x_client_host_address = o.client_host_address
+        out += _w.uvarint(len(x_client_host_address) + 1)
+        out += x_client_host_address
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EnvelopeRequest", v, f) from None
 
 
 EnvelopeRequest.FIELDS = (

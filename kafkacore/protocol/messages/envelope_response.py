@@ -77,17 +77,23 @@ def _d_EnvelopeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[En
 
 
 def _e_EnvelopeResponse_0(o: EnvelopeResponse, out: bytearray, v: int) -> None:
-    x_response_data = o.response_data
-    if x_response_data is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_response_data) + 1)
-        out += x_response_data
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResponseData"
+        x_response_data = o.response_data
+        if x_response_data is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_response_data) + 1)
+            out += x_response_data
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EnvelopeResponse", v, f) from None
 
 
 EnvelopeResponse.FIELDS = (

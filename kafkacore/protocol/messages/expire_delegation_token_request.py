@@ -58,12 +58,18 @@ def _d_ExpireDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_ExpireDelegationTokenRequest_0(o: ExpireDelegationTokenRequest, out: bytearray, v: int) -> None:
-    x_hmac = o.hmac
-    out += _w.I32.pack(len(x_hmac))
-    out += x_hmac
-    out += _S_q.pack(o.expiry_time_period_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ExpireDelegationTokenRequest", v)
+    f = ""
+    try:
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.I32.pack(len(x_hmac))
+        out += x_hmac
+        f = "ExpiryTimePeriodMs"
+        out += _S_q.pack(o.expiry_time_period_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ExpireDelegationTokenRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ExpireDelegationTokenRequest", v, f) from None
 
 
 def _d_ExpireDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ExpireDelegationTokenRequest, int]:
@@ -110,14 +116,20 @@ def _d_ExpireDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_ExpireDelegationTokenRequest_1(o: ExpireDelegationTokenRequest, out: bytearray, v: int) -> None:
-    x_hmac = o.hmac
-    out += _w.uvarint(len(x_hmac) + 1)
-    out += x_hmac
-    out += _S_q.pack(o.expiry_time_period_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.uvarint(len(x_hmac) + 1)
+        out += x_hmac
+        f = "ExpiryTimePeriodMs"
+        out += _S_q.pack(o.expiry_time_period_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ExpireDelegationTokenRequest", v, f) from None
 
 
 ExpireDelegationTokenRequest.FIELDS = (

@@ -48,9 +48,14 @@ def _d_ExpireDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_ExpireDelegationTokenResponse_0(o: ExpireDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ExpireDelegationTokenResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ExpireDelegationTokenResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ExpireDelegationTokenResponse", v, f) from None
 
 
 def _d_ExpireDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ExpireDelegationTokenResponse, int]:
@@ -82,11 +87,16 @@ def _d_ExpireDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_ExpireDelegationTokenResponse_1(o: ExpireDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ExpireDelegationTokenResponse", v, f) from None
 
 
 ExpireDelegationTokenResponse.FIELDS = (

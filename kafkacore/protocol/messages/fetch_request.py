@@ -141,11 +141,16 @@ def _d_ReplicaState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Replic
 
 
 def _e_ReplicaState_0(o: ReplicaState, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.replica_id, o.replica_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_iq.pack(o.replica_id, o.replica_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReplicaState", v, f) from None
 
 
 def _d_FetchPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
@@ -167,13 +172,20 @@ def _d_FetchPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
 
 
 def _e_FetchPartition_0(o: FetchPartition, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition)
-    out += _S_q.pack(o.fetch_offset)
-    if o.last_fetched_epoch != -1:
-        raise _w.not_in_version("FetchPartition", "LastFetchedEpoch", v)
-    out += _S_i.pack(o.partition_max_bytes)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchPartition", v)
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_i.pack(o.partition)
+        f = "FetchOffset"
+        out += _S_q.pack(o.fetch_offset)
+        if o.last_fetched_epoch != -1:
+            raise _w.not_in_version("FetchPartition", "LastFetchedEpoch", v)
+        f = "PartitionMaxBytes"
+        out += _S_i.pack(o.partition_max_bytes)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchPartition", v, f) from None
 
 
 def _d_FetchPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
@@ -194,13 +206,20 @@ def _d_FetchPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
 
 
 def _e_FetchPartition_1(o: FetchPartition, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition)
-    out += _S_q.pack(o.fetch_offset)
-    if o.last_fetched_epoch != -1:
-        raise _w.not_in_version("FetchPartition", "LastFetchedEpoch", v)
-    out += _S_qi.pack(o.log_start_offset, o.partition_max_bytes)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchPartition", v)
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_i.pack(o.partition)
+        f = "FetchOffset"
+        out += _S_q.pack(o.fetch_offset)
+        if o.last_fetched_epoch != -1:
+            raise _w.not_in_version("FetchPartition", "LastFetchedEpoch", v)
+        f = "LogStartOffset"
+        out += _S_qi.pack(o.log_start_offset, o.partition_max_bytes)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchPartition", v, f) from None
 
 
 def _d_FetchPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
@@ -220,12 +239,18 @@ def _d_FetchPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
 
 
 def _e_FetchPartition_2(o: FetchPartition, out: bytearray, v: int) -> None:
-    out += _S_iiq.pack(o.partition, o.current_leader_epoch, o.fetch_offset)
-    if o.last_fetched_epoch != -1:
-        raise _w.not_in_version("FetchPartition", "LastFetchedEpoch", v)
-    out += _S_qi.pack(o.log_start_offset, o.partition_max_bytes)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchPartition", v)
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_iiq.pack(o.partition, o.current_leader_epoch, o.fetch_offset)
+        if o.last_fetched_epoch != -1:
+            raise _w.not_in_version("FetchPartition", "LastFetchedEpoch", v)
+        f = "LogStartOffset"
+        out += _S_qi.pack(o.log_start_offset, o.partition_max_bytes)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchPartition", v, f) from None
 
 
 def _d_FetchPartition_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
@@ -259,11 +284,16 @@ def _d_FetchPartition_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
 
 
 def _e_FetchPartition_3(o: FetchPartition, out: bytearray, v: int) -> None:
-    out += _S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchPartition", v, f) from None
 
 
 def _d_FetchPartition_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
@@ -305,14 +335,20 @@ def _d_FetchPartition_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
 
 
 def _e_FetchPartition_4(o: FetchPartition, out: bytearray, v: int) -> None:
-    out += _S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.replica_directory_id != _w.ZERO_UUID:
-        t = bytearray()
-        x_replica_directory_id = o.replica_directory_id
-        t += _S_u.pack(x_replica_directory_id.bytes)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ReplicaDirectoryId"
+        if o.replica_directory_id != _w.ZERO_UUID:
+            t = bytearray()
+            x_replica_directory_id = o.replica_directory_id
+            t += _S_u.pack(x_replica_directory_id.bytes)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchPartition", v, f) from None
 
 
 def _d_FetchPartition_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
@@ -360,19 +396,26 @@ def _d_FetchPartition_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
 
 
 def _e_FetchPartition_5(o: FetchPartition, out: bytearray, v: int) -> None:
-    out += _S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.replica_directory_id != _w.ZERO_UUID:
-        t = bytearray()
-        x_replica_directory_id = o.replica_directory_id
-        t += _S_u.pack(x_replica_directory_id.bytes)
-        tg.append((0, t))
-    if o.high_watermark != 9223372036854775807:
-        t = bytearray()
-        x_high_watermark = o.high_watermark
-        t += _S_q.pack(x_high_watermark)
-        tg.append((1, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ReplicaDirectoryId"
+        if o.replica_directory_id != _w.ZERO_UUID:
+            t = bytearray()
+            x_replica_directory_id = o.replica_directory_id
+            t += _S_u.pack(x_replica_directory_id.bytes)
+            tg.append((0, t))
+        f = "HighWatermark"
+        if o.high_watermark != 9223372036854775807:
+            t = bytearray()
+            x_high_watermark = o.high_watermark
+            t += _S_q.pack(x_high_watermark)
+            tg.append((1, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchPartition", v, f) from None
 
 
 def _d_FetchTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
@@ -411,16 +454,22 @@ def _d_FetchTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
 
 
 def _e_FetchTopic_0(o: FetchTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_FetchPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchTopic", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_FetchPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchTopic", v, f) from None
 
 
 def _d_FetchTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
@@ -459,16 +508,22 @@ def _d_FetchTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
 
 
 def _e_FetchTopic_1(o: FetchTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_FetchPartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchTopic", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_FetchPartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchTopic", v, f) from None
 
 
 def _d_FetchTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
@@ -507,16 +562,22 @@ def _d_FetchTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
 
 
 def _e_FetchTopic_2(o: FetchTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_FetchPartition_2(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchTopic", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_FetchPartition_2(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchTopic", v, f) from None
 
 
 def _d_FetchTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
@@ -578,18 +639,24 @@ def _d_FetchTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
 
 
 def _e_FetchTopic_3(o: FetchTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_FetchPartition_3(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_FetchPartition_3(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchTopic", v, f) from None
 
 
 def _d_FetchTopic_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
@@ -640,15 +707,21 @@ def _d_FetchTopic_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
 
 
 def _e_FetchTopic_4(o: FetchTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_FetchPartition_3(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_FetchPartition_3(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchTopic", v, f) from None
 
 
 def _d_FetchTopic_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
@@ -699,15 +772,21 @@ def _d_FetchTopic_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
 
 
 def _e_FetchTopic_5(o: FetchTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_FetchPartition_4(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_FetchPartition_4(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchTopic", v, f) from None
 
 
 def _d_FetchTopic_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
@@ -758,15 +837,21 @@ def _d_FetchTopic_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
 
 
 def _e_FetchTopic_6(o: FetchTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_FetchPartition_5(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_FetchPartition_5(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchTopic", v, f) from None
 
 
 def _d_ForgottenTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ForgottenTopic, int]:
@@ -805,18 +890,24 @@ def _d_ForgottenTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
 
 
 def _e_ForgottenTopic_0(o: ForgottenTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ForgottenTopic", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ForgottenTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ForgottenTopic", v, f) from None
 
 
 def _d_ForgottenTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ForgottenTopic, int]:
@@ -878,20 +969,26 @@ def _d_ForgottenTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
 
 
 def _e_ForgottenTopic_1(o: ForgottenTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ForgottenTopic", v, f) from None
 
 
 def _d_ForgottenTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ForgottenTopic, int]:
@@ -942,17 +1039,23 @@ def _d_ForgottenTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
 
 
 def _e_ForgottenTopic_2(o: ForgottenTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ForgottenTopic", v, f) from None
 
 
 def _d_FetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -988,18 +1091,25 @@ def _d_FetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_0(o: FetchRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.replica_state != ReplicaState():
-        raise _w.not_in_version("FetchRequest", "ReplicaState", v)
-    out += _S_iiib.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_FetchTopic_0(el_topics, out, v)
-    if o.forgotten_topics_data != []:
-        raise _w.not_in_version("FetchRequest", "ForgottenTopicsData", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchRequest", v)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.replica_state != ReplicaState():
+            raise _w.not_in_version("FetchRequest", "ReplicaState", v)
+        f = "MaxWaitMs"
+        out += _S_iiib.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_FetchTopic_0(el_topics, out, v)
+        if o.forgotten_topics_data != []:
+            raise _w.not_in_version("FetchRequest", "ForgottenTopicsData", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 def _d_FetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -1035,18 +1145,25 @@ def _d_FetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_1(o: FetchRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.replica_state != ReplicaState():
-        raise _w.not_in_version("FetchRequest", "ReplicaState", v)
-    out += _S_iiib.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_FetchTopic_1(el_topics, out, v)
-    if o.forgotten_topics_data != []:
-        raise _w.not_in_version("FetchRequest", "ForgottenTopicsData", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchRequest", v)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.replica_state != ReplicaState():
+            raise _w.not_in_version("FetchRequest", "ReplicaState", v)
+        f = "MaxWaitMs"
+        out += _S_iiib.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_FetchTopic_1(el_topics, out, v)
+        if o.forgotten_topics_data != []:
+            raise _w.not_in_version("FetchRequest", "ForgottenTopicsData", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 def _d_FetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -1092,20 +1209,28 @@ def _d_FetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_2(o: FetchRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.replica_state != ReplicaState():
-        raise _w.not_in_version("FetchRequest", "ReplicaState", v)
-    out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_FetchTopic_1(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.I32.pack(len(x_forgotten_topics_data))
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchRequest", v)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.replica_state != ReplicaState():
+            raise _w.not_in_version("FetchRequest", "ReplicaState", v)
+        f = "MaxWaitMs"
+        out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_FetchTopic_1(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.I32.pack(len(x_forgotten_topics_data))
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 def _d_FetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -1151,20 +1276,28 @@ def _d_FetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_3(o: FetchRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.replica_state != ReplicaState():
-        raise _w.not_in_version("FetchRequest", "ReplicaState", v)
-    out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_FetchTopic_2(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.I32.pack(len(x_forgotten_topics_data))
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchRequest", v)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.replica_state != ReplicaState():
+            raise _w.not_in_version("FetchRequest", "ReplicaState", v)
+        f = "MaxWaitMs"
+        out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_FetchTopic_2(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.I32.pack(len(x_forgotten_topics_data))
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 def _d_FetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -1220,24 +1353,33 @@ def _d_FetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_4(o: FetchRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.replica_state != ReplicaState():
-        raise _w.not_in_version("FetchRequest", "ReplicaState", v)
-    out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_FetchTopic_2(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.I32.pack(len(x_forgotten_topics_data))
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
-    x_rack_id = o.rack_id
-    bx = x_rack_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchRequest", v)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.replica_state != ReplicaState():
+            raise _w.not_in_version("FetchRequest", "ReplicaState", v)
+        f = "MaxWaitMs"
+        out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_FetchTopic_2(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.I32.pack(len(x_forgotten_topics_data))
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
+        f = "RackId"
+        x_rack_id = o.rack_id
+        bx = x_rack_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 def _d_FetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -1339,34 +1481,44 @@ def _d_FetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_5(o: FetchRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.replica_state != ReplicaState():
-        raise _w.not_in_version("FetchRequest", "ReplicaState", v)
-    out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_FetchTopic_3(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.uvarint(len(x_forgotten_topics_data) + 1)
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_1(el_forgotten_topics_data, out, v)
-    x_rack_id = o.rack_id
-    bx = x_rack_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.cluster_id is not None:
-        t = bytearray()
-        x_cluster_id = o.cluster_id
-        if x_cluster_id is None:
-            t += b"\x00"
-        else:
-            bx = x_cluster_id.encode()
-            t += _w.uvarint(len(bx) + 1)
-            t += bx
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.replica_state != ReplicaState():
+            raise _w.not_in_version("FetchRequest", "ReplicaState", v)
+        f = "MaxWaitMs"
+        out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_FetchTopic_3(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.uvarint(len(x_forgotten_topics_data) + 1)
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_1(el_forgotten_topics_data, out, v)
+        f = "RackId"
+        x_rack_id = o.rack_id
+        bx = x_rack_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ClusterId"
+        if o.cluster_id is not None:
+            t = bytearray()
+            x_cluster_id = o.cluster_id
+            if x_cluster_id is None:
+                t += b"\x00"
+            else:
+                bx = x_cluster_id.encode()
+                t += _w.uvarint(len(bx) + 1)
+                t += bx
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 def _d_FetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -1468,34 +1620,44 @@ def _d_FetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_6(o: FetchRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.replica_state != ReplicaState():
-        raise _w.not_in_version("FetchRequest", "ReplicaState", v)
-    out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_FetchTopic_4(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.uvarint(len(x_forgotten_topics_data) + 1)
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_2(el_forgotten_topics_data, out, v)
-    x_rack_id = o.rack_id
-    bx = x_rack_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.cluster_id is not None:
-        t = bytearray()
-        x_cluster_id = o.cluster_id
-        if x_cluster_id is None:
-            t += b"\x00"
-        else:
-            bx = x_cluster_id.encode()
-            t += _w.uvarint(len(bx) + 1)
-            t += bx
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.replica_state != ReplicaState():
+            raise _w.not_in_version("FetchRequest", "ReplicaState", v)
+        f = "MaxWaitMs"
+        out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_FetchTopic_4(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.uvarint(len(x_forgotten_topics_data) + 1)
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_2(el_forgotten_topics_data, out, v)
+        f = "RackId"
+        x_rack_id = o.rack_id
+        bx = x_rack_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ClusterId"
+        if o.cluster_id is not None:
+            t = bytearray()
+            x_cluster_id = o.cluster_id
+            if x_cluster_id is None:
+                t += b"\x00"
+            else:
+                bx = x_cluster_id.encode()
+                t += _w.uvarint(len(bx) + 1)
+                t += bx
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 def _d_FetchRequest_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -1603,38 +1765,48 @@ def _d_FetchRequest_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_7(o: FetchRequest, out: bytearray, v: int) -> None:
-    if o.replica_id != -1:
-        raise _w.not_in_version("FetchRequest", "ReplicaId", v)
-    out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_FetchTopic_4(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.uvarint(len(x_forgotten_topics_data) + 1)
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_2(el_forgotten_topics_data, out, v)
-    x_rack_id = o.rack_id
-    bx = x_rack_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.cluster_id is not None:
-        t = bytearray()
-        x_cluster_id = o.cluster_id
-        if x_cluster_id is None:
-            t += b"\x00"
-        else:
-            bx = x_cluster_id.encode()
-            t += _w.uvarint(len(bx) + 1)
-            t += bx
-        tg.append((0, t))
-    if o.replica_state != ReplicaState():
-        t = bytearray()
-        x_replica_state = o.replica_state
-        _e_ReplicaState_0(x_replica_state, t, v)
-        tg.append((1, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        if o.replica_id != -1:
+            raise _w.not_in_version("FetchRequest", "ReplicaId", v)
+        f = "MaxWaitMs"
+        out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_FetchTopic_4(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.uvarint(len(x_forgotten_topics_data) + 1)
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_2(el_forgotten_topics_data, out, v)
+        f = "RackId"
+        x_rack_id = o.rack_id
+        bx = x_rack_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ClusterId"
+        if o.cluster_id is not None:
+            t = bytearray()
+            x_cluster_id = o.cluster_id
+            if x_cluster_id is None:
+                t += b"\x00"
+            else:
+                bx = x_cluster_id.encode()
+                t += _w.uvarint(len(bx) + 1)
+                t += bx
+            tg.append((0, t))
+        f = "ReplicaState"
+        if o.replica_state != ReplicaState():
+            t = bytearray()
+            x_replica_state = o.replica_state
+            _e_ReplicaState_0(x_replica_state, t, v)
+            tg.append((1, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 def _d_FetchRequest_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -1742,38 +1914,48 @@ def _d_FetchRequest_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_8(o: FetchRequest, out: bytearray, v: int) -> None:
-    if o.replica_id != -1:
-        raise _w.not_in_version("FetchRequest", "ReplicaId", v)
-    out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_FetchTopic_5(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.uvarint(len(x_forgotten_topics_data) + 1)
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_2(el_forgotten_topics_data, out, v)
-    x_rack_id = o.rack_id
-    bx = x_rack_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.cluster_id is not None:
-        t = bytearray()
-        x_cluster_id = o.cluster_id
-        if x_cluster_id is None:
-            t += b"\x00"
-        else:
-            bx = x_cluster_id.encode()
-            t += _w.uvarint(len(bx) + 1)
-            t += bx
-        tg.append((0, t))
-    if o.replica_state != ReplicaState():
-        t = bytearray()
-        x_replica_state = o.replica_state
-        _e_ReplicaState_0(x_replica_state, t, v)
-        tg.append((1, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        if o.replica_id != -1:
+            raise _w.not_in_version("FetchRequest", "ReplicaId", v)
+        f = "MaxWaitMs"
+        out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_FetchTopic_5(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.uvarint(len(x_forgotten_topics_data) + 1)
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_2(el_forgotten_topics_data, out, v)
+        f = "RackId"
+        x_rack_id = o.rack_id
+        bx = x_rack_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ClusterId"
+        if o.cluster_id is not None:
+            t = bytearray()
+            x_cluster_id = o.cluster_id
+            if x_cluster_id is None:
+                t += b"\x00"
+            else:
+                bx = x_cluster_id.encode()
+                t += _w.uvarint(len(bx) + 1)
+                t += bx
+            tg.append((0, t))
+        f = "ReplicaState"
+        if o.replica_state != ReplicaState():
+            t = bytearray()
+            x_replica_state = o.replica_state
+            _e_ReplicaState_0(x_replica_state, t, v)
+            tg.append((1, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 def _d_FetchRequest_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
@@ -1881,38 +2063,48 @@ def _d_FetchRequest_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
 
 
 def _e_FetchRequest_9(o: FetchRequest, out: bytearray, v: int) -> None:
-    if o.replica_id != -1:
-        raise _w.not_in_version("FetchRequest", "ReplicaId", v)
-    out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_FetchTopic_6(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.uvarint(len(x_forgotten_topics_data) + 1)
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_2(el_forgotten_topics_data, out, v)
-    x_rack_id = o.rack_id
-    bx = x_rack_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.cluster_id is not None:
-        t = bytearray()
-        x_cluster_id = o.cluster_id
-        if x_cluster_id is None:
-            t += b"\x00"
-        else:
-            bx = x_cluster_id.encode()
-            t += _w.uvarint(len(bx) + 1)
-            t += bx
-        tg.append((0, t))
-    if o.replica_state != ReplicaState():
-        t = bytearray()
-        x_replica_state = o.replica_state
-        _e_ReplicaState_0(x_replica_state, t, v)
-        tg.append((1, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        if o.replica_id != -1:
+            raise _w.not_in_version("FetchRequest", "ReplicaId", v)
+        f = "MaxWaitMs"
+        out += _S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_FetchTopic_6(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.uvarint(len(x_forgotten_topics_data) + 1)
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_2(el_forgotten_topics_data, out, v)
+        f = "RackId"
+        x_rack_id = o.rack_id
+        bx = x_rack_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ClusterId"
+        if o.cluster_id is not None:
+            t = bytearray()
+            x_cluster_id = o.cluster_id
+            if x_cluster_id is None:
+                t += b"\x00"
+            else:
+                bx = x_cluster_id.encode()
+                t += _w.uvarint(len(bx) + 1)
+                t += bx
+            tg.append((0, t))
+        f = "ReplicaState"
+        if o.replica_state != ReplicaState():
+            t = bytearray()
+            x_replica_state = o.replica_state
+            _e_ReplicaState_0(x_replica_state, t, v)
+            tg.append((1, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchRequest", v, f) from None
 
 
 ReplicaState.FIELDS = (

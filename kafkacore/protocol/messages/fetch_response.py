@@ -165,11 +165,16 @@ def _d_EpochEndOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Epoc
 
 
 def _e_EpochEndOffset_0(o: EpochEndOffset, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.epoch, o.end_offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Epoch"
+        out += _S_iq.pack(o.epoch, o.end_offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EpochEndOffset", v, f) from None
 
 
 def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderIdAndEpoch, int]:
@@ -201,11 +206,16 @@ def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Le
 
 
 def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "LeaderId"
+        out += _S_ii.pack(o.leader_id, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaderIdAndEpoch", v, f) from None
 
 
 def _d_SnapshotId_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SnapshotId, int]:
@@ -237,11 +247,16 @@ def _d_SnapshotId_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Snapshot
 
 
 def _e_SnapshotId_0(o: SnapshotId, out: bytearray, v: int) -> None:
-    out += _S_qi.pack(o.end_offset, o.epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "EndOffset"
+        out += _S_qi.pack(o.end_offset, o.epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SnapshotId", v, f) from None
 
 
 def _d_AbortedTransaction_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AbortedTransaction, int]:
@@ -258,9 +273,14 @@ def _d_AbortedTransaction_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_AbortedTransaction_0(o: AbortedTransaction, out: bytearray, v: int) -> None:
-    out += _S_qq.pack(o.producer_id, o.first_offset)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AbortedTransaction", v)
+    f = ""
+    try:
+        f = "ProducerId"
+        out += _S_qq.pack(o.producer_id, o.first_offset)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AbortedTransaction", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AbortedTransaction", v, f) from None
 
 
 def _d_AbortedTransaction_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AbortedTransaction, int]:
@@ -292,11 +312,16 @@ def _d_AbortedTransaction_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_AbortedTransaction_1(o: AbortedTransaction, out: bytearray, v: int) -> None:
-    out += _S_qq.pack(o.producer_id, o.first_offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ProducerId"
+        out += _S_qq.pack(o.producer_id, o.first_offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AbortedTransaction", v, f) from None
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -342,30 +367,37 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ihqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset)
-    if o.diverging_epoch != EpochEndOffset():
-        raise _w.not_in_version("PartitionData", "DivergingEpoch", v)
-    if o.current_leader != LeaderIdAndEpoch():
-        raise _w.not_in_version("PartitionData", "CurrentLeader", v)
-    if o.snapshot_id != SnapshotId():
-        raise _w.not_in_version("PartitionData", "SnapshotId", v)
-    x_aborted_transactions = o.aborted_transactions
-    if x_aborted_transactions is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_aborted_transactions))
-        for el_aborted_transactions in x_aborted_transactions:
-            _e_AbortedTransaction_0(el_aborted_transactions, out, v)
-    if o.preferred_read_replica != -1:
-        raise _w.not_in_version("PartitionData", "PreferredReadReplica", v)
-    x_records = o.records
-    if x_records is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_records))
-        out += x_records
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionData", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset)
+        if o.diverging_epoch != EpochEndOffset():
+            raise _w.not_in_version("PartitionData", "DivergingEpoch", v)
+        if o.current_leader != LeaderIdAndEpoch():
+            raise _w.not_in_version("PartitionData", "CurrentLeader", v)
+        if o.snapshot_id != SnapshotId():
+            raise _w.not_in_version("PartitionData", "SnapshotId", v)
+        f = "AbortedTransactions"
+        x_aborted_transactions = o.aborted_transactions
+        if x_aborted_transactions is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_aborted_transactions))
+            for el_aborted_transactions in x_aborted_transactions:
+                _e_AbortedTransaction_0(el_aborted_transactions, out, v)
+        if o.preferred_read_replica != -1:
+            raise _w.not_in_version("PartitionData", "PreferredReadReplica", v)
+        f = "Records"
+        x_records = o.records
+        if x_records is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_records))
+            out += x_records
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -410,30 +442,37 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
-    if o.diverging_epoch != EpochEndOffset():
-        raise _w.not_in_version("PartitionData", "DivergingEpoch", v)
-    if o.current_leader != LeaderIdAndEpoch():
-        raise _w.not_in_version("PartitionData", "CurrentLeader", v)
-    if o.snapshot_id != SnapshotId():
-        raise _w.not_in_version("PartitionData", "SnapshotId", v)
-    x_aborted_transactions = o.aborted_transactions
-    if x_aborted_transactions is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_aborted_transactions))
-        for el_aborted_transactions in x_aborted_transactions:
-            _e_AbortedTransaction_0(el_aborted_transactions, out, v)
-    if o.preferred_read_replica != -1:
-        raise _w.not_in_version("PartitionData", "PreferredReadReplica", v)
-    x_records = o.records
-    if x_records is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_records))
-        out += x_records
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionData", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
+        if o.diverging_epoch != EpochEndOffset():
+            raise _w.not_in_version("PartitionData", "DivergingEpoch", v)
+        if o.current_leader != LeaderIdAndEpoch():
+            raise _w.not_in_version("PartitionData", "CurrentLeader", v)
+        if o.snapshot_id != SnapshotId():
+            raise _w.not_in_version("PartitionData", "SnapshotId", v)
+        f = "AbortedTransactions"
+        x_aborted_transactions = o.aborted_transactions
+        if x_aborted_transactions is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_aborted_transactions))
+            for el_aborted_transactions in x_aborted_transactions:
+                _e_AbortedTransaction_0(el_aborted_transactions, out, v)
+        if o.preferred_read_replica != -1:
+            raise _w.not_in_version("PartitionData", "PreferredReadReplica", v)
+        f = "Records"
+        x_records = o.records
+        if x_records is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_records))
+            out += x_records
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -480,29 +519,37 @@ def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_2(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
-    if o.diverging_epoch != EpochEndOffset():
-        raise _w.not_in_version("PartitionData", "DivergingEpoch", v)
-    if o.current_leader != LeaderIdAndEpoch():
-        raise _w.not_in_version("PartitionData", "CurrentLeader", v)
-    if o.snapshot_id != SnapshotId():
-        raise _w.not_in_version("PartitionData", "SnapshotId", v)
-    x_aborted_transactions = o.aborted_transactions
-    if x_aborted_transactions is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_aborted_transactions))
-        for el_aborted_transactions in x_aborted_transactions:
-            _e_AbortedTransaction_0(el_aborted_transactions, out, v)
-    out += _S_i.pack(o.preferred_read_replica)
-    x_records = o.records
-    if x_records is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_records))
-        out += x_records
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionData", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
+        if o.diverging_epoch != EpochEndOffset():
+            raise _w.not_in_version("PartitionData", "DivergingEpoch", v)
+        if o.current_leader != LeaderIdAndEpoch():
+            raise _w.not_in_version("PartitionData", "CurrentLeader", v)
+        if o.snapshot_id != SnapshotId():
+            raise _w.not_in_version("PartitionData", "SnapshotId", v)
+        f = "AbortedTransactions"
+        x_aborted_transactions = o.aborted_transactions
+        if x_aborted_transactions is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_aborted_transactions))
+            for el_aborted_transactions in x_aborted_transactions:
+                _e_AbortedTransaction_0(el_aborted_transactions, out, v)
+        f = "PreferredReadReplica"
+        out += _S_i.pack(o.preferred_read_replica)
+        f = "Records"
+        x_records = o.records
+        if x_records is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_records))
+            out += x_records
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_PartitionData_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -588,38 +635,49 @@ def _d_PartitionData_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_3(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
-    x_aborted_transactions = o.aborted_transactions
-    if x_aborted_transactions is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_aborted_transactions) + 1)
-        for el_aborted_transactions in x_aborted_transactions:
-            _e_AbortedTransaction_1(el_aborted_transactions, out, v)
-    out += _S_i.pack(o.preferred_read_replica)
-    x_records = o.records
-    if x_records is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_records) + 1)
-        out += x_records
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.diverging_epoch != EpochEndOffset():
-        t = bytearray()
-        x_diverging_epoch = o.diverging_epoch
-        _e_EpochEndOffset_0(x_diverging_epoch, t, v)
-        tg.append((0, t))
-    if o.current_leader != LeaderIdAndEpoch():
-        t = bytearray()
-        x_current_leader = o.current_leader
-        _e_LeaderIdAndEpoch_0(x_current_leader, t, v)
-        tg.append((1, t))
-    if o.snapshot_id != SnapshotId():
-        t = bytearray()
-        x_snapshot_id = o.snapshot_id
-        _e_SnapshotId_0(x_snapshot_id, t, v)
-        tg.append((2, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
+        f = "AbortedTransactions"
+        x_aborted_transactions = o.aborted_transactions
+        if x_aborted_transactions is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_aborted_transactions) + 1)
+            for el_aborted_transactions in x_aborted_transactions:
+                _e_AbortedTransaction_1(el_aborted_transactions, out, v)
+        f = "PreferredReadReplica"
+        out += _S_i.pack(o.preferred_read_replica)
+        f = "Records"
+        x_records = o.records
+        if x_records is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_records) + 1)
+            out += x_records
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "DivergingEpoch"
+        if o.diverging_epoch != EpochEndOffset():
+            t = bytearray()
+            x_diverging_epoch = o.diverging_epoch
+            _e_EpochEndOffset_0(x_diverging_epoch, t, v)
+            tg.append((0, t))
+        f = "CurrentLeader"
+        if o.current_leader != LeaderIdAndEpoch():
+            t = bytearray()
+            x_current_leader = o.current_leader
+            _e_LeaderIdAndEpoch_0(x_current_leader, t, v)
+            tg.append((1, t))
+        f = "SnapshotId"
+        if o.snapshot_id != SnapshotId():
+            t = bytearray()
+            x_snapshot_id = o.snapshot_id
+            _e_SnapshotId_0(x_snapshot_id, t, v)
+            tg.append((2, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_FetchableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
@@ -658,16 +716,22 @@ def _d_FetchableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_FetchableTopicResponse_0(o: FetchableTopicResponse, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchableTopicResponse", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchableTopicResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchableTopicResponse", v, f) from None
 
 
 def _d_FetchableTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
@@ -706,16 +770,22 @@ def _d_FetchableTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_FetchableTopicResponse_1(o: FetchableTopicResponse, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_PartitionData_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchableTopicResponse", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_PartitionData_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchableTopicResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchableTopicResponse", v, f) from None
 
 
 def _d_FetchableTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
@@ -754,16 +824,22 @@ def _d_FetchableTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_FetchableTopicResponse_2(o: FetchableTopicResponse, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_PartitionData_2(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchableTopicResponse", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_PartitionData_2(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchableTopicResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchableTopicResponse", v, f) from None
 
 
 def _d_FetchableTopicResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
@@ -825,18 +901,24 @@ def _d_FetchableTopicResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_FetchableTopicResponse_3(o: FetchableTopicResponse, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_3(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_3(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchableTopicResponse", v, f) from None
 
 
 def _d_FetchableTopicResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchableTopicResponse, int]:
@@ -887,15 +969,21 @@ def _d_FetchableTopicResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_FetchableTopicResponse_4(o: FetchableTopicResponse, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_3(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_3(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchableTopicResponse", v, f) from None
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
@@ -960,23 +1048,31 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
 
 
 def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.port)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Port"
+        out += _S_i.pack(o.port)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "NodeEndpoint", v, f) from None
 
 
 def _d_FetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
@@ -1009,17 +1105,23 @@ def _d_FetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
 
 
 def _e_FetchResponse_0(o: FetchResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.session_id != 0:
-        raise _w.not_in_version("FetchResponse", "SessionId", v)
-    x_responses = o.responses
-    out += _w.I32.pack(len(x_responses))
-    for el_responses in x_responses:
-        _e_FetchableTopicResponse_0(el_responses, out, v)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.session_id != 0:
+            raise _w.not_in_version("FetchResponse", "SessionId", v)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.I32.pack(len(x_responses))
+        for el_responses in x_responses:
+            _e_FetchableTopicResponse_0(el_responses, out, v)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchResponse", v, f) from None
 
 
 def _d_FetchResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
@@ -1052,17 +1154,23 @@ def _d_FetchResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
 
 
 def _e_FetchResponse_1(o: FetchResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.session_id != 0:
-        raise _w.not_in_version("FetchResponse", "SessionId", v)
-    x_responses = o.responses
-    out += _w.I32.pack(len(x_responses))
-    for el_responses in x_responses:
-        _e_FetchableTopicResponse_1(el_responses, out, v)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.session_id != 0:
+            raise _w.not_in_version("FetchResponse", "SessionId", v)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.I32.pack(len(x_responses))
+        for el_responses in x_responses:
+            _e_FetchableTopicResponse_1(el_responses, out, v)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchResponse", v, f) from None
 
 
 def _d_FetchResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
@@ -1093,15 +1201,21 @@ def _d_FetchResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
 
 
 def _e_FetchResponse_2(o: FetchResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    x_responses = o.responses
-    out += _w.I32.pack(len(x_responses))
-    for el_responses in x_responses:
-        _e_FetchableTopicResponse_1(el_responses, out, v)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.I32.pack(len(x_responses))
+        for el_responses in x_responses:
+            _e_FetchableTopicResponse_1(el_responses, out, v)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchResponse", v, f) from None
 
 
 def _d_FetchResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
@@ -1132,15 +1246,21 @@ def _d_FetchResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
 
 
 def _e_FetchResponse_3(o: FetchResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    x_responses = o.responses
-    out += _w.I32.pack(len(x_responses))
-    for el_responses in x_responses:
-        _e_FetchableTopicResponse_2(el_responses, out, v)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FetchResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.I32.pack(len(x_responses))
+        for el_responses in x_responses:
+            _e_FetchableTopicResponse_2(el_responses, out, v)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FetchResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchResponse", v, f) from None
 
 
 def _d_FetchResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
@@ -1190,17 +1310,23 @@ def _d_FetchResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
 
 
 def _e_FetchResponse_4(o: FetchResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_FetchableTopicResponse_3(el_responses, out, v)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_FetchableTopicResponse_3(el_responses, out, v)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchResponse", v, f) from None
 
 
 def _d_FetchResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
@@ -1250,17 +1376,23 @@ def _d_FetchResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
 
 
 def _e_FetchResponse_5(o: FetchResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_FetchableTopicResponse_4(el_responses, out, v)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_FetchableTopicResponse_4(el_responses, out, v)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("FetchResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchResponse", v, f) from None
 
 
 def _d_FetchResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchResponse, int]:
@@ -1331,20 +1463,27 @@ def _d_FetchResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetch
 
 
 def _e_FetchResponse_6(o: FetchResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_FetchableTopicResponse_4(el_responses, out, v)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.node_endpoints != []:
-        t = bytearray()
-        x_node_endpoints = o.node_endpoints
-        t += _w.uvarint(len(x_node_endpoints) + 1)
-        for el_node_endpoints in x_node_endpoints:
-            _e_NodeEndpoint_0(el_node_endpoints, t, v)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_FetchableTopicResponse_4(el_responses, out, v)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "NodeEndpoints"
+        if o.node_endpoints != []:
+            t = bytearray()
+            x_node_endpoints = o.node_endpoints
+            t += _w.uvarint(len(x_node_endpoints) + 1)
+            for el_node_endpoints in x_node_endpoints:
+                _e_NodeEndpoint_0(el_node_endpoints, t, v)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchResponse", v, f) from None
 
 
 EpochEndOffset.FIELDS = (

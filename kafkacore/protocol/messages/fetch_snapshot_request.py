@@ -106,11 +106,16 @@ def _d_SnapshotId_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Snapshot
 
 
 def _e_SnapshotId_0(o: SnapshotId, out: bytearray, v: int) -> None:
-    out += _S_qi.pack(o.end_offset, o.epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "EndOffset"
+        out += _S_qi.pack(o.end_offset, o.epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SnapshotId", v, f) from None
 
 
 def _d_PartitionSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionSnapshot, int]:
@@ -148,14 +153,21 @@ def _d_PartitionSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[P
 
 
 def _e_PartitionSnapshot_0(o: PartitionSnapshot, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.partition, o.current_leader_epoch)
-    x_snapshot_id = o.snapshot_id
-    _e_SnapshotId_0(x_snapshot_id, out, v)
-    out += _S_q.pack(o.position)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_ii.pack(o.partition, o.current_leader_epoch)
+        f = "SnapshotId"
+        x_snapshot_id = o.snapshot_id
+        _e_SnapshotId_0(x_snapshot_id, out, v)
+        f = "Position"
+        out += _S_q.pack(o.position)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionSnapshot", v, f) from None
 
 
 def _d_PartitionSnapshot_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionSnapshot, int]:
@@ -201,17 +213,25 @@ def _d_PartitionSnapshot_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[P
 
 
 def _e_PartitionSnapshot_1(o: PartitionSnapshot, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.partition, o.current_leader_epoch)
-    x_snapshot_id = o.snapshot_id
-    _e_SnapshotId_0(x_snapshot_id, out, v)
-    out += _S_q.pack(o.position)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.replica_directory_id != _w.ZERO_UUID:
-        t = bytearray()
-        x_replica_directory_id = o.replica_directory_id
-        t += _S_u.pack(x_replica_directory_id.bytes)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_ii.pack(o.partition, o.current_leader_epoch)
+        f = "SnapshotId"
+        x_snapshot_id = o.snapshot_id
+        _e_SnapshotId_0(x_snapshot_id, out, v)
+        f = "Position"
+        out += _S_q.pack(o.position)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ReplicaDirectoryId"
+        if o.replica_directory_id != _w.ZERO_UUID:
+            t = bytearray()
+            x_replica_directory_id = o.replica_directory_id
+            t += _S_u.pack(x_replica_directory_id.bytes)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionSnapshot", v, f) from None
 
 
 def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicSnapshot, int]:
@@ -272,18 +292,24 @@ def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
 
 
 def _e_TopicSnapshot_0(o: TopicSnapshot, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionSnapshot_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionSnapshot_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicSnapshot", v, f) from None
 
 
 def _d_TopicSnapshot_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicSnapshot, int]:
@@ -344,18 +370,24 @@ def _d_TopicSnapshot_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
 
 
 def _e_TopicSnapshot_1(o: TopicSnapshot, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionSnapshot_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionSnapshot_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicSnapshot", v, f) from None
 
 
 def _d_FetchSnapshotRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchSnapshotRequest, int]:
@@ -424,23 +456,30 @@ def _d_FetchSnapshotRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_FetchSnapshotRequest_0(o: FetchSnapshotRequest, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.replica_id, o.max_bytes)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicSnapshot_0(el_topics, out, v)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.cluster_id is not None:
-        t = bytearray()
-        x_cluster_id = o.cluster_id
-        if x_cluster_id is None:
-            t += b"\x00"
-        else:
-            bx = x_cluster_id.encode()
-            t += _w.uvarint(len(bx) + 1)
-            t += bx
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_ii.pack(o.replica_id, o.max_bytes)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicSnapshot_0(el_topics, out, v)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ClusterId"
+        if o.cluster_id is not None:
+            t = bytearray()
+            x_cluster_id = o.cluster_id
+            if x_cluster_id is None:
+                t += b"\x00"
+            else:
+                bx = x_cluster_id.encode()
+                t += _w.uvarint(len(bx) + 1)
+                t += bx
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchSnapshotRequest", v, f) from None
 
 
 def _d_FetchSnapshotRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchSnapshotRequest, int]:
@@ -509,23 +548,30 @@ def _d_FetchSnapshotRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_FetchSnapshotRequest_1(o: FetchSnapshotRequest, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.replica_id, o.max_bytes)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicSnapshot_1(el_topics, out, v)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.cluster_id is not None:
-        t = bytearray()
-        x_cluster_id = o.cluster_id
-        if x_cluster_id is None:
-            t += b"\x00"
-        else:
-            bx = x_cluster_id.encode()
-            t += _w.uvarint(len(bx) + 1)
-            t += bx
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_ii.pack(o.replica_id, o.max_bytes)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicSnapshot_1(el_topics, out, v)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "ClusterId"
+        if o.cluster_id is not None:
+            t = bytearray()
+            x_cluster_id = o.cluster_id
+            if x_cluster_id is None:
+                t += b"\x00"
+            else:
+                bx = x_cluster_id.encode()
+                t += _w.uvarint(len(bx) + 1)
+                t += bx
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchSnapshotRequest", v, f) from None
 
 
 SnapshotId.FIELDS = (

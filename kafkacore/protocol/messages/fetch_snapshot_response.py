@@ -132,11 +132,16 @@ def _d_SnapshotId_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Snapshot
 
 
 def _e_SnapshotId_0(o: SnapshotId, out: bytearray, v: int) -> None:
-    out += _S_qi.pack(o.end_offset, o.epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "EndOffset"
+        out += _S_qi.pack(o.end_offset, o.epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SnapshotId", v, f) from None
 
 
 def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderIdAndEpoch, int]:
@@ -168,11 +173,16 @@ def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Le
 
 
 def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "LeaderId"
+        out += _S_ii.pack(o.leader_id, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaderIdAndEpoch", v, f) from None
 
 
 def _d_PartitionSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionSnapshot, int]:
@@ -231,23 +241,32 @@ def _d_PartitionSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[P
 
 
 def _e_PartitionSnapshot_0(o: PartitionSnapshot, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.index, o.error_code)
-    x_snapshot_id = o.snapshot_id
-    _e_SnapshotId_0(x_snapshot_id, out, v)
-    out += _S_qq.pack(o.size, o.position)
-    x_unaligned_records = o.unaligned_records
-    if x_unaligned_records is None:
-        raise _w.null_field("PartitionSnapshot", "UnalignedRecords", v)
-    else:
-        out += _w.uvarint(len(x_unaligned_records) + 1)
-        out += x_unaligned_records
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.current_leader != LeaderIdAndEpoch():
-        t = bytearray()
-        x_current_leader = o.current_leader
-        _e_LeaderIdAndEpoch_0(x_current_leader, t, v)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "Index"
+        out += _S_ih.pack(o.index, o.error_code)
+        f = "SnapshotId"
+        x_snapshot_id = o.snapshot_id
+        _e_SnapshotId_0(x_snapshot_id, out, v)
+        f = "Size"
+        out += _S_qq.pack(o.size, o.position)
+        f = "UnalignedRecords"
+        x_unaligned_records = o.unaligned_records
+        if x_unaligned_records is None:
+            raise _w.null_field("PartitionSnapshot", "UnalignedRecords", v)
+        else:
+            out += _w.uvarint(len(x_unaligned_records) + 1)
+            out += x_unaligned_records
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "CurrentLeader"
+        if o.current_leader != LeaderIdAndEpoch():
+            t = bytearray()
+            x_current_leader = o.current_leader
+            _e_LeaderIdAndEpoch_0(x_current_leader, t, v)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionSnapshot", v, f) from None
 
 
 def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicSnapshot, int]:
@@ -308,18 +327,24 @@ def _d_TopicSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topic
 
 
 def _e_TopicSnapshot_0(o: TopicSnapshot, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionSnapshot_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionSnapshot_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicSnapshot", v, f) from None
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
@@ -369,16 +394,23 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
 
 
 def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "NodeEndpoint", v, f) from None
 
 
 def _d_FetchSnapshotResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchSnapshotResponse, int]:
@@ -428,17 +460,23 @@ def _d_FetchSnapshotResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_FetchSnapshotResponse_0(o: FetchSnapshotResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicSnapshot_0(el_topics, out, v)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("FetchSnapshotResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicSnapshot_0(el_topics, out, v)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("FetchSnapshotResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchSnapshotResponse", v, f) from None
 
 
 def _d_FetchSnapshotResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchSnapshotResponse, int]:
@@ -509,20 +547,27 @@ def _d_FetchSnapshotResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_FetchSnapshotResponse_1(o: FetchSnapshotResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TopicSnapshot_0(el_topics, out, v)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.node_endpoints != []:
-        t = bytearray()
-        x_node_endpoints = o.node_endpoints
-        t += _w.uvarint(len(x_node_endpoints) + 1)
-        for el_node_endpoints in x_node_endpoints:
-            _e_NodeEndpoint_0(el_node_endpoints, t, v)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TopicSnapshot_0(el_topics, out, v)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "NodeEndpoints"
+        if o.node_endpoints != []:
+            t = bytearray()
+            x_node_endpoints = o.node_endpoints
+            t += _w.uvarint(len(x_node_endpoints) + 1)
+            for el_node_endpoints in x_node_endpoints:
+                _e_NodeEndpoint_0(el_node_endpoints, t, v)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchSnapshotResponse", v, f) from None
 
 
 SnapshotId.FIELDS = (

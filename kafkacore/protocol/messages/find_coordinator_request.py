@@ -59,16 +59,21 @@ def _d_FindCoordinatorRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_FindCoordinatorRequest_0(o: FindCoordinatorRequest, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.key_type != 0:
-        raise _w.not_in_version("FindCoordinatorRequest", "KeyType", v)
-    if o.coordinator_keys != []:
-        raise _w.not_in_version("FindCoordinatorRequest", "CoordinatorKeys", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FindCoordinatorRequest", v)
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.key_type != 0:
+            raise _w.not_in_version("FindCoordinatorRequest", "KeyType", v)
+        if o.coordinator_keys != []:
+            raise _w.not_in_version("FindCoordinatorRequest", "CoordinatorKeys", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FindCoordinatorRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FindCoordinatorRequest", v, f) from None
 
 
 def _d_FindCoordinatorRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorRequest, int]:
@@ -97,15 +102,21 @@ def _d_FindCoordinatorRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_FindCoordinatorRequest_1(o: FindCoordinatorRequest, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_b.pack(o.key_type)
-    if o.coordinator_keys != []:
-        raise _w.not_in_version("FindCoordinatorRequest", "CoordinatorKeys", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FindCoordinatorRequest", v)
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "KeyType"
+        out += _S_b.pack(o.key_type)
+        if o.coordinator_keys != []:
+            raise _w.not_in_version("FindCoordinatorRequest", "CoordinatorKeys", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FindCoordinatorRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FindCoordinatorRequest", v, f) from None
 
 
 def _d_FindCoordinatorRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorRequest, int]:
@@ -153,17 +164,23 @@ def _d_FindCoordinatorRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_FindCoordinatorRequest_2(o: FindCoordinatorRequest, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_b.pack(o.key_type)
-    if o.coordinator_keys != []:
-        raise _w.not_in_version("FindCoordinatorRequest", "CoordinatorKeys", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "KeyType"
+        out += _S_b.pack(o.key_type)
+        if o.coordinator_keys != []:
+            raise _w.not_in_version("FindCoordinatorRequest", "CoordinatorKeys", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FindCoordinatorRequest", v, f) from None
 
 
 def _d_FindCoordinatorRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorRequest, int]:
@@ -221,19 +238,25 @@ def _d_FindCoordinatorRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_FindCoordinatorRequest_3(o: FindCoordinatorRequest, out: bytearray, v: int) -> None:
-    if o.key != "":
-        raise _w.not_in_version("FindCoordinatorRequest", "Key", v)
-    out += _S_b.pack(o.key_type)
-    x_coordinator_keys = o.coordinator_keys
-    out += _w.uvarint(len(x_coordinator_keys) + 1)
-    for el_coordinator_keys in x_coordinator_keys:
-        bx = el_coordinator_keys.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        if o.key != "":
+            raise _w.not_in_version("FindCoordinatorRequest", "Key", v)
+        f = "KeyType"
+        out += _S_b.pack(o.key_type)
+        f = "CoordinatorKeys"
+        x_coordinator_keys = o.coordinator_keys
+        out += _w.uvarint(len(x_coordinator_keys) + 1)
+        for el_coordinator_keys in x_coordinator_keys:
+            bx = el_coordinator_keys.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FindCoordinatorRequest", v, f) from None
 
 
 FindCoordinatorRequest.FIELDS = (

@@ -135,27 +135,36 @@ def _d_Coordinator_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Coordin
 
 
 def _e_Coordinator_0(o: Coordinator, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ih.pack(o.port, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_ih.pack(o.port, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Coordinator", v, f) from None
 
 
 def _d_FindCoordinatorResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorResponse, int]:
@@ -189,17 +198,25 @@ def _d_FindCoordinatorResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_FindCoordinatorResponse_0(o: FindCoordinatorResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.port)
-    if o.coordinators != []:
-        raise _w.not_in_version("FindCoordinatorResponse", "Coordinators", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FindCoordinatorResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Port"
+        out += _S_i.pack(o.port)
+        if o.coordinators != []:
+            raise _w.not_in_version("FindCoordinatorResponse", "Coordinators", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FindCoordinatorResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FindCoordinatorResponse", v, f) from None
 
 
 def _d_FindCoordinatorResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorResponse, int]:
@@ -245,24 +262,33 @@ def _d_FindCoordinatorResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_FindCoordinatorResponse_1(o: FindCoordinatorResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.port)
-    if o.coordinators != []:
-        raise _w.not_in_version("FindCoordinatorResponse", "Coordinators", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("FindCoordinatorResponse", v)
+        f = "Port"
+        out += _S_i.pack(o.port)
+        if o.coordinators != []:
+            raise _w.not_in_version("FindCoordinatorResponse", "Coordinators", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("FindCoordinatorResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FindCoordinatorResponse", v, f) from None
 
 
 def _d_FindCoordinatorResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorResponse, int]:
@@ -331,26 +357,35 @@ def _d_FindCoordinatorResponse_2(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_FindCoordinatorResponse_2(o: FindCoordinatorResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.port)
-    if o.coordinators != []:
-        raise _w.not_in_version("FindCoordinatorResponse", "Coordinators", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Port"
+        out += _S_i.pack(o.port)
+        if o.coordinators != []:
+            raise _w.not_in_version("FindCoordinatorResponse", "Coordinators", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FindCoordinatorResponse", v, f) from None
 
 
 def _d_FindCoordinatorResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FindCoordinatorResponse, int]:
@@ -404,23 +439,29 @@ def _d_FindCoordinatorResponse_3(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_FindCoordinatorResponse_3(o: FindCoordinatorResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.error_code != 0:
-        raise _w.not_in_version("FindCoordinatorResponse", "ErrorCode", v)
-    if o.node_id != 0:
-        raise _w.not_in_version("FindCoordinatorResponse", "NodeId", v)
-    if o.host != "":
-        raise _w.not_in_version("FindCoordinatorResponse", "Host", v)
-    if o.port != 0:
-        raise _w.not_in_version("FindCoordinatorResponse", "Port", v)
-    x_coordinators = o.coordinators
-    out += _w.uvarint(len(x_coordinators) + 1)
-    for el_coordinators in x_coordinators:
-        _e_Coordinator_0(el_coordinators, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.error_code != 0:
+            raise _w.not_in_version("FindCoordinatorResponse", "ErrorCode", v)
+        if o.node_id != 0:
+            raise _w.not_in_version("FindCoordinatorResponse", "NodeId", v)
+        if o.host != "":
+            raise _w.not_in_version("FindCoordinatorResponse", "Host", v)
+        if o.port != 0:
+            raise _w.not_in_version("FindCoordinatorResponse", "Port", v)
+        f = "Coordinators"
+        x_coordinators = o.coordinators
+        out += _w.uvarint(len(x_coordinators) + 1)
+        for el_coordinators in x_coordinators:
+            _e_Coordinator_0(el_coordinators, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FindCoordinatorResponse", v, f) from None
 
 
 Coordinator.FIELDS = (

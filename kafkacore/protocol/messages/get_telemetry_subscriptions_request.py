@@ -63,11 +63,16 @@ def _d_GetTelemetrySubscriptionsRequest_0(buf: memoryview, pos: int, n: int, v: 
 
 
 def _e_GetTelemetrySubscriptionsRequest_0(o: GetTelemetrySubscriptionsRequest, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.client_instance_id.bytes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ClientInstanceId"
+        out += _S_u.pack(o.client_instance_id.bytes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "GetTelemetrySubscriptionsRequest", v, f) from None
 
 
 GetTelemetrySubscriptionsRequest.FIELDS = (

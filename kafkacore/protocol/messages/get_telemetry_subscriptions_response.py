@@ -119,24 +119,32 @@ def _d_GetTelemetrySubscriptionsResponse_0(buf: memoryview, pos: int, n: int, v:
 
 
 def _e_GetTelemetrySubscriptionsResponse_0(o: GetTelemetrySubscriptionsResponse, out: bytearray, v: int) -> None:
-    out += _S_ihui.pack(o.throttle_time_ms, o.error_code, o.client_instance_id.bytes, o.subscription_id)
-    x_accepted_compression_types = o.accepted_compression_types
-    out += _w.uvarint(len(x_accepted_compression_types) + 1)
-    out += (
-        _A_b[len(x_accepted_compression_types)] if len(x_accepted_compression_types) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_accepted_compression_types)}b")
-    ).pack(*x_accepted_compression_types)
-    out += _S_iio.pack(o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality)
-    x_requested_metrics = o.requested_metrics
-    out += _w.uvarint(len(x_requested_metrics) + 1)
-    for el_requested_metrics in x_requested_metrics:
-        bx = el_requested_metrics.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihui.pack(o.throttle_time_ms, o.error_code, o.client_instance_id.bytes, o.subscription_id)
+        f = "AcceptedCompressionTypes"
+        x_accepted_compression_types = o.accepted_compression_types
+        out += _w.uvarint(len(x_accepted_compression_types) + 1)
+        out += (
+            _A_b[len(x_accepted_compression_types)] if len(x_accepted_compression_types) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_accepted_compression_types)}b")
+        ).pack(*x_accepted_compression_types)
+        f = "PushIntervalMs"
+        out += _S_iio.pack(o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality)
+        f = "RequestedMetrics"
+        x_requested_metrics = o.requested_metrics
+        out += _w.uvarint(len(x_requested_metrics) + 1)
+        for el_requested_metrics in x_requested_metrics:
+            bx = el_requested_metrics.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "GetTelemetrySubscriptionsResponse", v, f) from None
 
 
 GetTelemetrySubscriptionsResponse.FIELDS = (

@@ -72,19 +72,26 @@ def _d_HeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
 
 
 def _e_HeartbeatRequest_0(o: HeartbeatRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.generation_id)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.group_instance_id is not None:
-        raise _w.not_in_version("HeartbeatRequest", "GroupInstanceId", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("HeartbeatRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GenerationId"
+        out += _S_i.pack(o.generation_id)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.group_instance_id is not None:
+            raise _w.not_in_version("HeartbeatRequest", "GroupInstanceId", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("HeartbeatRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "HeartbeatRequest", v, f) from None
 
 
 def _d_HeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatRequest, int]:
@@ -134,24 +141,32 @@ def _d_HeartbeatRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
 
 
 def _e_HeartbeatRequest_1(o: HeartbeatRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.generation_id)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("HeartbeatRequest", v)
+        f = "GenerationId"
+        out += _S_i.pack(o.generation_id)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("HeartbeatRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "HeartbeatRequest", v, f) from None
 
 
 def _d_HeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatRequest, int]:
@@ -228,26 +243,34 @@ def _d_HeartbeatRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[He
 
 
 def _e_HeartbeatRequest_2(o: HeartbeatRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.generation_id)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GenerationId"
+        out += _S_i.pack(o.generation_id)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "HeartbeatRequest", v, f) from None
 
 
 HeartbeatRequest.FIELDS = (

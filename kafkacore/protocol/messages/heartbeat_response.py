@@ -49,9 +49,14 @@ def _d_HeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[H
 
 
 def _e_HeartbeatResponse_0(o: HeartbeatResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("HeartbeatResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("HeartbeatResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "HeartbeatResponse", v, f) from None
 
 
 def _d_HeartbeatResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatResponse, int]:
@@ -68,9 +73,14 @@ def _d_HeartbeatResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[H
 
 
 def _e_HeartbeatResponse_1(o: HeartbeatResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("HeartbeatResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("HeartbeatResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "HeartbeatResponse", v, f) from None
 
 
 def _d_HeartbeatResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[HeartbeatResponse, int]:
@@ -102,11 +112,16 @@ def _d_HeartbeatResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[H
 
 
 def _e_HeartbeatResponse_2(o: HeartbeatResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "HeartbeatResponse", v, f) from None
 
 
 HeartbeatResponse.FIELDS = (

@@ -89,21 +89,29 @@ def _d_AlterConfigsResourceResponse_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_AlterConfigsResourceResponse_0(o: AlterConfigsResourceResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("AlterConfigsResourceResponse", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("AlterConfigsResourceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterConfigsResourceResponse", v, f) from None
 
 
 def _d_AlterConfigsResourceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[AlterConfigsResourceResponse, int]:
@@ -168,23 +176,31 @@ def _d_AlterConfigsResourceResponse_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_AlterConfigsResourceResponse_1(o: AlterConfigsResourceResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_b.pack(o.resource_type)
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AlterConfigsResourceResponse", v, f) from None
 
 
 def _d_IncrementalAlterConfigsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[IncrementalAlterConfigsResponse, int]:
@@ -214,13 +230,19 @@ def _d_IncrementalAlterConfigsResponse_0(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_IncrementalAlterConfigsResponse_0(o: IncrementalAlterConfigsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_responses = o.responses
-    out += _w.I32.pack(len(x_responses))
-    for el_responses in x_responses:
-        _e_AlterConfigsResourceResponse_0(el_responses, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("IncrementalAlterConfigsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.I32.pack(len(x_responses))
+        for el_responses in x_responses:
+            _e_AlterConfigsResourceResponse_0(el_responses, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("IncrementalAlterConfigsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "IncrementalAlterConfigsResponse", v, f) from None
 
 
 def _d_IncrementalAlterConfigsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[IncrementalAlterConfigsResponse, int]:
@@ -269,15 +291,21 @@ def _d_IncrementalAlterConfigsResponse_1(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_IncrementalAlterConfigsResponse_1(o: IncrementalAlterConfigsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_AlterConfigsResourceResponse_1(el_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_AlterConfigsResourceResponse_1(el_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "IncrementalAlterConfigsResponse", v, f) from None
 
 
 AlterConfigsResourceResponse.FIELDS = (

@@ -68,24 +68,30 @@ def _d_InitProducerIdRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_InitProducerIdRequest_0(o: InitProducerIdRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    if x_transactional_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_transactional_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_i.pack(o.transaction_timeout_ms)
-    if o.producer_id != -1:
-        raise _w.not_in_version("InitProducerIdRequest", "ProducerId", v)
-    if o.producer_epoch != -1:
-        raise _w.not_in_version("InitProducerIdRequest", "ProducerEpoch", v)
-    if o.enable2_pc:
-        raise _w.not_in_version("InitProducerIdRequest", "Enable2Pc", v)
-    if o.keep_prepared_txn:
-        raise _w.not_in_version("InitProducerIdRequest", "KeepPreparedTxn", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("InitProducerIdRequest", v)
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        if x_transactional_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_transactional_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "TransactionTimeoutMs"
+        out += _S_i.pack(o.transaction_timeout_ms)
+        if o.producer_id != -1:
+            raise _w.not_in_version("InitProducerIdRequest", "ProducerId", v)
+        if o.producer_epoch != -1:
+            raise _w.not_in_version("InitProducerIdRequest", "ProducerEpoch", v)
+        if o.enable2_pc:
+            raise _w.not_in_version("InitProducerIdRequest", "Enable2Pc", v)
+        if o.keep_prepared_txn:
+            raise _w.not_in_version("InitProducerIdRequest", "KeepPreparedTxn", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("InitProducerIdRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "InitProducerIdRequest", v, f) from None
 
 
 def _d_InitProducerIdRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdRequest, int]:
@@ -136,26 +142,32 @@ def _d_InitProducerIdRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_InitProducerIdRequest_1(o: InitProducerIdRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    if x_transactional_id is None:
-        out += b"\x00"
-    else:
-        bx = x_transactional_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.transaction_timeout_ms)
-    if o.producer_id != -1:
-        raise _w.not_in_version("InitProducerIdRequest", "ProducerId", v)
-    if o.producer_epoch != -1:
-        raise _w.not_in_version("InitProducerIdRequest", "ProducerEpoch", v)
-    if o.enable2_pc:
-        raise _w.not_in_version("InitProducerIdRequest", "Enable2Pc", v)
-    if o.keep_prepared_txn:
-        raise _w.not_in_version("InitProducerIdRequest", "KeepPreparedTxn", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        if x_transactional_id is None:
+            out += b"\x00"
+        else:
+            bx = x_transactional_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TransactionTimeoutMs"
+        out += _S_i.pack(o.transaction_timeout_ms)
+        if o.producer_id != -1:
+            raise _w.not_in_version("InitProducerIdRequest", "ProducerId", v)
+        if o.producer_epoch != -1:
+            raise _w.not_in_version("InitProducerIdRequest", "ProducerEpoch", v)
+        if o.enable2_pc:
+            raise _w.not_in_version("InitProducerIdRequest", "Enable2Pc", v)
+        if o.keep_prepared_txn:
+            raise _w.not_in_version("InitProducerIdRequest", "KeepPreparedTxn", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "InitProducerIdRequest", v, f) from None
 
 
 def _d_InitProducerIdRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdRequest, int]:
@@ -204,22 +216,28 @@ def _d_InitProducerIdRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_InitProducerIdRequest_2(o: InitProducerIdRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    if x_transactional_id is None:
-        out += b"\x00"
-    else:
-        bx = x_transactional_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iqh.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch)
-    if o.enable2_pc:
-        raise _w.not_in_version("InitProducerIdRequest", "Enable2Pc", v)
-    if o.keep_prepared_txn:
-        raise _w.not_in_version("InitProducerIdRequest", "KeepPreparedTxn", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        if x_transactional_id is None:
+            out += b"\x00"
+        else:
+            bx = x_transactional_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TransactionTimeoutMs"
+        out += _S_iqh.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch)
+        if o.enable2_pc:
+            raise _w.not_in_version("InitProducerIdRequest", "Enable2Pc", v)
+        if o.keep_prepared_txn:
+            raise _w.not_in_version("InitProducerIdRequest", "KeepPreparedTxn", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "InitProducerIdRequest", v, f) from None
 
 
 def _d_InitProducerIdRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdRequest, int]:
@@ -266,18 +284,24 @@ def _d_InitProducerIdRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_InitProducerIdRequest_3(o: InitProducerIdRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    if x_transactional_id is None:
-        out += b"\x00"
-    else:
-        bx = x_transactional_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iqhoo.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        if x_transactional_id is None:
+            out += b"\x00"
+        else:
+            bx = x_transactional_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TransactionTimeoutMs"
+        out += _S_iqhoo.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "InitProducerIdRequest", v, f) from None
 
 
 InitProducerIdRequest.FIELDS = (

@@ -54,13 +54,18 @@ def _d_InitProducerIdResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_InitProducerIdResponse_0(o: InitProducerIdResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
-    if o.ongoing_txn_producer_id != -1:
-        raise _w.not_in_version("InitProducerIdResponse", "OngoingTxnProducerId", v)
-    if o.ongoing_txn_producer_epoch != -1:
-        raise _w.not_in_version("InitProducerIdResponse", "OngoingTxnProducerEpoch", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("InitProducerIdResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
+        if o.ongoing_txn_producer_id != -1:
+            raise _w.not_in_version("InitProducerIdResponse", "OngoingTxnProducerId", v)
+        if o.ongoing_txn_producer_epoch != -1:
+            raise _w.not_in_version("InitProducerIdResponse", "OngoingTxnProducerEpoch", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("InitProducerIdResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "InitProducerIdResponse", v, f) from None
 
 
 def _d_InitProducerIdResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdResponse, int]:
@@ -94,15 +99,20 @@ def _d_InitProducerIdResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_InitProducerIdResponse_1(o: InitProducerIdResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
-    if o.ongoing_txn_producer_id != -1:
-        raise _w.not_in_version("InitProducerIdResponse", "OngoingTxnProducerId", v)
-    if o.ongoing_txn_producer_epoch != -1:
-        raise _w.not_in_version("InitProducerIdResponse", "OngoingTxnProducerEpoch", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
+        if o.ongoing_txn_producer_id != -1:
+            raise _w.not_in_version("InitProducerIdResponse", "OngoingTxnProducerId", v)
+        if o.ongoing_txn_producer_epoch != -1:
+            raise _w.not_in_version("InitProducerIdResponse", "OngoingTxnProducerEpoch", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "InitProducerIdResponse", v, f) from None
 
 
 def _d_InitProducerIdResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[InitProducerIdResponse, int]:
@@ -134,11 +144,16 @@ def _d_InitProducerIdResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_InitProducerIdResponse_2(o: InitProducerIdResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqhqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihqhqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "InitProducerIdResponse", v, f) from None
 
 
 InitProducerIdResponse.FIELDS = (

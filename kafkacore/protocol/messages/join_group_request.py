@@ -86,15 +86,21 @@ def _d_JoinGroupRequestProtocol_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_JoinGroupRequestProtocol_0(o: JoinGroupRequestProtocol, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_metadata = o.metadata
-    out += _w.I32.pack(len(x_metadata))
-    out += x_metadata
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("JoinGroupRequestProtocol", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Metadata"
+        x_metadata = o.metadata
+        out += _w.I32.pack(len(x_metadata))
+        out += x_metadata
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("JoinGroupRequestProtocol", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupRequestProtocol", v, f) from None
 
 
 def _d_JoinGroupRequestProtocol_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequestProtocol, int]:
@@ -153,17 +159,23 @@ def _d_JoinGroupRequestProtocol_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_JoinGroupRequestProtocol_1(o: JoinGroupRequestProtocol, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_metadata = o.metadata
-    out += _w.uvarint(len(x_metadata) + 1)
-    out += x_metadata
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Metadata"
+        x_metadata = o.metadata
+        out += _w.uvarint(len(x_metadata) + 1)
+        out += x_metadata
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupRequestProtocol", v, f) from None
 
 
 def _d_JoinGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
@@ -229,27 +241,36 @@ def _d_JoinGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
 
 
 def _e_JoinGroupRequest_0(o: JoinGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.session_timeout_ms)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.group_instance_id is not None:
-        raise _w.not_in_version("JoinGroupRequest", "GroupInstanceId", v)
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocols = o.protocols
-    out += _w.I32.pack(len(x_protocols))
-    for el_protocols in x_protocols:
-        _e_JoinGroupRequestProtocol_0(el_protocols, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("JoinGroupRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "SessionTimeoutMs"
+        out += _S_i.pack(o.session_timeout_ms)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.group_instance_id is not None:
+            raise _w.not_in_version("JoinGroupRequest", "GroupInstanceId", v)
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Protocols"
+        x_protocols = o.protocols
+        out += _w.I32.pack(len(x_protocols))
+        for el_protocols in x_protocols:
+            _e_JoinGroupRequestProtocol_0(el_protocols, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("JoinGroupRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupRequest", v, f) from None
 
 
 def _d_JoinGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
@@ -314,27 +335,36 @@ def _d_JoinGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
 
 
 def _e_JoinGroupRequest_1(o: JoinGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.group_instance_id is not None:
-        raise _w.not_in_version("JoinGroupRequest", "GroupInstanceId", v)
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocols = o.protocols
-    out += _w.I32.pack(len(x_protocols))
-    for el_protocols in x_protocols:
-        _e_JoinGroupRequestProtocol_0(el_protocols, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("JoinGroupRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "SessionTimeoutMs"
+        out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.group_instance_id is not None:
+            raise _w.not_in_version("JoinGroupRequest", "GroupInstanceId", v)
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Protocols"
+        x_protocols = o.protocols
+        out += _w.I32.pack(len(x_protocols))
+        for el_protocols in x_protocols:
+            _e_JoinGroupRequestProtocol_0(el_protocols, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("JoinGroupRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupRequest", v, f) from None
 
 
 def _d_JoinGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
@@ -409,32 +439,42 @@ def _d_JoinGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
 
 
 def _e_JoinGroupRequest_2(o: JoinGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocols = o.protocols
-    out += _w.I32.pack(len(x_protocols))
-    for el_protocols in x_protocols:
-        _e_JoinGroupRequestProtocol_0(el_protocols, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("JoinGroupRequest", v)
+        f = "SessionTimeoutMs"
+        out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Protocols"
+        x_protocols = o.protocols
+        out += _w.I32.pack(len(x_protocols))
+        for el_protocols in x_protocols:
+            _e_JoinGroupRequestProtocol_0(el_protocols, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("JoinGroupRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupRequest", v, f) from None
 
 
 def _d_JoinGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
@@ -544,34 +584,44 @@ def _d_JoinGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
 
 
 def _e_JoinGroupRequest_3(o: JoinGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_protocols = o.protocols
-    out += _w.uvarint(len(x_protocols) + 1)
-    for el_protocols in x_protocols:
-        _e_JoinGroupRequestProtocol_1(el_protocols, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "SessionTimeoutMs"
+        out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Protocols"
+        x_protocols = o.protocols
+        out += _w.uvarint(len(x_protocols) + 1)
+        for el_protocols in x_protocols:
+            _e_JoinGroupRequestProtocol_1(el_protocols, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupRequest", v, f) from None
 
 
 def _d_JoinGroupRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupRequest, int]:
@@ -695,41 +745,52 @@ def _d_JoinGroupRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Jo
 
 
 def _e_JoinGroupRequest_4(o: JoinGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_protocols = o.protocols
-    out += _w.uvarint(len(x_protocols) + 1)
-    for el_protocols in x_protocols:
-        _e_JoinGroupRequestProtocol_1(el_protocols, out, v)
-    x_reason = o.reason
-    if x_reason is None:
-        out += b"\x00"
-    else:
-        bx = x_reason.encode()
+        f = "SessionTimeoutMs"
+        out += _S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Protocols"
+        x_protocols = o.protocols
+        out += _w.uvarint(len(x_protocols) + 1)
+        for el_protocols in x_protocols:
+            _e_JoinGroupRequestProtocol_1(el_protocols, out, v)
+        f = "Reason"
+        x_reason = o.reason
+        if x_reason is None:
+            out += b"\x00"
+        else:
+            bx = x_reason.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupRequest", v, f) from None
 
 
 JoinGroupRequestProtocol.FIELDS = (

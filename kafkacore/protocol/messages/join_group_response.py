@@ -90,15 +90,21 @@ def _d_JoinGroupResponseMember_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_JoinGroupResponseMember_0(o: JoinGroupResponseMember, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_metadata = o.metadata
-    out += _w.I32.pack(len(x_metadata))
-    out += x_metadata
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("JoinGroupResponseMember", v)
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Metadata"
+        x_metadata = o.metadata
+        out += _w.I32.pack(len(x_metadata))
+        out += x_metadata
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("JoinGroupResponseMember", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupResponseMember", v, f) from None
 
 
 def _d_JoinGroupResponseMember_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponseMember, int]:
@@ -145,22 +151,29 @@ def _d_JoinGroupResponseMember_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_JoinGroupResponseMember_1(o: JoinGroupResponseMember, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    x_metadata = o.metadata
-    out += _w.I32.pack(len(x_metadata))
-    out += x_metadata
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("JoinGroupResponseMember", v)
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Metadata"
+        x_metadata = o.metadata
+        out += _w.I32.pack(len(x_metadata))
+        out += x_metadata
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("JoinGroupResponseMember", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupResponseMember", v, f) from None
 
 
 def _d_JoinGroupResponseMember_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponseMember, int]:
@@ -234,24 +247,31 @@ def _d_JoinGroupResponseMember_2(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_JoinGroupResponseMember_2(o: JoinGroupResponseMember, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_metadata = o.metadata
-    out += _w.uvarint(len(x_metadata) + 1)
-    out += x_metadata
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Metadata"
+        x_metadata = o.metadata
+        out += _w.uvarint(len(x_metadata) + 1)
+        out += x_metadata
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupResponseMember", v, f) from None
 
 
 def _d_JoinGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
@@ -317,30 +337,39 @@ def _d_JoinGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
 
 
 def _e_JoinGroupResponse_0(o: JoinGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_hi.pack(o.error_code, o.generation_id)
-    x_protocol_name = o.protocol_name
-    if x_protocol_name is None:
-        raise _w.null_field("JoinGroupResponse", "ProtocolName", v)
-    else:
-        bx = x_protocol_name.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hi.pack(o.error_code, o.generation_id)
+        f = "ProtocolName"
+        x_protocol_name = o.protocol_name
+        if x_protocol_name is None:
+            raise _w.null_field("JoinGroupResponse", "ProtocolName", v)
+        else:
+            bx = x_protocol_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Leader"
+        x_leader = o.leader
+        bx = x_leader.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    x_leader = o.leader
-    bx = x_leader.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.skip_assignment:
-        raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_members = o.members
-    out += _w.I32.pack(len(x_members))
-    for el_members in x_members:
-        _e_JoinGroupResponseMember_0(el_members, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("JoinGroupResponse", v)
+        if o.skip_assignment:
+            raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.I32.pack(len(x_members))
+        for el_members in x_members:
+            _e_JoinGroupResponseMember_0(el_members, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("JoinGroupResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupResponse", v, f) from None
 
 
 def _d_JoinGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
@@ -405,30 +434,39 @@ def _d_JoinGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
 
 
 def _e_JoinGroupResponse_1(o: JoinGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
-    x_protocol_name = o.protocol_name
-    if x_protocol_name is None:
-        raise _w.null_field("JoinGroupResponse", "ProtocolName", v)
-    else:
-        bx = x_protocol_name.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+        f = "ProtocolName"
+        x_protocol_name = o.protocol_name
+        if x_protocol_name is None:
+            raise _w.null_field("JoinGroupResponse", "ProtocolName", v)
+        else:
+            bx = x_protocol_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Leader"
+        x_leader = o.leader
+        bx = x_leader.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    x_leader = o.leader
-    bx = x_leader.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.skip_assignment:
-        raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_members = o.members
-    out += _w.I32.pack(len(x_members))
-    for el_members in x_members:
-        _e_JoinGroupResponseMember_0(el_members, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("JoinGroupResponse", v)
+        if o.skip_assignment:
+            raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.I32.pack(len(x_members))
+        for el_members in x_members:
+            _e_JoinGroupResponseMember_0(el_members, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("JoinGroupResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupResponse", v, f) from None
 
 
 def _d_JoinGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
@@ -493,30 +531,39 @@ def _d_JoinGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
 
 
 def _e_JoinGroupResponse_2(o: JoinGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
-    x_protocol_name = o.protocol_name
-    if x_protocol_name is None:
-        raise _w.null_field("JoinGroupResponse", "ProtocolName", v)
-    else:
-        bx = x_protocol_name.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+        f = "ProtocolName"
+        x_protocol_name = o.protocol_name
+        if x_protocol_name is None:
+            raise _w.null_field("JoinGroupResponse", "ProtocolName", v)
+        else:
+            bx = x_protocol_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Leader"
+        x_leader = o.leader
+        bx = x_leader.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    x_leader = o.leader
-    bx = x_leader.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.skip_assignment:
-        raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_members = o.members
-    out += _w.I32.pack(len(x_members))
-    for el_members in x_members:
-        _e_JoinGroupResponseMember_1(el_members, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("JoinGroupResponse", v)
+        if o.skip_assignment:
+            raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.I32.pack(len(x_members))
+        for el_members in x_members:
+            _e_JoinGroupResponseMember_1(el_members, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("JoinGroupResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupResponse", v, f) from None
 
 
 def _d_JoinGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
@@ -612,32 +659,41 @@ def _d_JoinGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
 
 
 def _e_JoinGroupResponse_3(o: JoinGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
-    x_protocol_name = o.protocol_name
-    if x_protocol_name is None:
-        raise _w.null_field("JoinGroupResponse", "ProtocolName", v)
-    else:
-        bx = x_protocol_name.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+        f = "ProtocolName"
+        x_protocol_name = o.protocol_name
+        if x_protocol_name is None:
+            raise _w.null_field("JoinGroupResponse", "ProtocolName", v)
+        else:
+            bx = x_protocol_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Leader"
+        x_leader = o.leader
+        bx = x_leader.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_leader = o.leader
-    bx = x_leader.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.skip_assignment:
-        raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_JoinGroupResponseMember_2(el_members, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        if o.skip_assignment:
+            raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_JoinGroupResponseMember_2(el_members, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupResponse", v, f) from None
 
 
 def _d_JoinGroupResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
@@ -747,39 +803,49 @@ def _d_JoinGroupResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
 
 
 def _e_JoinGroupResponse_4(o: JoinGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
-    x_protocol_type = o.protocol_type
-    if x_protocol_type is None:
-        out += b"\x00"
-    else:
-        bx = x_protocol_type.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        if x_protocol_type is None:
+            out += b"\x00"
+        else:
+            bx = x_protocol_type.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProtocolName"
+        x_protocol_name = o.protocol_name
+        if x_protocol_name is None:
+            out += b"\x00"
+        else:
+            bx = x_protocol_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Leader"
+        x_leader = o.leader
+        bx = x_leader.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_protocol_name = o.protocol_name
-    if x_protocol_name is None:
-        out += b"\x00"
-    else:
-        bx = x_protocol_name.encode()
+        if o.skip_assignment:
+            raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_leader = o.leader
-    bx = x_leader.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.skip_assignment:
-        raise _w.not_in_version("JoinGroupResponse", "SkipAssignment", v)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_JoinGroupResponseMember_2(el_members, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_JoinGroupResponseMember_2(el_members, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupResponse", v, f) from None
 
 
 def _d_JoinGroupResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[JoinGroupResponse, int]:
@@ -891,38 +957,49 @@ def _d_JoinGroupResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[J
 
 
 def _e_JoinGroupResponse_5(o: JoinGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
-    x_protocol_type = o.protocol_type
-    if x_protocol_type is None:
-        out += b"\x00"
-    else:
-        bx = x_protocol_type.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        if x_protocol_type is None:
+            out += b"\x00"
+        else:
+            bx = x_protocol_type.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProtocolName"
+        x_protocol_name = o.protocol_name
+        if x_protocol_name is None:
+            out += b"\x00"
+        else:
+            bx = x_protocol_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Leader"
+        x_leader = o.leader
+        bx = x_leader.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_protocol_name = o.protocol_name
-    if x_protocol_name is None:
-        out += b"\x00"
-    else:
-        bx = x_protocol_name.encode()
+        f = "SkipAssignment"
+        out += _S_o.pack(o.skip_assignment)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_leader = o.leader
-    bx = x_leader.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_o.pack(o.skip_assignment)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_JoinGroupResponseMember_2(el_members, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_JoinGroupResponseMember_2(el_members, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "JoinGroupResponse", v, f) from None
 
 
 JoinGroupResponseMember.FIELDS = (

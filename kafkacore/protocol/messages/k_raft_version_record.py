@@ -61,11 +61,16 @@ def _d_KRaftVersionRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_KRaftVersionRecord_0(o: KRaftVersionRecord, out: bytearray, v: int) -> None:
-    out += _S_hh.pack(o.version, o.k_raft_version)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Version"
+        out += _S_hh.pack(o.version, o.k_raft_version)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "KRaftVersionRecord", v, f) from None
 
 
 KRaftVersionRecord.FIELDS = (

@@ -80,13 +80,18 @@ def _d_Voter_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voter, int]:
 
 
 def _e_Voter_0(o: Voter, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.voter_id)
-    if o.voter_directory_id != _w.ZERO_UUID:
-        raise _w.not_in_version("Voter", "VoterDirectoryId", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "VoterId"
+        out += _S_i.pack(o.voter_id)
+        if o.voter_directory_id != _w.ZERO_UUID:
+            raise _w.not_in_version("Voter", "VoterDirectoryId", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Voter", v, f) from None
 
 
 def _d_Voter_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voter, int]:
@@ -119,11 +124,16 @@ def _d_Voter_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voter, int]:
 
 
 def _e_Voter_1(o: Voter, out: bytearray, v: int) -> None:
-    out += _S_iu.pack(o.voter_id, o.voter_directory_id.bytes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "VoterId"
+        out += _S_iu.pack(o.voter_id, o.voter_directory_id.bytes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Voter", v, f) from None
 
 
 def _d_LeaderChangeMessage_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderChangeMessage, int]:
@@ -189,19 +199,26 @@ def _d_LeaderChangeMessage_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_LeaderChangeMessage_0(o: LeaderChangeMessage, out: bytearray, v: int) -> None:
-    out += _S_hi.pack(o.version, o.leader_id)
-    x_voters = o.voters
-    out += _w.uvarint(len(x_voters) + 1)
-    for el_voters in x_voters:
-        _e_Voter_0(el_voters, out, v)
-    x_granting_voters = o.granting_voters
-    out += _w.uvarint(len(x_granting_voters) + 1)
-    for el_granting_voters in x_granting_voters:
-        _e_Voter_0(el_granting_voters, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Version"
+        out += _S_hi.pack(o.version, o.leader_id)
+        f = "Voters"
+        x_voters = o.voters
+        out += _w.uvarint(len(x_voters) + 1)
+        for el_voters in x_voters:
+            _e_Voter_0(el_voters, out, v)
+        f = "GrantingVoters"
+        x_granting_voters = o.granting_voters
+        out += _w.uvarint(len(x_granting_voters) + 1)
+        for el_granting_voters in x_granting_voters:
+            _e_Voter_0(el_granting_voters, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaderChangeMessage", v, f) from None
 
 
 def _d_LeaderChangeMessage_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderChangeMessage, int]:
@@ -267,19 +284,26 @@ def _d_LeaderChangeMessage_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_LeaderChangeMessage_1(o: LeaderChangeMessage, out: bytearray, v: int) -> None:
-    out += _S_hi.pack(o.version, o.leader_id)
-    x_voters = o.voters
-    out += _w.uvarint(len(x_voters) + 1)
-    for el_voters in x_voters:
-        _e_Voter_1(el_voters, out, v)
-    x_granting_voters = o.granting_voters
-    out += _w.uvarint(len(x_granting_voters) + 1)
-    for el_granting_voters in x_granting_voters:
-        _e_Voter_1(el_granting_voters, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Version"
+        out += _S_hi.pack(o.version, o.leader_id)
+        f = "Voters"
+        x_voters = o.voters
+        out += _w.uvarint(len(x_voters) + 1)
+        for el_voters in x_voters:
+            _e_Voter_1(el_voters, out, v)
+        f = "GrantingVoters"
+        x_granting_voters = o.granting_voters
+        out += _w.uvarint(len(x_granting_voters) + 1)
+        for el_granting_voters in x_granting_voters:
+            _e_Voter_1(el_granting_voters, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaderChangeMessage", v, f) from None
 
 
 Voter.FIELDS = (

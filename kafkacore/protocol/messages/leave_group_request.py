@@ -80,19 +80,25 @@ def _d_MemberIdentity_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
 
 
 def _e_MemberIdentity_0(o: MemberIdentity, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MemberIdentity", v)
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MemberIdentity", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MemberIdentity", v, f) from None
 
 
 def _d_MemberIdentity_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MemberIdentity, int]:
@@ -152,21 +158,27 @@ def _d_MemberIdentity_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
 
 
 def _e_MemberIdentity_1(o: MemberIdentity, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MemberIdentity", v, f) from None
 
 
 def _d_MemberIdentity_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MemberIdentity, int]:
@@ -240,28 +252,35 @@ def _d_MemberIdentity_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
 
 
 def _e_MemberIdentity_2(o: MemberIdentity, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_reason = o.reason
-    if x_reason is None:
-        out += b"\x00"
-    else:
-        bx = x_reason.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Reason"
+        x_reason = o.reason
+        if x_reason is None:
+            out += b"\x00"
+        else:
+            bx = x_reason.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MemberIdentity", v, f) from None
 
 
 def _d_LeaveGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupRequest, int]:
@@ -298,18 +317,24 @@ def _d_LeaveGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
 
 
 def _e_LeaveGroupRequest_0(o: LeaveGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.members != []:
-        raise _w.not_in_version("LeaveGroupRequest", "Members", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("LeaveGroupRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.members != []:
+            raise _w.not_in_version("LeaveGroupRequest", "Members", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("LeaveGroupRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaveGroupRequest", v, f) from None
 
 
 def _d_LeaveGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupRequest, int]:
@@ -348,18 +373,24 @@ def _d_LeaveGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
 
 
 def _e_LeaveGroupRequest_1(o: LeaveGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.member_id != "":
-        raise _w.not_in_version("LeaveGroupRequest", "MemberId", v)
-    x_members = o.members
-    out += _w.I32.pack(len(x_members))
-    for el_members in x_members:
-        _e_MemberIdentity_0(el_members, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("LeaveGroupRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.member_id != "":
+            raise _w.not_in_version("LeaveGroupRequest", "MemberId", v)
+        f = "Members"
+        x_members = o.members
+        out += _w.I32.pack(len(x_members))
+        for el_members in x_members:
+            _e_MemberIdentity_0(el_members, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("LeaveGroupRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaveGroupRequest", v, f) from None
 
 
 def _d_LeaveGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupRequest, int]:
@@ -421,20 +452,26 @@ def _d_LeaveGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
 
 
 def _e_LeaveGroupRequest_2(o: LeaveGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.member_id != "":
-        raise _w.not_in_version("LeaveGroupRequest", "MemberId", v)
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_MemberIdentity_1(el_members, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.member_id != "":
+            raise _w.not_in_version("LeaveGroupRequest", "MemberId", v)
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_MemberIdentity_1(el_members, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaveGroupRequest", v, f) from None
 
 
 def _d_LeaveGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupRequest, int]:
@@ -496,20 +533,26 @@ def _d_LeaveGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
 
 
 def _e_LeaveGroupRequest_3(o: LeaveGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.member_id != "":
-        raise _w.not_in_version("LeaveGroupRequest", "MemberId", v)
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_MemberIdentity_2(el_members, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.member_id != "":
+            raise _w.not_in_version("LeaveGroupRequest", "MemberId", v)
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_MemberIdentity_2(el_members, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaveGroupRequest", v, f) from None
 
 
 MemberIdentity.FIELDS = (

@@ -85,20 +85,27 @@ def _d_MemberResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
 
 
 def _e_MemberResponse_0(o: MemberResponse, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MemberResponse", v)
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MemberResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MemberResponse", v, f) from None
 
 
 def _d_MemberResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MemberResponse, int]:
@@ -160,22 +167,29 @@ def _d_MemberResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Memb
 
 
 def _e_MemberResponse_1(o: MemberResponse, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MemberResponse", v, f) from None
 
 
 def _d_LeaveGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupResponse, int]:
@@ -194,11 +208,16 @@ def _d_LeaveGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_LeaveGroupResponse_0(o: LeaveGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    if o.members != []:
-        raise _w.not_in_version("LeaveGroupResponse", "Members", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("LeaveGroupResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.members != []:
+            raise _w.not_in_version("LeaveGroupResponse", "Members", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("LeaveGroupResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaveGroupResponse", v, f) from None
 
 
 def _d_LeaveGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupResponse, int]:
@@ -216,11 +235,16 @@ def _d_LeaveGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_LeaveGroupResponse_1(o: LeaveGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    if o.members != []:
-        raise _w.not_in_version("LeaveGroupResponse", "Members", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("LeaveGroupResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        if o.members != []:
+            raise _w.not_in_version("LeaveGroupResponse", "Members", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("LeaveGroupResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaveGroupResponse", v, f) from None
 
 
 def _d_LeaveGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupResponse, int]:
@@ -250,13 +274,19 @@ def _d_LeaveGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_LeaveGroupResponse_2(o: LeaveGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_members = o.members
-    out += _w.I32.pack(len(x_members))
-    for el_members in x_members:
-        _e_MemberResponse_0(el_members, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("LeaveGroupResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Members"
+        x_members = o.members
+        out += _w.I32.pack(len(x_members))
+        for el_members in x_members:
+            _e_MemberResponse_0(el_members, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("LeaveGroupResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaveGroupResponse", v, f) from None
 
 
 def _d_LeaveGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaveGroupResponse, int]:
@@ -305,15 +335,21 @@ def _d_LeaveGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_LeaveGroupResponse_3(o: LeaveGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_MemberResponse_1(el_members, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_MemberResponse_1(el_members, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaveGroupResponse", v, f) from None
 
 
 MemberResponse.FIELDS = (

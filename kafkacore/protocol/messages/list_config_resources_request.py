@@ -60,12 +60,16 @@ def _d_ListConfigResourcesRequest_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_ListConfigResourcesRequest_0(o: ListConfigResourcesRequest, out: bytearray, v: int) -> None:
-    if o.resource_types != []:
-        raise _w.not_in_version("ListConfigResourcesRequest", "ResourceTypes", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        if o.resource_types != []:
+            raise _w.not_in_version("ListConfigResourcesRequest", "ResourceTypes", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListConfigResourcesRequest", v, f) from None
 
 
 def _d_ListConfigResourcesRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListConfigResourcesRequest, int]:
@@ -111,16 +115,21 @@ def _d_ListConfigResourcesRequest_1(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_ListConfigResourcesRequest_1(o: ListConfigResourcesRequest, out: bytearray, v: int) -> None:
-    x_resource_types = o.resource_types
-    out += _w.uvarint(len(x_resource_types) + 1)
-    out += (
-        _A_b[len(x_resource_types)] if len(x_resource_types) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_resource_types)}b")
-    ).pack(*x_resource_types)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResourceTypes"
+        x_resource_types = o.resource_types
+        out += _w.uvarint(len(x_resource_types) + 1)
+        out += (
+            _A_b[len(x_resource_types)] if len(x_resource_types) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_resource_types)}b")
+        ).pack(*x_resource_types)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListConfigResourcesRequest", v, f) from None
 
 
 ListConfigResourcesRequest.FIELDS = (

@@ -90,14 +90,19 @@ def _d_ConfigResource_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Conf
 
 
 def _e_ConfigResource_0(o: ConfigResource, out: bytearray, v: int) -> None:
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConfigResource", v, f) from None
 
 
 def _d_ConfigResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ConfigResource, int]:
@@ -144,15 +149,21 @@ def _d_ConfigResource_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Conf
 
 
 def _e_ConfigResource_1(o: ConfigResource, out: bytearray, v: int) -> None:
-    x_resource_name = o.resource_name
-    bx = x_resource_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_b.pack(o.resource_type)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ResourceName"
+        x_resource_name = o.resource_name
+        bx = x_resource_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ResourceType"
+        out += _S_b.pack(o.resource_type)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ConfigResource", v, f) from None
 
 
 def _d_ListConfigResourcesResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListConfigResourcesResponse, int]:
@@ -201,15 +212,21 @@ def _d_ListConfigResourcesResponse_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_ListConfigResourcesResponse_0(o: ListConfigResourcesResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_config_resources = o.config_resources
-    out += _w.uvarint(len(x_config_resources) + 1)
-    for el_config_resources in x_config_resources:
-        _e_ConfigResource_0(el_config_resources, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ConfigResources"
+        x_config_resources = o.config_resources
+        out += _w.uvarint(len(x_config_resources) + 1)
+        for el_config_resources in x_config_resources:
+            _e_ConfigResource_0(el_config_resources, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListConfigResourcesResponse", v, f) from None
 
 
 def _d_ListConfigResourcesResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListConfigResourcesResponse, int]:
@@ -258,15 +275,21 @@ def _d_ListConfigResourcesResponse_1(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_ListConfigResourcesResponse_1(o: ListConfigResourcesResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_config_resources = o.config_resources
-    out += _w.uvarint(len(x_config_resources) + 1)
-    for el_config_resources in x_config_resources:
-        _e_ConfigResource_1(el_config_resources, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ConfigResources"
+        x_config_resources = o.config_resources
+        out += _w.uvarint(len(x_config_resources) + 1)
+        for el_config_resources in x_config_resources:
+            _e_ConfigResource_1(el_config_resources, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListConfigResourcesResponse", v, f) from None
 
 
 ConfigResource.FIELDS = (

@@ -41,12 +41,16 @@ def _d_ListGroupsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
 
 
 def _e_ListGroupsRequest_0(o: ListGroupsRequest, out: bytearray, v: int) -> None:
-    if o.states_filter != []:
-        raise _w.not_in_version("ListGroupsRequest", "StatesFilter", v)
-    if o.types_filter != []:
-        raise _w.not_in_version("ListGroupsRequest", "TypesFilter", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListGroupsRequest", v)
+    f = ""
+    try:
+        if o.states_filter != []:
+            raise _w.not_in_version("ListGroupsRequest", "StatesFilter", v)
+        if o.types_filter != []:
+            raise _w.not_in_version("ListGroupsRequest", "TypesFilter", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListGroupsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListGroupsRequest", v, f) from None
 
 
 def _d_ListGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsRequest, int]:
@@ -77,14 +81,18 @@ def _d_ListGroupsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
 
 
 def _e_ListGroupsRequest_1(o: ListGroupsRequest, out: bytearray, v: int) -> None:
-    if o.states_filter != []:
-        raise _w.not_in_version("ListGroupsRequest", "StatesFilter", v)
-    if o.types_filter != []:
-        raise _w.not_in_version("ListGroupsRequest", "TypesFilter", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        if o.states_filter != []:
+            raise _w.not_in_version("ListGroupsRequest", "StatesFilter", v)
+        if o.types_filter != []:
+            raise _w.not_in_version("ListGroupsRequest", "TypesFilter", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListGroupsRequest", v, f) from None
 
 
 def _d_ListGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsRequest, int]:
@@ -139,18 +147,23 @@ def _d_ListGroupsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
 
 
 def _e_ListGroupsRequest_2(o: ListGroupsRequest, out: bytearray, v: int) -> None:
-    x_states_filter = o.states_filter
-    out += _w.uvarint(len(x_states_filter) + 1)
-    for el_states_filter in x_states_filter:
-        bx = el_states_filter.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.types_filter != []:
-        raise _w.not_in_version("ListGroupsRequest", "TypesFilter", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "StatesFilter"
+        x_states_filter = o.states_filter
+        out += _w.uvarint(len(x_states_filter) + 1)
+        for el_states_filter in x_states_filter:
+            bx = el_states_filter.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.types_filter != []:
+            raise _w.not_in_version("ListGroupsRequest", "TypesFilter", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListGroupsRequest", v, f) from None
 
 
 def _d_ListGroupsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsRequest, int]:
@@ -229,22 +242,28 @@ def _d_ListGroupsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[L
 
 
 def _e_ListGroupsRequest_3(o: ListGroupsRequest, out: bytearray, v: int) -> None:
-    x_states_filter = o.states_filter
-    out += _w.uvarint(len(x_states_filter) + 1)
-    for el_states_filter in x_states_filter:
-        bx = el_states_filter.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_types_filter = o.types_filter
-    out += _w.uvarint(len(x_types_filter) + 1)
-    for el_types_filter in x_types_filter:
-        bx = el_types_filter.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "StatesFilter"
+        x_states_filter = o.states_filter
+        out += _w.uvarint(len(x_states_filter) + 1)
+        for el_states_filter in x_states_filter:
+            bx = el_states_filter.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TypesFilter"
+        x_types_filter = o.types_filter
+        out += _w.uvarint(len(x_types_filter) + 1)
+        for el_types_filter in x_types_filter:
+            bx = el_types_filter.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListGroupsRequest", v, f) from None
 
 
 ListGroupsRequest.FIELDS = (

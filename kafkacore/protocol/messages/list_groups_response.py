@@ -85,16 +85,22 @@ def _d_ListedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
 
 
 def _e_ListedGroup_0(o: ListedGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListedGroup", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListedGroup", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListedGroup", v, f) from None
 
 
 def _d_ListedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedGroup, int]:
@@ -155,18 +161,24 @@ def _d_ListedGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
 
 
 def _e_ListedGroup_1(o: ListedGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListedGroup", v, f) from None
 
 
 def _d_ListedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedGroup, int]:
@@ -241,22 +253,29 @@ def _d_ListedGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
 
 
 def _e_ListedGroup_2(o: ListedGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListedGroup", v, f) from None
 
 
 def _d_ListedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedGroup, int]:
@@ -345,26 +364,34 @@ def _d_ListedGroup_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListedG
 
 
 def _e_ListedGroup_3(o: ListedGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_protocol_type = o.protocol_type
-    bx = x_protocol_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_type = o.group_type
-    bx = x_group_type.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        bx = x_protocol_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupType"
+        x_group_type = o.group_type
+        bx = x_group_type.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListedGroup", v, f) from None
 
 
 def _d_ListGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
@@ -395,13 +422,19 @@ def _d_ListGroupsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListGroupsResponse_0(o: ListGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_groups = o.groups
-    out += _w.I32.pack(len(x_groups))
-    for el_groups in x_groups:
-        _e_ListedGroup_0(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListGroupsResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.I32.pack(len(x_groups))
+        for el_groups in x_groups:
+            _e_ListedGroup_0(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListGroupsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListGroupsResponse", v, f) from None
 
 
 def _d_ListGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
@@ -431,13 +464,19 @@ def _d_ListGroupsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListGroupsResponse_1(o: ListGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_groups = o.groups
-    out += _w.I32.pack(len(x_groups))
-    for el_groups in x_groups:
-        _e_ListedGroup_0(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListGroupsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.I32.pack(len(x_groups))
+        for el_groups in x_groups:
+            _e_ListedGroup_0(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListGroupsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListGroupsResponse", v, f) from None
 
 
 def _d_ListGroupsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
@@ -486,15 +525,21 @@ def _d_ListGroupsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListGroupsResponse_2(o: ListGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_ListedGroup_1(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_ListedGroup_1(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListGroupsResponse", v, f) from None
 
 
 def _d_ListGroupsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
@@ -543,15 +588,21 @@ def _d_ListGroupsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListGroupsResponse_3(o: ListGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_ListedGroup_2(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_ListedGroup_2(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListGroupsResponse", v, f) from None
 
 
 def _d_ListGroupsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListGroupsResponse, int]:
@@ -600,15 +651,21 @@ def _d_ListGroupsResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListGroupsResponse_4(o: ListGroupsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_ListedGroup_3(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_ListedGroup_3(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListGroupsResponse", v, f) from None
 
 
 ListedGroup.FIELDS = (

@@ -79,10 +79,16 @@ def _d_ListOffsetsPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_ListOffsetsPartition_0(o: ListOffsetsPartition, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    out += _S_q.pack(o.timestamp)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsPartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        f = "Timestamp"
+        out += _S_q.pack(o.timestamp)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsPartition", v, f) from None
 
 
 def _d_ListOffsetsPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartition, int]:
@@ -99,9 +105,14 @@ def _d_ListOffsetsPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_ListOffsetsPartition_1(o: ListOffsetsPartition, out: bytearray, v: int) -> None:
-    out += _S_iiq.pack(o.partition_index, o.current_leader_epoch, o.timestamp)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsPartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iiq.pack(o.partition_index, o.current_leader_epoch, o.timestamp)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsPartition", v, f) from None
 
 
 def _d_ListOffsetsPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartition, int]:
@@ -133,11 +144,16 @@ def _d_ListOffsetsPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_ListOffsetsPartition_2(o: ListOffsetsPartition, out: bytearray, v: int) -> None:
-    out += _S_iiq.pack(o.partition_index, o.current_leader_epoch, o.timestamp)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iiq.pack(o.partition_index, o.current_leader_epoch, o.timestamp)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsPartition", v, f) from None
 
 
 def _d_ListOffsetsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopic, int]:
@@ -175,16 +191,22 @@ def _d_ListOffsetsTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Li
 
 
 def _e_ListOffsetsTopic_0(o: ListOffsetsTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_ListOffsetsPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_ListOffsetsPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsTopic", v, f) from None
 
 
 def _d_ListOffsetsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopic, int]:
@@ -222,16 +244,22 @@ def _d_ListOffsetsTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Li
 
 
 def _e_ListOffsetsTopic_1(o: ListOffsetsTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_ListOffsetsPartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_ListOffsetsPartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsTopic", v, f) from None
 
 
 def _d_ListOffsetsTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopic, int]:
@@ -292,18 +320,24 @@ def _d_ListOffsetsTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Li
 
 
 def _e_ListOffsetsTopic_2(o: ListOffsetsTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_ListOffsetsPartition_2(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_ListOffsetsPartition_2(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsTopic", v, f) from None
 
 
 def _d_ListOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
@@ -335,15 +369,21 @@ def _d_ListOffsetsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListOffsetsRequest_0(o: ListOffsetsRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    if o.isolation_level != 0:
-        raise _w.not_in_version("ListOffsetsRequest", "IsolationLevel", v)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_ListOffsetsTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsRequest", v)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        if o.isolation_level != 0:
+            raise _w.not_in_version("ListOffsetsRequest", "IsolationLevel", v)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_ListOffsetsTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsRequest", v, f) from None
 
 
 def _d_ListOffsetsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
@@ -374,13 +414,19 @@ def _d_ListOffsetsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListOffsetsRequest_1(o: ListOffsetsRequest, out: bytearray, v: int) -> None:
-    out += _S_ib.pack(o.replica_id, o.isolation_level)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_ListOffsetsTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsRequest", v)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_ib.pack(o.replica_id, o.isolation_level)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_ListOffsetsTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsRequest", v, f) from None
 
 
 def _d_ListOffsetsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
@@ -411,13 +457,19 @@ def _d_ListOffsetsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListOffsetsRequest_2(o: ListOffsetsRequest, out: bytearray, v: int) -> None:
-    out += _S_ib.pack(o.replica_id, o.isolation_level)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_ListOffsetsTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsRequest", v)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_ib.pack(o.replica_id, o.isolation_level)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_ListOffsetsTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsRequest", v, f) from None
 
 
 def _d_ListOffsetsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
@@ -467,15 +519,21 @@ def _d_ListOffsetsRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListOffsetsRequest_3(o: ListOffsetsRequest, out: bytearray, v: int) -> None:
-    out += _S_ib.pack(o.replica_id, o.isolation_level)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_ListOffsetsTopic_2(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_ib.pack(o.replica_id, o.isolation_level)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_ListOffsetsTopic_2(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsRequest", v, f) from None
 
 
 def _d_ListOffsetsRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsRequest, int]:
@@ -527,16 +585,23 @@ def _d_ListOffsetsRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ListOffsetsRequest_4(o: ListOffsetsRequest, out: bytearray, v: int) -> None:
-    out += _S_ib.pack(o.replica_id, o.isolation_level)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_ListOffsetsTopic_2(el_topics, out, v)
-    out += _S_i.pack(o.timeout_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_ib.pack(o.replica_id, o.isolation_level)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_ListOffsetsTopic_2(el_topics, out, v)
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsRequest", v, f) from None
 
 
 ListOffsetsPartition.FIELDS = (

@@ -77,11 +77,16 @@ def _d_ListOffsetsPartitionResponse_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_ListOffsetsPartitionResponse_0(o: ListOffsetsPartitionResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqq.pack(o.partition_index, o.error_code, o.timestamp, o.offset)
-    if o.leader_epoch != -1:
-        raise _w.not_in_version("ListOffsetsPartitionResponse", "LeaderEpoch", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsPartitionResponse", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihqq.pack(o.partition_index, o.error_code, o.timestamp, o.offset)
+        if o.leader_epoch != -1:
+            raise _w.not_in_version("ListOffsetsPartitionResponse", "LeaderEpoch", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsPartitionResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsPartitionResponse", v, f) from None
 
 
 def _d_ListOffsetsPartitionResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartitionResponse, int]:
@@ -98,9 +103,14 @@ def _d_ListOffsetsPartitionResponse_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_ListOffsetsPartitionResponse_1(o: ListOffsetsPartitionResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqqi.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsPartitionResponse", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihqqi.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsPartitionResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsPartitionResponse", v, f) from None
 
 
 def _d_ListOffsetsPartitionResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsPartitionResponse, int]:
@@ -132,11 +142,16 @@ def _d_ListOffsetsPartitionResponse_2(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_ListOffsetsPartitionResponse_2(o: ListOffsetsPartitionResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqqi.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ihqqi.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsPartitionResponse", v, f) from None
 
 
 def _d_ListOffsetsTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopicResponse, int]:
@@ -174,16 +189,22 @@ def _d_ListOffsetsTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_ListOffsetsTopicResponse_0(o: ListOffsetsTopicResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_ListOffsetsPartitionResponse_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsTopicResponse", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_ListOffsetsPartitionResponse_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsTopicResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsTopicResponse", v, f) from None
 
 
 def _d_ListOffsetsTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopicResponse, int]:
@@ -221,16 +242,22 @@ def _d_ListOffsetsTopicResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_ListOffsetsTopicResponse_1(o: ListOffsetsTopicResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_ListOffsetsPartitionResponse_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsTopicResponse", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_ListOffsetsPartitionResponse_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsTopicResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsTopicResponse", v, f) from None
 
 
 def _d_ListOffsetsTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsTopicResponse, int]:
@@ -291,18 +318,24 @@ def _d_ListOffsetsTopicResponse_2(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_ListOffsetsTopicResponse_2(o: ListOffsetsTopicResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_ListOffsetsPartitionResponse_2(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_ListOffsetsPartitionResponse_2(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsTopicResponse", v, f) from None
 
 
 def _d_ListOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsResponse, int]:
@@ -330,12 +363,17 @@ def _d_ListOffsetsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ListOffsetsResponse_0(o: ListOffsetsResponse, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_ListOffsetsTopicResponse_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsResponse", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_ListOffsetsTopicResponse_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsResponse", v, f) from None
 
 
 def _d_ListOffsetsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsResponse, int]:
@@ -365,13 +403,19 @@ def _d_ListOffsetsResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ListOffsetsResponse_1(o: ListOffsetsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_ListOffsetsTopicResponse_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_ListOffsetsTopicResponse_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsResponse", v, f) from None
 
 
 def _d_ListOffsetsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsResponse, int]:
@@ -401,13 +445,19 @@ def _d_ListOffsetsResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ListOffsetsResponse_2(o: ListOffsetsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_ListOffsetsTopicResponse_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ListOffsetsResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_ListOffsetsTopicResponse_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ListOffsetsResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsResponse", v, f) from None
 
 
 def _d_ListOffsetsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListOffsetsResponse, int]:
@@ -456,15 +506,21 @@ def _d_ListOffsetsResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_ListOffsetsResponse_3(o: ListOffsetsResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_ListOffsetsTopicResponse_2(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_ListOffsetsTopicResponse_2(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListOffsetsResponse", v, f) from None
 
 
 ListOffsetsPartitionResponse.FIELDS = (

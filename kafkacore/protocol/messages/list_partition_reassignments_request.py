@@ -105,20 +105,26 @@ def _d_ListPartitionReassignmentsTopics_0(buf: memoryview, pos: int, n: int, v: 
 
 
 def _e_ListPartitionReassignmentsTopics_0(o: ListPartitionReassignmentsTopics, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partition_indexes = o.partition_indexes
-    out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += (
-        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partition_indexes)}i")
-    ).pack(*x_partition_indexes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionIndexes"
+        x_partition_indexes = o.partition_indexes
+        out += _w.uvarint(len(x_partition_indexes) + 1)
+        out += (
+            _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partition_indexes)}i")
+        ).pack(*x_partition_indexes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListPartitionReassignmentsTopics", v, f) from None
 
 
 def _d_ListPartitionReassignmentsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListPartitionReassignmentsRequest, int]:
@@ -167,18 +173,24 @@ def _d_ListPartitionReassignmentsRequest_0(buf: memoryview, pos: int, n: int, v:
 
 
 def _e_ListPartitionReassignmentsRequest_0(o: ListPartitionReassignmentsRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.timeout_ms)
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_ListPartitionReassignmentsTopics_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TimeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_ListPartitionReassignmentsTopics_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListPartitionReassignmentsRequest", v, f) from None
 
 
 ListPartitionReassignmentsTopics.FIELDS = (

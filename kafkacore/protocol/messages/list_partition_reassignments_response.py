@@ -143,29 +143,37 @@ def _d_OngoingPartitionReassignment_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OngoingPartitionReassignment_0(o: OngoingPartitionReassignment, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    x_replicas = o.replicas
-    out += _w.uvarint(len(x_replicas) + 1)
-    out += (
-        _A_i[len(x_replicas)] if len(x_replicas) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_replicas)}i")
-    ).pack(*x_replicas)
-    x_adding_replicas = o.adding_replicas
-    out += _w.uvarint(len(x_adding_replicas) + 1)
-    out += (
-        _A_i[len(x_adding_replicas)] if len(x_adding_replicas) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_adding_replicas)}i")
-    ).pack(*x_adding_replicas)
-    x_removing_replicas = o.removing_replicas
-    out += _w.uvarint(len(x_removing_replicas) + 1)
-    out += (
-        _A_i[len(x_removing_replicas)] if len(x_removing_replicas) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_removing_replicas)}i")
-    ).pack(*x_removing_replicas)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        f = "Replicas"
+        x_replicas = o.replicas
+        out += _w.uvarint(len(x_replicas) + 1)
+        out += (
+            _A_i[len(x_replicas)] if len(x_replicas) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_replicas)}i")
+        ).pack(*x_replicas)
+        f = "AddingReplicas"
+        x_adding_replicas = o.adding_replicas
+        out += _w.uvarint(len(x_adding_replicas) + 1)
+        out += (
+            _A_i[len(x_adding_replicas)] if len(x_adding_replicas) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_adding_replicas)}i")
+        ).pack(*x_adding_replicas)
+        f = "RemovingReplicas"
+        x_removing_replicas = o.removing_replicas
+        out += _w.uvarint(len(x_removing_replicas) + 1)
+        out += (
+            _A_i[len(x_removing_replicas)] if len(x_removing_replicas) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_removing_replicas)}i")
+        ).pack(*x_removing_replicas)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OngoingPartitionReassignment", v, f) from None
 
 
 def _d_OngoingTopicReassignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OngoingTopicReassignment, int]:
@@ -226,18 +234,24 @@ def _d_OngoingTopicReassignment_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OngoingTopicReassignment_0(o: OngoingTopicReassignment, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_OngoingPartitionReassignment_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_OngoingPartitionReassignment_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OngoingTopicReassignment", v, f) from None
 
 
 def _d_ListPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListPartitionReassignmentsResponse, int]:
@@ -301,22 +315,29 @@ def _d_ListPartitionReassignmentsResponse_0(buf: memoryview, pos: int, n: int, v
 
 
 def _e_ListPartitionReassignmentsResponse_0(o: ListPartitionReassignmentsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OngoingTopicReassignment_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OngoingTopicReassignment_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListPartitionReassignmentsResponse", v, f) from None
 
 
 OngoingPartitionReassignment.FIELDS = (

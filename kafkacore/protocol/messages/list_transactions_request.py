@@ -107,26 +107,32 @@ def _d_ListTransactionsRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_ListTransactionsRequest_0(o: ListTransactionsRequest, out: bytearray, v: int) -> None:
-    x_state_filters = o.state_filters
-    out += _w.uvarint(len(x_state_filters) + 1)
-    for el_state_filters in x_state_filters:
-        bx = el_state_filters.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_producer_id_filters = o.producer_id_filters
-    out += _w.uvarint(len(x_producer_id_filters) + 1)
-    out += (
-        _A_q[len(x_producer_id_filters)] if len(x_producer_id_filters) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_producer_id_filters)}q")
-    ).pack(*x_producer_id_filters)
-    if o.duration_filter != -1:
-        raise _w.not_in_version("ListTransactionsRequest", "DurationFilter", v)
-    if o.transactional_id_pattern is not None:
-        raise _w.not_in_version("ListTransactionsRequest", "TransactionalIdPattern", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "StateFilters"
+        x_state_filters = o.state_filters
+        out += _w.uvarint(len(x_state_filters) + 1)
+        for el_state_filters in x_state_filters:
+            bx = el_state_filters.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProducerIdFilters"
+        x_producer_id_filters = o.producer_id_filters
+        out += _w.uvarint(len(x_producer_id_filters) + 1)
+        out += (
+            _A_q[len(x_producer_id_filters)] if len(x_producer_id_filters) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_producer_id_filters)}q")
+        ).pack(*x_producer_id_filters)
+        if o.duration_filter != -1:
+            raise _w.not_in_version("ListTransactionsRequest", "DurationFilter", v)
+        if o.transactional_id_pattern is not None:
+            raise _w.not_in_version("ListTransactionsRequest", "TransactionalIdPattern", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListTransactionsRequest", v, f) from None
 
 
 def _d_ListTransactionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListTransactionsRequest, int]:
@@ -201,25 +207,32 @@ def _d_ListTransactionsRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_ListTransactionsRequest_1(o: ListTransactionsRequest, out: bytearray, v: int) -> None:
-    x_state_filters = o.state_filters
-    out += _w.uvarint(len(x_state_filters) + 1)
-    for el_state_filters in x_state_filters:
-        bx = el_state_filters.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_producer_id_filters = o.producer_id_filters
-    out += _w.uvarint(len(x_producer_id_filters) + 1)
-    out += (
-        _A_q[len(x_producer_id_filters)] if len(x_producer_id_filters) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_producer_id_filters)}q")
-    ).pack(*x_producer_id_filters)
-    out += _S_q.pack(o.duration_filter)
-    if o.transactional_id_pattern is not None:
-        raise _w.not_in_version("ListTransactionsRequest", "TransactionalIdPattern", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "StateFilters"
+        x_state_filters = o.state_filters
+        out += _w.uvarint(len(x_state_filters) + 1)
+        for el_state_filters in x_state_filters:
+            bx = el_state_filters.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProducerIdFilters"
+        x_producer_id_filters = o.producer_id_filters
+        out += _w.uvarint(len(x_producer_id_filters) + 1)
+        out += (
+            _A_q[len(x_producer_id_filters)] if len(x_producer_id_filters) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_producer_id_filters)}q")
+        ).pack(*x_producer_id_filters)
+        f = "DurationFilter"
+        out += _S_q.pack(o.duration_filter)
+        if o.transactional_id_pattern is not None:
+            raise _w.not_in_version("ListTransactionsRequest", "TransactionalIdPattern", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListTransactionsRequest", v, f) from None
 
 
 def _d_ListTransactionsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListTransactionsRequest, int]:
@@ -308,30 +321,38 @@ def _d_ListTransactionsRequest_2(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_ListTransactionsRequest_2(o: ListTransactionsRequest, out: bytearray, v: int) -> None:
-    x_state_filters = o.state_filters
-    out += _w.uvarint(len(x_state_filters) + 1)
-    for el_state_filters in x_state_filters:
-        bx = el_state_filters.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_producer_id_filters = o.producer_id_filters
-    out += _w.uvarint(len(x_producer_id_filters) + 1)
-    out += (
-        _A_q[len(x_producer_id_filters)] if len(x_producer_id_filters) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_producer_id_filters)}q")
-    ).pack(*x_producer_id_filters)
-    out += _S_q.pack(o.duration_filter)
-    x_transactional_id_pattern = o.transactional_id_pattern
-    if x_transactional_id_pattern is None:
-        out += b"\x00"
-    else:
-        bx = x_transactional_id_pattern.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "StateFilters"
+        x_state_filters = o.state_filters
+        out += _w.uvarint(len(x_state_filters) + 1)
+        for el_state_filters in x_state_filters:
+            bx = el_state_filters.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProducerIdFilters"
+        x_producer_id_filters = o.producer_id_filters
+        out += _w.uvarint(len(x_producer_id_filters) + 1)
+        out += (
+            _A_q[len(x_producer_id_filters)] if len(x_producer_id_filters) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_producer_id_filters)}q")
+        ).pack(*x_producer_id_filters)
+        f = "DurationFilter"
+        out += _S_q.pack(o.duration_filter)
+        f = "TransactionalIdPattern"
+        x_transactional_id_pattern = o.transactional_id_pattern
+        if x_transactional_id_pattern is None:
+            out += b"\x00"
+        else:
+            bx = x_transactional_id_pattern.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListTransactionsRequest", v, f) from None
 
 
 ListTransactionsRequest.FIELDS = (

@@ -109,19 +109,26 @@ def _d_TransactionState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Tr
 
 
 def _e_TransactionState_0(o: TransactionState, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_q.pack(o.producer_id)
-    x_transaction_state = o.transaction_state
-    bx = x_transaction_state.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProducerId"
+        out += _S_q.pack(o.producer_id)
+        f = "TransactionState"
+        x_transaction_state = o.transaction_state
+        bx = x_transaction_state.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TransactionState", v, f) from None
 
 
 def _d_ListTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ListTransactionsResponse, int]:
@@ -195,21 +202,28 @@ def _d_ListTransactionsResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_ListTransactionsResponse_0(o: ListTransactionsResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_unknown_state_filters = o.unknown_state_filters
-    out += _w.uvarint(len(x_unknown_state_filters) + 1)
-    for el_unknown_state_filters in x_unknown_state_filters:
-        bx = el_unknown_state_filters.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_transaction_states = o.transaction_states
-    out += _w.uvarint(len(x_transaction_states) + 1)
-    for el_transaction_states in x_transaction_states:
-        _e_TransactionState_0(el_transaction_states, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "UnknownStateFilters"
+        x_unknown_state_filters = o.unknown_state_filters
+        out += _w.uvarint(len(x_unknown_state_filters) + 1)
+        for el_unknown_state_filters in x_unknown_state_filters:
+            bx = el_unknown_state_filters.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TransactionStates"
+        x_transaction_states = o.transaction_states
+        out += _w.uvarint(len(x_transaction_states) + 1)
+        for el_transaction_states in x_transaction_states:
+            _e_TransactionState_0(el_transaction_states, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ListTransactionsResponse", v, f) from None
 
 
 TransactionState.FIELDS = (

@@ -75,15 +75,20 @@ def _d_MetadataRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_MetadataRequestTopic_0(o: MetadataRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("MetadataRequestTopic", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataRequestTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("MetadataRequestTopic", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataRequestTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequestTopic", v, f) from None
 
 
 def _d_MetadataRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequestTopic, int]:
@@ -128,17 +133,22 @@ def _d_MetadataRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_MetadataRequestTopic_1(o: MetadataRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("MetadataRequestTopic", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("MetadataRequestTopic", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequestTopic", v, f) from None
 
 
 def _d_MetadataRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequestTopic, int]:
@@ -186,18 +196,24 @@ def _d_MetadataRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_MetadataRequestTopic_2(o: MetadataRequestTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_name = o.name
-    if x_name is None:
-        out += b"\x00"
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            out += b"\x00"
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequestTopic", v, f) from None
 
 
 def _d_MetadataRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
@@ -227,21 +243,26 @@ def _d_MetadataRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
 
 
 def _e_MetadataRequest_0(o: MetadataRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    if x_topics is None:
-        raise _w.null_field("MetadataRequest", "Topics", v)
-    else:
-        out += _w.I32.pack(len(x_topics))
-        for el_topics in x_topics:
-            _e_MetadataRequestTopic_0(el_topics, out, v)
-    if not o.allow_auto_topic_creation:
-        raise _w.not_in_version("MetadataRequest", "AllowAutoTopicCreation", v)
-    if o.include_cluster_authorized_operations:
-        raise _w.not_in_version("MetadataRequest", "IncludeClusterAuthorizedOperations", v)
-    if o.include_topic_authorized_operations:
-        raise _w.not_in_version("MetadataRequest", "IncludeTopicAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataRequest", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            raise _w.null_field("MetadataRequest", "Topics", v)
+        else:
+            out += _w.I32.pack(len(x_topics))
+            for el_topics in x_topics:
+                _e_MetadataRequestTopic_0(el_topics, out, v)
+        if not o.allow_auto_topic_creation:
+            raise _w.not_in_version("MetadataRequest", "AllowAutoTopicCreation", v)
+        if o.include_cluster_authorized_operations:
+            raise _w.not_in_version("MetadataRequest", "IncludeClusterAuthorizedOperations", v)
+        if o.include_topic_authorized_operations:
+            raise _w.not_in_version("MetadataRequest", "IncludeTopicAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequest", v, f) from None
 
 
 def _d_MetadataRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
@@ -271,21 +292,26 @@ def _d_MetadataRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
 
 
 def _e_MetadataRequest_1(o: MetadataRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_topics))
-        for el_topics in x_topics:
-            _e_MetadataRequestTopic_0(el_topics, out, v)
-    if not o.allow_auto_topic_creation:
-        raise _w.not_in_version("MetadataRequest", "AllowAutoTopicCreation", v)
-    if o.include_cluster_authorized_operations:
-        raise _w.not_in_version("MetadataRequest", "IncludeClusterAuthorizedOperations", v)
-    if o.include_topic_authorized_operations:
-        raise _w.not_in_version("MetadataRequest", "IncludeTopicAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataRequest", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_topics))
+            for el_topics in x_topics:
+                _e_MetadataRequestTopic_0(el_topics, out, v)
+        if not o.allow_auto_topic_creation:
+            raise _w.not_in_version("MetadataRequest", "AllowAutoTopicCreation", v)
+        if o.include_cluster_authorized_operations:
+            raise _w.not_in_version("MetadataRequest", "IncludeClusterAuthorizedOperations", v)
+        if o.include_topic_authorized_operations:
+            raise _w.not_in_version("MetadataRequest", "IncludeTopicAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequest", v, f) from None
 
 
 def _d_MetadataRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
@@ -317,20 +343,26 @@ def _d_MetadataRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
 
 
 def _e_MetadataRequest_2(o: MetadataRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_topics))
-        for el_topics in x_topics:
-            _e_MetadataRequestTopic_0(el_topics, out, v)
-    out += _S_o.pack(o.allow_auto_topic_creation)
-    if o.include_cluster_authorized_operations:
-        raise _w.not_in_version("MetadataRequest", "IncludeClusterAuthorizedOperations", v)
-    if o.include_topic_authorized_operations:
-        raise _w.not_in_version("MetadataRequest", "IncludeTopicAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataRequest", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_topics))
+            for el_topics in x_topics:
+                _e_MetadataRequestTopic_0(el_topics, out, v)
+        f = "AllowAutoTopicCreation"
+        out += _S_o.pack(o.allow_auto_topic_creation)
+        if o.include_cluster_authorized_operations:
+            raise _w.not_in_version("MetadataRequest", "IncludeClusterAuthorizedOperations", v)
+        if o.include_topic_authorized_operations:
+            raise _w.not_in_version("MetadataRequest", "IncludeTopicAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequest", v, f) from None
 
 
 def _d_MetadataRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
@@ -360,16 +392,22 @@ def _d_MetadataRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
 
 
 def _e_MetadataRequest_3(o: MetadataRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_topics))
-        for el_topics in x_topics:
-            _e_MetadataRequestTopic_0(el_topics, out, v)
-    out += _S_ooo.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataRequest", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_topics))
+            for el_topics in x_topics:
+                _e_MetadataRequestTopic_0(el_topics, out, v)
+        f = "AllowAutoTopicCreation"
+        out += _S_ooo.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequest", v, f) from None
 
 
 def _d_MetadataRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
@@ -418,18 +456,24 @@ def _d_MetadataRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
 
 
 def _e_MetadataRequest_4(o: MetadataRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_MetadataRequestTopic_1(el_topics, out, v)
-    out += _S_ooo.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_MetadataRequestTopic_1(el_topics, out, v)
+        f = "AllowAutoTopicCreation"
+        out += _S_ooo.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequest", v, f) from None
 
 
 def _d_MetadataRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
@@ -478,18 +522,24 @@ def _d_MetadataRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
 
 
 def _e_MetadataRequest_5(o: MetadataRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_MetadataRequestTopic_2(el_topics, out, v)
-    out += _S_ooo.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_MetadataRequestTopic_2(el_topics, out, v)
+        f = "AllowAutoTopicCreation"
+        out += _S_ooo.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequest", v, f) from None
 
 
 def _d_MetadataRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataRequest, int]:
@@ -539,21 +589,28 @@ def _d_MetadataRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[Met
 
 
 def _e_MetadataRequest_6(o: MetadataRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_MetadataRequestTopic_2(el_topics, out, v)
-    out += _S_o.pack(o.allow_auto_topic_creation)
-    if o.include_cluster_authorized_operations:
-        raise _w.not_in_version("MetadataRequest", "IncludeClusterAuthorizedOperations", v)
-    out += _S_o.pack(o.include_topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_MetadataRequestTopic_2(el_topics, out, v)
+        f = "AllowAutoTopicCreation"
+        out += _S_o.pack(o.allow_auto_topic_creation)
+        if o.include_cluster_authorized_operations:
+            raise _w.not_in_version("MetadataRequest", "IncludeClusterAuthorizedOperations", v)
+        f = "IncludeTopicAuthorizedOperations"
+        out += _S_o.pack(o.include_topic_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataRequest", v, f) from None
 
 
 MetadataRequestTopic.FIELDS = (

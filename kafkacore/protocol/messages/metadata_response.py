@@ -120,14 +120,21 @@ def _d_MetadataResponseBroker_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_MetadataResponseBroker_0(o: MetadataResponseBroker, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.port)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponseBroker", v)
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Port"
+        out += _S_i.pack(o.port)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponseBroker", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseBroker", v, f) from None
 
 
 def _d_MetadataResponseBroker_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseBroker, int]:
@@ -169,21 +176,29 @@ def _d_MetadataResponseBroker_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_MetadataResponseBroker_1(o: MetadataResponseBroker, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.port)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponseBroker", v)
+        f = "Port"
+        out += _S_i.pack(o.port)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_rack.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponseBroker", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseBroker", v, f) from None
 
 
 def _d_MetadataResponseBroker_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseBroker, int]:
@@ -248,23 +263,31 @@ def _d_MetadataResponseBroker_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_MetadataResponseBroker_2(o: MetadataResponseBroker, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.port)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Port"
+        out += _S_i.pack(o.port)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseBroker", v, f) from None
 
 
 def _d_MetadataResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponsePartition, int]:
@@ -309,21 +332,28 @@ def _d_MetadataResponsePartition_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_MetadataResponsePartition_0(o: MetadataResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_hii.pack(o.error_code, o.partition_index, o.leader_id)
-    x_replica_nodes = o.replica_nodes
-    out += _w.I32.pack(len(x_replica_nodes))
-    out += (
-        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_replica_nodes)}i")
-    ).pack(*x_replica_nodes)
-    x_isr_nodes = o.isr_nodes
-    out += _w.I32.pack(len(x_isr_nodes))
-    out += (
-        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_isr_nodes)}i")
-    ).pack(*x_isr_nodes)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponsePartition", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hii.pack(o.error_code, o.partition_index, o.leader_id)
+        f = "ReplicaNodes"
+        x_replica_nodes = o.replica_nodes
+        out += _w.I32.pack(len(x_replica_nodes))
+        out += (
+            _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_replica_nodes)}i")
+        ).pack(*x_replica_nodes)
+        f = "IsrNodes"
+        x_isr_nodes = o.isr_nodes
+        out += _w.I32.pack(len(x_isr_nodes))
+        out += (
+            _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_isr_nodes)}i")
+        ).pack(*x_isr_nodes)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponsePartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponsePartition", v, f) from None
 
 
 def _d_MetadataResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponsePartition, int]:
@@ -380,27 +410,35 @@ def _d_MetadataResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_MetadataResponsePartition_1(o: MetadataResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_hii.pack(o.error_code, o.partition_index, o.leader_id)
-    x_replica_nodes = o.replica_nodes
-    out += _w.I32.pack(len(x_replica_nodes))
-    out += (
-        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_replica_nodes)}i")
-    ).pack(*x_replica_nodes)
-    x_isr_nodes = o.isr_nodes
-    out += _w.I32.pack(len(x_isr_nodes))
-    out += (
-        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_isr_nodes)}i")
-    ).pack(*x_isr_nodes)
-    x_offline_replicas = o.offline_replicas
-    out += _w.I32.pack(len(x_offline_replicas))
-    out += (
-        _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_offline_replicas)}i")
-    ).pack(*x_offline_replicas)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponsePartition", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hii.pack(o.error_code, o.partition_index, o.leader_id)
+        f = "ReplicaNodes"
+        x_replica_nodes = o.replica_nodes
+        out += _w.I32.pack(len(x_replica_nodes))
+        out += (
+            _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_replica_nodes)}i")
+        ).pack(*x_replica_nodes)
+        f = "IsrNodes"
+        x_isr_nodes = o.isr_nodes
+        out += _w.I32.pack(len(x_isr_nodes))
+        out += (
+            _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_isr_nodes)}i")
+        ).pack(*x_isr_nodes)
+        f = "OfflineReplicas"
+        x_offline_replicas = o.offline_replicas
+        out += _w.I32.pack(len(x_offline_replicas))
+        out += (
+            _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_offline_replicas)}i")
+        ).pack(*x_offline_replicas)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponsePartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponsePartition", v, f) from None
 
 
 def _d_MetadataResponsePartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponsePartition, int]:
@@ -456,27 +494,35 @@ def _d_MetadataResponsePartition_2(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_MetadataResponsePartition_2(o: MetadataResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
-    x_replica_nodes = o.replica_nodes
-    out += _w.I32.pack(len(x_replica_nodes))
-    out += (
-        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_replica_nodes)}i")
-    ).pack(*x_replica_nodes)
-    x_isr_nodes = o.isr_nodes
-    out += _w.I32.pack(len(x_isr_nodes))
-    out += (
-        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_isr_nodes)}i")
-    ).pack(*x_isr_nodes)
-    x_offline_replicas = o.offline_replicas
-    out += _w.I32.pack(len(x_offline_replicas))
-    out += (
-        _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_offline_replicas)}i")
-    ).pack(*x_offline_replicas)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponsePartition", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
+        f = "ReplicaNodes"
+        x_replica_nodes = o.replica_nodes
+        out += _w.I32.pack(len(x_replica_nodes))
+        out += (
+            _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_replica_nodes)}i")
+        ).pack(*x_replica_nodes)
+        f = "IsrNodes"
+        x_isr_nodes = o.isr_nodes
+        out += _w.I32.pack(len(x_isr_nodes))
+        out += (
+            _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_isr_nodes)}i")
+        ).pack(*x_isr_nodes)
+        f = "OfflineReplicas"
+        x_offline_replicas = o.offline_replicas
+        out += _w.I32.pack(len(x_offline_replicas))
+        out += (
+            _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_offline_replicas)}i")
+        ).pack(*x_offline_replicas)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponsePartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponsePartition", v, f) from None
 
 
 def _d_MetadataResponsePartition_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponsePartition, int]:
@@ -559,29 +605,37 @@ def _d_MetadataResponsePartition_3(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_MetadataResponsePartition_3(o: MetadataResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
-    x_replica_nodes = o.replica_nodes
-    out += _w.uvarint(len(x_replica_nodes) + 1)
-    out += (
-        _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_replica_nodes)}i")
-    ).pack(*x_replica_nodes)
-    x_isr_nodes = o.isr_nodes
-    out += _w.uvarint(len(x_isr_nodes) + 1)
-    out += (
-        _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_isr_nodes)}i")
-    ).pack(*x_isr_nodes)
-    x_offline_replicas = o.offline_replicas
-    out += _w.uvarint(len(x_offline_replicas) + 1)
-    out += (
-        _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_offline_replicas)}i")
-    ).pack(*x_offline_replicas)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
+        f = "ReplicaNodes"
+        x_replica_nodes = o.replica_nodes
+        out += _w.uvarint(len(x_replica_nodes) + 1)
+        out += (
+            _A_i[len(x_replica_nodes)] if len(x_replica_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_replica_nodes)}i")
+        ).pack(*x_replica_nodes)
+        f = "IsrNodes"
+        x_isr_nodes = o.isr_nodes
+        out += _w.uvarint(len(x_isr_nodes) + 1)
+        out += (
+            _A_i[len(x_isr_nodes)] if len(x_isr_nodes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_isr_nodes)}i")
+        ).pack(*x_isr_nodes)
+        f = "OfflineReplicas"
+        x_offline_replicas = o.offline_replicas
+        out += _w.uvarint(len(x_offline_replicas) + 1)
+        out += (
+            _A_i[len(x_offline_replicas)] if len(x_offline_replicas) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_offline_replicas)}i")
+        ).pack(*x_offline_replicas)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponsePartition", v, f) from None
 
 
 def _d_MetadataResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
@@ -625,22 +679,29 @@ def _d_MetadataResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_MetadataResponseTopic_0(o: MetadataResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("MetadataResponseTopic", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_MetadataResponsePartition_0(el_partitions, out, v)
-    if o.topic_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponseTopic", "TopicAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponseTopic", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("MetadataResponseTopic", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_MetadataResponsePartition_0(el_partitions, out, v)
+        if o.topic_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponseTopic", "TopicAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseTopic", v, f) from None
 
 
 def _d_MetadataResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
@@ -686,23 +747,31 @@ def _d_MetadataResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_MetadataResponseTopic_1(o: MetadataResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("MetadataResponseTopic", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_o.pack(o.is_internal)
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_MetadataResponsePartition_0(el_partitions, out, v)
-    if o.topic_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponseTopic", "TopicAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponseTopic", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("MetadataResponseTopic", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "IsInternal"
+        out += _S_o.pack(o.is_internal)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_MetadataResponsePartition_0(el_partitions, out, v)
+        if o.topic_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponseTopic", "TopicAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseTopic", v, f) from None
 
 
 def _d_MetadataResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
@@ -748,23 +817,31 @@ def _d_MetadataResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_MetadataResponseTopic_2(o: MetadataResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("MetadataResponseTopic", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_o.pack(o.is_internal)
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_MetadataResponsePartition_1(el_partitions, out, v)
-    if o.topic_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponseTopic", "TopicAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponseTopic", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("MetadataResponseTopic", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "IsInternal"
+        out += _S_o.pack(o.is_internal)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_MetadataResponsePartition_1(el_partitions, out, v)
+        if o.topic_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponseTopic", "TopicAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseTopic", v, f) from None
 
 
 def _d_MetadataResponseTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
@@ -810,23 +887,31 @@ def _d_MetadataResponseTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_MetadataResponseTopic_3(o: MetadataResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("MetadataResponseTopic", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_o.pack(o.is_internal)
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_MetadataResponsePartition_2(el_partitions, out, v)
-    if o.topic_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponseTopic", "TopicAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponseTopic", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("MetadataResponseTopic", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "IsInternal"
+        out += _S_o.pack(o.is_internal)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_MetadataResponsePartition_2(el_partitions, out, v)
+        if o.topic_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponseTopic", "TopicAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseTopic", v, f) from None
 
 
 def _d_MetadataResponseTopic_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
@@ -874,22 +959,31 @@ def _d_MetadataResponseTopic_4(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_MetadataResponseTopic_4(o: MetadataResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("MetadataResponseTopic", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_o.pack(o.is_internal)
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_MetadataResponsePartition_2(el_partitions, out, v)
-    out += _S_i.pack(o.topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponseTopic", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("MetadataResponseTopic", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "IsInternal"
+        out += _S_o.pack(o.is_internal)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_MetadataResponsePartition_2(el_partitions, out, v)
+        f = "TopicAuthorizedOperations"
+        out += _S_i.pack(o.topic_authorized_operations)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseTopic", v, f) from None
 
 
 def _d_MetadataResponseTopic_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
@@ -960,24 +1054,33 @@ def _d_MetadataResponseTopic_5(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_MetadataResponseTopic_5(o: MetadataResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("MetadataResponseTopic", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_o.pack(o.is_internal)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_MetadataResponsePartition_3(el_partitions, out, v)
-    out += _S_i.pack(o.topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("MetadataResponseTopic", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "IsInternal"
+        out += _S_o.pack(o.is_internal)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_MetadataResponsePartition_3(el_partitions, out, v)
+        f = "TopicAuthorizedOperations"
+        out += _S_i.pack(o.topic_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseTopic", v, f) from None
 
 
 def _d_MetadataResponseTopic_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
@@ -1048,24 +1151,33 @@ def _d_MetadataResponseTopic_6(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_MetadataResponseTopic_6(o: MetadataResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_name = o.name
-    if x_name is None:
-        raise _w.null_field("MetadataResponseTopic", "Name", v)
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_uo.pack(o.topic_id.bytes, o.is_internal)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_MetadataResponsePartition_3(el_partitions, out, v)
-    out += _S_i.pack(o.topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            raise _w.null_field("MetadataResponseTopic", "Name", v)
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TopicId"
+        out += _S_uo.pack(o.topic_id.bytes, o.is_internal)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_MetadataResponsePartition_3(el_partitions, out, v)
+        f = "TopicAuthorizedOperations"
+        out += _S_i.pack(o.topic_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseTopic", v, f) from None
 
 
 def _d_MetadataResponseTopic_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponseTopic, int]:
@@ -1136,24 +1248,33 @@ def _d_MetadataResponseTopic_7(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_MetadataResponseTopic_7(o: MetadataResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_name = o.name
-    if x_name is None:
-        out += b"\x00"
-    else:
-        bx = x_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_uo.pack(o.topic_id.bytes, o.is_internal)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_MetadataResponsePartition_3(el_partitions, out, v)
-    out += _S_i.pack(o.topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Name"
+        x_name = o.name
+        if x_name is None:
+            out += b"\x00"
+        else:
+            bx = x_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "TopicId"
+        out += _S_uo.pack(o.topic_id.bytes, o.is_internal)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_MetadataResponsePartition_3(el_partitions, out, v)
+        f = "TopicAuthorizedOperations"
+        out += _S_i.pack(o.topic_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponseTopic", v, f) from None
 
 
 def _d_MetadataResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1198,18 +1319,24 @@ def _d_MetadataResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_0(o: MetadataResponse, out: bytearray, v: int) -> None:
-    x_brokers = o.brokers
-    out += _w.I32.pack(len(x_brokers))
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_0(el_brokers, out, v)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_0(el_topics, out, v)
-    if o.cluster_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponse", v)
+    f = ""
+    try:
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.I32.pack(len(x_brokers))
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_0(el_brokers, out, v)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_0(el_topics, out, v)
+        if o.cluster_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1256,19 +1383,26 @@ def _d_MetadataResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_1(o: MetadataResponse, out: bytearray, v: int) -> None:
-    x_brokers = o.brokers
-    out += _w.I32.pack(len(x_brokers))
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_1(el_brokers, out, v)
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_1(el_topics, out, v)
-    if o.cluster_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponse", v)
+    f = ""
+    try:
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.I32.pack(len(x_brokers))
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_1(el_brokers, out, v)
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_1(el_topics, out, v)
+        if o.cluster_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1325,26 +1459,34 @@ def _d_MetadataResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_2(o: MetadataResponse, out: bytearray, v: int) -> None:
-    x_brokers = o.brokers
-    out += _w.I32.pack(len(x_brokers))
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_1(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_1(el_topics, out, v)
-    if o.cluster_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponse", v)
+    f = ""
+    try:
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.I32.pack(len(x_brokers))
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_1(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_1(el_topics, out, v)
+        if o.cluster_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1403,27 +1545,36 @@ def _d_MetadataResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_3(o: MetadataResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_brokers = o.brokers
-    out += _w.I32.pack(len(x_brokers))
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_1(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_1(el_topics, out, v)
-    if o.cluster_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.I32.pack(len(x_brokers))
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_1(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_1(el_topics, out, v)
+        if o.cluster_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1482,27 +1633,36 @@ def _d_MetadataResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_4(o: MetadataResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_brokers = o.brokers
-    out += _w.I32.pack(len(x_brokers))
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_1(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_2(el_topics, out, v)
-    if o.cluster_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.I32.pack(len(x_brokers))
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_1(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_2(el_topics, out, v)
+        if o.cluster_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1561,27 +1721,36 @@ def _d_MetadataResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_5(o: MetadataResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_brokers = o.brokers
-    out += _w.I32.pack(len(x_brokers))
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_1(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_3(el_topics, out, v)
-    if o.cluster_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.I32.pack(len(x_brokers))
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_1(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_3(el_topics, out, v)
+        if o.cluster_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1642,26 +1811,36 @@ def _d_MetadataResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_6(o: MetadataResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_brokers = o.brokers
-    out += _w.I32.pack(len(x_brokers))
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_1(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_4(el_topics, out, v)
-    out += _S_i.pack(o.cluster_authorized_operations)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("MetadataResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.I32.pack(len(x_brokers))
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_1(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_4(el_topics, out, v)
+        f = "ClusterAuthorizedOperations"
+        out += _S_i.pack(o.cluster_authorized_operations)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("MetadataResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1749,28 +1928,38 @@ def _d_MetadataResponse_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_7(o: MetadataResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_brokers = o.brokers
-    out += _w.uvarint(len(x_brokers) + 1)
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_2(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_5(el_topics, out, v)
-    out += _S_i.pack(o.cluster_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.uvarint(len(x_brokers) + 1)
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_2(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_5(el_topics, out, v)
+        f = "ClusterAuthorizedOperations"
+        out += _S_i.pack(o.cluster_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1858,28 +2047,38 @@ def _d_MetadataResponse_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_8(o: MetadataResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_brokers = o.brokers
-    out += _w.uvarint(len(x_brokers) + 1)
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_2(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_6(el_topics, out, v)
-    out += _S_i.pack(o.cluster_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.uvarint(len(x_brokers) + 1)
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_2(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_6(el_topics, out, v)
+        f = "ClusterAuthorizedOperations"
+        out += _S_i.pack(o.cluster_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -1965,29 +2164,38 @@ def _d_MetadataResponse_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[Me
 
 
 def _e_MetadataResponse_9(o: MetadataResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_brokers = o.brokers
-    out += _w.uvarint(len(x_brokers) + 1)
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_2(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_6(el_topics, out, v)
-    if o.cluster_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.uvarint(len(x_brokers) + 1)
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_2(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_6(el_topics, out, v)
+        if o.cluster_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_10(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -2073,29 +2281,38 @@ def _d_MetadataResponse_10(buf: memoryview, pos: int, n: int, v: int) -> tuple[M
 
 
 def _e_MetadataResponse_10(o: MetadataResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_brokers = o.brokers
-    out += _w.uvarint(len(x_brokers) + 1)
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_2(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_7(el_topics, out, v)
-    if o.cluster_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.uvarint(len(x_brokers) + 1)
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_2(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_7(el_topics, out, v)
+        if o.cluster_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 def _d_MetadataResponse_11(buf: memoryview, pos: int, n: int, v: int) -> tuple[MetadataResponse, int]:
@@ -2183,30 +2400,40 @@ def _d_MetadataResponse_11(buf: memoryview, pos: int, n: int, v: int) -> tuple[M
 
 
 def _e_MetadataResponse_11(o: MetadataResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_brokers = o.brokers
-    out += _w.uvarint(len(x_brokers) + 1)
-    for el_brokers in x_brokers:
-        _e_MetadataResponseBroker_2(el_brokers, out, v)
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.controller_id)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_MetadataResponseTopic_7(el_topics, out, v)
-    if o.cluster_authorized_operations != -2147483648:
-        raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Brokers"
+        x_brokers = o.brokers
+        out += _w.uvarint(len(x_brokers) + 1)
+        for el_brokers in x_brokers:
+            _e_MetadataResponseBroker_2(el_brokers, out, v)
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ControllerId"
+        out += _S_i.pack(o.controller_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_MetadataResponseTopic_7(el_topics, out, v)
+        if o.cluster_authorized_operations != -2147483648:
+            raise _w.not_in_version("MetadataResponse", "ClusterAuthorizedOperations", v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "MetadataResponse", v, f) from None
 
 
 MetadataResponseBroker.FIELDS = (

@@ -95,16 +95,22 @@ def _d_OffsetCommitRequestPartition_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OffsetCommitRequestPartition_0(o: OffsetCommitRequestPartition, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.partition_index, o.committed_offset)
-    x_committed_metadata = o.committed_metadata
-    if x_committed_metadata is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_committed_metadata.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitRequestPartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iq.pack(o.partition_index, o.committed_offset)
+        f = "CommittedMetadata"
+        x_committed_metadata = o.committed_metadata
+        if x_committed_metadata is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_committed_metadata.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitRequestPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequestPartition", v, f) from None
 
 
 def _d_OffsetCommitRequestPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestPartition, int]:
@@ -132,16 +138,22 @@ def _d_OffsetCommitRequestPartition_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OffsetCommitRequestPartition_1(o: OffsetCommitRequestPartition, out: bytearray, v: int) -> None:
-    out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    x_committed_metadata = o.committed_metadata
-    if x_committed_metadata is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_committed_metadata.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitRequestPartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
+        f = "CommittedMetadata"
+        x_committed_metadata = o.committed_metadata
+        if x_committed_metadata is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_committed_metadata.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitRequestPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequestPartition", v, f) from None
 
 
 def _d_OffsetCommitRequestPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestPartition, int]:
@@ -188,18 +200,24 @@ def _d_OffsetCommitRequestPartition_2(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OffsetCommitRequestPartition_2(o: OffsetCommitRequestPartition, out: bytearray, v: int) -> None:
-    out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    x_committed_metadata = o.committed_metadata
-    if x_committed_metadata is None:
-        out += b"\x00"
-    else:
-        bx = x_committed_metadata.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
+        f = "CommittedMetadata"
+        x_committed_metadata = o.committed_metadata
+        if x_committed_metadata is None:
+            out += b"\x00"
+        else:
+            bx = x_committed_metadata.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequestPartition", v, f) from None
 
 
 def _d_OffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestTopic, int]:
@@ -238,16 +256,22 @@ def _d_OffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetCommitRequestTopic_0(o: OffsetCommitRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_OffsetCommitRequestPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitRequestTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_OffsetCommitRequestPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitRequestTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequestTopic", v, f) from None
 
 
 def _d_OffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestTopic, int]:
@@ -286,16 +310,22 @@ def _d_OffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetCommitRequestTopic_1(o: OffsetCommitRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_OffsetCommitRequestPartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitRequestTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_OffsetCommitRequestPartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitRequestTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequestTopic", v, f) from None
 
 
 def _d_OffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestTopic, int]:
@@ -357,18 +387,24 @@ def _d_OffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetCommitRequestTopic_2(o: OffsetCommitRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_OffsetCommitRequestPartition_2(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_OffsetCommitRequestPartition_2(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequestTopic", v, f) from None
 
 
 def _d_OffsetCommitRequestTopic_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequestTopic, int]:
@@ -419,15 +455,21 @@ def _d_OffsetCommitRequestTopic_3(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetCommitRequestTopic_3(o: OffsetCommitRequestTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_OffsetCommitRequestPartition_2(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_OffsetCommitRequestPartition_2(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequestTopic", v, f) from None
 
 
 def _d_OffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
@@ -483,24 +525,33 @@ def _d_OffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetCommitRequest_0(o: OffsetCommitRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.generation_id_or_member_epoch)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.group_instance_id is not None:
-        raise _w.not_in_version("OffsetCommitRequest", "GroupInstanceId", v)
-    out += _S_q.pack(o.retention_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetCommitRequestTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GenerationIdOrMemberEpoch"
+        out += _S_i.pack(o.generation_id_or_member_epoch)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.group_instance_id is not None:
+            raise _w.not_in_version("OffsetCommitRequest", "GroupInstanceId", v)
+        f = "RetentionTimeMs"
+        out += _S_q.pack(o.retention_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetCommitRequestTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequest", v, f) from None
 
 
 def _d_OffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
@@ -554,23 +605,31 @@ def _d_OffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetCommitRequest_1(o: OffsetCommitRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.generation_id_or_member_epoch)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.group_instance_id is not None:
-        raise _w.not_in_version("OffsetCommitRequest", "GroupInstanceId", v)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetCommitRequestTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GenerationIdOrMemberEpoch"
+        out += _S_i.pack(o.generation_id_or_member_epoch)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.group_instance_id is not None:
+            raise _w.not_in_version("OffsetCommitRequest", "GroupInstanceId", v)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetCommitRequestTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequest", v, f) from None
 
 
 def _d_OffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
@@ -624,23 +683,31 @@ def _d_OffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetCommitRequest_2(o: OffsetCommitRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.generation_id_or_member_epoch)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.group_instance_id is not None:
-        raise _w.not_in_version("OffsetCommitRequest", "GroupInstanceId", v)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetCommitRequestTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GenerationIdOrMemberEpoch"
+        out += _S_i.pack(o.generation_id_or_member_epoch)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.group_instance_id is not None:
+            raise _w.not_in_version("OffsetCommitRequest", "GroupInstanceId", v)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetCommitRequestTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequest", v, f) from None
 
 
 def _d_OffsetCommitRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
@@ -704,28 +771,37 @@ def _d_OffsetCommitRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetCommitRequest_3(o: OffsetCommitRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.generation_id_or_member_epoch)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetCommitRequestTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitRequest", v)
+        f = "GenerationIdOrMemberEpoch"
+        out += _S_i.pack(o.generation_id_or_member_epoch)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetCommitRequestTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequest", v, f) from None
 
 
 def _d_OffsetCommitRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
@@ -820,30 +896,39 @@ def _d_OffsetCommitRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetCommitRequest_4(o: OffsetCommitRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.generation_id_or_member_epoch)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OffsetCommitRequestTopic_2(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GenerationIdOrMemberEpoch"
+        out += _S_i.pack(o.generation_id_or_member_epoch)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OffsetCommitRequestTopic_2(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequest", v, f) from None
 
 
 def _d_OffsetCommitRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitRequest, int]:
@@ -938,30 +1023,39 @@ def _d_OffsetCommitRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetCommitRequest_5(o: OffsetCommitRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.generation_id_or_member_epoch)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OffsetCommitRequestTopic_3(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GenerationIdOrMemberEpoch"
+        out += _S_i.pack(o.generation_id_or_member_epoch)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OffsetCommitRequestTopic_3(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitRequest", v, f) from None
 
 
 OffsetCommitRequestPartition.FIELDS = (

@@ -75,9 +75,14 @@ def _d_OffsetCommitResponsePartition_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_OffsetCommitResponsePartition_0(o: OffsetCommitResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitResponsePartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitResponsePartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitResponsePartition", v, f) from None
 
 
 def _d_OffsetCommitResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponsePartition, int]:
@@ -109,11 +114,16 @@ def _d_OffsetCommitResponsePartition_1(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_OffsetCommitResponsePartition_1(o: OffsetCommitResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitResponsePartition", v, f) from None
 
 
 def _d_OffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponseTopic, int]:
@@ -152,16 +162,22 @@ def _d_OffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_OffsetCommitResponseTopic_0(o: OffsetCommitResponseTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_OffsetCommitResponsePartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitResponseTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_OffsetCommitResponsePartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitResponseTopic", v, f) from None
 
 
 def _d_OffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponseTopic, int]:
@@ -223,18 +239,24 @@ def _d_OffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_OffsetCommitResponseTopic_1(o: OffsetCommitResponseTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_OffsetCommitResponsePartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_OffsetCommitResponsePartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitResponseTopic", v, f) from None
 
 
 def _d_OffsetCommitResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponseTopic, int]:
@@ -285,15 +307,21 @@ def _d_OffsetCommitResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_OffsetCommitResponseTopic_2(o: OffsetCommitResponseTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_OffsetCommitResponsePartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_OffsetCommitResponsePartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitResponseTopic", v, f) from None
 
 
 def _d_OffsetCommitResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponse, int]:
@@ -321,12 +349,17 @@ def _d_OffsetCommitResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_OffsetCommitResponse_0(o: OffsetCommitResponse, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetCommitResponseTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitResponse", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetCommitResponseTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitResponse", v, f) from None
 
 
 def _d_OffsetCommitResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponse, int]:
@@ -356,13 +389,19 @@ def _d_OffsetCommitResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_OffsetCommitResponse_1(o: OffsetCommitResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetCommitResponseTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetCommitResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetCommitResponseTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetCommitResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitResponse", v, f) from None
 
 
 def _d_OffsetCommitResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponse, int]:
@@ -411,15 +450,21 @@ def _d_OffsetCommitResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_OffsetCommitResponse_2(o: OffsetCommitResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OffsetCommitResponseTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OffsetCommitResponseTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitResponse", v, f) from None
 
 
 def _d_OffsetCommitResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetCommitResponse, int]:
@@ -468,15 +513,21 @@ def _d_OffsetCommitResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_OffsetCommitResponse_3(o: OffsetCommitResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OffsetCommitResponseTopic_2(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OffsetCommitResponseTopic_2(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetCommitResponse", v, f) from None
 
 
 OffsetCommitResponsePartition.FIELDS = (

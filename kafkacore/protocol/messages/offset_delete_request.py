@@ -70,9 +70,14 @@ def _d_OffsetDeleteRequestPartition_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OffsetDeleteRequestPartition_0(o: OffsetDeleteRequestPartition, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetDeleteRequestPartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetDeleteRequestPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetDeleteRequestPartition", v, f) from None
 
 
 def _d_OffsetDeleteRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteRequestTopic, int]:
@@ -110,16 +115,22 @@ def _d_OffsetDeleteRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetDeleteRequestTopic_0(o: OffsetDeleteRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_OffsetDeleteRequestPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetDeleteRequestTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_OffsetDeleteRequestPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetDeleteRequestTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetDeleteRequestTopic", v, f) from None
 
 
 def _d_OffsetDeleteRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteRequest, int]:
@@ -157,16 +168,22 @@ def _d_OffsetDeleteRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetDeleteRequest_0(o: OffsetDeleteRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetDeleteRequestTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetDeleteRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetDeleteRequestTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetDeleteRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetDeleteRequest", v, f) from None
 
 
 OffsetDeleteRequestPartition.FIELDS = (

@@ -73,9 +73,14 @@ def _d_OffsetDeleteResponsePartition_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_OffsetDeleteResponsePartition_0(o: OffsetDeleteResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetDeleteResponsePartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetDeleteResponsePartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetDeleteResponsePartition", v, f) from None
 
 
 def _d_OffsetDeleteResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteResponseTopic, int]:
@@ -113,16 +118,22 @@ def _d_OffsetDeleteResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_OffsetDeleteResponseTopic_0(o: OffsetDeleteResponseTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_OffsetDeleteResponsePartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetDeleteResponseTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_OffsetDeleteResponsePartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetDeleteResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetDeleteResponseTopic", v, f) from None
 
 
 def _d_OffsetDeleteResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetDeleteResponse, int]:
@@ -152,13 +163,19 @@ def _d_OffsetDeleteResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_OffsetDeleteResponse_0(o: OffsetDeleteResponse, out: bytearray, v: int) -> None:
-    out += _S_hi.pack(o.error_code, o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetDeleteResponseTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetDeleteResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hi.pack(o.error_code, o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetDeleteResponseTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetDeleteResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetDeleteResponse", v, f) from None
 
 
 OffsetDeleteResponsePartition.FIELDS = (

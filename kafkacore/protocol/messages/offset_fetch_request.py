@@ -112,18 +112,24 @@ def _d_OffsetFetchRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_OffsetFetchRequestTopic_0(o: OffsetFetchRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partition_indexes = o.partition_indexes
-    out += _w.I32.pack(len(x_partition_indexes))
-    out += (
-        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partition_indexes)}i")
-    ).pack(*x_partition_indexes)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchRequestTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PartitionIndexes"
+        x_partition_indexes = o.partition_indexes
+        out += _w.I32.pack(len(x_partition_indexes))
+        out += (
+            _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partition_indexes)}i")
+        ).pack(*x_partition_indexes)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchRequestTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequestTopic", v, f) from None
 
 
 def _d_OffsetFetchRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestTopic, int]:
@@ -184,20 +190,26 @@ def _d_OffsetFetchRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_OffsetFetchRequestTopic_1(o: OffsetFetchRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partition_indexes = o.partition_indexes
-    out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += (
-        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partition_indexes)}i")
-    ).pack(*x_partition_indexes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionIndexes"
+        x_partition_indexes = o.partition_indexes
+        out += _w.uvarint(len(x_partition_indexes) + 1)
+        out += (
+            _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partition_indexes)}i")
+        ).pack(*x_partition_indexes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequestTopic", v, f) from None
 
 
 def _d_OffsetFetchRequestTopics_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestTopics, int]:
@@ -259,20 +271,26 @@ def _d_OffsetFetchRequestTopics_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetFetchRequestTopics_0(o: OffsetFetchRequestTopics, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partition_indexes = o.partition_indexes
-    out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += (
-        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partition_indexes)}i")
-    ).pack(*x_partition_indexes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionIndexes"
+        x_partition_indexes = o.partition_indexes
+        out += _w.uvarint(len(x_partition_indexes) + 1)
+        out += (
+            _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partition_indexes)}i")
+        ).pack(*x_partition_indexes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequestTopics", v, f) from None
 
 
 def _d_OffsetFetchRequestTopics_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestTopics, int]:
@@ -323,17 +341,23 @@ def _d_OffsetFetchRequestTopics_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetFetchRequestTopics_1(o: OffsetFetchRequestTopics, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partition_indexes = o.partition_indexes
-    out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += (
-        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partition_indexes)}i")
-    ).pack(*x_partition_indexes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "PartitionIndexes"
+        x_partition_indexes = o.partition_indexes
+        out += _w.uvarint(len(x_partition_indexes) + 1)
+        out += (
+            _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partition_indexes)}i")
+        ).pack(*x_partition_indexes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequestTopics", v, f) from None
 
 
 def _d_OffsetFetchRequestGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestGroup, int]:
@@ -396,21 +420,27 @@ def _d_OffsetFetchRequestGroup_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_OffsetFetchRequestGroup_0(o: OffsetFetchRequestGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_OffsetFetchRequestTopics_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_OffsetFetchRequestTopics_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequestGroup", v, f) from None
 
 
 def _d_OffsetFetchRequestGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestGroup, int]:
@@ -489,29 +519,37 @@ def _d_OffsetFetchRequestGroup_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_OffsetFetchRequestGroup_1(o: OffsetFetchRequestGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_member_id = o.member_id
-    if x_member_id is None:
-        out += b"\x00"
-    else:
-        bx = x_member_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_i.pack(o.member_epoch)
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_OffsetFetchRequestTopics_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "MemberId"
+        x_member_id = o.member_id
+        if x_member_id is None:
+            out += b"\x00"
+        else:
+            bx = x_member_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberEpoch"
+        out += _S_i.pack(o.member_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_OffsetFetchRequestTopics_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequestGroup", v, f) from None
 
 
 def _d_OffsetFetchRequestGroup_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequestGroup, int]:
@@ -590,29 +628,37 @@ def _d_OffsetFetchRequestGroup_2(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_OffsetFetchRequestGroup_2(o: OffsetFetchRequestGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_member_id = o.member_id
-    if x_member_id is None:
-        out += b"\x00"
-    else:
-        bx = x_member_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_i.pack(o.member_epoch)
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_OffsetFetchRequestTopics_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "MemberId"
+        x_member_id = o.member_id
+        if x_member_id is None:
+            out += b"\x00"
+        else:
+            bx = x_member_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberEpoch"
+        out += _S_i.pack(o.member_epoch)
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_OffsetFetchRequestTopics_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequestGroup", v, f) from None
 
 
 def _d_OffsetFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
@@ -652,23 +698,29 @@ def _d_OffsetFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_OffsetFetchRequest_0(o: OffsetFetchRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_topics = o.topics
-    if x_topics is None:
-        raise _w.null_field("OffsetFetchRequest", "Topics", v)
-    else:
-        out += _w.I32.pack(len(x_topics))
-        for el_topics in x_topics:
-            _e_OffsetFetchRequestTopic_0(el_topics, out, v)
-    if o.groups != []:
-        raise _w.not_in_version("OffsetFetchRequest", "Groups", v)
-    if o.require_stable:
-        raise _w.not_in_version("OffsetFetchRequest", "RequireStable", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            raise _w.null_field("OffsetFetchRequest", "Topics", v)
+        else:
+            out += _w.I32.pack(len(x_topics))
+            for el_topics in x_topics:
+                _e_OffsetFetchRequestTopic_0(el_topics, out, v)
+        if o.groups != []:
+            raise _w.not_in_version("OffsetFetchRequest", "Groups", v)
+        if o.require_stable:
+            raise _w.not_in_version("OffsetFetchRequest", "RequireStable", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequest", v, f) from None
 
 
 def _d_OffsetFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
@@ -708,23 +760,29 @@ def _d_OffsetFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_OffsetFetchRequest_1(o: OffsetFetchRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_topics))
-        for el_topics in x_topics:
-            _e_OffsetFetchRequestTopic_0(el_topics, out, v)
-    if o.groups != []:
-        raise _w.not_in_version("OffsetFetchRequest", "Groups", v)
-    if o.require_stable:
-        raise _w.not_in_version("OffsetFetchRequest", "RequireStable", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_topics))
+            for el_topics in x_topics:
+                _e_OffsetFetchRequestTopic_0(el_topics, out, v)
+        if o.groups != []:
+            raise _w.not_in_version("OffsetFetchRequest", "Groups", v)
+        if o.require_stable:
+            raise _w.not_in_version("OffsetFetchRequest", "RequireStable", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequest", v, f) from None
 
 
 def _d_OffsetFetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
@@ -787,25 +845,31 @@ def _d_OffsetFetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_OffsetFetchRequest_2(o: OffsetFetchRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_OffsetFetchRequestTopic_1(el_topics, out, v)
-    if o.groups != []:
-        raise _w.not_in_version("OffsetFetchRequest", "Groups", v)
-    if o.require_stable:
-        raise _w.not_in_version("OffsetFetchRequest", "RequireStable", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_OffsetFetchRequestTopic_1(el_topics, out, v)
+        if o.groups != []:
+            raise _w.not_in_version("OffsetFetchRequest", "Groups", v)
+        if o.require_stable:
+            raise _w.not_in_version("OffsetFetchRequest", "RequireStable", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequest", v, f) from None
 
 
 def _d_OffsetFetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
@@ -870,24 +934,31 @@ def _d_OffsetFetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_OffsetFetchRequest_3(o: OffsetFetchRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    if x_topics is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_topics) + 1)
-        for el_topics in x_topics:
-            _e_OffsetFetchRequestTopic_1(el_topics, out, v)
-    if o.groups != []:
-        raise _w.not_in_version("OffsetFetchRequest", "Groups", v)
-    out += _S_o.pack(o.require_stable)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        if x_topics is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_topics) + 1)
+            for el_topics in x_topics:
+                _e_OffsetFetchRequestTopic_1(el_topics, out, v)
+        if o.groups != []:
+            raise _w.not_in_version("OffsetFetchRequest", "Groups", v)
+        f = "RequireStable"
+        out += _S_o.pack(o.require_stable)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequest", v, f) from None
 
 
 def _d_OffsetFetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
@@ -938,19 +1009,25 @@ def _d_OffsetFetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_OffsetFetchRequest_4(o: OffsetFetchRequest, out: bytearray, v: int) -> None:
-    if o.group_id != "":
-        raise _w.not_in_version("OffsetFetchRequest", "GroupId", v)
-    if o.topics != []:
-        raise _w.not_in_version("OffsetFetchRequest", "Topics", v)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_OffsetFetchRequestGroup_0(el_groups, out, v)
-    out += _S_o.pack(o.require_stable)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        if o.group_id != "":
+            raise _w.not_in_version("OffsetFetchRequest", "GroupId", v)
+        if o.topics != []:
+            raise _w.not_in_version("OffsetFetchRequest", "Topics", v)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_OffsetFetchRequestGroup_0(el_groups, out, v)
+        f = "RequireStable"
+        out += _S_o.pack(o.require_stable)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequest", v, f) from None
 
 
 def _d_OffsetFetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
@@ -1001,19 +1078,25 @@ def _d_OffsetFetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_OffsetFetchRequest_5(o: OffsetFetchRequest, out: bytearray, v: int) -> None:
-    if o.group_id != "":
-        raise _w.not_in_version("OffsetFetchRequest", "GroupId", v)
-    if o.topics != []:
-        raise _w.not_in_version("OffsetFetchRequest", "Topics", v)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_OffsetFetchRequestGroup_1(el_groups, out, v)
-    out += _S_o.pack(o.require_stable)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        if o.group_id != "":
+            raise _w.not_in_version("OffsetFetchRequest", "GroupId", v)
+        if o.topics != []:
+            raise _w.not_in_version("OffsetFetchRequest", "Topics", v)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_OffsetFetchRequestGroup_1(el_groups, out, v)
+        f = "RequireStable"
+        out += _S_o.pack(o.require_stable)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequest", v, f) from None
 
 
 def _d_OffsetFetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchRequest, int]:
@@ -1064,19 +1147,25 @@ def _d_OffsetFetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_OffsetFetchRequest_6(o: OffsetFetchRequest, out: bytearray, v: int) -> None:
-    if o.group_id != "":
-        raise _w.not_in_version("OffsetFetchRequest", "GroupId", v)
-    if o.topics != []:
-        raise _w.not_in_version("OffsetFetchRequest", "Topics", v)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_OffsetFetchRequestGroup_2(el_groups, out, v)
-    out += _S_o.pack(o.require_stable)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        if o.group_id != "":
+            raise _w.not_in_version("OffsetFetchRequest", "GroupId", v)
+        if o.topics != []:
+            raise _w.not_in_version("OffsetFetchRequest", "Topics", v)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_OffsetFetchRequestGroup_2(el_groups, out, v)
+        f = "RequireStable"
+        out += _S_o.pack(o.require_stable)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchRequest", v, f) from None
 
 
 OffsetFetchRequestTopic.FIELDS = (

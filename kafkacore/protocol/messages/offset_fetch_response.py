@@ -134,17 +134,24 @@ def _d_OffsetFetchResponsePartition_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OffsetFetchResponsePartition_0(o: OffsetFetchResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.partition_index, o.committed_offset)
-    x_metadata = o.metadata
-    if x_metadata is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_metadata.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchResponsePartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iq.pack(o.partition_index, o.committed_offset)
+        f = "Metadata"
+        x_metadata = o.metadata
+        if x_metadata is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_metadata.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchResponsePartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponsePartition", v, f) from None
 
 
 def _d_OffsetFetchResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponsePartition, int]:
@@ -175,17 +182,24 @@ def _d_OffsetFetchResponsePartition_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OffsetFetchResponsePartition_1(o: OffsetFetchResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    x_metadata = o.metadata
-    if x_metadata is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_metadata.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchResponsePartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
+        f = "Metadata"
+        x_metadata = o.metadata
+        if x_metadata is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_metadata.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchResponsePartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponsePartition", v, f) from None
 
 
 def _d_OffsetFetchResponsePartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponsePartition, int]:
@@ -235,19 +249,26 @@ def _d_OffsetFetchResponsePartition_2(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OffsetFetchResponsePartition_2(o: OffsetFetchResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    x_metadata = o.metadata
-    if x_metadata is None:
-        out += b"\x00"
-    else:
-        bx = x_metadata.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
+        f = "Metadata"
+        x_metadata = o.metadata
+        if x_metadata is None:
+            out += b"\x00"
+        else:
+            bx = x_metadata.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponsePartition", v, f) from None
 
 
 def _d_OffsetFetchResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopic, int]:
@@ -285,16 +306,22 @@ def _d_OffsetFetchResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetFetchResponseTopic_0(o: OffsetFetchResponseTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_OffsetFetchResponsePartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchResponseTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_OffsetFetchResponsePartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponseTopic", v, f) from None
 
 
 def _d_OffsetFetchResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopic, int]:
@@ -332,16 +359,22 @@ def _d_OffsetFetchResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetFetchResponseTopic_1(o: OffsetFetchResponseTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_OffsetFetchResponsePartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchResponseTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_OffsetFetchResponsePartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponseTopic", v, f) from None
 
 
 def _d_OffsetFetchResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopic, int]:
@@ -402,18 +435,24 @@ def _d_OffsetFetchResponseTopic_2(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetFetchResponseTopic_2(o: OffsetFetchResponseTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_OffsetFetchResponsePartition_2(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_OffsetFetchResponsePartition_2(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponseTopic", v, f) from None
 
 
 def _d_OffsetFetchResponsePartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponsePartitions, int]:
@@ -463,19 +502,26 @@ def _d_OffsetFetchResponsePartitions_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_OffsetFetchResponsePartitions_0(o: OffsetFetchResponsePartitions, out: bytearray, v: int) -> None:
-    out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    x_metadata = o.metadata
-    if x_metadata is None:
-        out += b"\x00"
-    else:
-        bx = x_metadata.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
+        f = "Metadata"
+        x_metadata = o.metadata
+        if x_metadata is None:
+            out += b"\x00"
+        else:
+            bx = x_metadata.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponsePartitions", v, f) from None
 
 
 def _d_OffsetFetchResponseTopics_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopics, int]:
@@ -537,18 +583,24 @@ def _d_OffsetFetchResponseTopics_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_OffsetFetchResponseTopics_0(o: OffsetFetchResponseTopics, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_OffsetFetchResponsePartitions_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_OffsetFetchResponsePartitions_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponseTopics", v, f) from None
 
 
 def _d_OffsetFetchResponseTopics_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseTopics, int]:
@@ -599,15 +651,21 @@ def _d_OffsetFetchResponseTopics_1(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_OffsetFetchResponseTopics_1(o: OffsetFetchResponseTopics, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_OffsetFetchResponsePartitions_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_OffsetFetchResponsePartitions_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponseTopics", v, f) from None
 
 
 def _d_OffsetFetchResponseGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseGroup, int]:
@@ -671,19 +729,26 @@ def _d_OffsetFetchResponseGroup_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetFetchResponseGroup_0(o: OffsetFetchResponseGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OffsetFetchResponseTopics_0(el_topics, out, v)
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OffsetFetchResponseTopics_0(el_topics, out, v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponseGroup", v, f) from None
 
 
 def _d_OffsetFetchResponseGroup_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponseGroup, int]:
@@ -747,19 +812,26 @@ def _d_OffsetFetchResponseGroup_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetFetchResponseGroup_1(o: OffsetFetchResponseGroup, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OffsetFetchResponseTopics_1(el_topics, out, v)
-    out += _S_h.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OffsetFetchResponseTopics_1(el_topics, out, v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponseGroup", v, f) from None
 
 
 def _d_OffsetFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
@@ -789,14 +861,19 @@ def _d_OffsetFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetFetchResponse_0(o: OffsetFetchResponse, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetFetchResponseTopic_0(el_topics, out, v)
-    if o.groups != []:
-        raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchResponse", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetFetchResponseTopic_0(el_topics, out, v)
+        if o.groups != []:
+            raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponse", v, f) from None
 
 
 def _d_OffsetFetchResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
@@ -828,15 +905,21 @@ def _d_OffsetFetchResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetFetchResponse_1(o: OffsetFetchResponse, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetFetchResponseTopic_0(el_topics, out, v)
-    out += _S_h.pack(o.error_code)
-    if o.groups != []:
-        raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchResponse", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetFetchResponseTopic_0(el_topics, out, v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.groups != []:
+            raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponse", v, f) from None
 
 
 def _d_OffsetFetchResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
@@ -870,16 +953,23 @@ def _d_OffsetFetchResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetFetchResponse_2(o: OffsetFetchResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetFetchResponseTopic_0(el_topics, out, v)
-    out += _S_h.pack(o.error_code)
-    if o.groups != []:
-        raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetFetchResponseTopic_0(el_topics, out, v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.groups != []:
+            raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponse", v, f) from None
 
 
 def _d_OffsetFetchResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
@@ -913,16 +1003,23 @@ def _d_OffsetFetchResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetFetchResponse_3(o: OffsetFetchResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetFetchResponseTopic_1(el_topics, out, v)
-    out += _S_h.pack(o.error_code)
-    if o.groups != []:
-        raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetFetchResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetFetchResponseTopic_1(el_topics, out, v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.groups != []:
+            raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetFetchResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponse", v, f) from None
 
 
 def _d_OffsetFetchResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
@@ -975,18 +1072,25 @@ def _d_OffsetFetchResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetFetchResponse_4(o: OffsetFetchResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OffsetFetchResponseTopic_2(el_topics, out, v)
-    out += _S_h.pack(o.error_code)
-    if o.groups != []:
-        raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OffsetFetchResponseTopic_2(el_topics, out, v)
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        if o.groups != []:
+            raise _w.not_in_version("OffsetFetchResponse", "Groups", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponse", v, f) from None
 
 
 def _d_OffsetFetchResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
@@ -1037,17 +1141,23 @@ def _d_OffsetFetchResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetFetchResponse_5(o: OffsetFetchResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.topics != []:
-        raise _w.not_in_version("OffsetFetchResponse", "Topics", v)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_OffsetFetchResponseGroup_0(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.topics != []:
+            raise _w.not_in_version("OffsetFetchResponse", "Topics", v)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_OffsetFetchResponseGroup_0(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponse", v, f) from None
 
 
 def _d_OffsetFetchResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetFetchResponse, int]:
@@ -1098,17 +1208,23 @@ def _d_OffsetFetchResponse_6(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_OffsetFetchResponse_6(o: OffsetFetchResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.topics != []:
-        raise _w.not_in_version("OffsetFetchResponse", "Topics", v)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_OffsetFetchResponseGroup_1(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.topics != []:
+            raise _w.not_in_version("OffsetFetchResponse", "Topics", v)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_OffsetFetchResponseGroup_1(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetFetchResponse", v, f) from None
 
 
 OffsetFetchResponsePartition.FIELDS = (

@@ -73,9 +73,14 @@ def _d_OffsetForLeaderPartition_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetForLeaderPartition_0(o: OffsetForLeaderPartition, out: bytearray, v: int) -> None:
-    out += _S_iii.pack(o.partition, o.current_leader_epoch, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetForLeaderPartition", v)
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_iii.pack(o.partition, o.current_leader_epoch, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetForLeaderPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderPartition", v, f) from None
 
 
 def _d_OffsetForLeaderPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderPartition, int]:
@@ -107,11 +112,16 @@ def _d_OffsetForLeaderPartition_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_OffsetForLeaderPartition_1(o: OffsetForLeaderPartition, out: bytearray, v: int) -> None:
-    out += _S_iii.pack(o.partition, o.current_leader_epoch, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_iii.pack(o.partition, o.current_leader_epoch, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderPartition", v, f) from None
 
 
 def _d_OffsetForLeaderTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderTopic, int]:
@@ -149,16 +159,22 @@ def _d_OffsetForLeaderTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_OffsetForLeaderTopic_0(o: OffsetForLeaderTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_OffsetForLeaderPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetForLeaderTopic", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_OffsetForLeaderPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetForLeaderTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderTopic", v, f) from None
 
 
 def _d_OffsetForLeaderTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderTopic, int]:
@@ -219,18 +235,24 @@ def _d_OffsetForLeaderTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_OffsetForLeaderTopic_1(o: OffsetForLeaderTopic, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_OffsetForLeaderPartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_OffsetForLeaderPartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderTopic", v, f) from None
 
 
 def _d_OffsetForLeaderEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochRequest, int]:
@@ -258,12 +280,17 @@ def _d_OffsetForLeaderEpochRequest_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_OffsetForLeaderEpochRequest_0(o: OffsetForLeaderEpochRequest, out: bytearray, v: int) -> None:
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetForLeaderTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetForLeaderEpochRequest", v)
+    f = ""
+    try:
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetForLeaderTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetForLeaderEpochRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderEpochRequest", v, f) from None
 
 
 def _d_OffsetForLeaderEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochRequest, int]:
@@ -293,13 +320,19 @@ def _d_OffsetForLeaderEpochRequest_1(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_OffsetForLeaderEpochRequest_1(o: OffsetForLeaderEpochRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetForLeaderTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetForLeaderEpochRequest", v)
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetForLeaderTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetForLeaderEpochRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderEpochRequest", v, f) from None
 
 
 def _d_OffsetForLeaderEpochRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochRequest, int]:
@@ -348,15 +381,21 @@ def _d_OffsetForLeaderEpochRequest_2(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_OffsetForLeaderEpochRequest_2(o: OffsetForLeaderEpochRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.replica_id)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OffsetForLeaderTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ReplicaId"
+        out += _S_i.pack(o.replica_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OffsetForLeaderTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderEpochRequest", v, f) from None
 
 
 OffsetForLeaderPartition.FIELDS = (

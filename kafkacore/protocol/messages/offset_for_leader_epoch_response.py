@@ -74,9 +74,14 @@ def _d_EpochEndOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Epoc
 
 
 def _e_EpochEndOffset_0(o: EpochEndOffset, out: bytearray, v: int) -> None:
-    out += _S_hiiq.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("EpochEndOffset", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hiiq.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("EpochEndOffset", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EpochEndOffset", v, f) from None
 
 
 def _d_EpochEndOffset_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[EpochEndOffset, int]:
@@ -108,11 +113,16 @@ def _d_EpochEndOffset_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Epoc
 
 
 def _e_EpochEndOffset_1(o: EpochEndOffset, out: bytearray, v: int) -> None:
-    out += _S_hiiq.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hiiq.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EpochEndOffset", v, f) from None
 
 
 def _d_OffsetForLeaderTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderTopicResult, int]:
@@ -150,16 +160,22 @@ def _d_OffsetForLeaderTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_OffsetForLeaderTopicResult_0(o: OffsetForLeaderTopicResult, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_EpochEndOffset_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetForLeaderTopicResult", v)
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_EpochEndOffset_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetForLeaderTopicResult", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderTopicResult", v, f) from None
 
 
 def _d_OffsetForLeaderTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderTopicResult, int]:
@@ -220,18 +236,24 @@ def _d_OffsetForLeaderTopicResult_1(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_OffsetForLeaderTopicResult_1(o: OffsetForLeaderTopicResult, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_EpochEndOffset_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_EpochEndOffset_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderTopicResult", v, f) from None
 
 
 def _d_OffsetForLeaderEpochResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochResponse, int]:
@@ -261,13 +283,19 @@ def _d_OffsetForLeaderEpochResponse_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OffsetForLeaderEpochResponse_0(o: OffsetForLeaderEpochResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_OffsetForLeaderTopicResult_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("OffsetForLeaderEpochResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_OffsetForLeaderTopicResult_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("OffsetForLeaderEpochResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderEpochResponse", v, f) from None
 
 
 def _d_OffsetForLeaderEpochResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[OffsetForLeaderEpochResponse, int]:
@@ -316,15 +344,21 @@ def _d_OffsetForLeaderEpochResponse_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_OffsetForLeaderEpochResponse_1(o: OffsetForLeaderEpochResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_OffsetForLeaderTopicResult_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_OffsetForLeaderTopicResult_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "OffsetForLeaderEpochResponse", v, f) from None
 
 
 EpochEndOffset.FIELDS = (

@@ -88,15 +88,21 @@ def _d_PartitionProduceData_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_PartitionProduceData_0(o: PartitionProduceData, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.index)
-    x_records = o.records
-    if x_records is None:
-        out += b"\xff\xff\xff\xff"
-    else:
-        out += _w.I32.pack(len(x_records))
-        out += x_records
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionProduceData", v)
+    f = ""
+    try:
+        f = "Index"
+        out += _S_i.pack(o.index)
+        f = "Records"
+        x_records = o.records
+        if x_records is None:
+            out += b"\xff\xff\xff\xff"
+        else:
+            out += _w.I32.pack(len(x_records))
+            out += x_records
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionProduceData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionProduceData", v, f) from None
 
 
 def _d_PartitionProduceData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceData, int]:
@@ -143,17 +149,23 @@ def _d_PartitionProduceData_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_PartitionProduceData_1(o: PartitionProduceData, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.index)
-    x_records = o.records
-    if x_records is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_records) + 1)
-        out += x_records
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Index"
+        out += _S_i.pack(o.index)
+        f = "Records"
+        x_records = o.records
+        if x_records is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_records) + 1)
+            out += x_records
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionProduceData", v, f) from None
 
 
 def _d_TopicProduceData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceData, int]:
@@ -192,16 +204,22 @@ def _d_TopicProduceData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[To
 
 
 def _e_TopicProduceData_0(o: TopicProduceData, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partition_data = o.partition_data
-    out += _w.I32.pack(len(x_partition_data))
-    for el_partition_data in x_partition_data:
-        _e_PartitionProduceData_0(el_partition_data, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TopicProduceData", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PartitionData"
+        x_partition_data = o.partition_data
+        out += _w.I32.pack(len(x_partition_data))
+        for el_partition_data in x_partition_data:
+            _e_PartitionProduceData_0(el_partition_data, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TopicProduceData", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicProduceData", v, f) from None
 
 
 def _d_TopicProduceData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceData, int]:
@@ -263,18 +281,24 @@ def _d_TopicProduceData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[To
 
 
 def _e_TopicProduceData_1(o: TopicProduceData, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partition_data = o.partition_data
-    out += _w.uvarint(len(x_partition_data) + 1)
-    for el_partition_data in x_partition_data:
-        _e_PartitionProduceData_1(el_partition_data, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionData"
+        x_partition_data = o.partition_data
+        out += _w.uvarint(len(x_partition_data) + 1)
+        for el_partition_data in x_partition_data:
+            _e_PartitionProduceData_1(el_partition_data, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicProduceData", v, f) from None
 
 
 def _d_TopicProduceData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceData, int]:
@@ -325,15 +349,21 @@ def _d_TopicProduceData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[To
 
 
 def _e_TopicProduceData_2(o: TopicProduceData, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partition_data = o.partition_data
-    out += _w.uvarint(len(x_partition_data) + 1)
-    for el_partition_data in x_partition_data:
-        _e_PartitionProduceData_1(el_partition_data, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "PartitionData"
+        x_partition_data = o.partition_data
+        out += _w.uvarint(len(x_partition_data) + 1)
+        for el_partition_data in x_partition_data:
+            _e_PartitionProduceData_1(el_partition_data, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicProduceData", v, f) from None
 
 
 def _d_ProduceRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceRequest, int]:
@@ -374,20 +404,27 @@ def _d_ProduceRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Prod
 
 
 def _e_ProduceRequest_0(o: ProduceRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    if x_transactional_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_transactional_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    out += _S_hi.pack(o.acks, o.timeout_ms)
-    x_topic_data = o.topic_data
-    out += _w.I32.pack(len(x_topic_data))
-    for el_topic_data in x_topic_data:
-        _e_TopicProduceData_0(el_topic_data, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ProduceRequest", v)
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        if x_transactional_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_transactional_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Acks"
+        out += _S_hi.pack(o.acks, o.timeout_ms)
+        f = "TopicData"
+        x_topic_data = o.topic_data
+        out += _w.I32.pack(len(x_topic_data))
+        for el_topic_data in x_topic_data:
+            _e_TopicProduceData_0(el_topic_data, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ProduceRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProduceRequest", v, f) from None
 
 
 def _d_ProduceRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceRequest, int]:
@@ -451,22 +488,29 @@ def _d_ProduceRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Prod
 
 
 def _e_ProduceRequest_1(o: ProduceRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    if x_transactional_id is None:
-        out += b"\x00"
-    else:
-        bx = x_transactional_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_hi.pack(o.acks, o.timeout_ms)
-    x_topic_data = o.topic_data
-    out += _w.uvarint(len(x_topic_data) + 1)
-    for el_topic_data in x_topic_data:
-        _e_TopicProduceData_1(el_topic_data, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        if x_transactional_id is None:
+            out += b"\x00"
+        else:
+            bx = x_transactional_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Acks"
+        out += _S_hi.pack(o.acks, o.timeout_ms)
+        f = "TopicData"
+        x_topic_data = o.topic_data
+        out += _w.uvarint(len(x_topic_data) + 1)
+        for el_topic_data in x_topic_data:
+            _e_TopicProduceData_1(el_topic_data, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProduceRequest", v, f) from None
 
 
 def _d_ProduceRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceRequest, int]:
@@ -530,22 +574,29 @@ def _d_ProduceRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Prod
 
 
 def _e_ProduceRequest_2(o: ProduceRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    if x_transactional_id is None:
-        out += b"\x00"
-    else:
-        bx = x_transactional_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_hi.pack(o.acks, o.timeout_ms)
-    x_topic_data = o.topic_data
-    out += _w.uvarint(len(x_topic_data) + 1)
-    for el_topic_data in x_topic_data:
-        _e_TopicProduceData_2(el_topic_data, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        if x_transactional_id is None:
+            out += b"\x00"
+        else:
+            bx = x_transactional_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Acks"
+        out += _S_hi.pack(o.acks, o.timeout_ms)
+        f = "TopicData"
+        x_topic_data = o.topic_data
+        out += _w.uvarint(len(x_topic_data) + 1)
+        for el_topic_data in x_topic_data:
+            _e_TopicProduceData_2(el_topic_data, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProduceRequest", v, f) from None
 
 
 PartitionProduceData.FIELDS = (

@@ -130,16 +130,22 @@ def _d_BatchIndexAndErrorMessage_0(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_BatchIndexAndErrorMessage_0(o: BatchIndexAndErrorMessage, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.batch_index)
-    x_batch_index_error_message = o.batch_index_error_message
-    if x_batch_index_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_batch_index_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("BatchIndexAndErrorMessage", v)
+    f = ""
+    try:
+        f = "BatchIndex"
+        out += _S_i.pack(o.batch_index)
+        f = "BatchIndexErrorMessage"
+        x_batch_index_error_message = o.batch_index_error_message
+        if x_batch_index_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_batch_index_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("BatchIndexAndErrorMessage", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BatchIndexAndErrorMessage", v, f) from None
 
 
 def _d_BatchIndexAndErrorMessage_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[BatchIndexAndErrorMessage, int]:
@@ -186,18 +192,24 @@ def _d_BatchIndexAndErrorMessage_1(buf: memoryview, pos: int, n: int, v: int) ->
 
 
 def _e_BatchIndexAndErrorMessage_1(o: BatchIndexAndErrorMessage, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.batch_index)
-    x_batch_index_error_message = o.batch_index_error_message
-    if x_batch_index_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_batch_index_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "BatchIndex"
+        out += _S_i.pack(o.batch_index)
+        f = "BatchIndexErrorMessage"
+        x_batch_index_error_message = o.batch_index_error_message
+        if x_batch_index_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_batch_index_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "BatchIndexAndErrorMessage", v, f) from None
 
 
 def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[LeaderIdAndEpoch, int]:
@@ -229,11 +241,16 @@ def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Le
 
 
 def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "LeaderId"
+        out += _S_ii.pack(o.leader_id, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaderIdAndEpoch", v, f) from None
 
 
 def _d_PartitionProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
@@ -254,11 +271,16 @@ def _d_PartitionProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_PartitionProduceResponse_0(o: PartitionProduceResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms)
-    if o.current_leader != LeaderIdAndEpoch():
-        raise _w.not_in_version("PartitionProduceResponse", "CurrentLeader", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionProduceResponse", v)
+    f = ""
+    try:
+        f = "Index"
+        out += _S_ihqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms)
+        if o.current_leader != LeaderIdAndEpoch():
+            raise _w.not_in_version("PartitionProduceResponse", "CurrentLeader", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionProduceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionProduceResponse", v, f) from None
 
 
 def _d_PartitionProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
@@ -278,11 +300,16 @@ def _d_PartitionProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_PartitionProduceResponse_1(o: PartitionProduceResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    if o.current_leader != LeaderIdAndEpoch():
-        raise _w.not_in_version("PartitionProduceResponse", "CurrentLeader", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionProduceResponse", v)
+    f = ""
+    try:
+        f = "Index"
+        out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
+        if o.current_leader != LeaderIdAndEpoch():
+            raise _w.not_in_version("PartitionProduceResponse", "CurrentLeader", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionProduceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionProduceResponse", v, f) from None
 
 
 def _d_PartitionProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
@@ -324,22 +351,29 @@ def _d_PartitionProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_PartitionProduceResponse_2(o: PartitionProduceResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    x_record_errors = o.record_errors
-    out += _w.I32.pack(len(x_record_errors))
-    for el_record_errors in x_record_errors:
-        _e_BatchIndexAndErrorMessage_0(el_record_errors, out, v)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.current_leader != LeaderIdAndEpoch():
-        raise _w.not_in_version("PartitionProduceResponse", "CurrentLeader", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("PartitionProduceResponse", v)
+    f = ""
+    try:
+        f = "Index"
+        out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
+        f = "RecordErrors"
+        x_record_errors = o.record_errors
+        out += _w.I32.pack(len(x_record_errors))
+        for el_record_errors in x_record_errors:
+            _e_BatchIndexAndErrorMessage_0(el_record_errors, out, v)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.current_leader != LeaderIdAndEpoch():
+            raise _w.not_in_version("PartitionProduceResponse", "CurrentLeader", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("PartitionProduceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionProduceResponse", v, f) from None
 
 
 def _d_PartitionProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
@@ -404,24 +438,31 @@ def _d_PartitionProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_PartitionProduceResponse_3(o: PartitionProduceResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    x_record_errors = o.record_errors
-    out += _w.uvarint(len(x_record_errors) + 1)
-    for el_record_errors in x_record_errors:
-        _e_BatchIndexAndErrorMessage_1(el_record_errors, out, v)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.current_leader != LeaderIdAndEpoch():
-        raise _w.not_in_version("PartitionProduceResponse", "CurrentLeader", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Index"
+        out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
+        f = "RecordErrors"
+        x_record_errors = o.record_errors
+        out += _w.uvarint(len(x_record_errors) + 1)
+        for el_record_errors in x_record_errors:
+            _e_BatchIndexAndErrorMessage_1(el_record_errors, out, v)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.current_leader != LeaderIdAndEpoch():
+            raise _w.not_in_version("PartitionProduceResponse", "CurrentLeader", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionProduceResponse", v, f) from None
 
 
 def _d_PartitionProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
@@ -492,25 +533,33 @@ def _d_PartitionProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_PartitionProduceResponse_4(o: PartitionProduceResponse, out: bytearray, v: int) -> None:
-    out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    x_record_errors = o.record_errors
-    out += _w.uvarint(len(x_record_errors) + 1)
-    for el_record_errors in x_record_errors:
-        _e_BatchIndexAndErrorMessage_1(el_record_errors, out, v)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.current_leader != LeaderIdAndEpoch():
-        t = bytearray()
-        x_current_leader = o.current_leader
-        _e_LeaderIdAndEpoch_0(x_current_leader, t, v)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "Index"
+        out += _S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
+        f = "RecordErrors"
+        x_record_errors = o.record_errors
+        out += _w.uvarint(len(x_record_errors) + 1)
+        for el_record_errors in x_record_errors:
+            _e_BatchIndexAndErrorMessage_1(el_record_errors, out, v)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "CurrentLeader"
+        if o.current_leader != LeaderIdAndEpoch():
+            t = bytearray()
+            x_current_leader = o.current_leader
+            _e_LeaderIdAndEpoch_0(x_current_leader, t, v)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionProduceResponse", v, f) from None
 
 
 def _d_TopicProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
@@ -549,16 +598,22 @@ def _d_TopicProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_TopicProduceResponse_0(o: TopicProduceResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partition_responses = o.partition_responses
-    out += _w.I32.pack(len(x_partition_responses))
-    for el_partition_responses in x_partition_responses:
-        _e_PartitionProduceResponse_0(el_partition_responses, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TopicProduceResponse", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PartitionResponses"
+        x_partition_responses = o.partition_responses
+        out += _w.I32.pack(len(x_partition_responses))
+        for el_partition_responses in x_partition_responses:
+            _e_PartitionProduceResponse_0(el_partition_responses, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TopicProduceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicProduceResponse", v, f) from None
 
 
 def _d_TopicProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
@@ -597,16 +652,22 @@ def _d_TopicProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_TopicProduceResponse_1(o: TopicProduceResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partition_responses = o.partition_responses
-    out += _w.I32.pack(len(x_partition_responses))
-    for el_partition_responses in x_partition_responses:
-        _e_PartitionProduceResponse_1(el_partition_responses, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TopicProduceResponse", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PartitionResponses"
+        x_partition_responses = o.partition_responses
+        out += _w.I32.pack(len(x_partition_responses))
+        for el_partition_responses in x_partition_responses:
+            _e_PartitionProduceResponse_1(el_partition_responses, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TopicProduceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicProduceResponse", v, f) from None
 
 
 def _d_TopicProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
@@ -645,16 +706,22 @@ def _d_TopicProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_TopicProduceResponse_2(o: TopicProduceResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partition_responses = o.partition_responses
-    out += _w.I32.pack(len(x_partition_responses))
-    for el_partition_responses in x_partition_responses:
-        _e_PartitionProduceResponse_2(el_partition_responses, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TopicProduceResponse", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "PartitionResponses"
+        x_partition_responses = o.partition_responses
+        out += _w.I32.pack(len(x_partition_responses))
+        for el_partition_responses in x_partition_responses:
+            _e_PartitionProduceResponse_2(el_partition_responses, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TopicProduceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicProduceResponse", v, f) from None
 
 
 def _d_TopicProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
@@ -716,18 +783,24 @@ def _d_TopicProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_TopicProduceResponse_3(o: TopicProduceResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partition_responses = o.partition_responses
-    out += _w.uvarint(len(x_partition_responses) + 1)
-    for el_partition_responses in x_partition_responses:
-        _e_PartitionProduceResponse_3(el_partition_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionResponses"
+        x_partition_responses = o.partition_responses
+        out += _w.uvarint(len(x_partition_responses) + 1)
+        for el_partition_responses in x_partition_responses:
+            _e_PartitionProduceResponse_3(el_partition_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicProduceResponse", v, f) from None
 
 
 def _d_TopicProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
@@ -789,18 +862,24 @@ def _d_TopicProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_TopicProduceResponse_4(o: TopicProduceResponse, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partition_responses = o.partition_responses
-    out += _w.uvarint(len(x_partition_responses) + 1)
-    for el_partition_responses in x_partition_responses:
-        _e_PartitionProduceResponse_4(el_partition_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionResponses"
+        x_partition_responses = o.partition_responses
+        out += _w.uvarint(len(x_partition_responses) + 1)
+        for el_partition_responses in x_partition_responses:
+            _e_PartitionProduceResponse_4(el_partition_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicProduceResponse", v, f) from None
 
 
 def _d_TopicProduceResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicProduceResponse, int]:
@@ -851,15 +930,21 @@ def _d_TopicProduceResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_TopicProduceResponse_5(o: TopicProduceResponse, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partition_responses = o.partition_responses
-    out += _w.uvarint(len(x_partition_responses) + 1)
-    for el_partition_responses in x_partition_responses:
-        _e_PartitionProduceResponse_4(el_partition_responses, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "PartitionResponses"
+        x_partition_responses = o.partition_responses
+        out += _w.uvarint(len(x_partition_responses) + 1)
+        for el_partition_responses in x_partition_responses:
+            _e_PartitionProduceResponse_4(el_partition_responses, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicProduceResponse", v, f) from None
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
@@ -924,23 +1009,31 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
 
 
 def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.port)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Port"
+        out += _S_i.pack(o.port)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "NodeEndpoint", v, f) from None
 
 
 def _d_ProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
@@ -971,15 +1064,21 @@ def _d_ProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
 
 
 def _e_ProduceResponse_0(o: ProduceResponse, out: bytearray, v: int) -> None:
-    x_responses = o.responses
-    out += _w.I32.pack(len(x_responses))
-    for el_responses in x_responses:
-        _e_TopicProduceResponse_0(el_responses, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("ProduceResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ProduceResponse", v)
+    f = ""
+    try:
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.I32.pack(len(x_responses))
+        for el_responses in x_responses:
+            _e_TopicProduceResponse_0(el_responses, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("ProduceResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ProduceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProduceResponse", v, f) from None
 
 
 def _d_ProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
@@ -1010,15 +1109,21 @@ def _d_ProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
 
 
 def _e_ProduceResponse_1(o: ProduceResponse, out: bytearray, v: int) -> None:
-    x_responses = o.responses
-    out += _w.I32.pack(len(x_responses))
-    for el_responses in x_responses:
-        _e_TopicProduceResponse_1(el_responses, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("ProduceResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ProduceResponse", v)
+    f = ""
+    try:
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.I32.pack(len(x_responses))
+        for el_responses in x_responses:
+            _e_TopicProduceResponse_1(el_responses, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("ProduceResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ProduceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProduceResponse", v, f) from None
 
 
 def _d_ProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
@@ -1049,15 +1154,21 @@ def _d_ProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
 
 
 def _e_ProduceResponse_2(o: ProduceResponse, out: bytearray, v: int) -> None:
-    x_responses = o.responses
-    out += _w.I32.pack(len(x_responses))
-    for el_responses in x_responses:
-        _e_TopicProduceResponse_2(el_responses, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("ProduceResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ProduceResponse", v)
+    f = ""
+    try:
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.I32.pack(len(x_responses))
+        for el_responses in x_responses:
+            _e_TopicProduceResponse_2(el_responses, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("ProduceResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ProduceResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProduceResponse", v, f) from None
 
 
 def _d_ProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
@@ -1107,17 +1218,23 @@ def _d_ProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
 
 
 def _e_ProduceResponse_3(o: ProduceResponse, out: bytearray, v: int) -> None:
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_TopicProduceResponse_3(el_responses, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    if o.node_endpoints != []:
-        raise _w.not_in_version("ProduceResponse", "NodeEndpoints", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_TopicProduceResponse_3(el_responses, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        if o.node_endpoints != []:
+            raise _w.not_in_version("ProduceResponse", "NodeEndpoints", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProduceResponse", v, f) from None
 
 
 def _d_ProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
@@ -1188,20 +1305,27 @@ def _d_ProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
 
 
 def _e_ProduceResponse_4(o: ProduceResponse, out: bytearray, v: int) -> None:
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_TopicProduceResponse_4(el_responses, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.node_endpoints != []:
-        t = bytearray()
-        x_node_endpoints = o.node_endpoints
-        t += _w.uvarint(len(x_node_endpoints) + 1)
-        for el_node_endpoints in x_node_endpoints:
-            _e_NodeEndpoint_0(el_node_endpoints, t, v)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_TopicProduceResponse_4(el_responses, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "NodeEndpoints"
+        if o.node_endpoints != []:
+            t = bytearray()
+            x_node_endpoints = o.node_endpoints
+            t += _w.uvarint(len(x_node_endpoints) + 1)
+            for el_node_endpoints in x_node_endpoints:
+                _e_NodeEndpoint_0(el_node_endpoints, t, v)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProduceResponse", v, f) from None
 
 
 def _d_ProduceResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[ProduceResponse, int]:
@@ -1272,20 +1396,27 @@ def _d_ProduceResponse_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[Pro
 
 
 def _e_ProduceResponse_5(o: ProduceResponse, out: bytearray, v: int) -> None:
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_TopicProduceResponse_5(el_responses, out, v)
-    out += _S_i.pack(o.throttle_time_ms)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.node_endpoints != []:
-        t = bytearray()
-        x_node_endpoints = o.node_endpoints
-        t += _w.uvarint(len(x_node_endpoints) + 1)
-        for el_node_endpoints in x_node_endpoints:
-            _e_NodeEndpoint_0(el_node_endpoints, t, v)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_TopicProduceResponse_5(el_responses, out, v)
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "NodeEndpoints"
+        if o.node_endpoints != []:
+            t = bytearray()
+            x_node_endpoints = o.node_endpoints
+            t += _w.uvarint(len(x_node_endpoints) + 1)
+            for el_node_endpoints in x_node_endpoints:
+                _e_NodeEndpoint_0(el_node_endpoints, t, v)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ProduceResponse", v, f) from None
 
 
 BatchIndexAndErrorMessage.FIELDS = (

@@ -82,14 +82,20 @@ def _d_PushTelemetryRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_PushTelemetryRequest_0(o: PushTelemetryRequest, out: bytearray, v: int) -> None:
-    out += _S_uiob.pack(o.client_instance_id.bytes, o.subscription_id, o.terminating, o.compression_type)
-    x_metrics = o.metrics
-    out += _w.uvarint(len(x_metrics) + 1)
-    out += x_metrics
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ClientInstanceId"
+        out += _S_uiob.pack(o.client_instance_id.bytes, o.subscription_id, o.terminating, o.compression_type)
+        f = "Metrics"
+        x_metrics = o.metrics
+        out += _w.uvarint(len(x_metrics) + 1)
+        out += x_metrics
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PushTelemetryRequest", v, f) from None
 
 
 PushTelemetryRequest.FIELDS = (

@@ -62,11 +62,16 @@ def _d_PushTelemetryResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_PushTelemetryResponse_0(o: PushTelemetryResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PushTelemetryResponse", v, f) from None
 
 
 PushTelemetryResponse.FIELDS = (

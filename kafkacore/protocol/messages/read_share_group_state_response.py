@@ -106,11 +106,16 @@ def _d_StateBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StateBat
 
 
 def _e_StateBatch_0(o: StateBatch, out: bytearray, v: int) -> None:
-    out += _S_qqbh.pack(o.first_offset, o.last_offset, o.delivery_state, o.delivery_count)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "FirstOffset"
+        out += _S_qqbh.pack(o.first_offset, o.last_offset, o.delivery_state, o.delivery_count)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "StateBatch", v, f) from None
 
 
 def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResult, int]:
@@ -177,23 +182,31 @@ def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
 
 
 def _e_PartitionResult_0(o: PartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iq.pack(o.state_epoch, o.start_offset)
-    x_state_batches = o.state_batches
-    out += _w.uvarint(len(x_state_batches) + 1)
-    for el_state_batches in x_state_batches:
-        _e_StateBatch_0(el_state_batches, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_ih.pack(o.partition, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "StateEpoch"
+        out += _S_iq.pack(o.state_epoch, o.start_offset)
+        f = "StateBatches"
+        x_state_batches = o.state_batches
+        out += _w.uvarint(len(x_state_batches) + 1)
+        for el_state_batches in x_state_batches:
+            _e_StateBatch_0(el_state_batches, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionResult", v, f) from None
 
 
 def _d_ReadStateResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadStateResult, int]:
@@ -243,15 +256,21 @@ def _d_ReadStateResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Rea
 
 
 def _e_ReadStateResult_0(o: ReadStateResult, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionResult_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionResult_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReadStateResult", v, f) from None
 
 
 def _d_ReadShareGroupStateResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadShareGroupStateResponse, int]:
@@ -297,14 +316,19 @@ def _d_ReadShareGroupStateResponse_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_ReadShareGroupStateResponse_0(o: ReadShareGroupStateResponse, out: bytearray, v: int) -> None:
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_ReadStateResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_ReadStateResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReadShareGroupStateResponse", v, f) from None
 
 
 StateBatch.FIELDS = (

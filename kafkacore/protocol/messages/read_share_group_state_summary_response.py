@@ -113,19 +113,26 @@ def _d_PartitionResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
 
 
 def _e_PartitionResult_0(o: PartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iiq.pack(o.state_epoch, o.leader_epoch, o.start_offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_ih.pack(o.partition, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "StateEpoch"
+        out += _S_iiq.pack(o.state_epoch, o.leader_epoch, o.start_offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionResult", v, f) from None
 
 
 def _d_PartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionResult, int]:
@@ -175,19 +182,26 @@ def _d_PartitionResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Par
 
 
 def _e_PartitionResult_1(o: PartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iiqi.pack(o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_ih.pack(o.partition, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "StateEpoch"
+        out += _S_iiqi.pack(o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionResult", v, f) from None
 
 
 def _d_ReadStateSummaryResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadStateSummaryResult, int]:
@@ -237,15 +251,21 @@ def _d_ReadStateSummaryResult_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_ReadStateSummaryResult_0(o: ReadStateSummaryResult, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionResult_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionResult_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReadStateSummaryResult", v, f) from None
 
 
 def _d_ReadStateSummaryResult_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadStateSummaryResult, int]:
@@ -295,15 +315,21 @@ def _d_ReadStateSummaryResult_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_ReadStateSummaryResult_1(o: ReadStateSummaryResult, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionResult_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionResult_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReadStateSummaryResult", v, f) from None
 
 
 def _d_ReadShareGroupStateSummaryResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadShareGroupStateSummaryResponse, int]:
@@ -349,14 +375,19 @@ def _d_ReadShareGroupStateSummaryResponse_0(buf: memoryview, pos: int, n: int, v
 
 
 def _e_ReadShareGroupStateSummaryResponse_0(o: ReadShareGroupStateSummaryResponse, out: bytearray, v: int) -> None:
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_ReadStateSummaryResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_ReadStateSummaryResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReadShareGroupStateSummaryResponse", v, f) from None
 
 
 def _d_ReadShareGroupStateSummaryResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReadShareGroupStateSummaryResponse, int]:
@@ -402,14 +433,19 @@ def _d_ReadShareGroupStateSummaryResponse_1(buf: memoryview, pos: int, n: int, v
 
 
 def _e_ReadShareGroupStateSummaryResponse_1(o: ReadShareGroupStateSummaryResponse, out: bytearray, v: int) -> None:
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_ReadStateSummaryResult_1(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_ReadStateSummaryResult_1(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ReadShareGroupStateSummaryResponse", v, f) from None
 
 
 PartitionResult.FIELDS = (

@@ -80,18 +80,24 @@ def _d_RemoveRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_RemoveRaftVoterRequest_0(o: RemoveRaftVoterRequest, out: bytearray, v: int) -> None:
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iu.pack(o.voter_id, o.voter_directory_id.bytes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "VoterId"
+        out += _S_iu.pack(o.voter_id, o.voter_directory_id.bytes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "RemoveRaftVoterRequest", v, f) from None
 
 
 RemoveRaftVoterRequest.FIELDS = (

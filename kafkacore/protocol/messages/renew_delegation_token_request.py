@@ -58,12 +58,18 @@ def _d_RenewDelegationTokenRequest_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_RenewDelegationTokenRequest_0(o: RenewDelegationTokenRequest, out: bytearray, v: int) -> None:
-    x_hmac = o.hmac
-    out += _w.I32.pack(len(x_hmac))
-    out += x_hmac
-    out += _S_q.pack(o.renew_period_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("RenewDelegationTokenRequest", v)
+    f = ""
+    try:
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.I32.pack(len(x_hmac))
+        out += x_hmac
+        f = "RenewPeriodMs"
+        out += _S_q.pack(o.renew_period_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("RenewDelegationTokenRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "RenewDelegationTokenRequest", v, f) from None
 
 
 def _d_RenewDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[RenewDelegationTokenRequest, int]:
@@ -110,14 +116,20 @@ def _d_RenewDelegationTokenRequest_1(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_RenewDelegationTokenRequest_1(o: RenewDelegationTokenRequest, out: bytearray, v: int) -> None:
-    x_hmac = o.hmac
-    out += _w.uvarint(len(x_hmac) + 1)
-    out += x_hmac
-    out += _S_q.pack(o.renew_period_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Hmac"
+        x_hmac = o.hmac
+        out += _w.uvarint(len(x_hmac) + 1)
+        out += x_hmac
+        f = "RenewPeriodMs"
+        out += _S_q.pack(o.renew_period_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "RenewDelegationTokenRequest", v, f) from None
 
 
 RenewDelegationTokenRequest.FIELDS = (

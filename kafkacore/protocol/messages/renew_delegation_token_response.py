@@ -48,9 +48,14 @@ def _d_RenewDelegationTokenResponse_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_RenewDelegationTokenResponse_0(o: RenewDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("RenewDelegationTokenResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("RenewDelegationTokenResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "RenewDelegationTokenResponse", v, f) from None
 
 
 def _d_RenewDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[RenewDelegationTokenResponse, int]:
@@ -82,11 +87,16 @@ def _d_RenewDelegationTokenResponse_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_RenewDelegationTokenResponse_1(o: RenewDelegationTokenResponse, out: bytearray, v: int) -> None:
-    out += _S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "RenewDelegationTokenResponse", v, f) from None
 
 
 RenewDelegationTokenResponse.FIELDS = (

@@ -59,16 +59,22 @@ def _d_RequestHeader_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Reque
 
 
 def _e_RequestHeader_0(o: RequestHeader, out: bytearray, v: int) -> None:
-    out += _S_hhi.pack(o.request_api_key, o.request_api_version, o.correlation_id)
-    x_client_id = o.client_id
-    if x_client_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_client_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("RequestHeader", v)
+    f = ""
+    try:
+        f = "RequestApiKey"
+        out += _S_hhi.pack(o.request_api_key, o.request_api_version, o.correlation_id)
+        f = "ClientId"
+        x_client_id = o.client_id
+        if x_client_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_client_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("RequestHeader", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "RequestHeader", v, f) from None
 
 
 def _d_RequestHeader_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[RequestHeader, int]:
@@ -111,18 +117,24 @@ def _d_RequestHeader_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Reque
 
 
 def _e_RequestHeader_1(o: RequestHeader, out: bytearray, v: int) -> None:
-    out += _S_hhi.pack(o.request_api_key, o.request_api_version, o.correlation_id)
-    x_client_id = o.client_id
-    if x_client_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_client_id.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "RequestApiKey"
+        out += _S_hhi.pack(o.request_api_key, o.request_api_version, o.correlation_id)
+        f = "ClientId"
+        x_client_id = o.client_id
+        if x_client_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_client_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "RequestHeader", v, f) from None
 
 
 RequestHeader.FIELDS = (

@@ -45,9 +45,14 @@ def _d_ResponseHeader_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Resp
 
 
 def _e_ResponseHeader_0(o: ResponseHeader, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.correlation_id)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("ResponseHeader", v)
+    f = ""
+    try:
+        f = "CorrelationId"
+        out += _S_i.pack(o.correlation_id)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("ResponseHeader", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ResponseHeader", v, f) from None
 
 
 def _d_ResponseHeader_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ResponseHeader, int]:
@@ -79,11 +84,16 @@ def _d_ResponseHeader_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Resp
 
 
 def _e_ResponseHeader_1(o: ResponseHeader, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.correlation_id)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "CorrelationId"
+        out += _S_i.pack(o.correlation_id)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ResponseHeader", v, f) from None
 
 
 ResponseHeader.FIELDS = (

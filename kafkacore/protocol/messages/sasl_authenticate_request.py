@@ -52,11 +52,16 @@ def _d_SaslAuthenticateRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_SaslAuthenticateRequest_0(o: SaslAuthenticateRequest, out: bytearray, v: int) -> None:
-    x_auth_bytes = o.auth_bytes
-    out += _w.I32.pack(len(x_auth_bytes))
-    out += x_auth_bytes
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SaslAuthenticateRequest", v)
+    f = ""
+    try:
+        f = "AuthBytes"
+        x_auth_bytes = o.auth_bytes
+        out += _w.I32.pack(len(x_auth_bytes))
+        out += x_auth_bytes
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SaslAuthenticateRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SaslAuthenticateRequest", v, f) from None
 
 
 def _d_SaslAuthenticateRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslAuthenticateRequest, int]:
@@ -100,13 +105,18 @@ def _d_SaslAuthenticateRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_SaslAuthenticateRequest_1(o: SaslAuthenticateRequest, out: bytearray, v: int) -> None:
-    x_auth_bytes = o.auth_bytes
-    out += _w.uvarint(len(x_auth_bytes) + 1)
-    out += x_auth_bytes
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "AuthBytes"
+        x_auth_bytes = o.auth_bytes
+        out += _w.uvarint(len(x_auth_bytes) + 1)
+        out += x_auth_bytes
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SaslAuthenticateRequest", v, f) from None
 
 
 SaslAuthenticateRequest.FIELDS = (

@@ -73,19 +73,26 @@ def _d_SaslAuthenticateResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_SaslAuthenticateResponse_0(o: SaslAuthenticateResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_auth_bytes = o.auth_bytes
-    out += _w.I32.pack(len(x_auth_bytes))
-    out += x_auth_bytes
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SaslAuthenticateResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "AuthBytes"
+        x_auth_bytes = o.auth_bytes
+        out += _w.I32.pack(len(x_auth_bytes))
+        out += x_auth_bytes
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SaslAuthenticateResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SaslAuthenticateResponse", v, f) from None
 
 
 def _d_SaslAuthenticateResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslAuthenticateResponse, int]:
@@ -127,20 +134,28 @@ def _d_SaslAuthenticateResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_SaslAuthenticateResponse_1(o: SaslAuthenticateResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_error_message.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    x_auth_bytes = o.auth_bytes
-    out += _w.I32.pack(len(x_auth_bytes))
-    out += x_auth_bytes
-    out += _S_q.pack(o.session_lifetime_ms)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SaslAuthenticateResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_error_message.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "AuthBytes"
+        x_auth_bytes = o.auth_bytes
+        out += _w.I32.pack(len(x_auth_bytes))
+        out += x_auth_bytes
+        f = "SessionLifetimeMs"
+        out += _S_q.pack(o.session_lifetime_ms)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SaslAuthenticateResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SaslAuthenticateResponse", v, f) from None
 
 
 def _d_SaslAuthenticateResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[SaslAuthenticateResponse, int]:
@@ -205,22 +220,30 @@ def _d_SaslAuthenticateResponse_2(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_SaslAuthenticateResponse_2(o: SaslAuthenticateResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_auth_bytes = o.auth_bytes
-    out += _w.uvarint(len(x_auth_bytes) + 1)
-    out += x_auth_bytes
-    out += _S_q.pack(o.session_lifetime_ms)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "AuthBytes"
+        x_auth_bytes = o.auth_bytes
+        out += _w.uvarint(len(x_auth_bytes) + 1)
+        out += x_auth_bytes
+        f = "SessionLifetimeMs"
+        out += _S_q.pack(o.session_lifetime_ms)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SaslAuthenticateResponse", v, f) from None
 
 
 SaslAuthenticateResponse.FIELDS = (

@@ -52,12 +52,17 @@ def _d_SaslHandshakeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_SaslHandshakeRequest_0(o: SaslHandshakeRequest, out: bytearray, v: int) -> None:
-    x_mechanism = o.mechanism
-    bx = x_mechanism.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SaslHandshakeRequest", v)
+    f = ""
+    try:
+        f = "Mechanism"
+        x_mechanism = o.mechanism
+        bx = x_mechanism.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SaslHandshakeRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SaslHandshakeRequest", v, f) from None
 
 
 SaslHandshakeRequest.FIELDS = (

@@ -65,15 +65,21 @@ def _d_SaslHandshakeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_SaslHandshakeResponse_0(o: SaslHandshakeResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_mechanisms = o.mechanisms
-    out += _w.I32.pack(len(x_mechanisms))
-    for el_mechanisms in x_mechanisms:
-        bx = el_mechanisms.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SaslHandshakeResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Mechanisms"
+        x_mechanisms = o.mechanisms
+        out += _w.I32.pack(len(x_mechanisms))
+        for el_mechanisms in x_mechanisms:
+            bx = el_mechanisms.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SaslHandshakeResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SaslHandshakeResponse", v, f) from None
 
 
 SaslHandshakeResponse.FIELDS = (

@@ -123,17 +123,23 @@ def _d_AcknowledgementBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_AcknowledgementBatch_0(o: AcknowledgementBatch, out: bytearray, v: int) -> None:
-    out += _S_qq.pack(o.first_offset, o.last_offset)
-    x_acknowledge_types = o.acknowledge_types
-    out += _w.uvarint(len(x_acknowledge_types) + 1)
-    out += (
-        _A_b[len(x_acknowledge_types)] if len(x_acknowledge_types) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_acknowledge_types)}b")
-    ).pack(*x_acknowledge_types)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "FirstOffset"
+        out += _S_qq.pack(o.first_offset, o.last_offset)
+        f = "AcknowledgeTypes"
+        x_acknowledge_types = o.acknowledge_types
+        out += _w.uvarint(len(x_acknowledge_types) + 1)
+        out += (
+            _A_b[len(x_acknowledge_types)] if len(x_acknowledge_types) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_acknowledge_types)}b")
+        ).pack(*x_acknowledge_types)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AcknowledgementBatch", v, f) from None
 
 
 def _d_AcknowledgePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AcknowledgePartition, int]:
@@ -182,15 +188,21 @@ def _d_AcknowledgePartition_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_AcknowledgePartition_0(o: AcknowledgePartition, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    x_acknowledgement_batches = o.acknowledgement_batches
-    out += _w.uvarint(len(x_acknowledgement_batches) + 1)
-    for el_acknowledgement_batches in x_acknowledgement_batches:
-        _e_AcknowledgementBatch_0(el_acknowledgement_batches, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        f = "AcknowledgementBatches"
+        x_acknowledgement_batches = o.acknowledgement_batches
+        out += _w.uvarint(len(x_acknowledgement_batches) + 1)
+        for el_acknowledgement_batches in x_acknowledgement_batches:
+            _e_AcknowledgementBatch_0(el_acknowledgement_batches, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AcknowledgePartition", v, f) from None
 
 
 def _d_AcknowledgeTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AcknowledgeTopic, int]:
@@ -240,15 +252,21 @@ def _d_AcknowledgeTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Ac
 
 
 def _e_AcknowledgeTopic_0(o: AcknowledgeTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_AcknowledgePartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_AcknowledgePartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AcknowledgeTopic", v, f) from None
 
 
 def _d_ShareAcknowledgeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeRequest, int]:
@@ -328,31 +346,39 @@ def _d_ShareAcknowledgeRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_ShareAcknowledgeRequest_0(o: ShareAcknowledgeRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    if x_group_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_member_id = o.member_id
-    if x_member_id is None:
-        out += b"\x00"
-    else:
-        bx = x_member_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.share_session_epoch)
-    if o.is_renew_ack:
-        raise _w.not_in_version("ShareAcknowledgeRequest", "IsRenewAck", v)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_AcknowledgeTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        if x_group_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberId"
+        x_member_id = o.member_id
+        if x_member_id is None:
+            out += b"\x00"
+        else:
+            bx = x_member_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ShareSessionEpoch"
+        out += _S_i.pack(o.share_session_epoch)
+        if o.is_renew_ack:
+            raise _w.not_in_version("ShareAcknowledgeRequest", "IsRenewAck", v)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_AcknowledgeTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareAcknowledgeRequest", v, f) from None
 
 
 def _d_ShareAcknowledgeRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeRequest, int]:
@@ -431,29 +457,37 @@ def _d_ShareAcknowledgeRequest_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_ShareAcknowledgeRequest_1(o: ShareAcknowledgeRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    if x_group_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_member_id = o.member_id
-    if x_member_id is None:
-        out += b"\x00"
-    else:
-        bx = x_member_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_io.pack(o.share_session_epoch, o.is_renew_ack)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_AcknowledgeTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        if x_group_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberId"
+        x_member_id = o.member_id
+        if x_member_id is None:
+            out += b"\x00"
+        else:
+            bx = x_member_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ShareSessionEpoch"
+        out += _S_io.pack(o.share_session_epoch, o.is_renew_ack)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_AcknowledgeTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareAcknowledgeRequest", v, f) from None
 
 
 AcknowledgementBatch.FIELDS = (

@@ -120,11 +120,16 @@ def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Le
 
 
 def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "LeaderId"
+        out += _S_ii.pack(o.leader_id, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaderIdAndEpoch", v, f) from None
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -173,20 +178,27 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_current_leader = o.current_leader
-    _e_LeaderIdAndEpoch_0(x_current_leader, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "CurrentLeader"
+        x_current_leader = o.current_leader
+        _e_LeaderIdAndEpoch_0(x_current_leader, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_ShareAcknowledgeTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeTopicResponse, int]:
@@ -236,15 +248,21 @@ def _d_ShareAcknowledgeTopicResponse_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_ShareAcknowledgeTopicResponse_0(o: ShareAcknowledgeTopicResponse, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareAcknowledgeTopicResponse", v, f) from None
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
@@ -309,23 +327,31 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
 
 
 def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.port)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Port"
+        out += _S_i.pack(o.port)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "NodeEndpoint", v, f) from None
 
 
 def _d_ShareAcknowledgeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeResponse, int]:
@@ -407,26 +433,34 @@ def _d_ShareAcknowledgeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_ShareAcknowledgeResponse_0(o: ShareAcknowledgeResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_ShareAcknowledgeTopicResponse_0(el_responses, out, v)
-    x_node_endpoints = o.node_endpoints
-    out += _w.uvarint(len(x_node_endpoints) + 1)
-    for el_node_endpoints in x_node_endpoints:
-        _e_NodeEndpoint_0(el_node_endpoints, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_ShareAcknowledgeTopicResponse_0(el_responses, out, v)
+        f = "NodeEndpoints"
+        x_node_endpoints = o.node_endpoints
+        out += _w.uvarint(len(x_node_endpoints) + 1)
+        for el_node_endpoints in x_node_endpoints:
+            _e_NodeEndpoint_0(el_node_endpoints, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareAcknowledgeResponse", v, f) from None
 
 
 def _d_ShareAcknowledgeResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareAcknowledgeResponse, int]:
@@ -510,27 +544,36 @@ def _d_ShareAcknowledgeResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_ShareAcknowledgeResponse_1(o: ShareAcknowledgeResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.acquisition_lock_timeout_ms)
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_ShareAcknowledgeTopicResponse_0(el_responses, out, v)
-    x_node_endpoints = o.node_endpoints
-    out += _w.uvarint(len(x_node_endpoints) + 1)
-    for el_node_endpoints in x_node_endpoints:
-        _e_NodeEndpoint_0(el_node_endpoints, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "AcquisitionLockTimeoutMs"
+        out += _S_i.pack(o.acquisition_lock_timeout_ms)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_ShareAcknowledgeTopicResponse_0(el_responses, out, v)
+        f = "NodeEndpoints"
+        x_node_endpoints = o.node_endpoints
+        out += _w.uvarint(len(x_node_endpoints) + 1)
+        for el_node_endpoints in x_node_endpoints:
+            _e_NodeEndpoint_0(el_node_endpoints, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareAcknowledgeResponse", v, f) from None
 
 
 LeaderIdAndEpoch.FIELDS = (

@@ -144,17 +144,23 @@ def _d_AcknowledgementBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_AcknowledgementBatch_0(o: AcknowledgementBatch, out: bytearray, v: int) -> None:
-    out += _S_qq.pack(o.first_offset, o.last_offset)
-    x_acknowledge_types = o.acknowledge_types
-    out += _w.uvarint(len(x_acknowledge_types) + 1)
-    out += (
-        _A_b[len(x_acknowledge_types)] if len(x_acknowledge_types) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_acknowledge_types)}b")
-    ).pack(*x_acknowledge_types)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "FirstOffset"
+        out += _S_qq.pack(o.first_offset, o.last_offset)
+        f = "AcknowledgeTypes"
+        x_acknowledge_types = o.acknowledge_types
+        out += _w.uvarint(len(x_acknowledge_types) + 1)
+        out += (
+            _A_b[len(x_acknowledge_types)] if len(x_acknowledge_types) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_acknowledge_types)}b")
+        ).pack(*x_acknowledge_types)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AcknowledgementBatch", v, f) from None
 
 
 def _d_FetchPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchPartition, int]:
@@ -204,17 +210,23 @@ def _d_FetchPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fetc
 
 
 def _e_FetchPartition_0(o: FetchPartition, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.partition_index)
-    if o.partition_max_bytes != 0:
-        raise _w.not_in_version("FetchPartition", "PartitionMaxBytes", v)
-    x_acknowledgement_batches = o.acknowledgement_batches
-    out += _w.uvarint(len(x_acknowledgement_batches) + 1)
-    for el_acknowledgement_batches in x_acknowledgement_batches:
-        _e_AcknowledgementBatch_0(el_acknowledgement_batches, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_i.pack(o.partition_index)
+        if o.partition_max_bytes != 0:
+            raise _w.not_in_version("FetchPartition", "PartitionMaxBytes", v)
+        f = "AcknowledgementBatches"
+        x_acknowledgement_batches = o.acknowledgement_batches
+        out += _w.uvarint(len(x_acknowledgement_batches) + 1)
+        for el_acknowledgement_batches in x_acknowledgement_batches:
+            _e_AcknowledgementBatch_0(el_acknowledgement_batches, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchPartition", v, f) from None
 
 
 def _d_FetchTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTopic, int]:
@@ -264,15 +276,21 @@ def _d_FetchTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchTop
 
 
 def _e_FetchTopic_0(o: FetchTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_FetchPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_FetchPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FetchTopic", v, f) from None
 
 
 def _d_ForgottenTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ForgottenTopic, int]:
@@ -322,17 +340,23 @@ def _d_ForgottenTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Forg
 
 
 def _e_ForgottenTopic_0(o: ForgottenTopic, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ForgottenTopic", v, f) from None
 
 
 def _d_ShareFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareFetchRequest, int]:
@@ -430,35 +454,44 @@ def _d_ShareFetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
 
 
 def _e_ShareFetchRequest_0(o: ShareFetchRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    if x_group_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_member_id = o.member_id
-    if x_member_id is None:
-        out += b"\x00"
-    else:
-        bx = x_member_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iiiiii.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size)
-    if o.is_renew_ack:
-        raise _w.not_in_version("ShareFetchRequest", "IsRenewAck", v)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_FetchTopic_0(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.uvarint(len(x_forgotten_topics_data) + 1)
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        if x_group_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberId"
+        x_member_id = o.member_id
+        if x_member_id is None:
+            out += b"\x00"
+        else:
+            bx = x_member_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ShareSessionEpoch"
+        out += _S_iiiiii.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size)
+        if o.is_renew_ack:
+            raise _w.not_in_version("ShareFetchRequest", "IsRenewAck", v)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_FetchTopic_0(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.uvarint(len(x_forgotten_topics_data) + 1)
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareFetchRequest", v, f) from None
 
 
 def _d_ShareFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareFetchRequest, int]:
@@ -554,33 +587,42 @@ def _d_ShareFetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
 
 
 def _e_ShareFetchRequest_1(o: ShareFetchRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    if x_group_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_member_id = o.member_id
-    if x_member_id is None:
-        out += b"\x00"
-    else:
-        bx = x_member_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iiiiiibo.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_FetchTopic_0(el_topics, out, v)
-    x_forgotten_topics_data = o.forgotten_topics_data
-    out += _w.uvarint(len(x_forgotten_topics_data) + 1)
-    for el_forgotten_topics_data in x_forgotten_topics_data:
-        _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        if x_group_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberId"
+        x_member_id = o.member_id
+        if x_member_id is None:
+            out += b"\x00"
+        else:
+            bx = x_member_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ShareSessionEpoch"
+        out += _S_iiiiiibo.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_FetchTopic_0(el_topics, out, v)
+        f = "ForgottenTopicsData"
+        x_forgotten_topics_data = o.forgotten_topics_data
+        out += _w.uvarint(len(x_forgotten_topics_data) + 1)
+        for el_forgotten_topics_data in x_forgotten_topics_data:
+            _e_ForgottenTopic_0(el_forgotten_topics_data, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareFetchRequest", v, f) from None
 
 
 AcknowledgementBatch.FIELDS = (

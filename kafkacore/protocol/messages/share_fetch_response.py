@@ -138,11 +138,16 @@ def _d_LeaderIdAndEpoch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Le
 
 
 def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "LeaderId"
+        out += _S_ii.pack(o.leader_id, o.leader_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "LeaderIdAndEpoch", v, f) from None
 
 
 def _d_AcquiredRecords_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[AcquiredRecords, int]:
@@ -174,11 +179,16 @@ def _d_AcquiredRecords_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Acq
 
 
 def _e_AcquiredRecords_0(o: AcquiredRecords, out: bytearray, v: int) -> None:
-    out += _S_qqh.pack(o.first_offset, o.last_offset, o.delivery_count)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "FirstOffset"
+        out += _S_qqh.pack(o.first_offset, o.last_offset, o.delivery_count)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "AcquiredRecords", v, f) from None
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -277,38 +287,49 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_h.pack(o.acknowledge_error_code)
-    x_acknowledge_error_message = o.acknowledge_error_message
-    if x_acknowledge_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_acknowledge_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_current_leader = o.current_leader
-    _e_LeaderIdAndEpoch_0(x_current_leader, out, v)
-    x_records = o.records
-    if x_records is None:
-        raise _w.null_field("PartitionData", "Records", v)
-    else:
-        out += _w.uvarint(len(x_records) + 1)
-        out += x_records
-    x_acquired_records = o.acquired_records
-    out += _w.uvarint(len(x_acquired_records) + 1)
-    for el_acquired_records in x_acquired_records:
-        _e_AcquiredRecords_0(el_acquired_records, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "AcknowledgeErrorCode"
+        out += _S_h.pack(o.acknowledge_error_code)
+        f = "AcknowledgeErrorMessage"
+        x_acknowledge_error_message = o.acknowledge_error_message
+        if x_acknowledge_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_acknowledge_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "CurrentLeader"
+        x_current_leader = o.current_leader
+        _e_LeaderIdAndEpoch_0(x_current_leader, out, v)
+        f = "Records"
+        x_records = o.records
+        if x_records is None:
+            raise _w.null_field("PartitionData", "Records", v)
+        else:
+            out += _w.uvarint(len(x_records) + 1)
+            out += x_records
+        f = "AcquiredRecords"
+        x_acquired_records = o.acquired_records
+        out += _w.uvarint(len(x_acquired_records) + 1)
+        for el_acquired_records in x_acquired_records:
+            _e_AcquiredRecords_0(el_acquired_records, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_ShareFetchableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareFetchableTopicResponse, int]:
@@ -358,15 +379,21 @@ def _d_ShareFetchableTopicResponse_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_ShareFetchableTopicResponse_0(o: ShareFetchableTopicResponse, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareFetchableTopicResponse", v, f) from None
 
 
 def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEndpoint, int]:
@@ -431,23 +458,31 @@ def _d_NodeEndpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[NodeEn
 
 
 def _e_NodeEndpoint_0(o: NodeEndpoint, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.node_id)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.port)
-    x_rack = o.rack
-    if x_rack is None:
-        out += b"\x00"
-    else:
-        bx = x_rack.encode()
+    f = ""
+    try:
+        f = "NodeId"
+        out += _S_i.pack(o.node_id)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "Port"
+        out += _S_i.pack(o.port)
+        f = "Rack"
+        x_rack = o.rack
+        if x_rack is None:
+            out += b"\x00"
+        else:
+            bx = x_rack.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "NodeEndpoint", v, f) from None
 
 
 def _d_ShareFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareFetchResponse, int]:
@@ -531,27 +566,36 @@ def _d_ShareFetchResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[
 
 
 def _e_ShareFetchResponse_0(o: ShareFetchResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_i.pack(o.acquisition_lock_timeout_ms)
-    x_responses = o.responses
-    out += _w.uvarint(len(x_responses) + 1)
-    for el_responses in x_responses:
-        _e_ShareFetchableTopicResponse_0(el_responses, out, v)
-    x_node_endpoints = o.node_endpoints
-    out += _w.uvarint(len(x_node_endpoints) + 1)
-    for el_node_endpoints in x_node_endpoints:
-        _e_NodeEndpoint_0(el_node_endpoints, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "AcquisitionLockTimeoutMs"
+        out += _S_i.pack(o.acquisition_lock_timeout_ms)
+        f = "Responses"
+        x_responses = o.responses
+        out += _w.uvarint(len(x_responses) + 1)
+        for el_responses in x_responses:
+            _e_ShareFetchableTopicResponse_0(el_responses, out, v)
+        f = "NodeEndpoints"
+        x_node_endpoints = o.node_endpoints
+        out += _w.uvarint(len(x_node_endpoints) + 1)
+        for el_node_endpoints in x_node_endpoints:
+            _e_NodeEndpoint_0(el_node_endpoints, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareFetchResponse", v, f) from None
 
 
 LeaderIdAndEpoch.FIELDS = (

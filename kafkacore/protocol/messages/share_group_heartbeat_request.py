@@ -135,35 +135,44 @@ def _d_ShareGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_ShareGroupHeartbeatRequest_0(o: ShareGroupHeartbeatRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.member_epoch)
-    x_rack_id = o.rack_id
-    if x_rack_id is None:
-        out += b"\x00"
-    else:
-        bx = x_rack_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_subscribed_topic_names = o.subscribed_topic_names
-    if x_subscribed_topic_names is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_subscribed_topic_names) + 1)
-        for el_subscribed_topic_names in x_subscribed_topic_names:
-            bx = el_subscribed_topic_names.encode()
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "MemberEpoch"
+        out += _S_i.pack(o.member_epoch)
+        f = "RackId"
+        x_rack_id = o.rack_id
+        if x_rack_id is None:
+            out += b"\x00"
+        else:
+            bx = x_rack_id.encode()
             out += _w.uvarint(len(bx) + 1)
             out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "SubscribedTopicNames"
+        x_subscribed_topic_names = o.subscribed_topic_names
+        if x_subscribed_topic_names is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_subscribed_topic_names) + 1)
+            for el_subscribed_topic_names in x_subscribed_topic_names:
+                bx = el_subscribed_topic_names.encode()
+                out += _w.uvarint(len(bx) + 1)
+                out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareGroupHeartbeatRequest", v, f) from None
 
 
 ShareGroupHeartbeatRequest.FIELDS = (

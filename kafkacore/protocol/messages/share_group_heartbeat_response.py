@@ -112,17 +112,23 @@ def _d_TopicPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Top
 
 
 def _e_TopicPartitions_0(o: TopicPartitions, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicPartitions", v, f) from None
 
 
 def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignment, int]:
@@ -168,14 +174,19 @@ def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignme
 
 
 def _e_Assignment_0(o: Assignment, out: bytearray, v: int) -> None:
-    x_topic_partitions = o.topic_partitions
-    out += _w.uvarint(len(x_topic_partitions) + 1)
-    for el_topic_partitions in x_topic_partitions:
-        _e_TopicPartitions_0(el_topic_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicPartitions"
+        x_topic_partitions = o.topic_partitions
+        out += _w.uvarint(len(x_topic_partitions) + 1)
+        for el_topic_partitions in x_topic_partitions:
+            _e_TopicPartitions_0(el_topic_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Assignment", v, f) from None
 
 
 def _d_ShareGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ShareGroupHeartbeatResponse, int]:
@@ -247,32 +258,41 @@ def _d_ShareGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_ShareGroupHeartbeatResponse_0(o: ShareGroupHeartbeatResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_member_id = o.member_id
-    if x_member_id is None:
-        out += b"\x00"
-    else:
-        bx = x_member_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_ii.pack(o.member_epoch, o.heartbeat_interval_ms)
-    x_assignment = o.assignment
-    if x_assignment is None:
-        out += b"\xff"
-    else:
-        out += b"\x01"
-        _e_Assignment_0(x_assignment, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberId"
+        x_member_id = o.member_id
+        if x_member_id is None:
+            out += b"\x00"
+        else:
+            bx = x_member_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberEpoch"
+        out += _S_ii.pack(o.member_epoch, o.heartbeat_interval_ms)
+        f = "Assignment"
+        x_assignment = o.assignment
+        if x_assignment is None:
+            out += b"\xff"
+        else:
+            out += b"\x01"
+            _e_Assignment_0(x_assignment, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "ShareGroupHeartbeatResponse", v, f) from None
 
 
 TopicPartitions.FIELDS = (

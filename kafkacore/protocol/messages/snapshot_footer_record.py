@@ -60,11 +60,16 @@ def _d_SnapshotFooterRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_SnapshotFooterRecord_0(o: SnapshotFooterRecord, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.version)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Version"
+        out += _S_h.pack(o.version)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SnapshotFooterRecord", v, f) from None
 
 
 SnapshotFooterRecord.FIELDS = (

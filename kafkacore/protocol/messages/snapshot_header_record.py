@@ -61,11 +61,16 @@ def _d_SnapshotHeaderRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_SnapshotHeaderRecord_0(o: SnapshotHeaderRecord, out: bytearray, v: int) -> None:
-    out += _S_hq.pack(o.version, o.last_contained_log_timestamp)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Version"
+        out += _S_hq.pack(o.version, o.last_contained_log_timestamp)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SnapshotHeaderRecord", v, f) from None
 
 
 SnapshotHeaderRecord.FIELDS = (

@@ -88,17 +88,23 @@ def _d_StreamsGroupDescribeRequest_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_StreamsGroupDescribeRequest_0(o: StreamsGroupDescribeRequest, out: bytearray, v: int) -> None:
-    x_group_ids = o.group_ids
-    out += _w.uvarint(len(x_group_ids) + 1)
-    for el_group_ids in x_group_ids:
-        bx = el_group_ids.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_o.pack(o.include_authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupIds"
+        x_group_ids = o.group_ids
+        out += _w.uvarint(len(x_group_ids) + 1)
+        for el_group_ids in x_group_ids:
+            bx = el_group_ids.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "IncludeAuthorizedOperations"
+        out += _S_o.pack(o.include_authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "StreamsGroupDescribeRequest", v, f) from None
 
 
 StreamsGroupDescribeRequest.FIELDS = (

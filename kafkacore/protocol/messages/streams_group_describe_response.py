@@ -235,18 +235,24 @@ def _d_KeyValue_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KeyValue, 
 
 
 def _e_KeyValue_0(o: KeyValue, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_value = o.value
-    bx = x_value.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Value"
+        x_value = o.value
+        bx = x_value.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "KeyValue", v, f) from None
 
 
 def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo, int]:
@@ -310,19 +316,26 @@ def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo
 
 
 def _e_TopicInfo_0(o: TopicInfo, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ih.pack(o.partitions, o.replication_factor)
-    x_topic_configs = o.topic_configs
-    out += _w.uvarint(len(x_topic_configs) + 1)
-    for el_topic_configs in x_topic_configs:
-        _e_KeyValue_0(el_topic_configs, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        out += _S_ih.pack(o.partitions, o.replication_factor)
+        f = "TopicConfigs"
+        x_topic_configs = o.topic_configs
+        out += _w.uvarint(len(x_topic_configs) + 1)
+        for el_topic_configs in x_topic_configs:
+            _e_KeyValue_0(el_topic_configs, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicInfo", v, f) from None
 
 
 def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopology, int]:
@@ -450,34 +463,43 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
 
 
 def _e_Subtopology_0(o: Subtopology, out: bytearray, v: int) -> None:
-    x_subtopology_id = o.subtopology_id
-    bx = x_subtopology_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_source_topics = o.source_topics
-    out += _w.uvarint(len(x_source_topics) + 1)
-    for el_source_topics in x_source_topics:
-        bx = el_source_topics.encode()
+    f = ""
+    try:
+        f = "SubtopologyId"
+        x_subtopology_id = o.subtopology_id
+        bx = x_subtopology_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_repartition_sink_topics = o.repartition_sink_topics
-    out += _w.uvarint(len(x_repartition_sink_topics) + 1)
-    for el_repartition_sink_topics in x_repartition_sink_topics:
-        bx = el_repartition_sink_topics.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_state_changelog_topics = o.state_changelog_topics
-    out += _w.uvarint(len(x_state_changelog_topics) + 1)
-    for el_state_changelog_topics in x_state_changelog_topics:
-        _e_TopicInfo_0(el_state_changelog_topics, out, v)
-    x_repartition_source_topics = o.repartition_source_topics
-    out += _w.uvarint(len(x_repartition_source_topics) + 1)
-    for el_repartition_source_topics in x_repartition_source_topics:
-        _e_TopicInfo_0(el_repartition_source_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "SourceTopics"
+        x_source_topics = o.source_topics
+        out += _w.uvarint(len(x_source_topics) + 1)
+        for el_source_topics in x_source_topics:
+            bx = el_source_topics.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "RepartitionSinkTopics"
+        x_repartition_sink_topics = o.repartition_sink_topics
+        out += _w.uvarint(len(x_repartition_sink_topics) + 1)
+        for el_repartition_sink_topics in x_repartition_sink_topics:
+            bx = el_repartition_sink_topics.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "StateChangelogTopics"
+        x_state_changelog_topics = o.state_changelog_topics
+        out += _w.uvarint(len(x_state_changelog_topics) + 1)
+        for el_state_changelog_topics in x_state_changelog_topics:
+            _e_TopicInfo_0(el_state_changelog_topics, out, v)
+        f = "RepartitionSourceTopics"
+        x_repartition_source_topics = o.repartition_source_topics
+        out += _w.uvarint(len(x_repartition_source_topics) + 1)
+        for el_repartition_source_topics in x_repartition_source_topics:
+            _e_TopicInfo_0(el_repartition_source_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Subtopology", v, f) from None
 
 
 def _d_Topology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topology, int]:
@@ -526,18 +548,24 @@ def _d_Topology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topology, 
 
 
 def _e_Topology_0(o: Topology, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.epoch)
-    x_subtopologies = o.subtopologies
-    if x_subtopologies is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_subtopologies) + 1)
-        for el_subtopologies in x_subtopologies:
-            _e_Subtopology_0(el_subtopologies, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Epoch"
+        out += _S_i.pack(o.epoch)
+        f = "Subtopologies"
+        x_subtopologies = o.subtopologies
+        if x_subtopologies is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_subtopologies) + 1)
+            for el_subtopologies in x_subtopologies:
+                _e_Subtopology_0(el_subtopologies, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Topology", v, f) from None
 
 
 def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, int]:
@@ -584,15 +612,21 @@ def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, 
 
 
 def _e_Endpoint_0(o: Endpoint, out: bytearray, v: int) -> None:
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Endpoint", v, f) from None
 
 
 def _d_TaskOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskOffset, int]:
@@ -639,15 +673,21 @@ def _d_TaskOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskOffs
 
 
 def _e_TaskOffset_0(o: TaskOffset, out: bytearray, v: int) -> None:
-    x_subtopology_id = o.subtopology_id
-    bx = x_subtopology_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_iq.pack(o.partition, o.offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "SubtopologyId"
+        x_subtopology_id = o.subtopology_id
+        bx = x_subtopology_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partition"
+        out += _S_iq.pack(o.partition, o.offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TaskOffset", v, f) from None
 
 
 def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, int]:
@@ -708,20 +748,26 @@ def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, in
 
 
 def _e_TaskIds_0(o: TaskIds, out: bytearray, v: int) -> None:
-    x_subtopology_id = o.subtopology_id
-    bx = x_subtopology_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "SubtopologyId"
+        x_subtopology_id = o.subtopology_id
+        bx = x_subtopology_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TaskIds", v, f) from None
 
 
 def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignment, int]:
@@ -801,22 +847,29 @@ def _d_Assignment_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Assignme
 
 
 def _e_Assignment_0(o: Assignment, out: bytearray, v: int) -> None:
-    x_active_tasks = o.active_tasks
-    out += _w.uvarint(len(x_active_tasks) + 1)
-    for el_active_tasks in x_active_tasks:
-        _e_TaskIds_0(el_active_tasks, out, v)
-    x_standby_tasks = o.standby_tasks
-    out += _w.uvarint(len(x_standby_tasks) + 1)
-    for el_standby_tasks in x_standby_tasks:
-        _e_TaskIds_0(el_standby_tasks, out, v)
-    x_warmup_tasks = o.warmup_tasks
-    out += _w.uvarint(len(x_warmup_tasks) + 1)
-    for el_warmup_tasks in x_warmup_tasks:
-        _e_TaskIds_0(el_warmup_tasks, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ActiveTasks"
+        x_active_tasks = o.active_tasks
+        out += _w.uvarint(len(x_active_tasks) + 1)
+        for el_active_tasks in x_active_tasks:
+            _e_TaskIds_0(el_active_tasks, out, v)
+        f = "StandbyTasks"
+        x_standby_tasks = o.standby_tasks
+        out += _w.uvarint(len(x_standby_tasks) + 1)
+        for el_standby_tasks in x_standby_tasks:
+            _e_TaskIds_0(el_standby_tasks, out, v)
+        f = "WarmupTasks"
+        x_warmup_tasks = o.warmup_tasks
+        out += _w.uvarint(len(x_warmup_tasks) + 1)
+        for el_warmup_tasks in x_warmup_tasks:
+            _e_TaskIds_0(el_warmup_tasks, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Assignment", v, f) from None
 
 
 def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]:
@@ -1006,65 +1059,84 @@ def _d_Member_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Member, int]
 
 
 def _e_Member_0(o: Member, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.member_epoch)
-    x_instance_id = o.instance_id
-    if x_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_instance_id.encode()
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_rack_id = o.rack_id
-    if x_rack_id is None:
-        out += b"\x00"
-    else:
-        bx = x_rack_id.encode()
+        f = "MemberEpoch"
+        out += _S_i.pack(o.member_epoch)
+        f = "InstanceId"
+        x_instance_id = o.instance_id
+        if x_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "RackId"
+        x_rack_id = o.rack_id
+        if x_rack_id is None:
+            out += b"\x00"
+        else:
+            bx = x_rack_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ClientId"
+        x_client_id = o.client_id
+        bx = x_client_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_client_id = o.client_id
-    bx = x_client_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_client_host = o.client_host
-    bx = x_client_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.topology_epoch)
-    x_process_id = o.process_id
-    bx = x_process_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_user_endpoint = o.user_endpoint
-    if x_user_endpoint is None:
-        out += b"\xff"
-    else:
-        out += b"\x01"
-        _e_Endpoint_0(x_user_endpoint, out, v)
-    x_client_tags = o.client_tags
-    out += _w.uvarint(len(x_client_tags) + 1)
-    for el_client_tags in x_client_tags:
-        _e_KeyValue_0(el_client_tags, out, v)
-    x_task_offsets = o.task_offsets
-    out += _w.uvarint(len(x_task_offsets) + 1)
-    for el_task_offsets in x_task_offsets:
-        _e_TaskOffset_0(el_task_offsets, out, v)
-    x_task_end_offsets = o.task_end_offsets
-    out += _w.uvarint(len(x_task_end_offsets) + 1)
-    for el_task_end_offsets in x_task_end_offsets:
-        _e_TaskOffset_0(el_task_end_offsets, out, v)
-    x_assignment = o.assignment
-    _e_Assignment_0(x_assignment, out, v)
-    x_target_assignment = o.target_assignment
-    _e_Assignment_0(x_target_assignment, out, v)
-    out += _S_o.pack(o.is_classic)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "ClientHost"
+        x_client_host = o.client_host
+        bx = x_client_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "TopologyEpoch"
+        out += _S_i.pack(o.topology_epoch)
+        f = "ProcessId"
+        x_process_id = o.process_id
+        bx = x_process_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "UserEndpoint"
+        x_user_endpoint = o.user_endpoint
+        if x_user_endpoint is None:
+            out += b"\xff"
+        else:
+            out += b"\x01"
+            _e_Endpoint_0(x_user_endpoint, out, v)
+        f = "ClientTags"
+        x_client_tags = o.client_tags
+        out += _w.uvarint(len(x_client_tags) + 1)
+        for el_client_tags in x_client_tags:
+            _e_KeyValue_0(el_client_tags, out, v)
+        f = "TaskOffsets"
+        x_task_offsets = o.task_offsets
+        out += _w.uvarint(len(x_task_offsets) + 1)
+        for el_task_offsets in x_task_offsets:
+            _e_TaskOffset_0(el_task_offsets, out, v)
+        f = "TaskEndOffsets"
+        x_task_end_offsets = o.task_end_offsets
+        out += _w.uvarint(len(x_task_end_offsets) + 1)
+        for el_task_end_offsets in x_task_end_offsets:
+            _e_TaskOffset_0(el_task_end_offsets, out, v)
+        f = "Assignment"
+        x_assignment = o.assignment
+        _e_Assignment_0(x_assignment, out, v)
+        f = "TargetAssignment"
+        x_target_assignment = o.target_assignment
+        _e_Assignment_0(x_target_assignment, out, v)
+        f = "IsClassic"
+        out += _S_o.pack(o.is_classic)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Member", v, f) from None
 
 
 def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[DescribedGroup, int]:
@@ -1171,38 +1243,50 @@ def _d_DescribedGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Desc
 
 
 def _e_DescribedGroup_0(o: DescribedGroup, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_state = o.group_state
-    bx = x_group_state.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
-    x_topology = o.topology
-    if x_topology is None:
-        out += b"\xff"
-    else:
-        out += b"\x01"
-        _e_Topology_0(x_topology, out, v)
-    x_members = o.members
-    out += _w.uvarint(len(x_members) + 1)
-    for el_members in x_members:
-        _e_Member_0(el_members, out, v)
-    out += _S_i.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupState"
+        x_group_state = o.group_state
+        bx = x_group_state.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupEpoch"
+        out += _S_ii.pack(o.group_epoch, o.assignment_epoch)
+        f = "Topology"
+        x_topology = o.topology
+        if x_topology is None:
+            out += b"\xff"
+        else:
+            out += b"\x01"
+            _e_Topology_0(x_topology, out, v)
+        f = "Members"
+        x_members = o.members
+        out += _w.uvarint(len(x_members) + 1)
+        for el_members in x_members:
+            _e_Member_0(el_members, out, v)
+        f = "AuthorizedOperations"
+        out += _S_i.pack(o.authorized_operations)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "DescribedGroup", v, f) from None
 
 
 def _d_StreamsGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StreamsGroupDescribeResponse, int]:
@@ -1251,15 +1335,21 @@ def _d_StreamsGroupDescribeResponse_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_StreamsGroupDescribeResponse_0(o: StreamsGroupDescribeResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_groups = o.groups
-    out += _w.uvarint(len(x_groups) + 1)
-    for el_groups in x_groups:
-        _e_DescribedGroup_0(el_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Groups"
+        x_groups = o.groups
+        out += _w.uvarint(len(x_groups) + 1)
+        for el_groups in x_groups:
+            _e_DescribedGroup_0(el_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "StreamsGroupDescribeResponse", v, f) from None
 
 
 KeyValue.FIELDS = (

@@ -210,18 +210,24 @@ def _d_KeyValue_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KeyValue, 
 
 
 def _e_KeyValue_0(o: KeyValue, out: bytearray, v: int) -> None:
-    x_key = o.key
-    bx = x_key.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_value = o.value
-    bx = x_value.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Key"
+        x_key = o.key
+        bx = x_key.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Value"
+        x_value = o.value
+        bx = x_value.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "KeyValue", v, f) from None
 
 
 def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo, int]:
@@ -285,19 +291,26 @@ def _d_TopicInfo_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicInfo
 
 
 def _e_TopicInfo_0(o: TopicInfo, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ih.pack(o.partitions, o.replication_factor)
-    x_topic_configs = o.topic_configs
-    out += _w.uvarint(len(x_topic_configs) + 1)
-    for el_topic_configs in x_topic_configs:
-        _e_KeyValue_0(el_topic_configs, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        out += _S_ih.pack(o.partitions, o.replication_factor)
+        f = "TopicConfigs"
+        x_topic_configs = o.topic_configs
+        out += _w.uvarint(len(x_topic_configs) + 1)
+        for el_topic_configs in x_topic_configs:
+            _e_KeyValue_0(el_topic_configs, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicInfo", v, f) from None
 
 
 def _d_CopartitionGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CopartitionGroup, int]:
@@ -377,28 +390,35 @@ def _d_CopartitionGroup_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Co
 
 
 def _e_CopartitionGroup_0(o: CopartitionGroup, out: bytearray, v: int) -> None:
-    x_source_topics = o.source_topics
-    out += _w.uvarint(len(x_source_topics) + 1)
-    out += (
-        _A_h[len(x_source_topics)] if len(x_source_topics) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_source_topics)}h")
-    ).pack(*x_source_topics)
-    x_source_topic_regex = o.source_topic_regex
-    out += _w.uvarint(len(x_source_topic_regex) + 1)
-    out += (
-        _A_h[len(x_source_topic_regex)] if len(x_source_topic_regex) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_source_topic_regex)}h")
-    ).pack(*x_source_topic_regex)
-    x_repartition_source_topics = o.repartition_source_topics
-    out += _w.uvarint(len(x_repartition_source_topics) + 1)
-    out += (
-        _A_h[len(x_repartition_source_topics)] if len(x_repartition_source_topics) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_repartition_source_topics)}h")
-    ).pack(*x_repartition_source_topics)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "SourceTopics"
+        x_source_topics = o.source_topics
+        out += _w.uvarint(len(x_source_topics) + 1)
+        out += (
+            _A_h[len(x_source_topics)] if len(x_source_topics) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_source_topics)}h")
+        ).pack(*x_source_topics)
+        f = "SourceTopicRegex"
+        x_source_topic_regex = o.source_topic_regex
+        out += _w.uvarint(len(x_source_topic_regex) + 1)
+        out += (
+            _A_h[len(x_source_topic_regex)] if len(x_source_topic_regex) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_source_topic_regex)}h")
+        ).pack(*x_source_topic_regex)
+        f = "RepartitionSourceTopics"
+        x_repartition_source_topics = o.repartition_source_topics
+        out += _w.uvarint(len(x_repartition_source_topics) + 1)
+        out += (
+            _A_h[len(x_repartition_source_topics)] if len(x_repartition_source_topics) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_repartition_source_topics)}h")
+        ).pack(*x_repartition_source_topics)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CopartitionGroup", v, f) from None
 
 
 def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopology, int]:
@@ -568,44 +588,55 @@ def _d_Subtopology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Subtopo
 
 
 def _e_Subtopology_0(o: Subtopology, out: bytearray, v: int) -> None:
-    x_subtopology_id = o.subtopology_id
-    bx = x_subtopology_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_source_topics = o.source_topics
-    out += _w.uvarint(len(x_source_topics) + 1)
-    for el_source_topics in x_source_topics:
-        bx = el_source_topics.encode()
+    f = ""
+    try:
+        f = "SubtopologyId"
+        x_subtopology_id = o.subtopology_id
+        bx = x_subtopology_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_source_topic_regex = o.source_topic_regex
-    out += _w.uvarint(len(x_source_topic_regex) + 1)
-    for el_source_topic_regex in x_source_topic_regex:
-        bx = el_source_topic_regex.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_state_changelog_topics = o.state_changelog_topics
-    out += _w.uvarint(len(x_state_changelog_topics) + 1)
-    for el_state_changelog_topics in x_state_changelog_topics:
-        _e_TopicInfo_0(el_state_changelog_topics, out, v)
-    x_repartition_sink_topics = o.repartition_sink_topics
-    out += _w.uvarint(len(x_repartition_sink_topics) + 1)
-    for el_repartition_sink_topics in x_repartition_sink_topics:
-        bx = el_repartition_sink_topics.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_repartition_source_topics = o.repartition_source_topics
-    out += _w.uvarint(len(x_repartition_source_topics) + 1)
-    for el_repartition_source_topics in x_repartition_source_topics:
-        _e_TopicInfo_0(el_repartition_source_topics, out, v)
-    x_copartition_groups = o.copartition_groups
-    out += _w.uvarint(len(x_copartition_groups) + 1)
-    for el_copartition_groups in x_copartition_groups:
-        _e_CopartitionGroup_0(el_copartition_groups, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "SourceTopics"
+        x_source_topics = o.source_topics
+        out += _w.uvarint(len(x_source_topics) + 1)
+        for el_source_topics in x_source_topics:
+            bx = el_source_topics.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "SourceTopicRegex"
+        x_source_topic_regex = o.source_topic_regex
+        out += _w.uvarint(len(x_source_topic_regex) + 1)
+        for el_source_topic_regex in x_source_topic_regex:
+            bx = el_source_topic_regex.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "StateChangelogTopics"
+        x_state_changelog_topics = o.state_changelog_topics
+        out += _w.uvarint(len(x_state_changelog_topics) + 1)
+        for el_state_changelog_topics in x_state_changelog_topics:
+            _e_TopicInfo_0(el_state_changelog_topics, out, v)
+        f = "RepartitionSinkTopics"
+        x_repartition_sink_topics = o.repartition_sink_topics
+        out += _w.uvarint(len(x_repartition_sink_topics) + 1)
+        for el_repartition_sink_topics in x_repartition_sink_topics:
+            bx = el_repartition_sink_topics.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "RepartitionSourceTopics"
+        x_repartition_source_topics = o.repartition_source_topics
+        out += _w.uvarint(len(x_repartition_source_topics) + 1)
+        for el_repartition_source_topics in x_repartition_source_topics:
+            _e_TopicInfo_0(el_repartition_source_topics, out, v)
+        f = "CopartitionGroups"
+        x_copartition_groups = o.copartition_groups
+        out += _w.uvarint(len(x_copartition_groups) + 1)
+        for el_copartition_groups in x_copartition_groups:
+            _e_CopartitionGroup_0(el_copartition_groups, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Subtopology", v, f) from None
 
 
 def _d_Topology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topology, int]:
@@ -654,15 +685,21 @@ def _d_Topology_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topology, 
 
 
 def _e_Topology_0(o: Topology, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.epoch)
-    x_subtopologies = o.subtopologies
-    out += _w.uvarint(len(x_subtopologies) + 1)
-    for el_subtopologies in x_subtopologies:
-        _e_Subtopology_0(el_subtopologies, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Epoch"
+        out += _S_i.pack(o.epoch)
+        f = "Subtopologies"
+        x_subtopologies = o.subtopologies
+        out += _w.uvarint(len(x_subtopologies) + 1)
+        for el_subtopologies in x_subtopologies:
+            _e_Subtopology_0(el_subtopologies, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Topology", v, f) from None
 
 
 def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, int]:
@@ -723,20 +760,26 @@ def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, in
 
 
 def _e_TaskIds_0(o: TaskIds, out: bytearray, v: int) -> None:
-    x_subtopology_id = o.subtopology_id
-    bx = x_subtopology_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "SubtopologyId"
+        x_subtopology_id = o.subtopology_id
+        bx = x_subtopology_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TaskIds", v, f) from None
 
 
 def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, int]:
@@ -783,15 +826,21 @@ def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, 
 
 
 def _e_Endpoint_0(o: Endpoint, out: bytearray, v: int) -> None:
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Endpoint", v, f) from None
 
 
 def _d_TaskOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskOffset, int]:
@@ -838,15 +887,21 @@ def _d_TaskOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskOffs
 
 
 def _e_TaskOffset_0(o: TaskOffset, out: bytearray, v: int) -> None:
-    x_subtopology_id = o.subtopology_id
-    bx = x_subtopology_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_iq.pack(o.partition, o.offset)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "SubtopologyId"
+        x_subtopology_id = o.subtopology_id
+        bx = x_subtopology_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partition"
+        out += _S_iq.pack(o.partition, o.offset)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TaskOffset", v, f) from None
 
 
 def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StreamsGroupHeartbeatRequest, int]:
@@ -1075,96 +1130,116 @@ def _d_StreamsGroupHeartbeatRequest_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_StreamsGroupHeartbeatRequest_0(o: StreamsGroupHeartbeatRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ii.pack(o.member_epoch, o.endpoint_information_epoch)
-    x_instance_id = o.instance_id
-    if x_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_rack_id = o.rack_id
-    if x_rack_id is None:
-        out += b"\x00"
-    else:
-        bx = x_rack_id.encode()
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    out += _S_i.pack(o.rebalance_timeout_ms)
-    x_topology = o.topology
-    if x_topology is None:
-        out += b"\xff"
-    else:
-        out += b"\x01"
-        _e_Topology_0(x_topology, out, v)
-    x_active_tasks = o.active_tasks
-    if x_active_tasks is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_active_tasks) + 1)
-        for el_active_tasks in x_active_tasks:
-            _e_TaskIds_0(el_active_tasks, out, v)
-    x_standby_tasks = o.standby_tasks
-    if x_standby_tasks is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_standby_tasks) + 1)
-        for el_standby_tasks in x_standby_tasks:
-            _e_TaskIds_0(el_standby_tasks, out, v)
-    x_warmup_tasks = o.warmup_tasks
-    if x_warmup_tasks is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_warmup_tasks) + 1)
-        for el_warmup_tasks in x_warmup_tasks:
-            _e_TaskIds_0(el_warmup_tasks, out, v)
-    x_process_id = o.process_id
-    if x_process_id is None:
-        out += b"\x00"
-    else:
-        bx = x_process_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_user_endpoint = o.user_endpoint
-    if x_user_endpoint is None:
-        out += b"\xff"
-    else:
-        out += b"\x01"
-        _e_Endpoint_0(x_user_endpoint, out, v)
-    x_client_tags = o.client_tags
-    if x_client_tags is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_client_tags) + 1)
-        for el_client_tags in x_client_tags:
-            _e_KeyValue_0(el_client_tags, out, v)
-    x_task_offsets = o.task_offsets
-    if x_task_offsets is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_task_offsets) + 1)
-        for el_task_offsets in x_task_offsets:
-            _e_TaskOffset_0(el_task_offsets, out, v)
-    x_task_end_offsets = o.task_end_offsets
-    if x_task_end_offsets is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_task_end_offsets) + 1)
-        for el_task_end_offsets in x_task_end_offsets:
-            _e_TaskOffset_0(el_task_end_offsets, out, v)
-    out += _S_o.pack(o.shutdown_application)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "MemberEpoch"
+        out += _S_ii.pack(o.member_epoch, o.endpoint_information_epoch)
+        f = "InstanceId"
+        x_instance_id = o.instance_id
+        if x_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "RackId"
+        x_rack_id = o.rack_id
+        if x_rack_id is None:
+            out += b"\x00"
+        else:
+            bx = x_rack_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "RebalanceTimeoutMs"
+        out += _S_i.pack(o.rebalance_timeout_ms)
+        f = "Topology"
+        x_topology = o.topology
+        if x_topology is None:
+            out += b"\xff"
+        else:
+            out += b"\x01"
+            _e_Topology_0(x_topology, out, v)
+        f = "ActiveTasks"
+        x_active_tasks = o.active_tasks
+        if x_active_tasks is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_active_tasks) + 1)
+            for el_active_tasks in x_active_tasks:
+                _e_TaskIds_0(el_active_tasks, out, v)
+        f = "StandbyTasks"
+        x_standby_tasks = o.standby_tasks
+        if x_standby_tasks is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_standby_tasks) + 1)
+            for el_standby_tasks in x_standby_tasks:
+                _e_TaskIds_0(el_standby_tasks, out, v)
+        f = "WarmupTasks"
+        x_warmup_tasks = o.warmup_tasks
+        if x_warmup_tasks is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_warmup_tasks) + 1)
+            for el_warmup_tasks in x_warmup_tasks:
+                _e_TaskIds_0(el_warmup_tasks, out, v)
+        f = "ProcessId"
+        x_process_id = o.process_id
+        if x_process_id is None:
+            out += b"\x00"
+        else:
+            bx = x_process_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "UserEndpoint"
+        x_user_endpoint = o.user_endpoint
+        if x_user_endpoint is None:
+            out += b"\xff"
+        else:
+            out += b"\x01"
+            _e_Endpoint_0(x_user_endpoint, out, v)
+        f = "ClientTags"
+        x_client_tags = o.client_tags
+        if x_client_tags is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_client_tags) + 1)
+            for el_client_tags in x_client_tags:
+                _e_KeyValue_0(el_client_tags, out, v)
+        f = "TaskOffsets"
+        x_task_offsets = o.task_offsets
+        if x_task_offsets is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_task_offsets) + 1)
+            for el_task_offsets in x_task_offsets:
+                _e_TaskOffset_0(el_task_offsets, out, v)
+        f = "TaskEndOffsets"
+        x_task_end_offsets = o.task_end_offsets
+        if x_task_end_offsets is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_task_end_offsets) + 1)
+            for el_task_end_offsets in x_task_end_offsets:
+                _e_TaskOffset_0(el_task_end_offsets, out, v)
+        f = "ShutdownApplication"
+        out += _S_o.pack(o.shutdown_application)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "StreamsGroupHeartbeatRequest", v, f) from None
 
 
 KeyValue.FIELDS = (

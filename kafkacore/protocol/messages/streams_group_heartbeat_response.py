@@ -152,15 +152,21 @@ def _d_Status_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Status, int]
 
 
 def _e_Status_0(o: Status, out: bytearray, v: int) -> None:
-    out += _S_b.pack(o.status_code)
-    x_status_detail = o.status_detail
-    bx = x_status_detail.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "StatusCode"
+        out += _S_b.pack(o.status_code)
+        f = "StatusDetail"
+        x_status_detail = o.status_detail
+        bx = x_status_detail.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Status", v, f) from None
 
 
 def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, int]:
@@ -221,20 +227,26 @@ def _d_TaskIds_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TaskIds, in
 
 
 def _e_TaskIds_0(o: TaskIds, out: bytearray, v: int) -> None:
-    x_subtopology_id = o.subtopology_id
-    bx = x_subtopology_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "SubtopologyId"
+        x_subtopology_id = o.subtopology_id
+        bx = x_subtopology_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TaskIds", v, f) from None
 
 
 def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, int]:
@@ -281,15 +293,21 @@ def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, 
 
 
 def _e_Endpoint_0(o: Endpoint, out: bytearray, v: int) -> None:
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Endpoint", v, f) from None
 
 
 def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TopicPartition, int]:
@@ -350,20 +368,26 @@ def _d_TopicPartition_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Topi
 
 
 def _e_TopicPartition_0(o: TopicPartition, out: bytearray, v: int) -> None:
-    x_topic = o.topic
-    bx = x_topic.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    out += (
-        _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partitions)}i")
-    ).pack(*x_partitions)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Topic"
+        x_topic = o.topic
+        bx = x_topic.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        out += (
+            _A_i[len(x_partitions)] if len(x_partitions) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partitions)}i")
+        ).pack(*x_partitions)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TopicPartition", v, f) from None
 
 
 def _d_EndpointToPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EndpointToPartitions, int]:
@@ -428,20 +452,27 @@ def _d_EndpointToPartitions_0(buf: memoryview, pos: int, n: int, v: int) -> tupl
 
 
 def _e_EndpointToPartitions_0(o: EndpointToPartitions, out: bytearray, v: int) -> None:
-    x_user_endpoint = o.user_endpoint
-    _e_Endpoint_0(x_user_endpoint, out, v)
-    x_active_partitions = o.active_partitions
-    out += _w.uvarint(len(x_active_partitions) + 1)
-    for el_active_partitions in x_active_partitions:
-        _e_TopicPartition_0(el_active_partitions, out, v)
-    x_standby_partitions = o.standby_partitions
-    out += _w.uvarint(len(x_standby_partitions) + 1)
-    for el_standby_partitions in x_standby_partitions:
-        _e_TopicPartition_0(el_standby_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "UserEndpoint"
+        x_user_endpoint = o.user_endpoint
+        _e_Endpoint_0(x_user_endpoint, out, v)
+        f = "ActivePartitions"
+        x_active_partitions = o.active_partitions
+        out += _w.uvarint(len(x_active_partitions) + 1)
+        for el_active_partitions in x_active_partitions:
+            _e_TopicPartition_0(el_active_partitions, out, v)
+        f = "StandbyPartitions"
+        x_standby_partitions = o.standby_partitions
+        out += _w.uvarint(len(x_standby_partitions) + 1)
+        for el_standby_partitions in x_standby_partitions:
+            _e_TopicPartition_0(el_standby_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "EndpointToPartitions", v, f) from None
 
 
 def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StreamsGroupHeartbeatResponse, int]:
@@ -594,59 +625,73 @@ def _d_StreamsGroupHeartbeatResponse_0(buf: memoryview, pos: int, n: int, v: int
 
 
 def _e_StreamsGroupHeartbeatResponse_0(o: StreamsGroupHeartbeatResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_iiii.pack(o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms)
-    x_status = o.status
-    if x_status is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_status) + 1)
-        for el_status in x_status:
-            _e_Status_0(el_status, out, v)
-    x_active_tasks = o.active_tasks
-    if x_active_tasks is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_active_tasks) + 1)
-        for el_active_tasks in x_active_tasks:
-            _e_TaskIds_0(el_active_tasks, out, v)
-    x_standby_tasks = o.standby_tasks
-    if x_standby_tasks is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_standby_tasks) + 1)
-        for el_standby_tasks in x_standby_tasks:
-            _e_TaskIds_0(el_standby_tasks, out, v)
-    x_warmup_tasks = o.warmup_tasks
-    if x_warmup_tasks is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_warmup_tasks) + 1)
-        for el_warmup_tasks in x_warmup_tasks:
-            _e_TaskIds_0(el_warmup_tasks, out, v)
-    out += _S_i.pack(o.endpoint_information_epoch)
-    x_partitions_by_user_endpoint = o.partitions_by_user_endpoint
-    if x_partitions_by_user_endpoint is None:
-        out += b"\x00"
-    else:
-        out += _w.uvarint(len(x_partitions_by_user_endpoint) + 1)
-        for el_partitions_by_user_endpoint in x_partitions_by_user_endpoint:
-            _e_EndpointToPartitions_0(el_partitions_by_user_endpoint, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "MemberEpoch"
+        out += _S_iiii.pack(o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms)
+        f = "Status"
+        x_status = o.status
+        if x_status is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_status) + 1)
+            for el_status in x_status:
+                _e_Status_0(el_status, out, v)
+        f = "ActiveTasks"
+        x_active_tasks = o.active_tasks
+        if x_active_tasks is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_active_tasks) + 1)
+            for el_active_tasks in x_active_tasks:
+                _e_TaskIds_0(el_active_tasks, out, v)
+        f = "StandbyTasks"
+        x_standby_tasks = o.standby_tasks
+        if x_standby_tasks is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_standby_tasks) + 1)
+            for el_standby_tasks in x_standby_tasks:
+                _e_TaskIds_0(el_standby_tasks, out, v)
+        f = "WarmupTasks"
+        x_warmup_tasks = o.warmup_tasks
+        if x_warmup_tasks is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_warmup_tasks) + 1)
+            for el_warmup_tasks in x_warmup_tasks:
+                _e_TaskIds_0(el_warmup_tasks, out, v)
+        f = "EndpointInformationEpoch"
+        out += _S_i.pack(o.endpoint_information_epoch)
+        f = "PartitionsByUserEndpoint"
+        x_partitions_by_user_endpoint = o.partitions_by_user_endpoint
+        if x_partitions_by_user_endpoint is None:
+            out += b"\x00"
+        else:
+            out += _w.uvarint(len(x_partitions_by_user_endpoint) + 1)
+            for el_partitions_by_user_endpoint in x_partitions_by_user_endpoint:
+                _e_EndpointToPartitions_0(el_partitions_by_user_endpoint, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "StreamsGroupHeartbeatResponse", v, f) from None
 
 
 Status.FIELDS = (

@@ -84,15 +84,21 @@ def _d_SyncGroupRequestAssignment_0(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_SyncGroupRequestAssignment_0(o: SyncGroupRequestAssignment, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_assignment = o.assignment
-    out += _w.I32.pack(len(x_assignment))
-    out += x_assignment
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SyncGroupRequestAssignment", v)
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Assignment"
+        x_assignment = o.assignment
+        out += _w.I32.pack(len(x_assignment))
+        out += x_assignment
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SyncGroupRequestAssignment", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupRequestAssignment", v, f) from None
 
 
 def _d_SyncGroupRequestAssignment_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequestAssignment, int]:
@@ -151,17 +157,23 @@ def _d_SyncGroupRequestAssignment_1(buf: memoryview, pos: int, n: int, v: int) -
 
 
 def _e_SyncGroupRequestAssignment_1(o: SyncGroupRequestAssignment, out: bytearray, v: int) -> None:
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_assignment = o.assignment
-    out += _w.uvarint(len(x_assignment) + 1)
-    out += x_assignment
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Assignment"
+        x_assignment = o.assignment
+        out += _w.uvarint(len(x_assignment) + 1)
+        out += x_assignment
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupRequestAssignment", v, f) from None
 
 
 def _d_SyncGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequest, int]:
@@ -216,23 +228,31 @@ def _d_SyncGroupRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
 
 
 def _e_SyncGroupRequest_0(o: SyncGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.generation_id)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    if o.group_instance_id is not None:
-        raise _w.not_in_version("SyncGroupRequest", "GroupInstanceId", v)
-    x_assignments = o.assignments
-    out += _w.I32.pack(len(x_assignments))
-    for el_assignments in x_assignments:
-        _e_SyncGroupRequestAssignment_0(el_assignments, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SyncGroupRequest", v)
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GenerationId"
+        out += _S_i.pack(o.generation_id)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        if o.group_instance_id is not None:
+            raise _w.not_in_version("SyncGroupRequest", "GroupInstanceId", v)
+        f = "Assignments"
+        x_assignments = o.assignments
+        out += _w.I32.pack(len(x_assignments))
+        for el_assignments in x_assignments:
+            _e_SyncGroupRequestAssignment_0(el_assignments, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SyncGroupRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupRequest", v, f) from None
 
 
 def _d_SyncGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequest, int]:
@@ -297,28 +317,37 @@ def _d_SyncGroupRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
 
 
 def _e_SyncGroupRequest_1(o: SyncGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_i.pack(o.generation_id)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.I16.pack(len(bx))
         out += bx
-    x_assignments = o.assignments
-    out += _w.I32.pack(len(x_assignments))
-    for el_assignments in x_assignments:
-        _e_SyncGroupRequestAssignment_0(el_assignments, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SyncGroupRequest", v)
+        f = "GenerationId"
+        out += _S_i.pack(o.generation_id)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        f = "Assignments"
+        x_assignments = o.assignments
+        out += _w.I32.pack(len(x_assignments))
+        for el_assignments in x_assignments:
+            _e_SyncGroupRequestAssignment_0(el_assignments, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SyncGroupRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupRequest", v, f) from None
 
 
 def _d_SyncGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequest, int]:
@@ -414,30 +443,39 @@ def _d_SyncGroupRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
 
 
 def _e_SyncGroupRequest_2(o: SyncGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.generation_id)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_assignments = o.assignments
-    out += _w.uvarint(len(x_assignments) + 1)
-    for el_assignments in x_assignments:
-        _e_SyncGroupRequestAssignment_1(el_assignments, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GenerationId"
+        out += _S_i.pack(o.generation_id)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Assignments"
+        x_assignments = o.assignments
+        out += _w.uvarint(len(x_assignments) + 1)
+        for el_assignments in x_assignments:
+            _e_SyncGroupRequestAssignment_1(el_assignments, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupRequest", v, f) from None
 
 
 def _d_SyncGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupRequest, int]:
@@ -561,44 +599,55 @@ def _d_SyncGroupRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[Sy
 
 
 def _e_SyncGroupRequest_3(o: SyncGroupRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.generation_id)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_protocol_type = o.protocol_type
-    if x_protocol_type is None:
-        out += b"\x00"
-    else:
-        bx = x_protocol_type.encode()
+        f = "GenerationId"
+        out += _S_i.pack(o.generation_id)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_protocol_name = o.protocol_name
-    if x_protocol_name is None:
-        out += b"\x00"
-    else:
-        bx = x_protocol_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_assignments = o.assignments
-    out += _w.uvarint(len(x_assignments) + 1)
-    for el_assignments in x_assignments:
-        _e_SyncGroupRequestAssignment_1(el_assignments, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        if x_protocol_type is None:
+            out += b"\x00"
+        else:
+            bx = x_protocol_type.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProtocolName"
+        x_protocol_name = o.protocol_name
+        if x_protocol_name is None:
+            out += b"\x00"
+        else:
+            bx = x_protocol_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Assignments"
+        x_assignments = o.assignments
+        out += _w.uvarint(len(x_assignments) + 1)
+        for el_assignments in x_assignments:
+            _e_SyncGroupRequestAssignment_1(el_assignments, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupRequest", v, f) from None
 
 
 SyncGroupRequestAssignment.FIELDS = (

@@ -65,12 +65,18 @@ def _d_SyncGroupResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
 
 
 def _e_SyncGroupResponse_0(o: SyncGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.error_code)
-    x_assignment = o.assignment
-    out += _w.I32.pack(len(x_assignment))
-    out += x_assignment
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SyncGroupResponse", v)
+    f = ""
+    try:
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "Assignment"
+        x_assignment = o.assignment
+        out += _w.I32.pack(len(x_assignment))
+        out += x_assignment
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SyncGroupResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupResponse", v, f) from None
 
 
 def _d_SyncGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupResponse, int]:
@@ -100,12 +106,18 @@ def _d_SyncGroupResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
 
 
 def _e_SyncGroupResponse_1(o: SyncGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_assignment = o.assignment
-    out += _w.I32.pack(len(x_assignment))
-    out += x_assignment
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("SyncGroupResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Assignment"
+        x_assignment = o.assignment
+        out += _w.I32.pack(len(x_assignment))
+        out += x_assignment
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("SyncGroupResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupResponse", v, f) from None
 
 
 def _d_SyncGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupResponse, int]:
@@ -154,14 +166,20 @@ def _d_SyncGroupResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
 
 
 def _e_SyncGroupResponse_2(o: SyncGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_assignment = o.assignment
-    out += _w.uvarint(len(x_assignment) + 1)
-    out += x_assignment
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "Assignment"
+        x_assignment = o.assignment
+        out += _w.uvarint(len(x_assignment) + 1)
+        out += x_assignment
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupResponse", v, f) from None
 
 
 def _d_SyncGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[SyncGroupResponse, int]:
@@ -238,28 +256,36 @@ def _d_SyncGroupResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[S
 
 
 def _e_SyncGroupResponse_3(o: SyncGroupResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_protocol_type = o.protocol_type
-    if x_protocol_type is None:
-        out += b"\x00"
-    else:
-        bx = x_protocol_type.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_protocol_name = o.protocol_name
-    if x_protocol_name is None:
-        out += b"\x00"
-    else:
-        bx = x_protocol_name.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_assignment = o.assignment
-    out += _w.uvarint(len(x_assignment) + 1)
-    out += x_assignment
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ProtocolType"
+        x_protocol_type = o.protocol_type
+        if x_protocol_type is None:
+            out += b"\x00"
+        else:
+            bx = x_protocol_type.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "ProtocolName"
+        x_protocol_name = o.protocol_name
+        if x_protocol_name is None:
+            out += b"\x00"
+        else:
+            bx = x_protocol_name.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Assignment"
+        x_assignment = o.assignment
+        out += _w.uvarint(len(x_assignment) + 1)
+        out += x_assignment
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "SyncGroupResponse", v, f) from None
 
 
 SyncGroupResponse.FIELDS = (

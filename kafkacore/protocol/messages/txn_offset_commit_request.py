@@ -94,16 +94,22 @@ def _d_TxnOffsetCommitRequestPartition_0(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_TxnOffsetCommitRequestPartition_0(o: TxnOffsetCommitRequestPartition, out: bytearray, v: int) -> None:
-    out += _S_iq.pack(o.partition_index, o.committed_offset)
-    x_committed_metadata = o.committed_metadata
-    if x_committed_metadata is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_committed_metadata.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TxnOffsetCommitRequestPartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iq.pack(o.partition_index, o.committed_offset)
+        f = "CommittedMetadata"
+        x_committed_metadata = o.committed_metadata
+        if x_committed_metadata is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_committed_metadata.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TxnOffsetCommitRequestPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitRequestPartition", v, f) from None
 
 
 def _d_TxnOffsetCommitRequestPartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestPartition, int]:
@@ -131,16 +137,22 @@ def _d_TxnOffsetCommitRequestPartition_1(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_TxnOffsetCommitRequestPartition_1(o: TxnOffsetCommitRequestPartition, out: bytearray, v: int) -> None:
-    out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    x_committed_metadata = o.committed_metadata
-    if x_committed_metadata is None:
-        out += b"\xff\xff"
-    else:
-        bx = x_committed_metadata.encode()
-        out += _w.I16.pack(len(bx))
-        out += bx
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TxnOffsetCommitRequestPartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
+        f = "CommittedMetadata"
+        x_committed_metadata = o.committed_metadata
+        if x_committed_metadata is None:
+            out += b"\xff\xff"
+        else:
+            bx = x_committed_metadata.encode()
+            out += _w.I16.pack(len(bx))
+            out += bx
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TxnOffsetCommitRequestPartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitRequestPartition", v, f) from None
 
 
 def _d_TxnOffsetCommitRequestPartition_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestPartition, int]:
@@ -187,18 +199,24 @@ def _d_TxnOffsetCommitRequestPartition_2(buf: memoryview, pos: int, n: int, v: i
 
 
 def _e_TxnOffsetCommitRequestPartition_2(o: TxnOffsetCommitRequestPartition, out: bytearray, v: int) -> None:
-    out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    x_committed_metadata = o.committed_metadata
-    if x_committed_metadata is None:
-        out += b"\x00"
-    else:
-        bx = x_committed_metadata.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
+        f = "CommittedMetadata"
+        x_committed_metadata = o.committed_metadata
+        if x_committed_metadata is None:
+            out += b"\x00"
+        else:
+            bx = x_committed_metadata.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitRequestPartition", v, f) from None
 
 
 def _d_TxnOffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
@@ -236,16 +254,22 @@ def _d_TxnOffsetCommitRequestTopic_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_TxnOffsetCommitRequestTopic_0(o: TxnOffsetCommitRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_TxnOffsetCommitRequestPartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TxnOffsetCommitRequestTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_TxnOffsetCommitRequestPartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TxnOffsetCommitRequestTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitRequestTopic", v, f) from None
 
 
 def _d_TxnOffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
@@ -283,16 +307,22 @@ def _d_TxnOffsetCommitRequestTopic_1(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_TxnOffsetCommitRequestTopic_1(o: TxnOffsetCommitRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_TxnOffsetCommitRequestPartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TxnOffsetCommitRequestTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_TxnOffsetCommitRequestPartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TxnOffsetCommitRequestTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitRequestTopic", v, f) from None
 
 
 def _d_TxnOffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
@@ -353,18 +383,24 @@ def _d_TxnOffsetCommitRequestTopic_2(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_TxnOffsetCommitRequestTopic_2(o: TxnOffsetCommitRequestTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_TxnOffsetCommitRequestPartition_2(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_TxnOffsetCommitRequestPartition_2(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitRequestTopic", v, f) from None
 
 
 def _d_TxnOffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequest, int]:
@@ -419,27 +455,35 @@ def _d_TxnOffsetCommitRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_TxnOffsetCommitRequest_0(o: TxnOffsetCommitRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_qh.pack(o.producer_id, o.producer_epoch)
-    if o.generation_id != -1:
-        raise _w.not_in_version("TxnOffsetCommitRequest", "GenerationId", v)
-    if o.member_id != '':
-        raise _w.not_in_version("TxnOffsetCommitRequest", "MemberId", v)
-    if o.group_instance_id is not None:
-        raise _w.not_in_version("TxnOffsetCommitRequest", "GroupInstanceId", v)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_TxnOffsetCommitRequestTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TxnOffsetCommitRequest", v)
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProducerId"
+        out += _S_qh.pack(o.producer_id, o.producer_epoch)
+        if o.generation_id != -1:
+            raise _w.not_in_version("TxnOffsetCommitRequest", "GenerationId", v)
+        if o.member_id != '':
+            raise _w.not_in_version("TxnOffsetCommitRequest", "MemberId", v)
+        if o.group_instance_id is not None:
+            raise _w.not_in_version("TxnOffsetCommitRequest", "GroupInstanceId", v)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_TxnOffsetCommitRequestTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TxnOffsetCommitRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitRequest", v, f) from None
 
 
 def _d_TxnOffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequest, int]:
@@ -494,27 +538,35 @@ def _d_TxnOffsetCommitRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_TxnOffsetCommitRequest_1(o: TxnOffsetCommitRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    out += _S_qh.pack(o.producer_id, o.producer_epoch)
-    if o.generation_id != -1:
-        raise _w.not_in_version("TxnOffsetCommitRequest", "GenerationId", v)
-    if o.member_id != '':
-        raise _w.not_in_version("TxnOffsetCommitRequest", "MemberId", v)
-    if o.group_instance_id is not None:
-        raise _w.not_in_version("TxnOffsetCommitRequest", "GroupInstanceId", v)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_TxnOffsetCommitRequestTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TxnOffsetCommitRequest", v)
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "ProducerId"
+        out += _S_qh.pack(o.producer_id, o.producer_epoch)
+        if o.generation_id != -1:
+            raise _w.not_in_version("TxnOffsetCommitRequest", "GenerationId", v)
+        if o.member_id != '':
+            raise _w.not_in_version("TxnOffsetCommitRequest", "MemberId", v)
+        if o.group_instance_id is not None:
+            raise _w.not_in_version("TxnOffsetCommitRequest", "GroupInstanceId", v)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_TxnOffsetCommitRequestTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TxnOffsetCommitRequest", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitRequest", v, f) from None
 
 
 def _d_TxnOffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitRequest, int]:
@@ -623,34 +675,44 @@ def _d_TxnOffsetCommitRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_TxnOffsetCommitRequest_2(o: TxnOffsetCommitRequest, out: bytearray, v: int) -> None:
-    x_transactional_id = o.transactional_id
-    bx = x_transactional_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_qhi.pack(o.producer_id, o.producer_epoch, o.generation_id)
-    x_member_id = o.member_id
-    bx = x_member_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_group_instance_id = o.group_instance_id
-    if x_group_instance_id is None:
-        out += b"\x00"
-    else:
-        bx = x_group_instance_id.encode()
+    f = ""
+    try:
+        f = "TransactionalId"
+        x_transactional_id = o.transactional_id
+        bx = x_transactional_id.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TxnOffsetCommitRequestTopic_2(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "ProducerId"
+        out += _S_qhi.pack(o.producer_id, o.producer_epoch, o.generation_id)
+        f = "MemberId"
+        x_member_id = o.member_id
+        bx = x_member_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "GroupInstanceId"
+        x_group_instance_id = o.group_instance_id
+        if x_group_instance_id is None:
+            out += b"\x00"
+        else:
+            bx = x_group_instance_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TxnOffsetCommitRequestTopic_2(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitRequest", v, f) from None
 
 
 TxnOffsetCommitRequestPartition.FIELDS = (

@@ -72,9 +72,14 @@ def _d_TxnOffsetCommitResponsePartition_0(buf: memoryview, pos: int, n: int, v: 
 
 
 def _e_TxnOffsetCommitResponsePartition_0(o: TxnOffsetCommitResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TxnOffsetCommitResponsePartition", v)
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TxnOffsetCommitResponsePartition", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitResponsePartition", v, f) from None
 
 
 def _d_TxnOffsetCommitResponsePartition_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponsePartition, int]:
@@ -106,11 +111,16 @@ def _d_TxnOffsetCommitResponsePartition_1(buf: memoryview, pos: int, n: int, v: 
 
 
 def _e_TxnOffsetCommitResponsePartition_1(o: TxnOffsetCommitResponsePartition, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitResponsePartition", v, f) from None
 
 
 def _d_TxnOffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponseTopic, int]:
@@ -148,16 +158,22 @@ def _d_TxnOffsetCommitResponseTopic_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_TxnOffsetCommitResponseTopic_0(o: TxnOffsetCommitResponseTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.I16.pack(len(bx))
-    out += bx
-    x_partitions = o.partitions
-    out += _w.I32.pack(len(x_partitions))
-    for el_partitions in x_partitions:
-        _e_TxnOffsetCommitResponsePartition_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TxnOffsetCommitResponseTopic", v)
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.I16.pack(len(bx))
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.I32.pack(len(x_partitions))
+        for el_partitions in x_partitions:
+            _e_TxnOffsetCommitResponsePartition_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TxnOffsetCommitResponseTopic", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitResponseTopic", v, f) from None
 
 
 def _d_TxnOffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponseTopic, int]:
@@ -218,18 +234,24 @@ def _d_TxnOffsetCommitResponseTopic_1(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_TxnOffsetCommitResponseTopic_1(o: TxnOffsetCommitResponseTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_TxnOffsetCommitResponsePartition_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_TxnOffsetCommitResponsePartition_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitResponseTopic", v, f) from None
 
 
 def _d_TxnOffsetCommitResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponse, int]:
@@ -259,13 +281,19 @@ def _d_TxnOffsetCommitResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_TxnOffsetCommitResponse_0(o: TxnOffsetCommitResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.I32.pack(len(x_topics))
-    for el_topics in x_topics:
-        _e_TxnOffsetCommitResponseTopic_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        raise _w.tags_not_supported("TxnOffsetCommitResponse", v)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.I32.pack(len(x_topics))
+        for el_topics in x_topics:
+            _e_TxnOffsetCommitResponseTopic_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            raise _w.tags_not_supported("TxnOffsetCommitResponse", v)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitResponse", v, f) from None
 
 
 def _d_TxnOffsetCommitResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[TxnOffsetCommitResponse, int]:
@@ -314,15 +342,21 @@ def _d_TxnOffsetCommitResponse_1(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_TxnOffsetCommitResponse_1(o: TxnOffsetCommitResponse, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.throttle_time_ms)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_TxnOffsetCommitResponseTopic_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_i.pack(o.throttle_time_ms)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_TxnOffsetCommitResponseTopic_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "TxnOffsetCommitResponse", v, f) from None
 
 
 TxnOffsetCommitResponsePartition.FIELDS = (

@@ -61,11 +61,16 @@ def _d_UnregisterBrokerRequest_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_UnregisterBrokerRequest_0(o: UnregisterBrokerRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.broker_id)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "BrokerId"
+        out += _S_i.pack(o.broker_id)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UnregisterBrokerRequest", v, f) from None
 
 
 UnregisterBrokerRequest.FIELDS = (

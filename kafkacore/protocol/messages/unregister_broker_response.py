@@ -78,18 +78,24 @@ def _d_UnregisterBrokerResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
 
 
 def _e_UnregisterBrokerResponse_0(o: UnregisterBrokerResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UnregisterBrokerResponse", v, f) from None
 
 
 UnregisterBrokerResponse.FIELDS = (

@@ -99,17 +99,23 @@ def _d_FeatureUpdateKey_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fe
 
 
 def _e_FeatureUpdateKey_0(o: FeatureUpdateKey, out: bytearray, v: int) -> None:
-    x_feature = o.feature
-    bx = x_feature.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_ho.pack(o.max_version_level, o.allow_downgrade)
-    if o.upgrade_type != 1:
-        raise _w.not_in_version("FeatureUpdateKey", "UpgradeType", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Feature"
+        x_feature = o.feature
+        bx = x_feature.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "MaxVersionLevel"
+        out += _S_ho.pack(o.max_version_level, o.allow_downgrade)
+        if o.upgrade_type != 1:
+            raise _w.not_in_version("FeatureUpdateKey", "UpgradeType", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FeatureUpdateKey", v, f) from None
 
 
 def _d_FeatureUpdateKey_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FeatureUpdateKey, int]:
@@ -157,18 +163,25 @@ def _d_FeatureUpdateKey_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Fe
 
 
 def _e_FeatureUpdateKey_1(o: FeatureUpdateKey, out: bytearray, v: int) -> None:
-    x_feature = o.feature
-    bx = x_feature.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_h.pack(o.max_version_level)
-    if o.allow_downgrade:
-        raise _w.not_in_version("FeatureUpdateKey", "AllowDowngrade", v)
-    out += _S_b.pack(o.upgrade_type)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Feature"
+        x_feature = o.feature
+        bx = x_feature.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "MaxVersionLevel"
+        out += _S_h.pack(o.max_version_level)
+        if o.allow_downgrade:
+            raise _w.not_in_version("FeatureUpdateKey", "AllowDowngrade", v)
+        f = "UpgradeType"
+        out += _S_b.pack(o.upgrade_type)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "FeatureUpdateKey", v, f) from None
 
 
 def _d_UpdateFeaturesRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateFeaturesRequest, int]:
@@ -218,17 +231,23 @@ def _d_UpdateFeaturesRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_UpdateFeaturesRequest_0(o: UpdateFeaturesRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.timeout_ms)
-    x_feature_updates = o.feature_updates
-    out += _w.uvarint(len(x_feature_updates) + 1)
-    for el_feature_updates in x_feature_updates:
-        _e_FeatureUpdateKey_0(el_feature_updates, out, v)
-    if o.validate_only:
-        raise _w.not_in_version("UpdateFeaturesRequest", "ValidateOnly", v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "timeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        f = "FeatureUpdates"
+        x_feature_updates = o.feature_updates
+        out += _w.uvarint(len(x_feature_updates) + 1)
+        for el_feature_updates in x_feature_updates:
+            _e_FeatureUpdateKey_0(el_feature_updates, out, v)
+        if o.validate_only:
+            raise _w.not_in_version("UpdateFeaturesRequest", "ValidateOnly", v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UpdateFeaturesRequest", v, f) from None
 
 
 def _d_UpdateFeaturesRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateFeaturesRequest, int]:
@@ -280,16 +299,23 @@ def _d_UpdateFeaturesRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tup
 
 
 def _e_UpdateFeaturesRequest_1(o: UpdateFeaturesRequest, out: bytearray, v: int) -> None:
-    out += _S_i.pack(o.timeout_ms)
-    x_feature_updates = o.feature_updates
-    out += _w.uvarint(len(x_feature_updates) + 1)
-    for el_feature_updates in x_feature_updates:
-        _e_FeatureUpdateKey_1(el_feature_updates, out, v)
-    out += _S_o.pack(o.validate_only)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "timeoutMs"
+        out += _S_i.pack(o.timeout_ms)
+        f = "FeatureUpdates"
+        x_feature_updates = o.feature_updates
+        out += _w.uvarint(len(x_feature_updates) + 1)
+        for el_feature_updates in x_feature_updates:
+            _e_FeatureUpdateKey_1(el_feature_updates, out, v)
+        f = "ValidateOnly"
+        out += _S_o.pack(o.validate_only)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UpdateFeaturesRequest", v, f) from None
 
 
 FeatureUpdateKey.FIELDS = (

@@ -109,22 +109,29 @@ def _d_UpdatableFeatureResult_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_UpdatableFeatureResult_0(o: UpdatableFeatureResult, out: bytearray, v: int) -> None:
-    x_feature = o.feature
-    bx = x_feature.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_h.pack(o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
+    f = ""
+    try:
+        f = "Feature"
+        x_feature = o.feature
+        bx = x_feature.encode()
         out += _w.uvarint(len(bx) + 1)
         out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+        f = "ErrorCode"
+        out += _S_h.pack(o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UpdatableFeatureResult", v, f) from None
 
 
 def _d_UpdateFeaturesResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateFeaturesResponse, int]:
@@ -188,22 +195,29 @@ def _d_UpdateFeaturesResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_UpdateFeaturesResponse_0(o: UpdateFeaturesResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    x_results = o.results
-    out += _w.uvarint(len(x_results) + 1)
-    for el_results in x_results:
-        _e_UpdatableFeatureResult_0(el_results, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "Results"
+        x_results = o.results
+        out += _w.uvarint(len(x_results) + 1)
+        for el_results in x_results:
+            _e_UpdatableFeatureResult_0(el_results, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UpdateFeaturesResponse", v, f) from None
 
 
 def _d_UpdateFeaturesResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateFeaturesResponse, int]:
@@ -251,18 +265,24 @@ def _d_UpdateFeaturesResponse_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_UpdateFeaturesResponse_1(o: UpdateFeaturesResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    x_error_message = o.error_message
-    if x_error_message is None:
-        out += b"\x00"
-    else:
-        bx = x_error_message.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        f = "ErrorMessage"
+        x_error_message = o.error_message
+        if x_error_message is None:
+            out += b"\x00"
+        else:
+            bx = x_error_message.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UpdateFeaturesResponse", v, f) from None
 
 
 UpdatableFeatureResult.FIELDS = (

@@ -124,19 +124,26 @@ def _d_Listener_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Listener, 
 
 
 def _e_Listener_0(o: Listener, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Listener", v, f) from None
 
 
 def _d_KRaftVersionFeature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KRaftVersionFeature, int]:
@@ -168,11 +175,16 @@ def _d_KRaftVersionFeature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_KRaftVersionFeature_0(o: KRaftVersionFeature, out: bytearray, v: int) -> None:
-    out += _S_hh.pack(o.min_supported_version, o.max_supported_version)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "MinSupportedVersion"
+        out += _S_hh.pack(o.min_supported_version, o.max_supported_version)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "KRaftVersionFeature", v, f) from None
 
 
 def _d_UpdateRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateRaftVoterRequest, int]:
@@ -239,24 +251,32 @@ def _d_UpdateRaftVoterRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_UpdateRaftVoterRequest_0(o: UpdateRaftVoterRequest, out: bytearray, v: int) -> None:
-    x_cluster_id = o.cluster_id
-    if x_cluster_id is None:
-        out += b"\x00"
-    else:
-        bx = x_cluster_id.encode()
-        out += _w.uvarint(len(bx) + 1)
-        out += bx
-    out += _S_iiu.pack(o.current_leader_epoch, o.voter_id, o.voter_directory_id.bytes)
-    x_listeners = o.listeners
-    out += _w.uvarint(len(x_listeners) + 1)
-    for el_listeners in x_listeners:
-        _e_Listener_0(el_listeners, out, v)
-    x_k_raft_version_feature = o.k_raft_version_feature
-    _e_KRaftVersionFeature_0(x_k_raft_version_feature, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ClusterId"
+        x_cluster_id = o.cluster_id
+        if x_cluster_id is None:
+            out += b"\x00"
+        else:
+            bx = x_cluster_id.encode()
+            out += _w.uvarint(len(bx) + 1)
+            out += bx
+        f = "CurrentLeaderEpoch"
+        out += _S_iiu.pack(o.current_leader_epoch, o.voter_id, o.voter_directory_id.bytes)
+        f = "Listeners"
+        x_listeners = o.listeners
+        out += _w.uvarint(len(x_listeners) + 1)
+        for el_listeners in x_listeners:
+            _e_Listener_0(el_listeners, out, v)
+        f = "KRaftVersionFeature"
+        x_k_raft_version_feature = o.k_raft_version_feature
+        _e_KRaftVersionFeature_0(x_k_raft_version_feature, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UpdateRaftVoterRequest", v, f) from None
 
 
 Listener.FIELDS = (

@@ -98,16 +98,23 @@ def _d_CurrentLeader_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Curre
 
 
 def _e_CurrentLeader_0(o: CurrentLeader, out: bytearray, v: int) -> None:
-    out += _S_ii.pack(o.leader_id, o.leader_epoch)
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_i.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "LeaderId"
+        out += _S_ii.pack(o.leader_id, o.leader_epoch)
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_i.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "CurrentLeader", v, f) from None
 
 
 def _d_UpdateRaftVoterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateRaftVoterResponse, int]:
@@ -146,14 +153,20 @@ def _d_UpdateRaftVoterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_UpdateRaftVoterResponse_0(o: UpdateRaftVoterResponse, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.throttle_time_ms, o.error_code)
-    tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
-    if o.current_leader != CurrentLeader():
-        t = bytearray()
-        x_current_leader = o.current_leader
-        _e_CurrentLeader_0(x_current_leader, t, v)
-        tg.append((0, t))
-    _w.write_tags(out, tg)
+    f = ""
+    try:
+        f = "ThrottleTimeMs"
+        out += _S_ih.pack(o.throttle_time_ms, o.error_code)
+        tg: list[tuple[int, bytes | bytearray]] = list(o.unknown_tagged_fields)
+        f = "CurrentLeader"
+        if o.current_leader != CurrentLeader():
+            t = bytearray()
+            x_current_leader = o.current_leader
+            _e_CurrentLeader_0(x_current_leader, t, v)
+            tg.append((0, t))
+        _w.write_tags(out, tg)
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "UpdateRaftVoterResponse", v, f) from None
 
 
 CurrentLeader.FIELDS = (

@@ -133,19 +133,26 @@ def _d_Endpoint_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Endpoint, 
 
 
 def _e_Endpoint_0(o: Endpoint, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_host = o.host
-    bx = x_host.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    out += _S_H.pack(o.port)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Host"
+        x_host = o.host
+        bx = x_host.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Port"
+        out += _S_H.pack(o.port)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Endpoint", v, f) from None
 
 
 def _d_KRaftVersionFeature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[KRaftVersionFeature, int]:
@@ -177,11 +184,16 @@ def _d_KRaftVersionFeature_0(buf: memoryview, pos: int, n: int, v: int) -> tuple
 
 
 def _e_KRaftVersionFeature_0(o: KRaftVersionFeature, out: bytearray, v: int) -> None:
-    out += _S_hh.pack(o.min_supported_version, o.max_supported_version)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "MinSupportedVersion"
+        out += _S_hh.pack(o.min_supported_version, o.max_supported_version)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "KRaftVersionFeature", v, f) from None
 
 
 def _d_Voter_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voter, int]:
@@ -233,17 +245,24 @@ def _d_Voter_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voter, int]:
 
 
 def _e_Voter_0(o: Voter, out: bytearray, v: int) -> None:
-    out += _S_iu.pack(o.voter_id, o.voter_directory_id.bytes)
-    x_endpoints = o.endpoints
-    out += _w.uvarint(len(x_endpoints) + 1)
-    for el_endpoints in x_endpoints:
-        _e_Endpoint_0(el_endpoints, out, v)
-    x_k_raft_version_feature = o.k_raft_version_feature
-    _e_KRaftVersionFeature_0(x_k_raft_version_feature, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "VoterId"
+        out += _S_iu.pack(o.voter_id, o.voter_directory_id.bytes)
+        f = "Endpoints"
+        x_endpoints = o.endpoints
+        out += _w.uvarint(len(x_endpoints) + 1)
+        for el_endpoints in x_endpoints:
+            _e_Endpoint_0(el_endpoints, out, v)
+        f = "KRaftVersionFeature"
+        x_k_raft_version_feature = o.k_raft_version_feature
+        _e_KRaftVersionFeature_0(x_k_raft_version_feature, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "Voter", v, f) from None
 
 
 def _d_VotersRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[VotersRecord, int]:
@@ -292,15 +311,21 @@ def _d_VotersRecord_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Voters
 
 
 def _e_VotersRecord_0(o: VotersRecord, out: bytearray, v: int) -> None:
-    out += _S_h.pack(o.version)
-    x_voters = o.voters
-    out += _w.uvarint(len(x_voters) + 1)
-    for el_voters in x_voters:
-        _e_Voter_0(el_voters, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Version"
+        out += _S_h.pack(o.version)
+        f = "Voters"
+        x_voters = o.voters
+        out += _w.uvarint(len(x_voters) + 1)
+        for el_voters in x_voters:
+            _e_Voter_0(el_voters, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "VotersRecord", v, f) from None
 
 
 Endpoint.FIELDS = (

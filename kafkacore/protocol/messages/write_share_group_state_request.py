@@ -107,11 +107,16 @@ def _d_StateBatch_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[StateBat
 
 
 def _e_StateBatch_0(o: StateBatch, out: bytearray, v: int) -> None:
-    out += _S_qqbh.pack(o.first_offset, o.last_offset, o.delivery_state, o.delivery_count)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "FirstOffset"
+        out += _S_qqbh.pack(o.first_offset, o.last_offset, o.delivery_state, o.delivery_count)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "StateBatch", v, f) from None
 
 
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -161,15 +166,21 @@ def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_iiiq.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset)
-    x_state_batches = o.state_batches
-    out += _w.uvarint(len(x_state_batches) + 1)
-    for el_state_batches in x_state_batches:
-        _e_StateBatch_0(el_state_batches, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_iiiq.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset)
+        f = "StateBatches"
+        x_state_batches = o.state_batches
+        out += _w.uvarint(len(x_state_batches) + 1)
+        for el_state_batches in x_state_batches:
+            _e_StateBatch_0(el_state_batches, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
@@ -218,15 +229,21 @@ def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Parti
 
 
 def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
-    out += _S_iiiqi.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count)
-    x_state_batches = o.state_batches
-    out += _w.uvarint(len(x_state_batches) + 1)
-    for el_state_batches in x_state_batches:
-        _e_StateBatch_0(el_state_batches, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Partition"
+        out += _S_iiiqi.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count)
+        f = "StateBatches"
+        x_state_batches = o.state_batches
+        out += _w.uvarint(len(x_state_batches) + 1)
+        for el_state_batches in x_state_batches:
+            _e_StateBatch_0(el_state_batches, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "PartitionData", v, f) from None
 
 
 def _d_WriteStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteStateData, int]:
@@ -276,15 +293,21 @@ def _d_WriteStateData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[Writ
 
 
 def _e_WriteStateData_0(o: WriteStateData, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WriteStateData", v, f) from None
 
 
 def _d_WriteStateData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteStateData, int]:
@@ -334,15 +357,21 @@ def _d_WriteStateData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[Writ
 
 
 def _e_WriteStateData_1(o: WriteStateData, out: bytearray, v: int) -> None:
-    out += _S_u.pack(o.topic_id.bytes)
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_PartitionData_1(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "TopicId"
+        out += _S_u.pack(o.topic_id.bytes)
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_PartitionData_1(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WriteStateData", v, f) from None
 
 
 def _d_WriteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteShareGroupStateRequest, int]:
@@ -403,18 +432,24 @@ def _d_WriteShareGroupStateRequest_0(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_WriteShareGroupStateRequest_0(o: WriteShareGroupStateRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_WriteStateData_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_WriteStateData_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WriteShareGroupStateRequest", v, f) from None
 
 
 def _d_WriteShareGroupStateRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteShareGroupStateRequest, int]:
@@ -475,18 +510,24 @@ def _d_WriteShareGroupStateRequest_1(buf: memoryview, pos: int, n: int, v: int) 
 
 
 def _e_WriteShareGroupStateRequest_1(o: WriteShareGroupStateRequest, out: bytearray, v: int) -> None:
-    x_group_id = o.group_id
-    bx = x_group_id.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_WriteStateData_1(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "GroupId"
+        x_group_id = o.group_id
+        bx = x_group_id.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_WriteStateData_1(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WriteShareGroupStateRequest", v, f) from None
 
 
 StateBatch.FIELDS = (

@@ -121,20 +121,26 @@ def _d_WritableTxnMarkerTopic_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_WritableTxnMarkerTopic_0(o: WritableTxnMarkerTopic, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partition_indexes = o.partition_indexes
-    out += _w.uvarint(len(x_partition_indexes) + 1)
-    out += (
-        _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
-        else _struct.Struct(f">{len(x_partition_indexes)}i")
-    ).pack(*x_partition_indexes)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "PartitionIndexes"
+        x_partition_indexes = o.partition_indexes
+        out += _w.uvarint(len(x_partition_indexes) + 1)
+        out += (
+            _A_i[len(x_partition_indexes)] if len(x_partition_indexes) < _w.SHORT_ARRAY
+            else _struct.Struct(f">{len(x_partition_indexes)}i")
+        ).pack(*x_partition_indexes)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WritableTxnMarkerTopic", v, f) from None
 
 
 def _d_WritableTxnMarker_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarker, int]:
@@ -187,16 +193,23 @@ def _d_WritableTxnMarker_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[W
 
 
 def _e_WritableTxnMarker_0(o: WritableTxnMarker, out: bytearray, v: int) -> None:
-    out += _S_qho.pack(o.producer_id, o.producer_epoch, o.transaction_result)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_WritableTxnMarkerTopic_0(el_topics, out, v)
-    out += _S_i.pack(o.coordinator_epoch)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ProducerId"
+        out += _S_qho.pack(o.producer_id, o.producer_epoch, o.transaction_result)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_WritableTxnMarkerTopic_0(el_topics, out, v)
+        f = "CoordinatorEpoch"
+        out += _S_i.pack(o.coordinator_epoch)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WritableTxnMarker", v, f) from None
 
 
 def _d_WritableTxnMarker_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarker, int]:
@@ -248,16 +261,23 @@ def _d_WritableTxnMarker_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[W
 
 
 def _e_WritableTxnMarker_1(o: WritableTxnMarker, out: bytearray, v: int) -> None:
-    out += _S_qho.pack(o.producer_id, o.producer_epoch, o.transaction_result)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_WritableTxnMarkerTopic_0(el_topics, out, v)
-    out += _S_ib.pack(o.coordinator_epoch, o.transaction_version)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ProducerId"
+        out += _S_qho.pack(o.producer_id, o.producer_epoch, o.transaction_result)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_WritableTxnMarkerTopic_0(el_topics, out, v)
+        f = "CoordinatorEpoch"
+        out += _S_ib.pack(o.coordinator_epoch, o.transaction_version)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WritableTxnMarker", v, f) from None
 
 
 def _d_WriteTxnMarkersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteTxnMarkersRequest, int]:
@@ -303,14 +323,19 @@ def _d_WriteTxnMarkersRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_WriteTxnMarkersRequest_0(o: WriteTxnMarkersRequest, out: bytearray, v: int) -> None:
-    x_markers = o.markers
-    out += _w.uvarint(len(x_markers) + 1)
-    for el_markers in x_markers:
-        _e_WritableTxnMarker_0(el_markers, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Markers"
+        x_markers = o.markers
+        out += _w.uvarint(len(x_markers) + 1)
+        for el_markers in x_markers:
+            _e_WritableTxnMarker_0(el_markers, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WriteTxnMarkersRequest", v, f) from None
 
 
 def _d_WriteTxnMarkersRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteTxnMarkersRequest, int]:
@@ -356,14 +381,19 @@ def _d_WriteTxnMarkersRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tu
 
 
 def _e_WriteTxnMarkersRequest_1(o: WriteTxnMarkersRequest, out: bytearray, v: int) -> None:
-    x_markers = o.markers
-    out += _w.uvarint(len(x_markers) + 1)
-    for el_markers in x_markers:
-        _e_WritableTxnMarker_1(el_markers, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Markers"
+        x_markers = o.markers
+        out += _w.uvarint(len(x_markers) + 1)
+        for el_markers in x_markers:
+            _e_WritableTxnMarker_1(el_markers, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WriteTxnMarkersRequest", v, f) from None
 
 
 WritableTxnMarkerTopic.FIELDS = (

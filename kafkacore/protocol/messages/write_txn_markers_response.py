@@ -97,11 +97,16 @@ def _d_WritableTxnMarkerPartitionResult_0(buf: memoryview, pos: int, n: int, v: 
 
 
 def _e_WritableTxnMarkerPartitionResult_0(o: WritableTxnMarkerPartitionResult, out: bytearray, v: int) -> None:
-    out += _S_ih.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "PartitionIndex"
+        out += _S_ih.pack(o.partition_index, o.error_code)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WritableTxnMarkerPartitionResult", v, f) from None
 
 
 def _d_WritableTxnMarkerTopicResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarkerTopicResult, int]:
@@ -162,18 +167,24 @@ def _d_WritableTxnMarkerTopicResult_0(buf: memoryview, pos: int, n: int, v: int)
 
 
 def _e_WritableTxnMarkerTopicResult_0(o: WritableTxnMarkerTopicResult, out: bytearray, v: int) -> None:
-    x_name = o.name
-    bx = x_name.encode()
-    out += _w.uvarint(len(bx) + 1)
-    out += bx
-    x_partitions = o.partitions
-    out += _w.uvarint(len(x_partitions) + 1)
-    for el_partitions in x_partitions:
-        _e_WritableTxnMarkerPartitionResult_0(el_partitions, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Name"
+        x_name = o.name
+        bx = x_name.encode()
+        out += _w.uvarint(len(bx) + 1)
+        out += bx
+        f = "Partitions"
+        x_partitions = o.partitions
+        out += _w.uvarint(len(x_partitions) + 1)
+        for el_partitions in x_partitions:
+            _e_WritableTxnMarkerPartitionResult_0(el_partitions, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WritableTxnMarkerTopicResult", v, f) from None
 
 
 def _d_WritableTxnMarkerResult_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WritableTxnMarkerResult, int]:
@@ -222,15 +233,21 @@ def _d_WritableTxnMarkerResult_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_WritableTxnMarkerResult_0(o: WritableTxnMarkerResult, out: bytearray, v: int) -> None:
-    out += _S_q.pack(o.producer_id)
-    x_topics = o.topics
-    out += _w.uvarint(len(x_topics) + 1)
-    for el_topics in x_topics:
-        _e_WritableTxnMarkerTopicResult_0(el_topics, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "ProducerId"
+        out += _S_q.pack(o.producer_id)
+        f = "Topics"
+        x_topics = o.topics
+        out += _w.uvarint(len(x_topics) + 1)
+        for el_topics in x_topics:
+            _e_WritableTxnMarkerTopicResult_0(el_topics, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WritableTxnMarkerResult", v, f) from None
 
 
 def _d_WriteTxnMarkersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[WriteTxnMarkersResponse, int]:
@@ -276,14 +293,19 @@ def _d_WriteTxnMarkersResponse_0(buf: memoryview, pos: int, n: int, v: int) -> t
 
 
 def _e_WriteTxnMarkersResponse_0(o: WriteTxnMarkersResponse, out: bytearray, v: int) -> None:
-    x_markers = o.markers
-    out += _w.uvarint(len(x_markers) + 1)
-    for el_markers in x_markers:
-        _e_WritableTxnMarkerResult_0(el_markers, out, v)
-    if o.unknown_tagged_fields:
-        _w.write_tags(out, o.unknown_tagged_fields)
-    else:
-        out += b"\x00"
+    f = ""
+    try:
+        f = "Markers"
+        x_markers = o.markers
+        out += _w.uvarint(len(x_markers) + 1)
+        for el_markers in x_markers:
+            _e_WritableTxnMarkerResult_0(el_markers, out, v)
+        if o.unknown_tagged_fields:
+            _w.write_tags(out, o.unknown_tagged_fields)
+        else:
+            out += b"\x00"
+    except _w.ENCODE_FAILURES as exc:
+        raise _w.encode_failure(exc, "WriteTxnMarkersResponse", v, f) from None
 
 
 WritableTxnMarkerPartitionResult.FIELDS = (
