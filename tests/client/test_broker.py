@@ -84,3 +84,47 @@ def test_sasl_wrong_password(kafka_broker: Any, mechanism: str) -> None:
         assert isinstance(h.error, AuthenticationError), h.error
     finally:
         pump.close()
+
+
+@pytest.fixture(scope="module")
+def reauth_broker(kafka_libs: Any) -> Any:
+    """A broker whose SASL sessions last 3 s (KIP-368 ``connections.max.reauth.ms``)."""
+    from localkafka.cluster import LocalKafka
+
+    with LocalKafka(
+        size=1,
+        listeners=("PLAINTEXT", "SASL_PLAINTEXT"),
+        overrides={"connections.max.reauth.ms": "3000"},
+    ) as kafka:
+        yield kafka
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
+def test_sasl_reauthentication_kip368(reauth_broker: Any, mechanism: str) -> None:
+    host, port = reauth_broker.listener("SASL_PLAINTEXT")
+    core, pump = make(
+        f"{host}:{port}",
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism=mechanism,
+        sasl_plain_username="alice",
+        sasl_plain_password=reauth_broker.users["alice"],
+        metadata_max_age_ms=3_600_000,
+    )
+    try:
+        node = None
+        h = core.send(m.MetadataRequest(topics=[]), now=time.monotonic())
+        pump.run(lambda: h.done)
+        assert h.error is None
+        node = h.response.brokers[0].node_id
+        h = core.send(m.MetadataRequest(topics=[]), target=Node(node), now=time.monotonic())
+        pump.run(lambda: h.done)
+        conn = core._slots[(node, "default")].conn
+        assert conn is not None and conn.session_lifetime_ms > 0
+        # Wait (on the core's own timer) until it re-authenticated twice.
+        pump.run(lambda: conn.reauthentications >= 2 and conn.ready, timeout=20)
+        h = core.send(m.MetadataRequest(topics=[]), target=Node(node), now=time.monotonic())
+        pump.run(lambda: h.done)
+        assert h.error is None
+        assert core._slots[(node, "default")].conn is conn  # never reconnected
+    finally:
+        pump.close()
