@@ -218,6 +218,12 @@ class Module:
                 ]
             elif f.is_struct:
                 assert f.struct is not None
+                if not self.flexible(v) and not any(
+                    contains(g.versions, v) for g in f.struct.fields
+                ):
+                    # The count check against the remaining bytes bounds the work
+                    # only if every element takes at least one byte.
+                    raise ValueError(f"{f.struct.name} v{v}: empty array element struct")
                 fn = self.dec[(f.struct.name, v)]
                 lines += [
                     f"{i2}{target} = []",

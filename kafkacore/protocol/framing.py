@@ -12,6 +12,8 @@ API's first flexible version, see :class:`~kafkacore.protocol.api.ApiInfo`).
   byte) into frame bodies, refusing sizes above ``max_frame_size`` before
   buffering them. Its two states (reading the size, reading the body) are
   the enum :class:`FrameReader.State`.
+* :func:`expects_response`: Produce with ``acks=0`` gets no response, so the
+  connection must not wait for one (as Java's ``expectResponse``).
 * On a frame body, :func:`peek_correlation_id` reads the correlation id
   (the first int32 of every response header) before the API is known; the
   connection matches it with its in-flight request and then calls
@@ -39,6 +41,7 @@ __all__ = [
     "decode_response",
     "encode_request",
     "encode_response",
+    "expects_response",
     "peek_correlation_id",
 ]
 
@@ -73,6 +76,11 @@ def encode_request(
     msg.encode_into(out, version)
     _I32.pack_into(out, 0, len(out) - 4)
     return bytes(out)
+
+
+def expects_response(msg: Request) -> bool:
+    """False for a Produce request with ``acks=0``: the broker sends no response."""
+    return not (msg.API_KEY == 0 and getattr(msg, "acks", 1) == 0)
 
 
 def peek_correlation_id(frame: bytes | bytearray | memoryview) -> int:

@@ -22,6 +22,7 @@ from kafkacore.protocol.framing import (
     decode_response,
     encode_request,
     encode_response,
+    expects_response,
     peek_correlation_id,
 )
 from kafkacore.protocol.messages import (
@@ -244,3 +245,11 @@ def test_encode_errors_name_the_field() -> None:
         bad.encode(12)
     with pytest.raises(LocalProtocolError, match=r"MetadataResponse\.ClusterId"):
         MetadataResponse(cluster_id="\udc80").encode(12)
+
+
+def test_produce_with_acks_0_expects_no_response() -> None:
+    from kafkacore.protocol.messages import ProduceRequest
+
+    assert not expects_response(ProduceRequest(acks=0))
+    assert expects_response(ProduceRequest(acks=-1))
+    assert expects_response(MetadataRequest())
