@@ -107,7 +107,9 @@ class ManyResult:
         )
 
 
-def fan_out(event: BatchCompleted, resolve: Callable[[Any, Any, BaseException | None], None]) -> None:
+def fan_out(
+    event: BatchCompleted, resolve: Callable[[Any, Any, BaseException | None], None]
+) -> None:
     """Resolve every token of one completed batch; see the module docstring."""
     tokens = event.tokens
     error = event.error
@@ -125,7 +127,9 @@ def fan_out(event: BatchCompleted, resolve: Callable[[Any, Any, BaseException | 
         if type(token) is ManyResult:
             if token is not run_token:
                 if run_token is not None:
-                    run_token._add(partition, base + run_start if base >= 0 else -1, i - run_start, error)
+                    run_token._add(
+                        partition, base + run_start if base >= 0 else -1, i - run_start, error
+                    )
                 run_token, run_start = token, i
             continue
         if run_token is not None:
@@ -151,9 +155,7 @@ def fan_out(event: BatchCompleted, resolve: Callable[[Any, Any, BaseException | 
         run_token._add(partition, base + run_start if base >= 0 else -1, n, error)
 
 
-def to_columns(
-    records: Any, owner: str
-) -> tuple[list[bytes | None], list[bytes | None] | None]:
+def to_columns(records: Any, owner: str) -> tuple[list[bytes | None], list[bytes | None] | None]:
     """``send_many`` input: ``(key, value)`` pairs, or a ``(keys, values)`` column pair.
 
     Columns are recognised as a 2-tuple of lists/tuples of equal length
