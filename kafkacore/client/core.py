@@ -337,7 +337,10 @@ class KafkaClientCore:
         Returns at once; a ``RequestCompleted`` event for the handle follows.
         The version is negotiated per connection. ``timeout_ms`` (default
         ``request_timeout_ms``) bounds the wait for a ready connection and,
-        separately, the wait for the response once written.
+        separately, the wait for the response once written. ``max_version``
+        caps the negotiated version (e.g. Produce <= v11 for transactions v1,
+        KIP-890); a cap below what both sides accept fails the request with
+        UnsupportedVersionError.
         """
         self._check_open("send")
         api_key = getattr(type(request), "API_KEY", None)
@@ -365,11 +368,18 @@ class KafkaClientCore:
             raise LocalProtocolError(f"send: timeout_ms {timeout_ms!r} must be a positive int")
         # Produce with acks=0 gets no response from the broker.
         expect = not (api_key == _PRODUCE and getattr(request, "acks", -1) == 0)
+        if max_version is not None and (isinstance(max_version, bool) or max_version < 0):
+            raise LocalProtocolError(f"send: max_version {max_version!r} must be an int >= 0")
         handle = self._enqueue(
-            request, api_key, target, lane, now, timeout_ms=timeout_ms, expect_response=expect
+            request,
+            api_key,
+            target,
+            lane,
+            now,
+            timeout_ms=timeout_ms,
+            expect_response=expect,
+            max_version=max_version,
         )
-        if max_version is not None:
-            self._waiting[-1].max_version = max_version
         self._step(now)
         return handle
 
@@ -386,6 +396,7 @@ class KafkaClientCore:
         build: Callable[[int], Any] | None = None,
         on_done: Callable[[Any, BaseException | None, float], None] | None = None,
         front: bool = False,
+        max_version: int | None = None,
     ) -> RequestHandle:
         limit = self._config.max_queued_requests
         if (
@@ -409,6 +420,7 @@ class KafkaClientCore:
             expect_response=expect_response,
             build=build,
             on_done=on_done,
+            max_version=max_version,
         )
         if front:
             self._waiting.appendleft(pending)
@@ -517,8 +529,16 @@ class KafkaClientCore:
         conn = self._conns.get(conn_id)
         if conn is None:
             return
-        exc = KafkaConnectionError(f"connect to node {conn.node_id} ({conn.host}) failed: {error}")
-        exc.__cause__ = error
+        exc: BaseException
+        if isinstance(error, AuthenticationError):
+            # A transport's TLS verdict (bad certificate, hostname mismatch):
+            # not retriable, so it must stay an AuthenticationError.
+            exc = error
+        else:
+            exc = KafkaConnectionError(
+                f"connect to node {conn.node_id} ({conn.host}) failed: {error}"
+            )
+            exc.__cause__ = error
         self._close_conn(conn, exc, now, reported=True)
         self._step(now)
 
@@ -1058,7 +1078,7 @@ class KafkaClientCore:
             try:
                 version = conn.version_for(handle.api_key)
                 if pending.max_version is not None and version > pending.max_version:
-                    version = pending.max_version
+                    version = self._capped_version(conn, handle.api_key, pending.max_version)
                 message = pending.build(version) if pending.build else handle.request
                 conn.send(
                     handle,
@@ -1084,6 +1104,17 @@ class KafkaClientCore:
                 lane=handle.lane,
             )
         self._waiting = keep
+
+    def _capped_version(self, conn: BrokerConnection, api_key: int, cap: int) -> int:
+        ours = _codec.our_version_range(api_key)
+        theirs = conn.broker_versions.get(api_key)
+        low = max(ours[0] if ours else 0, theirs[0] if theirs else 0)
+        if cap < low:
+            raise UnsupportedVersionError(
+                f"{_codec.api_name(api_key)}: the caller caps the version at v{cap}, below "
+                f"the lowest version both sides accept (v{low}) on node {conn.node_id}"
+            )
+        return cap
 
     def _expire_waiting(self, now: float) -> None:
         keep: deque[_Pending] = deque()

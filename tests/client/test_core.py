@@ -30,6 +30,7 @@ from kafkacore.errors import (
     LocalProtocolError,
     NoBrokersAvailable,
     RequestCancelled,
+    UnsupportedVersionError,
 )
 from kafkacore.protocol import messages as m
 from tests.client.fakebroker import FakeBroker, Pump, Topic, boot, make_cluster
@@ -395,3 +396,17 @@ def test_request_completed_event_carries_response() -> None:
     pump.run(until=lambda: h.done)
     events = [e for e in pump.events if isinstance(e, RequestCompleted) and e.handle is h]
     assert len(events) == 1 and events[0].response is h.response is h.result()
+
+
+def test_max_version_caps_the_negotiated_version() -> None:
+    core, pump, cluster = boot(1)
+    cluster.api_ranges[3] = (4, 13)
+    core.close(now=pump.now)
+    capped = core.send(meta(), target=Node(0), max_version=9, now=pump.now)
+    too_low = core.send(meta(), target=Node(0), max_version=2, now=pump.now)
+    pump.run(until=lambda: capped.done and too_low.done)
+    assert capped.error is None and capped.api_version == 9
+    assert isinstance(too_low.error, UnsupportedVersionError)
+    assert "v2" in str(too_low.error) and "v4" in str(too_low.error)
+    with pytest.raises(LocalProtocolError, match="max_version"):
+        core.send(meta(), max_version=-1, now=pump.now)
