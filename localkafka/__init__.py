@@ -6,7 +6,7 @@ KRaft node or a 3-node cluster with PLAINTEXT, SASL_PLAINTEXT, SSL and
 SASL_SSL listeners on demand. See ``docs/localkafka.md``.
 """
 
-from localkafka.cluster import KafkaNode, LocalKafka, NodeState, StartError
+from localkafka.cluster import KafkaNode, LocalKafka, NodeState, StartError, TopicError
 from localkafka.config import CLIENT_LISTENERS, DEFAULT_USERS, Profile
 from localkafka.libs import KAFKA_VERSION, LibsError, ensure_libs
 from localkafka.process import reap_stale
@@ -21,6 +21,7 @@ __all__ = [
     "NodeState",
     "Profile",
     "StartError",
+    "TopicError",
     "ensure_libs",
     "reap_stale",
 ]

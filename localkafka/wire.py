@@ -4,7 +4,8 @@ Theory of operation: the launcher must not depend on kafkacore's codec (it is
 the thing under test), so the few requests it needs are encoded here by hand
 with ``struct``: ApiVersions v0 (is the broker answering?), Metadata v4
 (which brokers are registered and unfenced, do a topic's partitions have
-leaders?), SaslHandshake v1 (which mechanisms does a listener offer?) and
+leaders?), CreateTopics v4 (a topic without starting a JVM tool),
+SaslHandshake v1 (which mechanisms does a listener offer?) and
 SaslAuthenticate v0 (do the users the launcher created log in?). All
 use request header v1 and response header v0, the non-flexible forms, so no
 compact encodings or tagged fields are involved. Each probe opens a blocking
@@ -30,6 +31,7 @@ __all__ = [
     "TopicInfo",
     "api_versions",
     "connect",
+    "create_topics",
     "metadata",
     "metadata_on",
     "parse_api_versions",
@@ -43,6 +45,7 @@ MAX_RESPONSE = 8 * 1024 * 1024
 _CLIENT_ID = b"localkafka"
 
 API_METADATA = 3
+API_CREATE_TOPICS = 19
 API_SASL_HANDSHAKE = 17
 API_SASL_AUTHENTICATE = 36
 API_VERSIONS = 18
@@ -297,3 +300,41 @@ def sasl_authenticate_on(
     message = r.string()
     n = r.int32()
     return error, message, r.take(max(n, 0))
+
+
+# CreateTopics v4: the newest non-flexible version (v5 starts KIP-482 tags);
+# Kafka 4.x serves v2-v7. Any broker forwards it to the active controller.
+CREATE_TOPICS_VERSION = 4
+
+
+def create_topics(
+    host: str,
+    port: int,
+    topics: list[tuple[str, int, int, dict[str, str]]],
+    *,
+    timeout_ms: int = 30000,
+    timeout: float = 60.0,
+) -> list[tuple[str, int, str | None]]:
+    """Create ``(name, partitions, replication_factor, configs)`` topics.
+
+    Returns ``(name, error code, error message)`` per topic, as the broker
+    answered (0 = created).
+    """
+    body = struct.pack(">i", len(topics))
+    for name, partitions, replication, configs in topics:
+        body += _string(name) + struct.pack(">ih", partitions, replication)
+        body += struct.pack(">i", 0)  # no manual replica assignments
+        body += struct.pack(">i", len(configs))
+        for key, value in configs.items():
+            body += _string(key) + _string(value)
+    body += struct.pack(">i?", timeout_ms, False)  # timeout_ms, validate_only
+    with connect(host, port, timeout, None) as sock:
+        raw = roundtrip(sock, API_CREATE_TOPICS, CREATE_TOPICS_VERSION, body)
+    r = _Reader(raw, f"CreateTopics v{CREATE_TOPICS_VERSION}")
+    r.int32()  # throttle_time_ms
+    out = []
+    for _ in range(r.array_len()):
+        name = r.string() or ""
+        error = r.int16()
+        out.append((name, error, r.string()))
+    return out

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from localkafka import LocalKafka, wire
+from localkafka import LocalKafka, TopicError, wire
 
 
 def test_plaintext_answers_api_versions(kafka_broker: LocalKafka) -> None:
@@ -111,3 +111,33 @@ def test_fixture_exposes_users_and_jars(kafka_broker: LocalKafka) -> None:
     assert "admin" in kafka_broker.users
     assert kafka_broker.classpath.endswith("*")
     assert kafka_broker.log_path.is_file()
+
+
+def test_create_topic_refuses_an_existing_name(kafka_broker: LocalKafka) -> None:
+    name = f"lk-{uuid.uuid4().hex[:8]}"
+    kafka_broker.create_topic(name)
+    with pytest.raises(TopicError) as info:
+        kafka_broker.create_topic(name)
+    assert info.value.error_code == 36  # TOPIC_ALREADY_EXISTS
+    assert name in str(info.value)
+
+
+def test_create_topic_rejects_a_bad_config(kafka_broker: LocalKafka) -> None:
+    with pytest.raises(TopicError) as info:
+        kafka_broker.create_topic(f"lk-{uuid.uuid4().hex[:8]}", configs={"no.such.config": "1"})
+    assert info.value.error_code == 40  # INVALID_CONFIG
+
+
+def test_java_tools_run_against_the_broker(kafka_broker: LocalKafka) -> None:
+    name = f"lk-{uuid.uuid4().hex[:8]}"
+    kafka_broker.create_topic(name, partitions=2)
+    out = kafka_broker.run_tool(
+        "org.apache.kafka.tools.TopicCommand",
+        "--bootstrap-server",
+        kafka_broker.bootstrap,
+        "--describe",
+        "--topic",
+        name,
+    ).stdout
+    assert f"Topic: {name}" in out
+    assert "PartitionCount: 2" in out
