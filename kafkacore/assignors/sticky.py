@@ -185,11 +185,18 @@ def _place_equal(layout: _Layout, kept: dict[str, list[TopicPartition]]) -> Plan
 
 def _place_general(layout: _Layout, kept: dict[str, list[TopicPartition]]) -> Plan:
     """Differing subscriptions: keep all valid ownership, fill, then move until fair."""
-    plan: Plan = {mid: list(kept[mid]) for mid in layout.order}
-    count = {mid: len(ps) for mid, ps in plan.items()}
     rank = layout.rank
-    taken = {tp for ps in plan.values() for tp in ps}
+    # member -> topic -> partitions; kept ones first (ascending), newly placed ones after,
+    # so popping from the end moves new placements before owned ones.
+    held: dict[str, dict[str, list[TopicPartition]]] = {mid: {} for mid in layout.order}
+    for mid in layout.order:
+        for tp in sorted(kept[mid]):
+            held[mid].setdefault(tp.topic, []).append(tp)
+    count = {mid: len(kept[mid]) for mid in layout.order}
+    owned = {mid: set(kept[mid]) for mid in layout.order}
+    taken = {tp for ps in kept.values() for tp in ps}
     free = [tp for tp in layout.all_partitions() if tp not in taken]
+    # The most constrained partitions first: they have the fewest places to go.
     free.sort(key=lambda tp: (len(layout.subscribers[tp.topic]), tp))
     for tp in free:
         subs = layout.subscribers[tp.topic]
@@ -197,35 +204,33 @@ def _place_general(layout: _Layout, kept: dict[str, list[TopicPartition]]) -> Pl
             mid = min(subs, key=lambda m: (count[m], not layout.rack_match(m, tp), rank[m]))
         else:
             mid = min(subs, key=lambda m: (count[m], rank[m]))
-        plan[mid].append(tp)
+        held[mid].setdefault(tp.topic, []).append(tp)
         count[mid] += 1
-    owned = {(mid, tp) for mid, ps in kept.items() for tp in ps}
-    # Each move lowers the sum of squared counts by at least 2, so this ends.
-    while True:
-        lightest = {
-            t: min(subs, key=lambda m: (count[m], rank[m]))
-            for t, subs in layout.subscribers.items()
-        }
-        move: tuple[str, TopicPartition, str] | None = None
+    # Move one partition at a time from a member to an eligible one holding at least
+    # two fewer, heaviest members first, until a whole pass moves nothing. Each move
+    # lowers the sum of squared counts by at least 2, so this ends.
+    moved = True
+    while moved:
+        moved = False
         for src in sorted(layout.order, key=lambda m: (-count[m], rank[m])):
-            candidates = sorted(
-                plan[src], key=lambda tp: ((src, tp) in owned, tp.topic, -tp.partition)
-            )
-            for tp in candidates:
-                dst = lightest[tp.topic]
-                if count[dst] + 1 < count[src]:
-                    move = (src, tp, dst)
+            while True:
+                best: tuple[bool, str, str] | None = None  # (owned, topic, destination)
+                for topic, ps in held[src].items():
+                    if not ps:
+                        continue
+                    dst = min(layout.subscribers[topic], key=lambda m: (count[m], rank[m]))
+                    if count[dst] + 1 < count[src]:
+                        option = (ps[-1] in owned[src], topic, dst)
+                        if best is None or option < best:
+                            best = option
+                if best is None:
                     break
-            if move is not None:
-                break
-        if move is None:
-            break
-        src, tp, dst = move
-        plan[src].remove(tp)
-        plan[dst].append(tp)
-        count[src] -= 1
-        count[dst] += 1
-    return plan
+                _, topic, dst = best
+                held[dst].setdefault(topic, []).append(held[src][topic].pop())
+                count[src] -= 1
+                count[dst] += 1
+                moved = True
+    return {mid: [tp for ps in held[mid].values() for tp in ps] for mid in layout.order}
 
 
 def _sticky(
