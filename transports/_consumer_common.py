@@ -65,10 +65,11 @@ def split_options(
     # The client's own retry backoff is the consumer's too.
     if "retry_backoff_ms" in consumer:
         client["retry_backoff_ms"] = consumer["retry_backoff_ms"]
+    if source_address is not None:
+        client["source_address"] = source_address
     parts = make_parts(
         owner,
         bootstrap_servers,
-        source_address=source_address,
         ssl_server_hostname=ssl_server_hostname,
         rng=rng,
         options=client,
@@ -107,7 +108,9 @@ class ConsumerRouter:
             done = self._ops.pop(event.handle, None)
             if done is not None:
                 done(event.handle.value, event.handle.error)
-        elif isinstance(event, PartitionsAssigned | PartitionsRevoked | PartitionsLost | TruncationDetected):
+        elif isinstance(
+            event, PartitionsAssigned | PartitionsRevoked | PartitionsLost | TruncationDetected
+        ):
             self.notices.append(event)
         self.seq += 1
         self.wake()

@@ -1210,6 +1210,13 @@ class ConsumerCore:
         if self._member is not None:
             self._member.on_metadata(now=now)
         cluster = self.client.cluster
+        # A refresh asked for while another was in flight is answered by the
+        # older one, which lacks the new topics: ask again until all are known.
+        if any(
+            cluster.partitions_for_topic(t) is None and cluster.topic_error(t) is None
+            for t in self.client.topics
+        ):
+            self.client.request_metadata_update(now=now)
         for tp, st in self._parts.items():
             epoch = cluster.leader_epoch_for_partition(tp)
             if epoch is None or epoch < 0:

@@ -1,0 +1,357 @@
+"""Blocking Kafka consumer: the sans-IO consumer core on a selector loop thread.
+
+Theory of operation
+-------------------
+:class:`KafkaConsumer` owns one :class:`~kafkacore.consumer.ConsumerCore`
+driven by a background thread running the selector loop, exactly like
+:class:`transports.selector.KafkaClient`: only that thread touches the
+core, so heartbeats, fetches and auto-commits go on while user code works
+between polls. User calls become closures run on the loop thread
+(:meth:`_call`) and wait on a ``concurrent.futures.Future``.
+
+``poll(timeout)`` asks the core for buffered records; when there are none
+it sleeps on a condition that every core event notifies (the router bumps
+a sequence number), then asks again, until records arrive or the timeout
+passes. Rebalance listeners are called from ``poll`` in the user's thread.
+
+Life (:class:`ConsumerState`): RUNNING from construction, CLOSED after
+``close()``, which is bounded: commit (with auto-commit) and leave the
+group within ``timeout``, then stop the loop and close every socket.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import enum
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+from kafkacore.client import TopicPartition
+from kafkacore.consumer import (
+    ConsumerCore,
+    ConsumerRecord,
+    OffsetAndMetadata,
+    OperationHandle,
+    PartitionBatch,
+)
+from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
+
+from ._bridge import Bridge
+from ._consumer_common import ConsumerRouter, RebalanceListener, split_options
+from ._selector_io import SelectorIo
+from ._sockets import Address
+
+__all__ = ["ConsumerState", "KafkaConsumer"]
+
+T = TypeVar("T")
+
+
+class ConsumerState(enum.Enum):
+    RUNNING = "running"
+    CLOSED = "closed"
+
+
+class KafkaConsumer:
+    """Blocking consumer; see the module docstring. Options as ClientConfig + ConsumerConfig."""
+
+    def __init__(
+        self,
+        *topics: str,
+        bootstrap_servers: str | Sequence[str] | None = "localhost:9092",
+        source_address: Address | None = None,
+        ssl_server_hostname: str | None = None,
+        rng: random.Random | None = None,
+        listener: RebalanceListener | None = None,
+        **options: Any,
+    ) -> None:
+        parts, config = split_options(
+            "KafkaConsumer",
+            bootstrap_servers,
+            source_address=source_address,
+            ssl_server_hostname=ssl_server_hostname,
+            rng=rng,
+            options=options,
+        )
+        self.config = config
+        self.client_config = parts.config
+        self._io = SelectorIo(
+            sockets=parts.sockets,
+            ssl_context=parts.ssl_context_factory(),
+            ssl_server_hostname=ssl_server_hostname,
+        )
+        self._cond = threading.Condition()
+        self._router = ConsumerRouter(wake=self._notify)
+        self._core = ConsumerCore(parts.config, config, now=self._io.clock(), rng=parts.rng)
+        self._bridge = Bridge(
+            self._core, self._io, clock=self._io.clock, on_event=self._router.on_event
+        )
+        self._io.bridge = self._bridge
+        self._listener = listener
+        self._state = ConsumerState.RUNNING
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="kafkacore-consumer", daemon=True)
+        self._thread.start()
+        self._io.call_soon_threadsafe(self._bridge.pump)
+        if topics:
+            self.subscribe(list(topics))
+
+    # -- life -------------------------------------------------------------
+    @property
+    def state(self) -> ConsumerState:
+        return self._state
+
+    def __enter__(self) -> KafkaConsumer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self, timeout: float = 30.0, *, autocommit: bool = True) -> None:
+        """Commit (with auto-commit), leave the group, close sockets; within ~``timeout`` s."""
+        if self._state is ConsumerState.CLOSED:
+            return
+        try:
+            handle_fut = self._op(lambda now: self._core.close(now=now, autocommit=autocommit))
+            try:
+                handle_fut.result(timeout)
+            except (concurrent.futures.TimeoutError, Exception):
+                pass  # close is best effort on the network side; sockets close below anyway
+        finally:
+            self._state = ConsumerState.CLOSED
+            self._io.call_soon_threadsafe(self._shutdown_core)
+            self._thread.join(timeout)
+            self._io.close_all()
+            for fn in self._io.drain_calls():
+                fn()
+
+    def _shutdown_core(self) -> None:
+        self._stopping = True
+        self._bridge.command(lambda now: self._core.shutdown(now=now))
+        self._router.fail_all(RequestCancelled("KafkaConsumer closed"))
+
+    def _run(self) -> None:
+        io = self._io
+        while not self._stopping:
+            io.run_once()
+
+    # -- subscription ---------------------------------------------------------
+    def subscribe(
+        self,
+        topics: Iterable[str] | None = None,
+        *,
+        pattern: str | None = None,
+        listener: RebalanceListener | None = None,
+    ) -> None:
+        """Join the group for ``topics`` (or every topic matching ``pattern``)."""
+        if listener is not None:
+            self._listener = listener
+        names = None if topics is None else list(topics)
+        self._call(lambda now: self._core.subscribe(names, pattern=pattern, now=now))
+
+    def unsubscribe(self) -> None:
+        self._call(lambda now: self._core.unsubscribe(now=now))
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        tps = [TopicPartition(*tp) for tp in partitions]
+        self._call(lambda now: self._core.assign(tps, now=now))
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        return self._call(lambda now: self._core.assignment())
+
+    def subscription(self) -> frozenset[str]:
+        return self._call(lambda now: self._core.subscription())
+
+    # -- polling ---------------------------------------------------------------
+    def poll(self, timeout: float = 0.0, max_records: int | None = None) -> list[ConsumerRecord]:
+        """Records fetched so far, waiting up to ``timeout`` s for some to arrive."""
+        return self._poll(lambda now: self._core.poll_records(max_records, now=now), timeout)
+
+    def poll_batches(
+        self, timeout: float = 0.0, max_records: int | None = None
+    ) -> list[PartitionBatch]:
+        """Like :meth:`poll`, as per-partition columnar batches (the bulk path)."""
+        return self._poll(lambda now: self._core.poll_batches(max_records, now=now), timeout)
+
+    def __iter__(self) -> Iterator[ConsumerRecord]:
+        """Records one by one, for ever (until ``close()``)."""
+        while self._state is ConsumerState.RUNNING:
+            yield from self.poll(1.0)
+
+    def _poll(self, fn: Callable[[float], list[T]], timeout: float) -> list[T]:
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while True:
+            seq = self._router.seq
+            out = self._call(fn)
+            self._router.dispatch(self._listener)
+            if out:
+                return out
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return out
+            self._wait_change(seq, remaining)
+
+    # -- positions ----------------------------------------------------------------
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        self._call(lambda now: self._core.seek(TopicPartition(*partition), offset, now=now))
+
+    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        self._call(lambda now: self._core.seek_to_beginning(partitions, now=now))
+
+    def seek_to_end(self, *partitions: TopicPartition) -> None:
+        self._call(lambda now: self._core.seek_to_end(partitions, now=now))
+
+    def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
+        """The next offset to hand out, waiting until it is known (reset, committed)."""
+        tp = TopicPartition(*partition)
+        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while True:
+            seq = self._router.seq
+            pos = self._call(lambda now: self._core.position(tp))
+            if pos is not None:
+                return pos
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise KafkaTimeoutError(f"KafkaConsumer.position: {tp} unknown after {limit} s")
+            self._wait_change(seq, remaining)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._call(lambda now: self._core.pause(partitions, now=now))
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._call(lambda now: self._core.resume(partitions, now=now))
+
+    def paused(self) -> frozenset[TopicPartition]:
+        return self._call(lambda now: self._core.paused())
+
+    def lag(self, partition: TopicPartition) -> int | None:
+        return self._call(lambda now: self._core.lag(TopicPartition(*partition)))
+
+    # -- offsets ----------------------------------------------------------------------
+    def commit(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
+        timeout: float | None = None,
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Commit and wait (default: every position consumed so far)."""
+        result: dict[TopicPartition, OffsetAndMetadata] = self._wait(
+            self.commit_async(offsets), timeout, "commit"
+        )
+        return result
+
+    def commit_async(
+        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
+    ) -> concurrent.futures.Future[Any]:
+        return self._op(lambda now: self._core.commit(offsets, now=now))
+
+    def committed(
+        self, partitions: Iterable[TopicPartition], timeout: float | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        tps = [TopicPartition(*tp) for tp in partitions]
+        result: dict[TopicPartition, OffsetAndMetadata | None] = self._wait(
+            self._op(lambda now: self._core.committed(tps, now=now)), timeout, "committed"
+        )
+        return result
+
+    def end_offsets(
+        self, partitions: Iterable[TopicPartition], timeout: float | None = None
+    ) -> dict[TopicPartition, int | None]:
+        tps = [TopicPartition(*tp) for tp in partitions]
+        result: dict[TopicPartition, int | None] = self._wait(
+            self._op(lambda now: self._core.end_offsets(tps, now=now)), timeout, "end_offsets"
+        )
+        return result
+
+    def beginning_offsets(
+        self, partitions: Iterable[TopicPartition], timeout: float | None = None
+    ) -> dict[TopicPartition, int | None]:
+        tps = [TopicPartition(*tp) for tp in partitions]
+        result: dict[TopicPartition, int | None] = self._wait(
+            self._op(lambda now: self._core.beginning_offsets(tps, now=now)),
+            timeout,
+            "beginning_offsets",
+        )
+        return result
+
+    def offsets_for_times(
+        self, timestamps: Mapping[TopicPartition, int], timeout: float | None = None
+    ) -> dict[TopicPartition, tuple[int, int] | None]:
+        query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
+        result: dict[TopicPartition, tuple[int, int] | None] = self._wait(
+            self._op(lambda now: self._core.offsets_for_times(query, now=now)),
+            timeout,
+            "offsets_for_times",
+        )
+        return result
+
+    def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
+        """Run ``fn(core)`` on the loop thread (for queries in tests and tools)."""
+        return self._call(lambda now: fn(self._core))
+
+    # -- plumbing -------------------------------------------------------------------
+    def _notify(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def _wait_change(self, seq: int, timeout: float) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._router.seq != seq, timeout)
+
+    def _call(self, fn: Callable[[float], T]) -> T:
+        """Run ``fn(now)`` as a core command on the loop thread and return its result."""
+        if self._state is ConsumerState.CLOSED:
+            raise LocalProtocolError("KafkaConsumer: closed; make a new consumer")
+        if threading.current_thread() is self._thread:
+            raise LocalProtocolError(
+                "KafkaConsumer: called on its own loop thread; call from user code"
+            )
+        fut: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            if self._stopping:
+                fut.set_exception(RequestCancelled("KafkaConsumer closed"))
+                return
+            box: list[T] = []
+            try:
+                self._bridge.command(lambda now: box.append(fn(now)))
+            except BaseException as exc:  # handed to the caller's thread
+                fut.set_exception(exc)
+                self._bridge.pump()  # what the command queued before raising still goes out
+                return
+            fut.set_result(box[0])
+
+        self._io.call_soon_threadsafe(run)
+        return fut.result()
+
+    def _op(self, fn: Callable[[float], OperationHandle]) -> concurrent.futures.Future[Any]:
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def done(value: Any, error: BaseException | None) -> None:
+            if fut.done():
+                return
+            if error is not None:
+                fut.set_exception(error)
+            else:
+                fut.set_result(value)
+
+        def issue(now: float) -> None:
+            self._router.expect(fn(now), done)
+
+        self._call(issue)
+        return fut
+
+    def _wait(self, fut: concurrent.futures.Future[T], timeout: float | None, what: str) -> T:
+        limit = self.config.default_api_timeout_ms / 1000 + 1 if timeout is None else timeout
+        try:
+            return fut.result(limit)
+        except concurrent.futures.TimeoutError:
+            raise KafkaTimeoutError(f"KafkaConsumer.{what}: no answer within {limit} s") from None
