@@ -3,10 +3,10 @@
 Theory of operation
 -------------------
 Every transport takes the same keyword options: everything
-:class:`~kafkacore.client.ClientConfig` knows (the seed names), plus two
-transport-only ones: ``source_address=(host, port)`` to bind before
-connecting, and ``ssl_server_hostname`` to verify broker certificates
-against a fixed name. :func:`make_parts` validates them once and returns
+:class:`~kafkacore.client.ClientConfig` knows (the seed names, including
+the socket and TLS ones it carries for us), plus one transport-only option,
+``ssl_server_hostname``, to verify broker certificates against a fixed name
+(brokers reached through an IP or a tunnel). :func:`make_parts` validates them once and returns
 the pieces a transport needs: the core config, the socket options and a
 factory for the one ``SSLContext`` (built lazily, on the first TLS
 connection, so a PLAINTEXT client never touches certificate files).
@@ -45,12 +45,15 @@ def make_parts(
     owner: str,
     bootstrap_servers: str | Sequence[str] | None,
     *,
-    source_address: Address | None,
+    source_address: Address | None = None,
     ssl_server_hostname: str | None,
     rng: random.Random | None,
     options: dict[str, Any],
 ) -> Parts:
     """Validate a facade's options; errors name ``owner`` and the bad option."""
+    if source_address is not None:
+        # Older call style; ClientConfig carries source_address itself now.
+        options = {**options, "source_address": source_address}
     try:
         config = ClientConfig(bootstrap_servers=bootstrap_servers, **options)
     except TypeError as exc:
@@ -61,7 +64,7 @@ def make_parts(
         raise TypeError(f"{owner}: rng must be a random.Random, got {type(rng).__name__}")
     return Parts(
         config=config,
-        sockets=SocketConfig.from_options(opts, source_address=source_address),
+        sockets=SocketConfig.from_options(opts),
         tls=tls_config_from_options(opts, ssl_server_hostname=ssl_server_hostname),
         # The core draws reconnect jitter from this; seeded from the OS here,
         # in the transport, because the core must never seed itself.

@@ -11,6 +11,9 @@ future, a trio event). When the bridge hands over an event:
 - ``MetadataUpdated`` / ``MetadataUpdateFailed`` resolve the completions of
   the metadata waiters the event names, and the first ``MetadataUpdated``
   also resolves everyone waiting for the client to be bootstrapped;
+- a ``MetadataUpdateFailed`` carrying an ``AuthenticationError`` also fails
+  the bootstrap waiters with it: authentication is not retriable, and the
+  user must see that error, not a later generic ``NoBrokersAvailable``;
 - ``BootstrapFailed`` fails the bootstrap waiters (the core keeps retrying;
   a later ``connect()`` can still succeed);
 - anything else goes to the optional ``on_other`` listener.
@@ -31,6 +34,7 @@ from kafkacore.client.events import (
     MetadataUpdateFailed,
     RequestCompleted,
 )
+from kafkacore.errors import AuthenticationError
 
 __all__ = ["Completion", "Router"]
 
@@ -103,6 +107,12 @@ class Router:
             for waiter in event.waiters:
                 done = self._metadata.pop(waiter, None)
                 if done is not None:
+                    done(None, event.error)
+            if isinstance(event.error, AuthenticationError):
+                # Bad credentials or a rejected certificate: the core will not
+                # get metadata with these settings, so bootstrap fails now.
+                bootstrap, self._bootstrap = self._bootstrap, []
+                for done in bootstrap:
                     done(None, event.error)
             if self.on_other is not None:
                 self.on_other(event)

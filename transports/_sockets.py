@@ -56,15 +56,14 @@ class SocketConfig:
     socket_options: tuple[tuple[int, int, int], ...] = field(default=())
 
     @classmethod
-    def from_options(
-        cls, options: Mapping[str, Any], *, source_address: Address | None = None
-    ) -> SocketConfig:
-        """Build from ``ClientConfig.transport_options()`` plus transport-only settings."""
+    def from_options(cls, options: Mapping[str, Any]) -> SocketConfig:
+        """Build from ``ClientConfig.transport_options()``."""
+        source = options.get("source_address")
         return cls(
             receive_buffer_bytes=options.get("receive_buffer_bytes"),
             send_buffer_bytes=options.get("send_buffer_bytes"),
             socket_options=tuple(options.get("socket_options") or ()),
-            source_address=source_address,
+            source_address=None if source is None else (str(source[0]), int(source[1])),
         )
 
     def __post_init__(self) -> None:

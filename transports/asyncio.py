@@ -36,7 +36,6 @@ from ._asyncio_io import AsyncioIo
 from ._bridge import Bridge
 from ._common import Parts, make_parts, resolve_target
 from ._router import Router
-from ._sockets import Address
 
 __all__ = ["AsyncKafkaClient", "ClientState"]
 
@@ -54,7 +53,6 @@ class AsyncKafkaClient:
         self,
         bootstrap_servers: str | Sequence[str] | None = "localhost:9092",
         *,
-        source_address: Address | None = None,
         ssl_server_hostname: str | None = None,
         rng: random.Random | None = None,
         **options: Any,
@@ -62,7 +60,6 @@ class AsyncKafkaClient:
         self._parts: Parts = make_parts(
             "AsyncKafkaClient",
             bootstrap_servers,
-            source_address=source_address,
             ssl_server_hostname=ssl_server_hostname,
             rng=rng,
             options=options,

@@ -36,7 +36,6 @@ from ._bridge import Bridge
 from ._common import make_parts, resolve_target
 from ._router import Router
 from ._selector_io import SelectorIo
-from ._sockets import Address
 
 __all__ = ["ClientState", "KafkaClient"]
 
@@ -56,7 +55,6 @@ class KafkaClient:
         self,
         bootstrap_servers: str | Sequence[str] | None = "localhost:9092",
         *,
-        source_address: Address | None = None,
         ssl_server_hostname: str | None = None,
         rng: random.Random | None = None,
         **options: Any,
@@ -64,7 +62,6 @@ class KafkaClient:
         parts = make_parts(
             "KafkaClient",
             bootstrap_servers,
-            source_address=source_address,
             ssl_server_hostname=ssl_server_hostname,
             rng=rng,
             options=options,

@@ -38,7 +38,6 @@ from kafkacore.errors import LocalProtocolError, RequestCancelled
 from ._bridge import Bridge
 from ._common import Parts, make_parts, resolve_target
 from ._router import Router
-from ._sockets import Address
 from ._trio_io import TrioIo
 
 __all__ = ["ClientState", "TrioKafkaClient"]
@@ -80,7 +79,6 @@ class TrioKafkaClient:
         self,
         bootstrap_servers: str | Sequence[str] | None = "localhost:9092",
         *,
-        source_address: Address | None = None,
         ssl_server_hostname: str | None = None,
         rng: random.Random | None = None,
         **options: Any,
@@ -88,7 +86,6 @@ class TrioKafkaClient:
         self._parts: Parts = make_parts(
             "TrioKafkaClient",
             bootstrap_servers,
-            source_address=source_address,
             ssl_server_hostname=ssl_server_hostname,
             rng=rng,
             options=options,
