@@ -110,7 +110,11 @@ class AsyncKafkaClient:
         await fut
 
     async def __aenter__(self) -> AsyncKafkaClient:
-        await self.connect()
+        try:
+            await self.connect()
+        except BaseException:
+            await self.close()  # __aexit__ will not run: leave nothing open
+            raise
         return self
 
     async def __aexit__(

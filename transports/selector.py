@@ -114,7 +114,11 @@ class KafkaClient:
         self._wait(fut, timeout, "connect")
 
     def __enter__(self) -> KafkaClient:
-        self.connect()
+        try:
+            self.connect()
+        except BaseException:
+            self.close()  # __exit__ will not run: leave no thread or socket behind
+            raise
         return self
 
     def __exit__(

@@ -237,6 +237,12 @@ class TrioKafkaClient:
         bridge.command(lambda now: box.append(fn(core)))
         return box[0]
 
+    def inspect_core(self, fn: Callable[[KafkaClientCore], Any]) -> Any:
+        """Call ``fn(core)`` in any state after entry, closed included (diagnostics)."""
+        if self._core is None:
+            raise LocalProtocolError("TrioKafkaClient.inspect_core: client was never entered")
+        return fn(self._core)
+
     # -- plumbing -------------------------------------------------------------
     def _running(self, what: str) -> tuple[KafkaClientCore, Bridge]:
         if self._state is not ClientState.RUNNING:

@@ -153,6 +153,45 @@ class Flavor:
             async with TrioKafkaClient(bootstrap, **options) as tc:
                 yield _AsyncShim("trio", tc)
 
+    async def failed_connect(
+        self, bootstrap: str, after: Callable[[KafkaClientCore], Any], **options: Any
+    ) -> tuple[BaseException, Any]:
+        """Connect expecting an error; return it and ``after(core)`` run right after it."""
+        if self.name == "selector":
+            from transports.selector import KafkaClient
+
+            sc = KafkaClient(bootstrap, **options)
+            try:
+                try:
+                    await anyio.to_thread.run_sync(sc.connect)
+                except Exception as exc:
+                    return exc, await anyio.to_thread.run_sync(sc.run_on_loop, after)
+            finally:
+                await anyio.to_thread.run_sync(sc.close)
+        elif self.name == "asyncio":
+            from transports.asyncio import AsyncKafkaClient
+
+            ac = AsyncKafkaClient(bootstrap, **options)
+            try:
+                try:
+                    await ac.connect()
+                except Exception as exc:
+                    return exc, ac.run_on_loop(after)
+            finally:
+                await ac.close()
+        else:
+            from transports.trio import TrioKafkaClient
+
+            # The trio client connects on entry and is closed when that fails;
+            # ``after`` then sees the shut-down core (counters survive shutdown).
+            tc = TrioKafkaClient(bootstrap, **options)
+            try:
+                async with tc:
+                    pass
+            except Exception as exc:
+                return exc, tc.inspect_core(after)
+        pytest.fail(f"{self.name}: connecting to {bootstrap} succeeded; expected an error")
+
     async def connect_error(self, bootstrap: str, **options: Any) -> BaseException:
         """Connect and return the error connecting raised (fails the test if none)."""
         try:

@@ -87,11 +87,16 @@ async def test_ssl_unknown_ca_is_rejected(flavor: Flavor, kafka_broker: Any) -> 
 async def test_wrong_password_fails_once_with_authentication_error(
     flavor: Flavor, kafka_broker: Any, mechanism: str
 ) -> None:
-    err = await flavor.connect_error(
+    err, metrics = await flavor.failed_connect(
         kafka_broker.bootstrap_for("SASL_PLAINTEXT"),
+        lambda core: core.metrics(),
         security_protocol="SASL_PLAINTEXT",
         reconnect_backoff_ms=1,
         reconnect_backoff_max_ms=1,
         **_sasl(mechanism, password="wrong-password"),
     )
     assert isinstance(err, AuthenticationError), repr(err)
+    assert "authentication failed" in str(err).lower()
+    # One connection, one refusal: the error surfaced on the first try.
+    assert metrics.authentication_failures == 1
+    assert metrics.connections_opened == 1
