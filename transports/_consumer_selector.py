@@ -22,6 +22,7 @@ group within ``timeout``, then stop the loop and close every socket.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import enum
 import random
 import threading
@@ -121,10 +122,9 @@ class KafkaConsumer:
             return
         try:
             handle_fut = self._op(lambda now: self._core.close(now=now, autocommit=autocommit))
-            try:
+            # Best effort on the network side; the sockets close below either way.
+            with contextlib.suppress(concurrent.futures.TimeoutError, Exception):
                 handle_fut.result(timeout)
-            except (concurrent.futures.TimeoutError, Exception):
-                pass  # close is best effort on the network side; sockets close below anyway
         finally:
             self._state = ConsumerState.CLOSED
             self._io.call_soon_threadsafe(self._shutdown_core)
