@@ -239,10 +239,48 @@ def _raw_snappy(view: memoryview, budget: int, max_size: int, api: str) -> bytes
     return out
 
 
+def _lz4_bound(frame: bytes | bytearray | memoryview) -> int:
+    """Upper bound of a single lz4 frame's output from its block headers, or -1.
+
+    -1 means "cannot tell cheaply" (not exactly one well-formed frame), and the
+    caller falls back to the incremental decompressor.
+    """
+    end = len(frame)
+    if end < 7 or frame[:4] != _LZ4_MAGIC:
+        return -1
+    flg = frame[4]
+    block_max = _LZ4_BLOCK_MAX.get((frame[5] >> 4) & 0x07, 0)
+    if not block_max:
+        return -1
+    pos = 7 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
+    block_checksum = 4 if flg & 0x10 else 0
+    blocks = 0
+    while pos + 4 <= end:
+        size = int.from_bytes(frame[pos : pos + 4], "little")
+        pos += 4
+        if size == 0:  # end mark
+            pos += 4 if flg & 0x04 else 0
+            return blocks * block_max if pos == end else -1
+        pos += (size & 0x7FFFFFFF) + block_checksum
+        blocks += 1
+    return -1
+
+
+# Block maximum sizes by the BD byte's bits 4-6 (LZ4 frame format).
+_LZ4_BLOCK_MAX: Final = {4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
+
+
 def _unlz4(data: bytes | bytearray | memoryview, max_size: int, magic: int, api: str) -> bytes:
     rest: bytes | bytearray | memoryview = data
     if magic == 0:
         rest = _fix_lz4_header_checksum(bytes(data), api)
+    # Fast path: one frame whose blocks cannot add up to more than max_size
+    # (the Java producer writes exactly that) goes through the one-shot call,
+    # which is much quicker than the incremental decompressor.
+    bound = _lz4_bound(rest)
+    if 0 <= bound <= max_size:
+        fast: bytes = lz4.frame.decompress(rest)
+        return fast
     out: list[bytes] = []
     total = 0
     while True:

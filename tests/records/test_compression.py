@@ -154,3 +154,21 @@ def test_xxh32_reference_values() -> None:
     assert _xxh32_short(b"") == 0x02CC5D05
     assert _xxh32_short(b"a") == 0x550D7456
     assert _xxh32_short(b"abc") == 0x32D153FF
+
+
+def test_lz4_fast_path_and_fallback_agree() -> None:
+    from kafkacore.records.compression import _lz4_bound
+
+    frame = compress(Compression.LZ4, PAYLOAD)
+    blocks = -(-len(PAYLOAD) // 65536)
+    assert _lz4_bound(frame) == blocks * 65536
+    # Two frames back to back, or trailing bytes: no cheap bound, the incremental path reads them.
+    assert _lz4_bound(frame + frame) == -1
+    assert decompress(Compression.LZ4, frame + frame) == PAYLOAD * 2
+    assert _lz4_bound(frame[:-2]) == -1
+    with pytest.raises(DecodeError):
+        decompress(Compression.LZ4, frame[:-2])
+    # A bound above max_size is not an error by itself: the real output decides.
+    assert decompress(Compression.LZ4, frame, max_size=len(PAYLOAD)) == PAYLOAD
+    with pytest.raises(DecodeError, match="inflates beyond"):
+        decompress(Compression.LZ4, frame, max_size=len(PAYLOAD) - 1)
