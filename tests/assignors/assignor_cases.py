@@ -31,6 +31,7 @@ def groups(
     with_racks: bool = False,
     max_members: int = 7,
     max_topics: int = 4,
+    nonempty_subscriptions: bool = False,
 ) -> Group:
     n_topics = draw(st.integers(1, max_topics))
     topics = [f"t{i}" for i in range(n_topics)]
