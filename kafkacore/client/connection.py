@@ -14,8 +14,10 @@ answers UNSUPPORTED_VERSION it retries once at the version the broker
 names (KIP-511). From the broker's ranges it fixes, per API, the version
 ``min(ours.max, broker.max)``, refusing with
 :class:`~kafkacore.errors.UnsupportedVersionError` when that is below either
-minimum. With SASL it then runs SaslHandshake v1 and one SaslAuthenticate
-round trip per mechanism token (KIP-152) before READY. Only READY accepts
+minimum. With SASL it then runs the exchange of a
+:class:`~kafkacore.client.authenticator.SaslAuthenticator` sub-machine
+(SaslHandshake v1, one SaslAuthenticate round trip per token, KIP-152)
+before READY. Only READY accepts
 user requests, and at most ``max_in_flight_requests_per_connection`` of them
 at a time.
 
@@ -52,9 +54,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from kafkacore.client import _codec
-from kafkacore.client.sasl import SaslMechanism, create_mechanism
+from kafkacore.client.authenticator import SaslAuthenticator
+from kafkacore.client.sasl import create_mechanism
 from kafkacore.errors import (
-    AuthenticationError,
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
@@ -175,8 +177,7 @@ class BrokerConnection:
         self._versions: dict[int, int] = {}
         self._api_versions_version = 0
         self._api_versions_retried = False
-        self._mechanism: SaslMechanism | None = None
-        self._sasl_done = False
+        self._sasl: SaslAuthenticator | None = None
         self.session_lifetime_ms = 0
         self._reauth_at: float | None = None
         self.reauthentications = 0
@@ -507,8 +508,6 @@ class BrokerConnection:
             self._goto(ConnectionState.READY)
 
     def _start_sasl(self, now: float) -> None:
-        from kafkacore.protocol.messages import SaslHandshakeRequest
-
         config = self._config
         assert config.sasl_mechanism is not None
         version = self.version_for(_SASL_HANDSHAKE)
@@ -517,7 +516,7 @@ class BrokerConnection:
                 f"node {self.node_id}: broker only has SaslHandshake v0 (raw SASL tokens); "
                 "kafkacore needs v1 (KIP-152)"
             )
-        self._mechanism = create_mechanism(
+        mechanism = create_mechanism(
             mechanism=config.sasl_mechanism,
             host=self.host,
             username=config.sasl_plain_username,
@@ -526,46 +525,31 @@ class BrokerConnection:
             factory=config.sasl_mechanism_factory,
             rng=self._rng,
         )
+        self._sasl = SaslAuthenticator(
+            mechanism, node_id=self.node_id, error_name=_codec.error_name
+        )
         self._goto(ConnectionState.SASL_HANDSHAKE)
         self._send_internal(
-            _SASL_HANDSHAKE,
-            SaslHandshakeRequest(mechanism=config.sasl_mechanism),
-            version=version,
-            now=now,
+            _SASL_HANDSHAKE, self._sasl.handshake_request(), version=version, now=now
         )
 
     def _on_sasl_handshake(self, response: Any, now: float) -> None:
-        if response.error_code:
-            offered = ", ".join(response.mechanisms) or "none"
-            raise AuthenticationError(
-                f"node {self.node_id}: SASL mechanism {self._config.sasl_mechanism} refused "
-                f"({_codec.error_name(response.error_code)}); broker offers: {offered}"
-            )
-        assert self._mechanism is not None
+        assert self._sasl is not None
+        request = self._sasl.on_handshake(response)
         self._goto(ConnectionState.SASL_AUTHENTICATE)
-        self._send_token(self._mechanism.initial_response(), now)
-
-    def _send_token(self, token: bytes, now: float) -> None:
-        from kafkacore.protocol.messages import SaslAuthenticateRequest
-
-        version = self.version_for(_SASL_AUTHENTICATE)
         self._send_internal(
-            _SASL_AUTHENTICATE, SaslAuthenticateRequest(auth_bytes=token), version=version, now=now
+            _SASL_AUTHENTICATE, request, version=self.version_for(_SASL_AUTHENTICATE), now=now
         )
 
     def _on_sasl_authenticate(self, response: Any, now: float) -> None:
-        if response.error_code:
-            message = response.error_message or f"error code {response.error_code}"
-            raise AuthenticationError(
-                f"node {self.node_id}: SASL {self._config.sasl_mechanism} authentication "
-                f"failed: {message}"
+        assert self._sasl is not None
+        request = self._sasl.on_authenticate(response)
+        if request is not None:
+            self._send_internal(
+                _SASL_AUTHENTICATE, request, version=self.version_for(_SASL_AUTHENTICATE), now=now
             )
-        assert self._mechanism is not None
-        token = self._mechanism.evaluate_challenge(bytes(response.auth_bytes))
-        if token is not None:
-            self._send_token(token, now)
             return
-        self.session_lifetime_ms = getattr(response, "session_lifetime_ms", 0) or 0
+        self.session_lifetime_ms = self._sasl.session_lifetime_ms
         if self.session_lifetime_ms > 0:
             # Java re-authenticates at a random point in 85%-95% of the lifetime.
             share = self._rng.uniform(0.85, 0.95)

@@ -184,3 +184,56 @@ def test_create_mechanism_uses_factory_for_plugins() -> None:
             factory=None,
             rng=random.Random(0),
         )
+
+
+# -- the SaslHandshake/SaslAuthenticate sub-machine -----------------------------------
+
+
+def test_authenticator_happy_path_and_transitions() -> None:
+    from kafkacore.client.authenticator import TRANSITIONS, SaslAuthenticator, SaslState
+    from kafkacore.protocol.messages import SaslAuthenticateResponse, SaslHandshakeResponse
+
+    server = ScramServer("sha256", "alice", "pw")
+    auth = SaslAuthenticator(
+        ScramMechanism("SCRAM-SHA-256", "alice", "pw", rng=random.Random(0)), node_id=3
+    )
+    assert auth.handshake_request().mechanism == "SCRAM-SHA-256"
+    first = auth.on_handshake(SaslHandshakeResponse(mechanisms=["SCRAM-SHA-256"]))
+    assert auth.state is SaslState.AUTHENTICATE
+    final = auth.on_authenticate(
+        SaslAuthenticateResponse(auth_bytes=server.first(bytes(first.auth_bytes)))
+    )
+    assert final is not None
+    done = auth.on_authenticate(
+        SaslAuthenticateResponse(
+            auth_bytes=server.final(bytes(final.auth_bytes)), session_lifetime_ms=5000
+        )
+    )
+    assert done is None
+    assert auth.state.value == SaslState.DONE.value
+    assert auth.session_lifetime_ms == 5000
+    assert TRANSITIONS[SaslState.DONE] == frozenset()
+    with pytest.raises(LocalProtocolError):
+        auth.on_authenticate(SaslAuthenticateResponse())
+
+
+def test_authenticator_refusals() -> None:
+    from kafkacore.client.authenticator import SaslAuthenticator, SaslState
+    from kafkacore.protocol.messages import SaslAuthenticateResponse, SaslHandshakeResponse
+
+    auth = SaslAuthenticator(PlainMechanism("u", "p"), node_id=1)
+    with pytest.raises(AuthenticationError, match="broker offers: SCRAM-SHA-512"):
+        auth.on_handshake(SaslHandshakeResponse(error_code=33, mechanisms=["SCRAM-SHA-512"]))
+    assert auth.state is SaslState.FAILED
+
+    auth = SaslAuthenticator(PlainMechanism("u", "p"), node_id=1)
+    auth.on_handshake(SaslHandshakeResponse(mechanisms=["PLAIN"]))
+    with pytest.raises(AuthenticationError, match="bad creds"):
+        auth.on_authenticate(SaslAuthenticateResponse(error_code=58, error_message="bad creds"))
+
+    scram = ScramMechanism("SCRAM-SHA-256", "u", "p", nonce="abc")
+    auth = SaslAuthenticator(scram, node_id=1)
+    auth.on_handshake(SaslHandshakeResponse(mechanisms=["SCRAM-SHA-256"]))
+    with pytest.raises(AuthenticationError, match="nonce"):
+        auth.on_authenticate(SaslAuthenticateResponse(auth_bytes=b"r=zzz,s=AAAA,i=4096"))
+    assert auth.state is SaslState.FAILED
