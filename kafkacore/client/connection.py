@@ -170,12 +170,10 @@ class BrokerConnection:
         self._next_correlation = 0
         self._writes: list[bytes] = []
         self._completions: list[Completion] = []
-        self._created = now
         self._setup_deadline = now + config.socket_connection_setup_timeout_ms / 1000
         self.last_activity = now
         self.broker_versions: dict[int, tuple[int, int]] = {}
         self._versions: dict[int, int] = {}
-        self._api_versions_version = 0
         self._api_versions_retried = False
         self._sasl: SaslAuthenticator | None = None
         self.session_lifetime_ms = 0
@@ -439,7 +437,6 @@ class BrokerConnection:
     def _send_api_versions(self, version: int, *, now: float) -> None:
         from kafkacore.protocol.messages import ApiVersionsRequest
 
-        self._api_versions_version = version
         request = ApiVersionsRequest(
             client_software_name=self._config.client_software_name if version >= 3 else "",
             client_software_version=self._config.client_software_version if version >= 3 else "",
