@@ -134,7 +134,7 @@ def main() -> None:
     results.append(("fetch 10x10x1KiB decode v16", "kafkacore", best(
         lambda: FetchResponse.decode(fetch, 16), inner * 5, repeat)))
     try:
-        from kafka.protocol.fetch import FetchResponse as KpFetch
+        from kafka.protocol.consumer.fetch import FetchResponse as KpFetch
 
         KpFetch.decode(io.BytesIO(fetch), version=16)
         results.append(("fetch 10x10x1KiB decode v16", "kafka-python", best(

@@ -114,12 +114,40 @@ class Module:
     uses_uuid: bool = False
     cur_struct: str = ""
     arrays: dict[str, str] = field(default_factory=dict)
+    factories: dict[str, StructSpec] = field(default_factory=dict)
 
     # -- helpers ---------------------------------------------------------------
     def fmt(self, code: str) -> str:
         if code not in self.formats:
             self.formats[code] = "_S_" + code.lstrip(">").replace("?", "o").replace("16s", "u")
         return self.formats[code]
+
+    def fast_default(self, f: FieldSpec) -> str:
+        """Default for a decoder: struct defaults come from a ``__new__`` factory."""
+        d = default_value(f)
+        if f.is_struct and not f.is_array and d != "None":
+            assert f.struct is not None
+            self.factories[f.struct.name] = f.struct
+            return f"_dflt_{f.struct.name}()"
+        return d
+
+    def gen_factories(self) -> list[str]:
+        out: list[str] = []
+        done: set[str] = set()
+        while set(self.factories) - done:
+            name = sorted(set(self.factories) - done)[0]
+            done.add(name)
+            s = self.factories[name]
+            out += [
+                f"def _dflt_{name}() -> {name}:",
+                f"    o = {name}.__new__({name})",
+                *(f"    o.{f.attr} = {self.fast_default(f)}" for f in s.fields),
+                "    o.unknown_tagged_fields = ()",
+                "    return o",
+                "",
+                "",
+            ]
+        return out
 
     def array_table(self, code: str) -> str:
         name = "_A_" + code.replace("?", "o")
@@ -295,7 +323,7 @@ class Module:
         head = [f"    o = {s.name}.__new__({s.name})"]
         for f in s.fields:
             if f not in regular:
-                head.append(f"    o.{f.attr} = {default_value(f)}")
+                head.append(f"    o.{f.attr} = {self.fast_default(f)}")
         head.append("    o.unknown_tagged_fields = ()")
         i = 0
         while i < len(regular):
@@ -661,6 +689,7 @@ def generate_module(msg: MessageSpec, kafka: str) -> str:
     for s in order:
         classes += mod.gen_class(s, s is msg.root)
         classes += ["", ""]
+    classes += mod.gen_factories()
     tables: list[str] = []
     for s in order:
         tables += mod.field_meta(s)

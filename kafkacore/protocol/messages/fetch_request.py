@@ -112,6 +112,14 @@ class FetchRequest(_Request):
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
 
 
+def _dflt_ReplicaState() -> ReplicaState:
+    o = ReplicaState.__new__(ReplicaState)
+    o.replica_id = -1
+    o.replica_epoch = -1
+    o.unknown_tagged_fields = ()
+    return o
+
+
 def _d_ReplicaState_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[ReplicaState, int]:
     o = ReplicaState.__new__(ReplicaState)
     o.unknown_tagged_fields = ()
@@ -1061,7 +1069,7 @@ def _e_ForgottenTopic_2(o: ForgottenTopic, out: bytearray, v: int) -> None:
 def _d_FetchRequest_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -1115,7 +1123,7 @@ def _e_FetchRequest_0(o: FetchRequest, out: bytearray, v: int) -> None:
 def _d_FetchRequest_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -1169,7 +1177,7 @@ def _e_FetchRequest_1(o: FetchRequest, out: bytearray, v: int) -> None:
 def _d_FetchRequest_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.rack_id = ''
     o.unknown_tagged_fields = ()
     f = "ReplicaId"
@@ -1236,7 +1244,7 @@ def _e_FetchRequest_2(o: FetchRequest, out: bytearray, v: int) -> None:
 def _d_FetchRequest_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.rack_id = ''
     o.unknown_tagged_fields = ()
     f = "ReplicaId"
@@ -1303,7 +1311,7 @@ def _e_FetchRequest_3(o: FetchRequest, out: bytearray, v: int) -> None:
 def _d_FetchRequest_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
@@ -1385,7 +1393,7 @@ def _e_FetchRequest_4(o: FetchRequest, out: bytearray, v: int) -> None:
 def _d_FetchRequest_5(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
@@ -1524,7 +1532,7 @@ def _e_FetchRequest_5(o: FetchRequest, out: bytearray, v: int) -> None:
 def _d_FetchRequest_6(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchRequest, int]:
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.unknown_tagged_fields = ()
     f = "ReplicaId"
     try:
@@ -1664,7 +1672,7 @@ def _d_FetchRequest_7(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
     o.replica_id = -1
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.unknown_tagged_fields = ()
     f = "MaxWaitMs"
     try:
@@ -1813,7 +1821,7 @@ def _d_FetchRequest_8(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
     o.replica_id = -1
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.unknown_tagged_fields = ()
     f = "MaxWaitMs"
     try:
@@ -1962,7 +1970,7 @@ def _d_FetchRequest_9(buf: memoryview, pos: int, n: int, v: int) -> tuple[FetchR
     o = FetchRequest.__new__(FetchRequest)
     o.cluster_id = None
     o.replica_id = -1
-    o.replica_state = ReplicaState()
+    o.replica_state = _dflt_ReplicaState()
     o.unknown_tagged_fields = ()
     f = "MaxWaitMs"
     try:

@@ -136,6 +136,30 @@ class FetchResponse(_Response):
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
 
 
+def _dflt_EpochEndOffset() -> EpochEndOffset:
+    o = EpochEndOffset.__new__(EpochEndOffset)
+    o.epoch = -1
+    o.end_offset = -1
+    o.unknown_tagged_fields = ()
+    return o
+
+
+def _dflt_LeaderIdAndEpoch() -> LeaderIdAndEpoch:
+    o = LeaderIdAndEpoch.__new__(LeaderIdAndEpoch)
+    o.leader_id = -1
+    o.leader_epoch = -1
+    o.unknown_tagged_fields = ()
+    return o
+
+
+def _dflt_SnapshotId() -> SnapshotId:
+    o = SnapshotId.__new__(SnapshotId)
+    o.end_offset = -1
+    o.epoch = -1
+    o.unknown_tagged_fields = ()
+    return o
+
+
 def _d_EpochEndOffset_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[EpochEndOffset, int]:
     o = EpochEndOffset.__new__(EpochEndOffset)
     o.unknown_tagged_fields = ()
@@ -327,9 +351,9 @@ def _e_AbortedTransaction_1(o: AbortedTransaction, out: bytearray, v: int) -> No
 def _d_PartitionData_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
     o = PartitionData.__new__(PartitionData)
     o.log_start_offset = -1
-    o.diverging_epoch = EpochEndOffset()
-    o.current_leader = LeaderIdAndEpoch()
-    o.snapshot_id = SnapshotId()
+    o.diverging_epoch = _dflt_EpochEndOffset()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
+    o.snapshot_id = _dflt_SnapshotId()
     o.preferred_read_replica = -1
     o.unknown_tagged_fields = ()
     f = "PartitionIndex"
@@ -402,9 +426,9 @@ def _e_PartitionData_0(o: PartitionData, out: bytearray, v: int) -> None:
 
 def _d_PartitionData_1(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
     o = PartitionData.__new__(PartitionData)
-    o.diverging_epoch = EpochEndOffset()
-    o.current_leader = LeaderIdAndEpoch()
-    o.snapshot_id = SnapshotId()
+    o.diverging_epoch = _dflt_EpochEndOffset()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
+    o.snapshot_id = _dflt_SnapshotId()
     o.preferred_read_replica = -1
     o.unknown_tagged_fields = ()
     f = "PartitionIndex"
@@ -477,9 +501,9 @@ def _e_PartitionData_1(o: PartitionData, out: bytearray, v: int) -> None:
 
 def _d_PartitionData_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
     o = PartitionData.__new__(PartitionData)
-    o.diverging_epoch = EpochEndOffset()
-    o.current_leader = LeaderIdAndEpoch()
-    o.snapshot_id = SnapshotId()
+    o.diverging_epoch = _dflt_EpochEndOffset()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
+    o.snapshot_id = _dflt_SnapshotId()
     o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:
@@ -554,9 +578,9 @@ def _e_PartitionData_2(o: PartitionData, out: bytearray, v: int) -> None:
 
 def _d_PartitionData_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionData, int]:
     o = PartitionData.__new__(PartitionData)
-    o.diverging_epoch = EpochEndOffset()
-    o.current_leader = LeaderIdAndEpoch()
-    o.snapshot_id = SnapshotId()
+    o.diverging_epoch = _dflt_EpochEndOffset()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
+    o.snapshot_id = _dflt_SnapshotId()
     o.unknown_tagged_fields = ()
     f = "PartitionIndex"
     try:

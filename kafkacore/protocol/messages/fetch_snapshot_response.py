@@ -103,6 +103,14 @@ class FetchSnapshotResponse(_Response):
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
 
 
+def _dflt_LeaderIdAndEpoch() -> LeaderIdAndEpoch:
+    o = LeaderIdAndEpoch.__new__(LeaderIdAndEpoch)
+    o.leader_id = 0
+    o.leader_epoch = 0
+    o.unknown_tagged_fields = ()
+    return o
+
+
 def _d_SnapshotId_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[SnapshotId, int]:
     o = SnapshotId.__new__(SnapshotId)
     o.unknown_tagged_fields = ()
@@ -187,7 +195,7 @@ def _e_LeaderIdAndEpoch_0(o: LeaderIdAndEpoch, out: bytearray, v: int) -> None:
 
 def _d_PartitionSnapshot_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionSnapshot, int]:
     o = PartitionSnapshot.__new__(PartitionSnapshot)
-    o.current_leader = LeaderIdAndEpoch()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
     o.unknown_tagged_fields = ()
     f = "Index"
     try:

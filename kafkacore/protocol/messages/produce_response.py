@@ -105,6 +105,14 @@ class ProduceResponse(_Response):
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
 
 
+def _dflt_LeaderIdAndEpoch() -> LeaderIdAndEpoch:
+    o = LeaderIdAndEpoch.__new__(LeaderIdAndEpoch)
+    o.leader_id = -1
+    o.leader_epoch = -1
+    o.unknown_tagged_fields = ()
+    return o
+
+
 def _d_BatchIndexAndErrorMessage_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[BatchIndexAndErrorMessage, int]:
     o = BatchIndexAndErrorMessage.__new__(BatchIndexAndErrorMessage)
     o.unknown_tagged_fields = ()
@@ -258,7 +266,7 @@ def _d_PartitionProduceResponse_0(buf: memoryview, pos: int, n: int, v: int) -> 
     o.log_start_offset = -1
     o.record_errors = []
     o.error_message = None
-    o.current_leader = LeaderIdAndEpoch()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
     o.unknown_tagged_fields = ()
     f = "Index"
     try:
@@ -287,7 +295,7 @@ def _d_PartitionProduceResponse_1(buf: memoryview, pos: int, n: int, v: int) -> 
     o = PartitionProduceResponse.__new__(PartitionProduceResponse)
     o.record_errors = []
     o.error_message = None
-    o.current_leader = LeaderIdAndEpoch()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
     o.unknown_tagged_fields = ()
     f = "Index"
     try:
@@ -314,7 +322,7 @@ def _e_PartitionProduceResponse_1(o: PartitionProduceResponse, out: bytearray, v
 
 def _d_PartitionProduceResponse_2(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
     o = PartitionProduceResponse.__new__(PartitionProduceResponse)
-    o.current_leader = LeaderIdAndEpoch()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
     o.unknown_tagged_fields = ()
     f = "Index"
     try:
@@ -378,7 +386,7 @@ def _e_PartitionProduceResponse_2(o: PartitionProduceResponse, out: bytearray, v
 
 def _d_PartitionProduceResponse_3(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
     o = PartitionProduceResponse.__new__(PartitionProduceResponse)
-    o.current_leader = LeaderIdAndEpoch()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
     o.unknown_tagged_fields = ()
     f = "Index"
     try:
@@ -467,7 +475,7 @@ def _e_PartitionProduceResponse_3(o: PartitionProduceResponse, out: bytearray, v
 
 def _d_PartitionProduceResponse_4(buf: memoryview, pos: int, n: int, v: int) -> tuple[PartitionProduceResponse, int]:
     o = PartitionProduceResponse.__new__(PartitionProduceResponse)
-    o.current_leader = LeaderIdAndEpoch()
+    o.current_leader = _dflt_LeaderIdAndEpoch()
     o.unknown_tagged_fields = ()
     f = "Index"
     try:

@@ -51,6 +51,16 @@ class UpdateRaftVoterResponse(_Response):
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
 
 
+def _dflt_CurrentLeader() -> CurrentLeader:
+    o = CurrentLeader.__new__(CurrentLeader)
+    o.leader_id = -1
+    o.leader_epoch = -1
+    o.host = ""
+    o.port = 0
+    o.unknown_tagged_fields = ()
+    return o
+
+
 def _d_CurrentLeader_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[CurrentLeader, int]:
     o = CurrentLeader.__new__(CurrentLeader)
     o.unknown_tagged_fields = ()
@@ -119,7 +129,7 @@ def _e_CurrentLeader_0(o: CurrentLeader, out: bytearray, v: int) -> None:
 
 def _d_UpdateRaftVoterResponse_0(buf: memoryview, pos: int, n: int, v: int) -> tuple[UpdateRaftVoterResponse, int]:
     o = UpdateRaftVoterResponse.__new__(UpdateRaftVoterResponse)
-    o.current_leader = CurrentLeader()
+    o.current_leader = _dflt_CurrentLeader()
     o.unknown_tagged_fields = ()
     f = "ThrottleTimeMs"
     try:
