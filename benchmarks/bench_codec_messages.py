@@ -30,12 +30,12 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kafkacore.protocol.messages import FetchResponse, MetadataResponse  # noqa: E402
-from kafkacore.protocol.messages.fetch_response import (  # noqa: E402
+from kafkacore.protocol.messages import FetchResponse, MetadataResponse
+from kafkacore.protocol.messages.fetch_response import (
     FetchableTopicResponse,
     PartitionData,
 )
-from kafkacore.protocol.messages.metadata_response import (  # noqa: E402
+from kafkacore.protocol.messages.metadata_response import (
     MetadataResponseBroker,
     MetadataResponsePartition,
     MetadataResponseTopic,
@@ -107,38 +107,73 @@ def main() -> None:
     meta = metadata()
     body12 = meta.encode(12)
     body5 = meta.encode(5)
-    results.append(("metadata 50x20 decode v12", "kafkacore", best(
-        lambda: MetadataResponse.decode(body12, 12), inner, repeat)))
-    results.append(("metadata 50x20 decode v5", "kafkacore", best(
-        lambda: MetadataResponse.decode(body5, 5), inner, repeat)))
+    results.append(
+        (
+            "metadata 50x20 decode v12",
+            "kafkacore",
+            best(lambda: MetadataResponse.decode(body12, 12), inner, repeat),
+        )
+    )
+    results.append(
+        (
+            "metadata 50x20 decode v5",
+            "kafkacore",
+            best(lambda: MetadataResponse.decode(body5, 5), inner, repeat),
+        )
+    )
     try:
-        from kafka.protocol.metadata.metadata import MetadataResponse as KpMetadata
+        from kafka.protocol.metadata.metadata import (  # type: ignore[import-untyped]
+            MetadataResponse as KpMetadata,
+        )
 
         KpMetadata.decode(io.BytesIO(body12), version=12)
-        results.append(("metadata 50x20 decode v12", "kafka-python", best(
-            lambda: KpMetadata.decode(io.BytesIO(body12), version=12), inner, repeat)))
+        results.append(
+            (
+                "metadata 50x20 decode v12",
+                "kafka-python",
+                best(lambda: KpMetadata.decode(io.BytesIO(body12), version=12), inner, repeat),
+            )
+        )
     except Exception as exc:  # a peer that cannot run is reported, not fatal
         results.append(("metadata 50x20 decode v12", f"kafka-python ({exc})", None))
     try:
-        from aiokafka.protocol.metadata import MetadataResponse_v5
+        from aiokafka.protocol.metadata import MetadataResponse_v5  # type: ignore[import-untyped]
 
         MetadataResponse_v5.decode(io.BytesIO(body5))
-        results.append(("metadata 50x20 decode v5", "aiokafka", best(
-            lambda: MetadataResponse_v5.decode(io.BytesIO(body5)), inner, repeat)))
+        results.append(
+            (
+                "metadata 50x20 decode v5",
+                "aiokafka",
+                best(lambda: MetadataResponse_v5.decode(io.BytesIO(body5)), inner, repeat),
+            )
+        )
     except Exception as exc:
         results.append(("metadata 50x20 decode v5", f"aiokafka ({exc})", None))
-    results.append(("metadata 50x20 encode v12", "kafkacore", best(
-        lambda: meta.encode(12), inner, repeat)))
+    results.append(
+        ("metadata 50x20 encode v12", "kafkacore", best(lambda: meta.encode(12), inner, repeat))
+    )
 
     fetch = fetch_response().encode(16)
-    results.append(("fetch 10x10x1KiB decode v16", "kafkacore", best(
-        lambda: FetchResponse.decode(fetch, 16), inner * 5, repeat)))
+    results.append(
+        (
+            "fetch 10x10x1KiB decode v16",
+            "kafkacore",
+            best(lambda: FetchResponse.decode(fetch, 16), inner * 5, repeat),
+        )
+    )
     try:
-        from kafka.protocol.consumer.fetch import FetchResponse as KpFetch
+        from kafka.protocol.consumer.fetch import (  # type: ignore[import-untyped]
+            FetchResponse as KpFetch,
+        )
 
         KpFetch.decode(io.BytesIO(fetch), version=16)
-        results.append(("fetch 10x10x1KiB decode v16", "kafka-python", best(
-            lambda: KpFetch.decode(io.BytesIO(fetch), version=16), inner * 5, repeat)))
+        results.append(
+            (
+                "fetch 10x10x1KiB decode v16",
+                "kafka-python",
+                best(lambda: KpFetch.decode(io.BytesIO(fetch), version=16), inner * 5, repeat),
+            )
+        )
     except Exception as exc:
         results.append(("fetch 10x10x1KiB decode v16", f"kafka-python ({exc})", None))
 
