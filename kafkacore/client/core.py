@@ -1168,19 +1168,47 @@ def _describe(target: Target) -> str:
     return "the controller"
 
 
-def _error_codes(obj: Any, depth: int = 0) -> set[int]:
+# Per generated class: (has an ``error_code`` field, struct-typed fields whose
+# subtree can hold one). Computed once per class, so scanning a response
+# visits only the parts that can carry error codes.
+_SCAN_PLAN: dict[type, tuple[bool, tuple[str, ...]]] = {}
+
+
+def _scan_plan(cls: type, depth: int = 0) -> tuple[bool, tuple[str, ...]]:
+    plan = _SCAN_PLAN.get(cls)
+    if plan is None:
+        fields = getattr(cls, "FIELDS", ())
+        has_code = any(meta.attr == "error_code" for meta in fields)
+        nested = tuple(
+            meta.attr
+            for meta in fields
+            if meta.struct is not None
+            and depth < 4
+            and _subtree_has_code(_scan_plan(meta.struct, depth + 1))
+        )
+        plan = _SCAN_PLAN[cls] = (has_code, nested)
+    return plan
+
+
+def _subtree_has_code(plan: tuple[bool, tuple[str, ...]]) -> bool:
+    return plan[0] or bool(plan[1])
+
+
+def _error_codes(obj: Any) -> set[int]:
     """Every non-zero ``error_code`` in a decoded response (structs and arrays of them)."""
     codes: set[int] = set()
-    fields = getattr(type(obj), "FIELDS", ())
-    for meta in fields:
-        value = getattr(obj, meta.attr, None)
-        if meta.attr == "error_code":
-            if value:
-                codes.add(value)
-        elif meta.struct is not None and value is not None and depth < 4:
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        has_code, nested = _scan_plan(type(item))
+        if has_code:
+            code = item.error_code
+            if code:
+                codes.add(code)
+        for attr in nested:
+            value = getattr(item, attr)
             if isinstance(value, list):
-                for item in value:
-                    codes |= _error_codes(item, depth + 1)
-            else:
-                codes |= _error_codes(value, depth + 1)
+                stack.extend(value)
+            elif value is not None:
+                stack.append(value)
     return codes
