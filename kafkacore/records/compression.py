@@ -75,6 +75,13 @@ _INT32_BE: Final = struct.Struct(">i")
 
 _LZ4_MAGIC: Final = b"\x04\x22\x4d\x18"
 
+# zstd contexts are costly to create (~20 us) and not safe for concurrent use.
+# Pools hand each caller its own: list.pop/append are atomic, so two cores in
+# two threads never share a context, and no lock (no threading) is needed.
+_POOL_SIZE: Final = 4
+_ZSTD_COMPRESSORS: Final[dict[int, list[zstandard.ZstdCompressor]]] = {}
+_ZSTD_DECOMPRESSORS: Final[list[zstandard.ZstdDecompressor]] = []
+
 # Largest ratio a zstd stream can reach (a 3-byte RLE block header plus one
 # byte expand to a 128 KiB block): input is fed in chunks small enough that
 # one chunk cannot overshoot the remaining budget by more than a block or so.
@@ -108,7 +115,18 @@ def compress(
         )
         return out
     if codec is Compression.ZSTD:
-        return zstandard.ZstdCompressor(level=3 if level is None else level).compress(data)
+        lvl = 3 if level is None else level
+        pool = _ZSTD_COMPRESSORS.setdefault(lvl, [])
+        try:
+            cctx = pool.pop()
+        except IndexError:
+            cctx = zstandard.ZstdCompressor(level=lvl)
+        try:
+            out_z: bytes = cctx.compress(data)
+        finally:
+            if len(pool) < _POOL_SIZE:
+                pool.append(cctx)
+        return out_z
     raise LocalProtocolError(f"compress: unknown codec {codec!r}; use a Compression member")
 
 
@@ -340,13 +358,26 @@ def _xxh32_short(data: bytes) -> int:
 
 def _unzstd(data: bytes | bytearray | memoryview, max_size: int, api: str) -> bytes:
     view = memoryview(data)
+    if len(view) == 0:
+        raise DecodeError("empty zstd stream", api=api, field="records")
+    try:
+        dctx = _ZSTD_DECOMPRESSORS.pop()
+    except IndexError:
+        dctx = zstandard.ZstdDecompressor()
+    try:
+        return _unzstd_frames(dctx, view, max_size, api)
+    finally:
+        if len(_ZSTD_DECOMPRESSORS) < _POOL_SIZE:
+            _ZSTD_DECOMPRESSORS.append(dctx)
+
+
+def _unzstd_frames(
+    dctx: zstandard.ZstdDecompressor, view: memoryview, max_size: int, api: str
+) -> bytes:
     out: list[bytes] = []
     total = 0
     pos = 0
     end = len(view)
-    if end == 0:
-        raise DecodeError("empty zstd stream", api=api, field="records")
-    dctx = zstandard.ZstdDecompressor()
     while pos < end:
         d = dctx.decompressobj()
         while not d.eof:

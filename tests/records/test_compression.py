@@ -172,3 +172,17 @@ def test_lz4_fast_path_and_fallback_agree() -> None:
     assert decompress(Compression.LZ4, frame, max_size=len(PAYLOAD)) == PAYLOAD
     with pytest.raises(DecodeError, match="inflates beyond"):
         decompress(Compression.LZ4, frame, max_size=len(PAYLOAD) - 1)
+
+
+def test_zstd_context_pool_survives_errors_and_levels() -> None:
+    from kafkacore.records import compression
+
+    for _ in range(3):
+        with pytest.raises(DecodeError):
+            decompress(Compression.ZSTD, b"\x28\xb5\x2f\xfd" + b"\xff" * 20)
+        assert decompress(Compression.ZSTD, compress(Compression.ZSTD, PAYLOAD)) == PAYLOAD
+        assert decompress(Compression.ZSTD, compress(Compression.ZSTD, PAYLOAD, level=1)) == PAYLOAD
+    assert len(compression._ZSTD_DECOMPRESSORS) <= compression._POOL_SIZE
+    assert all(
+        len(pool) <= compression._POOL_SIZE for pool in compression._ZSTD_COMPRESSORS.values()
+    )
