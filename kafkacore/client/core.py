@@ -44,7 +44,7 @@ import math
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client import _codec
@@ -125,7 +125,6 @@ class _Pending:
     build: Callable[[int], Any] | None = None
     on_done: Callable[[Any, BaseException | None, float], None] | None = None
     why_waiting: str = "no node chosen yet"
-    sent: bool = field(default=False)
     # A caller's cap on the negotiated version (the producer keeps Produce at
     # v11 and EndTxn at v4 unless it speaks transactions v2, KIP-890).
     max_version: int | None = None
@@ -175,7 +174,6 @@ class KafkaClientCore:
         self._counters = Counters(cfg.metric_group_prefix)
         self._closed = False
         self._heal_due = False
-        self._now = now
         self._step(now)
 
     # ------------------------------------------------------------------ queries
@@ -583,7 +581,6 @@ class KafkaClientCore:
 
     # ---------------------------------------------------------------- the step
     def _step(self, now: float) -> None:
-        self._now = now
         for _ in range(4):  # completions may enqueue work that writes more
             self._drain_connections(now)
             if self._closed:
@@ -922,16 +919,13 @@ class KafkaClientCore:
         """Seed 000 ``heal``: drop idle connections to nodes that left the cluster."""
         live = set(self.cluster)
         for key, slot in list(self._slots.items()):
-            if slot.node_id in live or self._is_coordinator(slot.node_id):
+            if slot.node_id in live or self.cluster.is_coordinator(slot.node_id):
                 continue
             conn = slot.conn
             if conn is not None and conn.idle and not conn.has_pending_output:
                 self._close_conn(conn, None, now, by_user=True)
             if slot.conn is None:
                 del self._slots[key]
-
-    def _is_coordinator(self, node_id: int) -> bool:
-        return self.cluster.is_coordinator(node_id)
 
     # ------------------------------------------------------------- coordinators
     def _maybe_lookup_coordinators(self, now: float) -> None:
@@ -1092,7 +1086,6 @@ class KafkaClientCore:
                 self._finish(pending, None, exc, now)
                 continue
             self._in_flight[handle.id] = pending
-            pending.sent = True
             self._counters.requests_sent += 1
             self._counters.by_api[handle.api_key] += 1
             self._emit_trace(
