@@ -37,7 +37,7 @@ import enum
 import random
 import struct
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -62,16 +62,20 @@ _M = 0x5BD1E995  # murmur2 mixing constant
 _SEED = 0x9747B28C  # Kafka's seed (Utils.murmur2), not the reference implementation's
 
 
-def _words_native(view: memoryview) -> Sequence[int]:
-    # The cast reads 4-byte words in native order; used only on little-endian hosts.
-    return view.cast("I")
+# Short keys (the common case) are cheapest through one struct call with a
+# cached format; long ones through a memoryview cast, which skips building a tuple.
+_SHORT_WORDS = 16
+_SHORT_FORMATS = tuple(struct.Struct(f"<{i}I").unpack_from for i in range(_SHORT_WORDS))
+_NATIVE_LE = sys.byteorder == "little" and struct.calcsize("I") == 4
 
 
-def _words_struct(view: memoryview) -> Sequence[int]:
-    return [w for (w,) in struct.iter_unpack("<I", view)]
-
-
-_words = _words_native if sys.byteorder == "little" and struct.calcsize("I") == 4 else _words_struct
+def _words(data: bytes | bytearray | memoryview, n4: int) -> Iterable[int]:
+    """The first ``n4`` little-endian 32-bit words of ``data``."""
+    if n4 < _SHORT_WORDS:
+        return _SHORT_FORMATS[n4](data)
+    if _NATIVE_LE:
+        return memoryview(data)[: n4 * 4].cast("I")
+    return struct.unpack_from(f"<{n4}I", data)
 
 
 def murmur2(data: bytes | bytearray | memoryview) -> int:
@@ -81,20 +85,21 @@ def murmur2(data: bytes | bytearray | memoryview) -> int:
     folded in one step. Every product is reduced to 32 bits, as Java's int
     arithmetic does implicitly.
     """
-    view = memoryview(data)
-    if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
-    n = len(view)
+    if type(data) is not bytes and not isinstance(data, bytearray):
+        view = memoryview(data)
+        data = view if view.format == "B" and view.ndim == 1 else view.cast("B")
+    n = len(data)
     h = (_SEED ^ n) & _MASK32
-    n4 = n & ~3
+    n4 = n >> 2
     if n4:
-        for k in _words(view[:n4]):
+        for k in _words(data, n4):
             k = (k * _M) & _MASK32
             h = ((h * _M) ^ ((k ^ (k >> 24)) * _M)) & _MASK32
-    if n != n4:
+    tail = n & 3
+    if tail:
         # The tail bytes occupy disjoint bit ranges, so Java's three XORs are
         # one little-endian integer.
-        h = ((h ^ int.from_bytes(view[n4:], "little")) * _M) & _MASK32
+        h = ((h ^ int.from_bytes(data[n - tail :], "little")) * _M) & _MASK32
     h ^= h >> 13
     h = (h * _M) & _MASK32
     h ^= h >> 15
