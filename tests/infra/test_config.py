@@ -1,0 +1,98 @@
+"""Rendering of node settings (pure functions: no JVM, no sockets)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from localkafka import config
+
+
+def layout(node_id: int, listeners: dict[str, int], tmp: Path) -> config.NodeLayout:
+    return config.NodeLayout(
+        node_id=node_id,
+        controller_port=9000 + node_id,
+        listener_ports=listeners,
+        data_dir=tmp / f"n{node_id}",
+        props_path=tmp / f"n{node_id}.properties",
+        log_path=tmp / f"n{node_id}.log",
+    )
+
+
+def parse(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines() if line)
+
+
+def test_cluster_nodes_share_the_static_quorum(tmp_path: Path) -> None:
+    nodes = [layout(i, {"PLAINTEXT": 9100 + i}, tmp_path) for i in (1, 2, 3)]
+    rendered = [
+        parse(
+            config.render_properties(
+                n, voters=nodes, users={}, keystore=None, authorizer=False, cluster_size=3
+            )
+        )
+        for n in nodes
+    ]
+    voters = {p["controller.quorum.voters"] for p in rendered}
+    assert voters == {"1@127.0.0.1:9001,2@127.0.0.1:9002,3@127.0.0.1:9003"}
+    first = rendered[0]
+    assert first["listeners"] == "PLAINTEXT://127.0.0.1:9101,CONTROLLER://127.0.0.1:9001"
+    assert first["advertised.listeners"] == "PLAINTEXT://127.0.0.1:9101"
+    assert first["offsets.topic.replication.factor"] == "3"
+    assert first["min.insync.replicas"] == "2"
+    assert "sasl.enabled.mechanisms" not in first
+    assert "authorizer.class.name" not in first
+
+
+def test_single_node_with_every_listener(tmp_path: Path) -> None:
+    ports = dict(zip(config.CLIENT_LISTENERS, (1, 2, 3, 4), strict=True))
+    node = layout(1, ports, tmp_path)
+    props = parse(
+        config.render_properties(
+            node,
+            voters=[node],
+            users={"alice": "alice-secret"},
+            keystore=tmp_path / "ks.pem",
+            authorizer=True,
+            cluster_size=1,
+        )
+    )
+    assert props["offsets.topic.replication.factor"] == "1"
+    assert props["inter.broker.listener.name"] == "PLAINTEXT"
+    for listener in ("sasl_plaintext", "sasl_ssl"):
+        plain = props[f"listener.name.{listener}.plain.sasl.jaas.config"]
+        assert 'user_alice="alice-secret"' in plain
+        for mech in ("scram-sha-256", "scram-sha-512"):
+            assert "ScramLoginModule" in props[f"listener.name.{listener}.{mech}.sasl.jaas.config"]
+    assert props["ssl.keystore.type"] == "PEM"
+    assert "User:ANONYMOUS" in props["super.users"]
+    assert props["allow.everyone.if.no.acl.found"] == "false"
+
+
+def test_scram_format_args_cover_both_mechanisms() -> None:
+    args = config.scram_format_args({"alice": "pw"})
+    assert args == [
+        "--add-scram",
+        "SCRAM-SHA-256=[name=alice,password=pw]",
+        "--add-scram",
+        "SCRAM-SHA-512=[name=alice,password=pw]",
+    ]
+
+
+def test_cluster_ids_look_like_kafka_uuids() -> None:
+    ids = {config.new_cluster_id() for _ in range(500)}
+    assert len(ids) == 500
+    for cid in ids:
+        assert re.fullmatch(r"[A-Za-z0-9_-]{22}", cid)
+        assert not cid.startswith("-")
+
+
+def test_free_ports_are_distinct() -> None:
+    ports = config.free_ports(12)
+    assert len(set(ports)) == 12
+
+
+def test_test_profile_never_used_for_benchmarks() -> None:
+    assert "-XX:TieredStopAtLevel=1" in config.jvm_flags(config.Profile.TEST)
+    bench = config.jvm_flags(config.Profile.BENCHMARK)
+    assert not any("TieredStopAtLevel" in f or "SerialGC" in f for f in bench)
