@@ -16,11 +16,10 @@ import pytest
 
 from kafkacore.client import ClusterMetadata, Node, PartitionLeader
 from kafkacore.errors import KafkaTimeoutError, NoBrokersAvailable, RequestCancelled
-from kafkacore.protocol.messages import FetchRequest, MetadataRequest
-from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic
-from kafkacore.protocol.messages.metadata_request import MetadataRequestTopic
+from kafkacore.protocol.messages import FetchRequest
 
 from .conftest import Flavor
+from .helpers import fetch_request, metadata_request
 
 pytestmark = pytest.mark.anyio
 
@@ -37,17 +36,10 @@ def topics(kafka_broker: Any) -> Iterator[dict[str, int]]:
 
 def held_fetch(cluster: ClusterMetadata, *, max_wait_ms: int) -> FetchRequest:
     """A Fetch of empty ``conf-one`` that the broker holds for ``max_wait_ms``."""
-    partition = FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1024)
-    topic = FetchTopic(
-        topic="conf-one", topic_id=cluster.topic_id("conf-one"), partitions=[partition]
-    )
-    return FetchRequest(max_wait_ms=max_wait_ms, min_bytes=1_000_000, topics=[topic])
+    return fetch_request(cluster, "conf-one", max_wait_ms=max_wait_ms)
 
 
-def _md_request(*names: str) -> MetadataRequest:
-    return MetadataRequest(
-        topics=[MetadataRequestTopic(name=n) for n in names], allow_auto_topic_creation=False
-    )
+_md_request = metadata_request
 
 
 async def test_bootstrap_skips_a_dead_address(
@@ -137,22 +129,9 @@ async def test_request_timeout_then_recovery(
 ) -> None:
     async with flavor.client(kafka_broker.bootstrap) as client:
         cluster = await client.metadata(["conf-one"])
-        topic_id = cluster.topic_id("conf-one")
         # The broker holds this Fetch for up to 3 s (nothing to read); our
         # request timeout is 300 ms, so the core must time it out itself.
-        fetch = FetchRequest(
-            max_wait_ms=3000,
-            min_bytes=1_000_000,
-            topics=[
-                FetchTopic(
-                    topic="conf-one",
-                    topic_id=topic_id,
-                    partitions=[
-                        FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1024)
-                    ],
-                )
-            ],
-        )
+        fetch = held_fetch(cluster, max_wait_ms=3000)
         with pytest.raises(KafkaTimeoutError):
             await client.send(fetch, target=PartitionLeader("conf-one", 0), timeout_ms=300)
         # The timed-out connection was dropped; the next request reconnects.
