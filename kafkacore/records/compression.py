@@ -74,6 +74,7 @@ _XERIAL_BLOCK: Final = 32 * 1024
 _INT32_BE: Final = struct.Struct(">i")
 
 _LZ4_MAGIC: Final = b"\x04\x22\x4d\x18"
+_LZ4_JAVA_DEFAULT: Final = 9
 
 # zstd contexts are costly to create (~20 us) and not safe for concurrent use.
 # Pools hand each caller its own: list.pop/append are atomic, so two cores in
@@ -107,7 +108,9 @@ def compress(
     if codec is Compression.LZ4:
         out: bytes = lz4.frame.compress(
             data,
-            compression_level=0 if level is None else level,
+            # Java (KIP-390) maps its default level 9 to lz4's fast compressor and
+            # any other level to the HC compressor; python-lz4 level 0 is the fast one.
+            compression_level=0 if level is None or level == _LZ4_JAVA_DEFAULT else level,
             block_size=lz4.frame.BLOCKSIZE_MAX64KB,
             block_linked=False,
             content_checksum=False,

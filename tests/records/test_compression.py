@@ -186,3 +186,11 @@ def test_zstd_context_pool_survives_errors_and_levels() -> None:
     assert all(
         len(pool) <= compression._POOL_SIZE for pool in compression._ZSTD_COMPRESSORS.values()
     )
+
+
+def test_lz4_level_9_is_the_fast_compressor_like_java() -> None:
+    # Kafka's Lz4BlockOutputStream uses the fast compressor for its default level 9
+    # and the HC compressor for other levels.
+    fast = compress(Compression.LZ4, PAYLOAD)
+    assert compress(Compression.LZ4, PAYLOAD, level=9) == fast
+    assert compress(Compression.LZ4, PAYLOAD, level=10) != fast
