@@ -12,9 +12,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
-from typing import NamedTuple
 
+from kafkacore.client.metadata import TopicPartition
 from kafkacore.errors import LocalProtocolError
+
+# One TopicPartition class for the whole core (a NamedTuple: it orders by
+# topic, then partition, like Java's comparator); re-exported from here.
 
 __all__ = [
     "DEFAULT_GENERATION",
@@ -29,14 +32,9 @@ __all__ = [
 DEFAULT_GENERATION = -1
 
 
-class TopicPartition(NamedTuple):
-    """One partition of one topic; orders by topic, then partition (Java's comparator)."""
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
+def tp_name(tp: TopicPartition) -> str:
+    """``topic-partition``, as Kafka logs name a partition."""
+    return f"{tp.topic}-{tp.partition}"
 
 
 class RebalanceProtocol(enum.IntEnum):
@@ -173,16 +171,18 @@ def check_plan(
             count = partitions.get(tp.topic)
             if count is None or not 0 <= tp.partition < count:
                 raise LocalProtocolError(
-                    f"assignor {name!r} gave {member_id!r} partition {tp}, which does not exist"
+                    f"assignor {name!r} gave {member_id!r} partition {tp_name(tp)}, "
+                    "which does not exist"
                 )
             if tp.topic not in member.topics:
                 raise LocalProtocolError(
-                    f"assignor {name!r} gave {member_id!r} partition {tp} "
+                    f"assignor {name!r} gave {member_id!r} partition {tp_name(tp)} "
                     f"of a topic it does not subscribe to"
                 )
             if tp in owner:
                 raise LocalProtocolError(
-                    f"assignor {name!r} gave partition {tp} to both {owner[tp]!r} and {member_id!r}"
+                    f"assignor {name!r} gave partition {tp_name(tp)} "
+                    f"to both {owner[tp]!r} and {member_id!r}"
                 )
             owner[tp] = member_id
             out.append(tp)
