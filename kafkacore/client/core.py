@@ -40,14 +40,15 @@ that e.g. group heartbeats (lane ``"group"``) never wait behind long fetches
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client import _codec
+from kafkacore.client._waitqueue import GroupKey, Pending, WaitQueue
 from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.connection import (
@@ -114,22 +115,6 @@ class _Slot:
     ever_connected: bool = False
 
 
-@dataclass(eq=False, slots=True)
-class _Pending:
-    handle: RequestHandle
-    deadline: float
-    timeout_s: float
-    expect_response: bool
-    # Internal requests are built per negotiated version and finish through
-    # on_done instead of a RequestCompleted event.
-    build: Callable[[int], Any] | None = None
-    on_done: Callable[[Any, BaseException | None, float], None] | None = None
-    why_waiting: str = "no node chosen yet"
-    # A caller's cap on the negotiated version (the producer keeps Produce at
-    # v11 and EndTxn at v4 unless it speaks transactions v2, KIP-890).
-    max_version: int | None = None
-
-
 class KafkaClientCore:
     """Sans-IO Kafka network client; see the module docstring."""
 
@@ -160,12 +145,12 @@ class KafkaClientCore:
         self._reported: dict[ConnId, ConnectionState] = {}
         self._next_conn_id = 1
         self._next_handle_id = 1
-        self._waiting: deque[_Pending] = deque()
-        self._in_flight: dict[int, _Pending] = {}  # handle id -> pending
+        self._queue = WaitQueue()
+        self._in_flight: dict[int, Pending] = {}  # handle id -> pending
         self._actions: list[Action] = []
         self._events: list[object] = []
         self._topics: set[str] = set()
-        self._metadata_pending: _Pending | None = None
+        self._metadata_pending: Pending | None = None
         self._coord_wanted: dict[tuple[int, str], float] = {}  # key -> not before
         self._coord_busy: set[int] = set()  # key types with a lookup in flight
         self._bootstrap_failed: set[int] = set()
@@ -257,7 +242,7 @@ class KafkaClientCore:
 
     def queued_request_count(self) -> int:
         """Requests waiting for a route or a ready connection."""
-        return len(self._waiting)
+        return self._queue.user_count
 
     def get_api_versions(self, node_id: int | None = None) -> dict[int, tuple[int, int]] | None:
         """The broker's ApiVersions map ``{api_key: (min, max)}`` of a node (or the
@@ -397,21 +382,17 @@ class KafkaClientCore:
         max_version: int | None = None,
     ) -> RequestHandle:
         limit = self._config.max_queued_requests
-        if (
-            on_done is None
-            and len(self._waiting) >= limit
-            and sum(1 for p in self._waiting if p.on_done is None) >= limit
-        ):
+        if on_done is None and self._queue.user_count >= limit:
             raise LocalProtocolError(
-                f"send: {len(self._waiting)} requests already wait for a connection "
-                f"(max_queued_requests={self._config.max_queued_requests}); wait for completions"
+                f"send: {self._queue.user_count} requests already wait for a connection "
+                f"(max_queued_requests={limit}); wait for completions"
             )
         handle = RequestHandle(
             id=self._next_handle_id, request=request, api_key=api_key, target=target, lane=lane
         )
         self._next_handle_id += 1
         timeout_s = (timeout_ms or self._config.request_timeout_ms) / 1000
-        pending = _Pending(
+        pending = Pending(
             handle=handle,
             deadline=now + timeout_s,
             timeout_s=timeout_s,
@@ -420,10 +401,7 @@ class KafkaClientCore:
             on_done=on_done,
             max_version=max_version,
         )
-        if front:
-            self._waiting.appendleft(pending)
-        else:
-            self._waiting.append(pending)
+        self._queue.push(pending, front=front)
         return handle
 
     def cancel(self, handle: RequestHandle, *, now: float) -> bool:
@@ -434,15 +412,15 @@ class KafkaClientCore:
         """
         if handle.done:
             return False
-        for pending in self._waiting:
-            if pending.handle is handle:
-                self._waiting.remove(pending)
-                break
+        queued = self._queue.get(handle.id)
+        if queued is not None and queued.handle is handle:
+            self._queue.remove(queued)
+            pending = queued
         else:
-            pending_or_none = self._in_flight.pop(handle.id, None)
-            if pending_or_none is None:
+            in_flight = self._in_flight.pop(handle.id, None)
+            if in_flight is None or in_flight.handle is not handle:
                 raise LocalProtocolError(f"cancel: {handle!r} does not belong to this client")
-            pending = pending_or_none
+            pending = in_flight
         self._finish(pending, None, RequestCancelled(f"request #{handle.id} cancelled"), now)
         self._step(now)
         return True
@@ -504,8 +482,7 @@ class KafkaClientCore:
         for slot in list(self._slots.values()):
             if slot.conn is not None:
                 self._close_conn(slot.conn, RequestCancelled("client shut down"), now, by_user=True)
-        while self._waiting:
-            pending = self._waiting.popleft()
+        for pending in self._queue.take_where(lambda key: True):
             self._finish(pending, None, RequestCancelled("client shut down"), now)
         self._coord_wanted.clear()
         self.cluster.failed_update(RequestCancelled("client shut down"), now=now)
@@ -734,21 +711,18 @@ class KafkaClientCore:
         )
         error.__cause__ = last_error
         self._events.append(BootstrapFailed(error=error))
-        waiting, self._waiting = self._waiting, deque()
-        for pending in waiting:
+        for pending in self._queue.take_where(lambda key: True):
             self._finish(pending, None, error, now)
 
     def _fail_waiting_for_node(self, node_id: int, error: BaseException, now: float) -> None:
         # Authentication failures are not retriable (same credentials, same
         # answer): fail what would go to that node, and what would go anywhere.
-        keep: deque[_Pending] = deque()
-        for pending in self._waiting:
-            target = pending.handle.target
-            if isinstance(target, AnyNode) or self._peek_route(target) == node_id:
-                self._finish(pending, None, error, now)
-            else:
-                keep.append(pending)
-        self._waiting = keep
+        def doomed(key: GroupKey) -> bool:
+            target = key[0]
+            return isinstance(target, AnyNode) or self._peek_route(target) == node_id
+
+        for pending in self._queue.take_where(doomed):
+            self._finish(pending, None, error, now)
 
     def _slot(self, node_id: int, lane: str) -> _Slot:
         key = (node_id, lane)
@@ -821,7 +795,7 @@ class KafkaClientCore:
         self._finish(pending, completion.response, completion.error, now)
 
     def _finish(
-        self, pending: _Pending, response: Any, error: BaseException | None, now: float
+        self, pending: Pending, response: Any, error: BaseException | None, now: float
     ) -> None:
         handle = pending.handle
         if error is not None:
@@ -864,7 +838,7 @@ class KafkaClientCore:
         def build(version: int) -> Any:
             return _codec.metadata_request(topics, allow_auto_create=allow, version=version)
 
-        self._enqueue(
+        handle = self._enqueue(
             None,
             _METADATA,
             AnyNode(),
@@ -874,7 +848,7 @@ class KafkaClientCore:
             on_done=self._on_metadata,
             front=True,
         )
-        self._metadata_pending = self._waiting[0]
+        self._metadata_pending = self._queue.get(handle.id)
         self._emit_trace("metadata_request", topics=topics)
 
     def _on_metadata(self, response: Any, error: BaseException | None, now: float) -> None:
@@ -981,8 +955,7 @@ class KafkaClientCore:
 
     def _coordinator_keys_waited_for(self) -> set[tuple[int, str]]:
         keys: set[tuple[int, str]] = set()
-        for pending in self._waiting:
-            target = pending.handle.target
+        for target in self._queue.targets():
             if isinstance(target, GroupCoordinator):
                 keys.add((_KEY_GROUP, target.group_id))
             elif isinstance(target, TransactionCoordinator):
@@ -1006,97 +979,102 @@ class KafkaClientCore:
             return cluster.controller_id
         return None
 
-    def _route(self, pending: _Pending, now: float) -> int | None:
-        target = pending.handle.target
+    def _route(self, target: Target, lane: str, now: float) -> tuple[int | None, str]:
+        """The node for ``target`` now, or None and why (asking for what is missing)."""
         if isinstance(target, AnyNode):
-            node = self.least_loaded_node(now=now, lane=pending.handle.lane)
-            if node is None:
-                pending.why_waiting = "every node is backing off after failures"
-            return node
+            node = self.least_loaded_node(now=now, lane=lane)
+            return node, "every node is backing off after failures"
         node = self._peek_route(target)
         if node is not None:
             if self.cluster.broker_metadata(node) is None:
-                pending.why_waiting = f"node {node} is not in the metadata"
                 self.cluster.need_update = True
-                return None
-            return node
+                return None, f"node {node} is not in the metadata"
+            return node, ""
         # Unknown route: ask for what would make it known.
         if isinstance(target, PartitionLeader):
             if target.topic not in self._topics and not self._config.metadata_all_topics:
                 self._topics.add(target.topic)
             self.cluster.need_update = True
-            pending.why_waiting = f"no known leader for {target.topic}-{target.partition}"
-        elif isinstance(target, GroupCoordinator):
+            return None, f"no known leader for {target.topic}-{target.partition}"
+        if isinstance(target, GroupCoordinator):
             self._coord_wanted.setdefault((_KEY_GROUP, target.group_id), now)
-            pending.why_waiting = f"no known coordinator for group {target.group_id!r}"
-        elif isinstance(target, TransactionCoordinator):
+            return None, f"no known coordinator for group {target.group_id!r}"
+        if isinstance(target, TransactionCoordinator):
             self._coord_wanted.setdefault((_KEY_TXN, target.transactional_id), now)
-            pending.why_waiting = (
-                f"no known coordinator for transactional id {target.transactional_id!r}"
-            )
-        elif isinstance(target, Controller):
-            self.cluster.need_update = True
-            pending.why_waiting = "no known controller"
-        return None
+            return None, f"no known coordinator for transactional id {target.transactional_id!r}"
+        self.cluster.need_update = True
+        return None, "no known controller"
 
     def _dispatch(self, now: float) -> None:
-        if not self._waiting:
+        """Write what can be written, merging groups by the age of their heads."""
+        queue = self._queue
+        if not queue:
             return
+        order = queue.keys_by_head()
         blocked: dict[tuple[int, str], str] = {}  # (node, lane) -> why it cannot send
-        keep: deque[_Pending] = deque()
-        for pending in self._waiting:
-            handle = pending.handle
-            node = self._route(pending, now)
+        while order:
+            _, key = heapq.heappop(order)
+            target, lane = key
+            pending = queue.head(key)
+            if pending is None:
+                continue
+            node, reason = self._route(target, lane, now)
             if node is None:
-                keep.append(pending)
+                queue.set_reason(key, reason)
                 continue
-            key = (node, handle.lane)
-            reason = blocked.get(key)
-            if reason is not None:
-                pending.why_waiting = reason
-                keep.append(pending)
+            slot_key = (node, lane)
+            why = blocked.get(slot_key)
+            if why is not None:
+                queue.set_reason(key, why)
                 continue
-            slot = self._slot(node, handle.lane)
+            slot = self._slot(node, lane)
             conn = slot.conn
             if conn is None or not conn.can_send:
                 if conn is None:
                     self._connect(slot, now)
-                    reason = f"node {node} is not connected"
+                    why = f"node {node} is not connected"
                 else:
-                    reason = f"node {node} is {conn.state.value}" + (
+                    why = f"node {node} is {conn.state.value}" + (
                         " at its in-flight limit" if conn.ready else ""
                     )
-                blocked[key] = pending.why_waiting = reason
-                keep.append(pending)
+                blocked[slot_key] = why
+                queue.set_reason(key, why)
                 continue
-            try:
-                version = conn.version_for(handle.api_key)
-                if pending.max_version is not None and version > pending.max_version:
-                    version = self._capped_version(conn, handle.api_key, pending.max_version)
-                message = pending.build(version) if pending.build else handle.request
-                conn.send(
-                    handle,
-                    message,
-                    version=version,
-                    now=now,
-                    expect_response=pending.expect_response,
-                    timeout_s=pending.timeout_s,
-                )
-            except (UnsupportedVersionError, LocalProtocolError) as exc:
-                self._finish(pending, None, exc, now)
-                continue
-            self._in_flight[handle.id] = pending
-            self._counters.requests_sent += 1
-            self._counters.by_api[handle.api_key] += 1
-            self._emit_trace(
-                "send",
-                id=handle.id,
-                api_key=handle.api_key,
+            queue.pop_head(key)
+            self._write(pending, conn, node, now)
+            following = queue.head(key)
+            if following is not None:
+                heapq.heappush(order, (following.seq, key))
+
+    def _write(self, pending: Pending, conn: BrokerConnection, node: int, now: float) -> None:
+        handle = pending.handle
+        try:
+            version = conn.version_for(handle.api_key)
+            if pending.max_version is not None and version > pending.max_version:
+                version = self._capped_version(conn, handle.api_key, pending.max_version)
+            message = pending.build(version) if pending.build else handle.request
+            conn.send(
+                handle,
+                message,
                 version=version,
-                node_id=node,
-                lane=handle.lane,
+                now=now,
+                expect_response=pending.expect_response,
+                timeout_s=pending.timeout_s,
             )
-        self._waiting = keep
+        except (UnsupportedVersionError, LocalProtocolError) as exc:
+            self._finish(pending, None, exc, now)
+            return
+        self._in_flight[handle.id] = pending
+        self._counters.requests_sent += 1
+        self._counters.by_api[handle.api_key] += 1
+        self._emit_trace(
+            "send",
+            id=handle.id,
+            api_key=handle.api_key,
+            version=version,
+            node_id=node,
+            lane=handle.lane,
+        )
 
     def _capped_version(self, conn: BrokerConnection, api_key: int, cap: int) -> int:
         ours = _codec.our_version_range(api_key)
@@ -1110,19 +1088,14 @@ class KafkaClientCore:
         return cap
 
     def _expire_waiting(self, now: float) -> None:
-        keep: deque[_Pending] = deque()
-        for pending in self._waiting:
-            if pending.deadline <= now:
-                handle = pending.handle
-                error = KafkaTimeoutError(
-                    f"request #{handle.id} (API key {handle.api_key}) "
-                    f"to {_describe(handle.target)} "
-                    f"not sent within {pending.timeout_s * 1000:.0f} ms: {pending.why_waiting}"
-                )
-                self._finish(pending, None, error, now)
-            else:
-                keep.append(pending)
-        self._waiting = keep
+        for pending, reason in self._queue.pop_expired(now):
+            handle = pending.handle
+            error = KafkaTimeoutError(
+                f"request #{handle.id} ({_codec.api_name(handle.api_key)}) "
+                f"to {_describe(handle.target)} "
+                f"not sent within {pending.timeout_s * 1000:.0f} ms: {reason}"
+            )
+            self._finish(pending, None, error, now)
 
     def _compute_deadline(self, now: float) -> float | None:
         times: list[float] = []
@@ -1130,8 +1103,9 @@ class KafkaClientCore:
             deadline = conn.next_deadline()
             if deadline is not None:
                 times.append(deadline)
-        if self._waiting:
-            times.append(min(p.deadline for p in self._waiting))
+        queued_deadline = self._queue.next_deadline()
+        if queued_deadline is not None:
+            times.append(queued_deadline)
             for slot in self._slots.values():
                 if slot.conn is None and slot.blackout_until > now:
                     times.append(slot.blackout_until)

@@ -1,0 +1,180 @@
+"""Requests waiting for a route or a ready connection, grouped by target.
+
+Theory of operation
+-------------------
+Every queued request gets a sequence number (metadata refreshes jump the
+queue with negative ones). Requests are kept in one FIFO per
+``(target, lane)``: all requests of a group resolve to the same node at any
+moment, so the dispatcher resolves a group once per pass instead of once per
+request, and a blocked group costs one look, not one per request. The
+dispatcher merges groups by the sequence number of their heads, which keeps
+the global rule "no request overtakes an earlier one for the same
+(node, lane)". Deadlines live in a heap with lazy deletion, so expiry and
+``next_deadline`` cost O(log n) per request instead of a scan.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kafkacore.client.handles import RequestHandle
+from kafkacore.client.routing import Target
+
+__all__ = ["GroupKey", "Pending", "WaitQueue"]
+
+GroupKey = tuple[Target, str]
+
+
+@dataclass(eq=False, slots=True)
+class Pending:
+    """One request between ``send`` and its write (or its end)."""
+
+    handle: RequestHandle
+    deadline: float
+    timeout_s: float
+    expect_response: bool
+    # Internal requests are built per negotiated version and finish through
+    # on_done instead of a RequestCompleted event.
+    build: Callable[[int], Any] | None = None
+    on_done: Callable[[Any, BaseException | None, float], None] | None = None
+    # A caller's cap on the negotiated version (the producer keeps Produce at
+    # v11 and EndTxn at v4 unless it speaks transactions v2, KIP-890).
+    max_version: int | None = None
+    seq: int = 0
+    queued: bool = False
+
+
+@dataclass(eq=False, slots=True)
+class _Group:
+    items: deque[Pending]
+    reason: str = "no node chosen yet"
+
+
+class WaitQueue:
+    """See the module docstring."""
+
+    __slots__ = ("_by_id", "_deadlines", "_front", "_groups", "_seq", "user_count")
+
+    def __init__(self) -> None:
+        self._groups: dict[GroupKey, _Group] = {}
+        self._by_id: dict[int, Pending] = {}
+        self._deadlines: list[tuple[float, int, Pending]] = []
+        self._seq = 0
+        self._front = 0
+        #: Queued requests issued by users (internal ones excluded).
+        self.user_count = 0
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __bool__(self) -> bool:
+        return bool(self._by_id)
+
+    @staticmethod
+    def key_of(pending: Pending) -> GroupKey:
+        return (pending.handle.target, pending.handle.lane)
+
+    def push(self, pending: Pending, *, front: bool = False) -> None:
+        if front:
+            self._front -= 1
+            pending.seq = self._front
+        else:
+            self._seq += 1
+            pending.seq = self._seq
+        key = self.key_of(pending)
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = _Group(deque())
+        if front:
+            group.items.appendleft(pending)
+        else:
+            group.items.append(pending)
+        pending.queued = True
+        self._by_id[pending.handle.id] = pending
+        heapq.heappush(self._deadlines, (pending.deadline, pending.seq, pending))
+        if pending.on_done is None:
+            self.user_count += 1
+
+    def _forget(self, pending: Pending) -> None:
+        pending.queued = False
+        del self._by_id[pending.handle.id]
+        if pending.on_done is None:
+            self.user_count -= 1
+
+    def get(self, handle_id: int) -> Pending | None:
+        return self._by_id.get(handle_id)
+
+    def remove(self, pending: Pending) -> None:
+        """Take ``pending`` out wherever it is in its group."""
+        key = self.key_of(pending)
+        group = self._groups[key]
+        group.items.remove(pending)
+        if not group.items:
+            del self._groups[key]
+        self._forget(pending)
+
+    # -- dispatch ---------------------------------------------------------------
+    def keys_by_head(self) -> list[tuple[int, GroupKey]]:
+        """A heap of ``(head sequence, group)`` for a dispatch pass."""
+        order = [(group.items[0].seq, key) for key, group in self._groups.items()]
+        heapq.heapify(order)
+        return order
+
+    def head(self, key: GroupKey) -> Pending | None:
+        group = self._groups.get(key)
+        return None if group is None else group.items[0]
+
+    def pop_head(self, key: GroupKey) -> Pending:
+        group = self._groups[key]
+        pending = group.items.popleft()
+        if not group.items:
+            del self._groups[key]
+        self._forget(pending)
+        return pending
+
+    def set_reason(self, key: GroupKey, reason: str) -> None:
+        group = self._groups.get(key)
+        if group is not None:
+            group.reason = reason
+
+    def reason(self, key: GroupKey) -> str:
+        group = self._groups.get(key)
+        return "no node chosen yet" if group is None else group.reason
+
+    def targets(self) -> Iterator[Target]:
+        return (key[0] for key in self._groups)
+
+    # -- deadlines --------------------------------------------------------------
+    def next_deadline(self) -> float | None:
+        heap = self._deadlines
+        while heap and not heap[0][2].queued:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def pop_expired(self, now: float) -> list[tuple[Pending, str]]:
+        """Remove and return every request whose deadline passed, with its group's reason."""
+        out: list[tuple[Pending, str]] = []
+        heap = self._deadlines
+        while heap and (not heap[0][2].queued or heap[0][0] <= now):
+            _, _, pending = heapq.heappop(heap)
+            if pending.queued:
+                reason = self.reason(self.key_of(pending))
+                self.remove(pending)
+                out.append((pending, reason))
+        return out
+
+    # -- bulk -------------------------------------------------------------------
+    def take_where(self, wanted: Callable[[GroupKey], bool]) -> list[Pending]:
+        """Remove the groups ``wanted`` selects; their requests in sequence order."""
+        out: list[Pending] = []
+        for key in [k for k in self._groups if wanted(k)]:
+            group = self._groups.pop(key)
+            for pending in group.items:
+                self._forget(pending)
+                out.append(pending)
+        out.sort(key=lambda p: p.seq)
+        return out
