@@ -143,7 +143,7 @@ def describe_tls_failure(
     if isinstance(exc, ssl.SSLCertVerificationError):
         err: BaseException = AuthenticationError(
             f"TLS to {host}:{port}: broker certificate rejected for name {name!r}: "
-            f"{exc.verify_message or exc}; check ssl_cafile and the hostname"
+            f"{getattr(exc, 'verify_message', None) or exc}; check ssl_cafile and the hostname"
         )
     elif isinstance(exc, ssl.SSLError):
         err = AuthenticationError(
