@@ -268,41 +268,50 @@ class KafkaClientCore:
         return negotiate_version(api_key, _codec.our_version_range(api_key), theirs.get(api_key))
 
     def least_loaded_node(self, *, now: float, lane: str = DEFAULT_LANE) -> int | None:
-        """The seed 004 rule: ready and idle first, then fewest in flight, then a
-        node already connecting, then a disconnected node out of backoff, then a
-        bootstrap address; None if every candidate is backing off."""
+        """The seed 004 rule: ready and idle first, then ready with the fewest in
+        flight, then a node already connecting, then a disconnected node out of
+        backoff, then a ready node at its in-flight limit (the request waits
+        there); bootstrap addresses only when no broker can be used at all.
+        None if every candidate is backing off."""
         brokers = [b.node_id for b in self.cluster.brokers()]
-        bootstrap = [b.node_id for b in self.cluster.bootstrap_brokers()]
         found = self._least_loaded(brokers, now, lane)
         if found is None and any(n >= 0 for n in brokers):
+            # Every known broker is backing off: fall back to the bootstrap list.
+            bootstrap = [b.node_id for b in self.cluster.bootstrap_brokers()]
             found = self._least_loaded(bootstrap, now, lane)
         return found
 
     def _least_loaded(self, nodes: list[int], now: float, lane: str) -> int | None:
         nodes = sorted(nodes)
         self._rng.shuffle(nodes)
-        best_ready: tuple[int, int] | None = None  # (in flight, node)
+        best_ready: tuple[int, int] | None = None  # (in flight, node) with room to send
+        best_full: tuple[int, int] | None = None  # (in flight, node) at the in-flight limit
         connecting: int | None = None
-        idle_candidate: int | None = None
+        can_connect: int | None = None
         for node_id in nodes:
             slot = self._slots.get((node_id, lane))
             conn = None if slot is None else slot.conn
             if conn is not None and conn.ready:
                 count = conn.in_flight_count
-                if count == 0:
+                if count == 0 and conn.can_send:
                     return node_id
-                if conn.can_send and (best_ready is None or count < best_ready[0]):
-                    best_ready = (count, node_id)
+                if conn.can_send:
+                    if best_ready is None or count < best_ready[0]:
+                        best_ready = (count, node_id)
+                elif best_full is None or count < best_full[0]:
+                    best_full = (count, node_id)
             elif conn is not None:
                 if connecting is None:
                     connecting = node_id
-            elif (slot is None or slot.blackout_until <= now) and idle_candidate is None:
-                idle_candidate = node_id
+            elif (slot is None or slot.blackout_until <= now) and can_connect is None:
+                can_connect = node_id
         if best_ready is not None:
             return best_ready[1]
         if connecting is not None:
             return connecting
-        return idle_candidate
+        if can_connect is not None:
+            return can_connect
+        return None if best_full is None else best_full[1]
 
     # ----------------------------------------------------------------- commands
     def send(

@@ -410,3 +410,37 @@ def test_max_version_caps_the_negotiated_version() -> None:
     assert "v2" in str(too_low.error) and "v4" in str(too_low.error)
     with pytest.raises(LocalProtocolError, match="max_version"):
         core.send(meta(), max_version=-1, now=pump.now)
+
+
+def test_requests_to_one_node_keep_their_order_across_targets() -> None:
+    core, pump, _ = boot(1, [Topic("t", 2, {0: 0, 1: 0})], max_in_flight_requests_per_connection=1)
+    w = core.add_topic("t", now=pump.now)
+    pump.run(until=lambda: w.done)
+    warm = core.send(meta(), target=Node(0), now=pump.now)
+    pump.run(until=lambda: warm.done)
+    broker = next(iter(pump.brokers.values()))
+    broker.hold = True
+    targets: list[Any] = [
+        Node(0),
+        PartitionLeader("t", 1),
+        Node(0),
+        PartitionLeader("t", 0),
+        AnyNode(),
+        PartitionLeader("t", 1),
+        Node(0),
+    ]
+    handles = []
+    for i, target in enumerate(targets):
+        request = m.MetadataRequest(topics=[], allow_auto_topic_creation=bool(i % 2))
+        handles.append(core.send(request, target=target, now=pump.now))
+    mark = len(broker.received)
+    for _ in range(30):
+        pump.release()
+        pump.run(rounds=3, jump=False)
+    assert all(h.done and h.error is None for h in handles)
+    sent = [
+        b.allow_auto_topic_creation
+        for k, _, b in broker.received[mark:]
+        if k == 3 and b.topics == []  # the core's own refreshes name topic "t"
+    ]
+    assert sent == [bool(i % 2) for i in range(len(targets))]
