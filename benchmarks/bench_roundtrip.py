@@ -8,6 +8,9 @@ request every client can build) to the same broker, in two shapes:
   connection, a new one sent as soon as one completes (throughput bound).
   Every client gets ``max_in_flight_requests_per_connection = window``.
 
+Reported: requests per second (wall clock; on shared cores this includes the
+broker's scheduling) and the client process's CPU time per request
+(``time.process_time``, all threads; the steadier measure of client cost).
 The broker is warmed up first; then every (client, shape) runs once per
 round for ``--repeat`` rounds, interleaved, and the best rate is kept. The
 broker is started with ``localkafka`` (benchmark profile) unless
@@ -34,7 +37,16 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-Runner = Callable[[str, int, int], float]  # (bootstrap, requests, window) -> seconds
+# (bootstrap, requests, window) -> (wall seconds, client-process CPU seconds)
+Runner = Callable[[str, int, int], tuple[float, float]]
+
+
+def _now() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: tuple[float, float]) -> tuple[float, float]:
+    return time.perf_counter() - start[0], time.process_time() - start[1]
 
 
 # --------------------------------------------------------------------- kafkacore
@@ -44,7 +56,7 @@ def _kc_request() -> Any:
     return MetadataRequest(topics=[], allow_auto_topic_creation=False)
 
 
-def run_selector(bootstrap: str, n: int, window: int) -> float:
+def run_selector(bootstrap: str, n: int, window: int) -> tuple[float, float]:
     from kafkacore.client import Node
     from transports.selector import KafkaClient
 
@@ -53,32 +65,32 @@ def run_selector(bootstrap: str, n: int, window: int) -> float:
         client.send(_kc_request(), target=node)  # connection up before the clock starts
         outstanding: collections.deque[concurrent.futures.Future[Any]] = collections.deque()
         sent = 0
-        start = time.perf_counter()
+        start = _now()
         while sent < n or outstanding:
             while sent < n and len(outstanding) < window:
                 outstanding.append(client.submit(_kc_request(), target=node))
                 sent += 1
             outstanding.popleft().result()
-        return time.perf_counter() - start
+        return _since(start)
 
 
-async def _async_workers(send: Callable[[], Any], n: int, window: int) -> float:
+async def _async_workers(send: Callable[[], Any], n: int, window: int) -> tuple[float, float]:
     per, extra = divmod(n, window)
 
     async def worker(count: int) -> None:
         for _ in range(count):
             await send()
 
-    start = time.perf_counter()
+    start = _now()
     await asyncio.gather(*(worker(per + (1 if i < extra else 0)) for i in range(window)))
-    return time.perf_counter() - start
+    return _since(start)
 
 
-def run_asyncio(bootstrap: str, n: int, window: int) -> float:
+def run_asyncio(bootstrap: str, n: int, window: int) -> tuple[float, float]:
     from kafkacore.client import Node
     from transports.asyncio import AsyncKafkaClient
 
-    async def main() -> float:
+    async def main() -> tuple[float, float]:
         async with AsyncKafkaClient(
             bootstrap, max_in_flight_requests_per_connection=window
         ) as client:
@@ -89,13 +101,13 @@ def run_asyncio(bootstrap: str, n: int, window: int) -> float:
     return asyncio.run(main())
 
 
-def run_trio(bootstrap: str, n: int, window: int) -> float:
+def run_trio(bootstrap: str, n: int, window: int) -> tuple[float, float]:
     import trio
 
     from kafkacore.client import Node
     from transports.trio import TrioKafkaClient
 
-    async def main() -> float:
+    async def main() -> tuple[float, float]:
         async with TrioKafkaClient(
             bootstrap, max_in_flight_requests_per_connection=window
         ) as client:
@@ -107,17 +119,17 @@ def run_trio(bootstrap: str, n: int, window: int) -> float:
                 for _ in range(count):
                     await client.send(_kc_request(), target=node)
 
-            start = time.perf_counter()
+            start = _now()
             async with trio.open_nursery() as nursery:
                 for i in range(window):
                     nursery.start_soon(worker, per + (1 if i < extra else 0))
-            return time.perf_counter() - start
+            return _since(start)
 
     return trio.run(main)
 
 
 # ---------------------------------------------------------------------- peers
-def run_kafka_python(bootstrap: str, n: int, window: int) -> float:
+def run_kafka_python(bootstrap: str, n: int, window: int) -> tuple[float, float]:
     from kafka.net.compat import KafkaNetClient
     from kafka.protocol.metadata import MetadataRequest
 
@@ -132,7 +144,7 @@ def run_kafka_python(bootstrap: str, n: int, window: int) -> float:
         client.poll(future=warm)
         outstanding: collections.deque[Any] = collections.deque()
         sent = 0
-        start = time.perf_counter()
+        start = _now()
         while sent < n or outstanding:
             while sent < n and len(outstanding) < window:
                 outstanding.append(client.send(node, MetadataRequest(topics=[])))
@@ -143,16 +155,16 @@ def run_kafka_python(bootstrap: str, n: int, window: int) -> float:
             outstanding.popleft()
             if not head.succeeded():
                 raise RuntimeError(f"kafka-python request failed: {head.exception!r}")
-        return time.perf_counter() - start
+        return _since(start)
     finally:
         client.close()
 
 
-def run_aiokafka(bootstrap: str, n: int, window: int) -> float:
+def run_aiokafka(bootstrap: str, n: int, window: int) -> tuple[float, float]:
     from aiokafka.client import AIOKafkaClient
     from aiokafka.protocol.metadata import MetadataRequest
 
-    async def main() -> float:
+    async def main() -> tuple[float, float]:
         client = AIOKafkaClient(bootstrap_servers=bootstrap)
         await client.bootstrap()
         try:
@@ -198,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [c for c in CLIENTS if not args.only or c in args.only]
     shapes = {"single": 1, "pipelined": args.window}
     rates: dict[tuple[str, str], float] = {}
+    cpu_us: dict[tuple[str, str], float] = {}
     with broker(args.bootstrap) as bootstrap:
         # Warm the broker's JIT first, then interleave clients round by round,
         # so no client is measured only on a cold (or only on a hot) broker.
@@ -209,24 +222,35 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             for name in names:
                 for shape, window in shapes.items():
-                    rate = args.requests / CLIENTS[name](bootstrap, args.requests, window)
-                    rates[name, shape] = max(rates.get((name, shape), 0.0), rate)
+                    wall, cpu = CLIENTS[name](bootstrap, args.requests, window)
+                    key = (name, shape)
+                    rates[key] = max(rates.get(key, 0.0), args.requests / wall)
+                    us = cpu / args.requests * 1e6
+                    cpu_us[key] = min(cpu_us.get(key, us), us)
         for (name, shape), rate in rates.items():
-            print(f"{name:20s} {shape:9s} {rate:10.0f} req/s", file=sys.stderr)
+            print(
+                f"{name:20s} {shape:9s} {rate:10.0f} req/s {cpu_us[name, shape]:8.1f} us CPU/req",
+                file=sys.stderr,
+            )
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
         f"\n{stamp}; Python {platform.python_version()}; {args.requests} requests per run, "
         f"window {args.window}, best of {args.repeat}\n"
     )
     peers = [p for p in PEERS if p in names]
-    head = "| client | shape | req/s |" + "".join(f" vs {p} |" for p in peers)
+    head = "| client | shape | req/s | client CPU us/req |" + "".join(
+        f" req/s vs {p} | CPU vs {p} |" for p in peers
+    )
     print(head)
-    print("|" + "---|" * (3 + len(peers)))
+    print("|" + "---|" * (4 + 2 * len(peers)))
     for name in names:
         for shape in shapes:
-            rate = rates[name, shape]
-            ratios = "".join(f" {rate / rates[p, shape]:.2f}x |" for p in peers)
-            print(f"| {name} | {shape} | {rate:,.0f} |{ratios}")
+            key = (name, shape)
+            ratios = "".join(
+                f" {rates[key] / rates[p, shape]:.2f}x | {cpu_us[key] / cpu_us[p, shape]:.2f}x |"
+                for p in peers
+            )
+            print(f"| {name} | {shape} | {rates[key]:,.0f} | {cpu_us[key]:.0f} |{ratios}")
     return 0
 
 

@@ -200,6 +200,9 @@ class TrioIo:
                     tsock = None
                     last = exc
                     continue
+                except BaseException:  # cancelled: the core closed it meanwhile
+                    tsock.close()
+                    raise
                 break
             if tsock is None:
                 raise last or OSError(f"no IPv4/IPv6 address for {host}")
@@ -213,8 +216,10 @@ class TrioIo:
                     self._ssl_context = self._ssl_context_factory()
                 tls = trio.SSLStream(stream, self._ssl_context, server_hostname=server_hostname)
                 await tls.do_handshake()
-            except (trio.BrokenResourceError, OSError, ValueError) as exc:
+            except BaseException as exc:
                 await trio.aclose_forcefully(stream)
+                if not isinstance(exc, trio.BrokenResourceError | OSError | ValueError):
+                    raise  # cancelled: the core closed it meanwhile
                 cause = exc.__cause__ if isinstance(exc, trio.BrokenResourceError) else exc
                 self._failed(
                     conn,
