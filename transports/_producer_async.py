@@ -204,7 +204,7 @@ class AsyncProducerBase:
         )
         slot = self._new_slot()
         ts = now_ms() if timestamp is None else timestamp
-        v, k, h = rec
+        k, v, h = rec.key, rec.value, rec.headers
 
         def append(core: ProducerCore, now: float) -> None:
             core.append(topic, v, k, h, partition=partition, timestamp=ts, token=slot, now=now)

@@ -197,7 +197,8 @@ class ProducerCore:
         ] = {}
         self._events: list[object] = []
         self._waiting: dict[str, deque[_Waiting]] = {}
-        self._incomplete: dict[int, None] = {}  # ids of unfinished batches/waiters, in order
+        # Unfinished batches/waiters: id -> age (the oldest append they hold, for flush).
+        self._incomplete: dict[int, int] = {}
         self._flushes: list[tuple[int, OperationHandle]] = []
         self._node_in_flight: dict[int, int] = {}
         self._produce_in_flight = 0
@@ -420,7 +421,7 @@ class ProducerCore:
             queue = self._waiting[waiting.topic] = deque()
         queue.append(waiting)
         self._acc.used += waiting.size  # charged while it waits
-        self._incomplete[waiting.id] = None
+        self._incomplete[waiting.id] = waiting.id
         if waiting.topic not in self.client.topics:
             self.client.add_topic(waiting.topic, now=now)
         self._step(now)
@@ -442,6 +443,7 @@ class ProducerCore:
         size: int,
         count: int,
         now: float,
+        age: int = 0,
     ) -> None:
         if partition is None:
             partition = self._choose(topic, key, count)
@@ -452,14 +454,13 @@ class ProducerCore:
         if self._txn is not None:
             self._txn.need(tp)
         acc = self._acc
-        q = acc.queues.get(tp)
-        before = len(q.batches) if q is not None else 0
         batch = acc.append(tp, value, key, headers, timestamp, token, size, now)
-        q = acc.queues[tp]
         self._partitioner.record_appended(topic, partition, size)
-        if len(q.batches) != before:  # a new batch was opened
-            self._incomplete[batch.id] = None
-            if before or self._linger_s == 0:
+        if age:  # a record that waited for metadata: the batch is as old as it
+            self._incomplete[batch.id] = min(self._incomplete.get(batch.id, batch.id), age)
+        if len(batch.tokens) == 1:  # a new batch was opened
+            self._incomplete.setdefault(batch.id, batch.id)
+            if len(acc.queues[tp].batches) > 1 or self._linger_s == 0:
                 self._step(now)  # the previous batch is full: send it now
             else:
                 deadline = now + self._linger_s
@@ -477,6 +478,7 @@ class ProducerCore:
         token: object,
         count: int,
         now: float,
+        age: int = 0,
     ) -> None:
         acc = self._acc
         groups: dict[int, list[int]] | None = None
@@ -521,8 +523,9 @@ class ProducerCore:
             total = sum(szs)
             acc.append_many(tp, vals, ks, szs, timestamp, token, now)
             for b in q.batches:
-                if b.id > last:
-                    self._incomplete[b.id] = None
+                if b.id > last or (age and b.id == last):
+                    old = self._incomplete.get(b.id, b.id)
+                    self._incomplete[b.id] = min(old, age) if age else old
             self._partitioner.record_appended(topic, p, total)
         self._step(now)
 
@@ -569,7 +572,7 @@ class ProducerCore:
     def _check_flushes(self) -> None:
         if not self._flushes:
             return
-        first = next(iter(self._incomplete), None)
+        first = min(self._incomplete.values(), default=None)
         keep = []
         for mark, handle in self._flushes:
             if first is None or first > mark:
@@ -903,6 +906,7 @@ class ProducerCore:
                         w.token,
                         len(parts),
                         now,
+                        age=w.id,
                     )
                 else:
                     self._place_one(
@@ -916,6 +920,7 @@ class ProducerCore:
                         w.size,
                         len(parts),
                         now,
+                        age=w.id,
                     )
 
     # --------------------------------------------------------------- drain

@@ -1,0 +1,157 @@
+"""Property tests of the producer core over a scripted broker (no sockets).
+
+Hypothesis draws a workload (records, keys, explicit partitions, flushes)
+and a fault script for successive Produce requests: retriable errors,
+non-retriable errors, and replies lost after the write (the client times
+out and resends). The pump jumps time to the core's deadlines. Whatever
+happens:
+
+- every record is reported exactly once (one BatchCompleted token);
+- every record reported delivered is in the log; with idempotence exactly
+  once, and each partition's log keeps send order;
+- the offsets reported are the offsets in the log;
+- buffer accounting returns to zero once everything is reported.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafkacore.errors import LocalProtocolError
+from kafkacore.producer import BatchCompleted, OperationCompleted
+from tests.producer.scripted import boot_producer
+
+FAULTS = st.one_of(
+    st.none(),
+    st.none(),
+    st.none(),
+    st.just(("error", 6)),  # NOT_LEADER_OR_FOLLOWER (retriable, refresh metadata)
+    st.just(("error", 7)),  # REQUEST_TIMED_OUT (retriable)
+    st.just(("error", 19)),  # NOT_ENOUGH_REPLICAS (retriable)
+    st.just(("lose",)),  # written, reply lost: resend must not duplicate
+    st.just(("error", 87)),  # INVALID_RECORD (not retriable): those records fail
+)
+
+
+@st.composite
+def workloads(draw: Any) -> dict[str, Any]:
+    n = draw(st.integers(1, 120))
+    records = []
+    for i in range(n):
+        key = draw(st.sampled_from([None, b"a", b"b", b"c", b"dd"]))
+        partition = draw(st.sampled_from([None, None, None, 0, 2]))
+        records.append((i, key, partition, draw(st.booleans())))  # last: pump after
+    return {
+        "records": records,
+        "faults": draw(st.lists(FAULTS, max_size=40)),
+        "idempotent": draw(st.booleans()),
+        "acks": draw(st.sampled_from([1, "all"])),
+        "batch_size": draw(st.sampled_from([64, 200, 16384])),
+        "linger_ms": draw(st.sampled_from([0, 5])),
+        "in_flight": draw(st.integers(1, 5)),
+        "flush_every": draw(st.sampled_from([0, 7, 30])),
+        "seed": draw(st.integers(0, 1000)),
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads())
+def test_no_acked_record_lost_none_reported_twice_order_kept(w: dict[str, Any]) -> None:
+    idempotent = w["idempotent"] and w["acks"] == "all"
+    core, pump, log = boot_producer(
+        seed=w["seed"],
+        acks=w["acks"],
+        enable_idempotence=idempotent,
+        batch_size=w["batch_size"],
+        linger_ms=w["linger_ms"],
+        client={
+            "max_in_flight_requests_per_connection": w["in_flight"],
+            "request_timeout_ms": 1000,
+        },
+    )
+    faults = list(w["faults"])
+    log.fault = lambda: faults.pop(0) if faults else None
+    records = w["records"]
+    flushes: list[tuple[Any, int]] = []
+    for i, key, partition, pump_after in records:
+        core.append(
+            "t",
+            b"%d" % i,
+            key,
+            None,
+            partition=partition,
+            timestamp=1_000 + i,
+            token=i,
+            now=pump.now,
+        )
+        if w["flush_every"] and i % w["flush_every"] == 0:
+            flushes.append((core.flush(now=pump.now), i))
+        if pump_after:
+            pump.step()
+    flush = core.flush(now=pump.now)
+    flushes.append((flush, len(records) - 1))
+
+    def reported() -> int:
+        return sum(len(e.tokens) for e in pump.events if isinstance(e, BatchCompleted))
+
+    pump.run(until=lambda: reported() >= len(records) and flush.done, rounds=20_000)
+    done = [e for e in pump.events if isinstance(e, BatchCompleted)]
+    counts = Counter(t for e in done for t in e.tokens)
+    assert sorted(counts) == [r[0] for r in records]
+    assert set(counts.values()) == {1}, "a record was reported twice"
+    assert any(isinstance(e, OperationCompleted) and e.handle is flush for e in pump.events)
+    assert core._acc.used == 0  # every charge against buffer_memory was given back
+    # A flush completes only after every record appended before it was reported.
+    seen: set[Any] = set()
+    for e in pump.events:
+        if isinstance(e, BatchCompleted):
+            seen.update(e.tokens)
+        elif isinstance(e, OperationCompleted):
+            last = next(i for h, i in flushes if h is e.handle)
+            assert set(range(last + 1)) <= seen, f"flush after record {last} completed early"
+
+    delivered: dict[int, tuple[int, int]] = {}
+    for e in done:
+        if e.error is None:
+            for j, t in enumerate(e.tokens):
+                delivered[t] = (e.partition, e.base_offset + j if e.base_offset >= 0 else -1)
+        else:
+            assert not isinstance(e.error, LocalProtocolError), e.error
+    for (_topic, p), entries in log.logs.items():
+        values = [int(v) for _, v in entries]
+        if idempotent:
+            assert len(values) == len(set(values)), f"duplicate in partition {p}"
+            assert values == sorted(values), f"partition {p} out of order"
+        for i in delivered:
+            if delivered[i][0] == p:
+                assert i in values, f"record {i} acked but not in the log"
+                offset = delivered[i][1]
+                if offset >= 0:
+                    assert values[offset] == i
+    for i, _key, partition, _ in records:
+        if partition is not None and i in delivered:
+            assert delivered[i][0] == partition
+
+
+def test_epoch_bump_after_a_failed_sequenced_batch() -> None:
+    # A non-retriable failure leaves a sequence gap: KIP-360 bumps the epoch
+    # and later batches start again at sequence 0 under the new epoch.
+    core, pump, log = boot_producer(partitions=1, batch_size=64, linger_ms=0)
+    faults: list[Any] = [None, ("error", 87)]
+    log.fault = lambda: faults.pop(0) if faults else None
+    for i in range(6):
+        core.append("t", b"%d" % i, None, None, timestamp=1, token=i, now=pump.now)
+        pump.step()
+    flush = core.flush(now=pump.now)
+    pump.run(until=lambda: flush.done, rounds=5000)
+    _pid, epoch = core.producer_id
+    assert epoch >= 1
+    failed = [t for e in pump.events if isinstance(e, BatchCompleted) and e.error for t in e.tokens]
+    assert failed
+    values = [int(v) for _, v in log.logs[("t", 0)]]
+    assert not set(values) & set(failed)
+    assert values == sorted(values)
