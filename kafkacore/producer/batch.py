@@ -22,10 +22,8 @@ from __future__ import annotations
 import struct
 from enum import Enum
 
-from crc32c import crc32c
-
 from kafkacore.client.metadata import TopicPartition
-from kafkacore.records import Compression, RecordBatchBuilder
+from kafkacore.records import Compression, RecordBatchBuilder, crc32c
 
 __all__ = ["BatchState", "ProducerBatch", "stamp"]
 
