@@ -31,7 +31,7 @@ from array import array
 from collections.abc import Iterator
 from typing import Final
 
-from kafkacore.errors import DecodeError
+from kafkacore.errors import DecodeError, LocalProtocolError
 from kafkacore.records._crc import crc32c
 from kafkacore.records._varint import read_zigzag
 from kafkacore.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, decompress
@@ -116,7 +116,7 @@ class RecordBatch:
         check_crc: bool = True,
     ) -> None:
         view = memoryview(buffer)
-        if view.ndim != 1 or view.itemsize != 1:
+        if view.format != "B" or view.ndim != 1:
             view = view.cast("B")
         if len(view) < RECORD_BATCH_OVERHEAD:
             raise DecodeError(
@@ -308,10 +308,8 @@ class RecordBatch:
     def control_record(self) -> ControlRecord:
         """Decode the record of a control batch (a transaction marker or a KRaft record)."""
         if not self.is_control:
-            raise DecodeError(
-                "control_record() called on a data batch; check is_control first",
-                api=API,
-                field="attributes",
+            raise LocalProtocolError(
+                "RecordBatch.control_record() on a data batch; check is_control first"
             )
         records = self.records()
         if not records:

@@ -141,7 +141,7 @@ class LegacyBatch:
         check_crc: bool = True,
     ) -> None:
         view = memoryview(buffer)
-        if view.ndim != 1 or view.itemsize != 1:
+        if view.format != "B" or view.ndim != 1:
             view = view.cast("B")
         self._msg, self._size = _read_message(view, 0, "MessageSet", 0)
         self._max_decompressed_size = max_decompressed_size

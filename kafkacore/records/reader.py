@@ -58,7 +58,7 @@ def iter_batches(
 ) -> Iterator[RecordBatch | LegacyBatch]:
     """Yield the complete batches of ``data`` in order, without copying them."""
     view = memoryview(data)
-    if view.ndim != 1 or view.itemsize != 1:
+    if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
     for pos, size, magic in _complete_entries(view):
         entry = view[pos : pos + size]
@@ -85,7 +85,7 @@ def iter_batches(
 def trailing_partial_bytes(data: bytes | bytearray | memoryview) -> int:
     """How many bytes at the end of ``data`` do not form a complete batch."""
     view = memoryview(data)
-    if view.ndim != 1 or view.itemsize != 1:
+    if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
     consumed = 0
     for pos, size, _ in _complete_entries(view):

@@ -21,6 +21,7 @@ from kafkacore.records import (
     TimestampType,
     control_batch,
     estimate_record_size,
+    iter_batches,
 )
 from kafkacore.records._varint import read_zigzag, zigzag_bytes
 
@@ -329,3 +330,16 @@ def test_crc32c_is_the_native_package_function() -> None:
     data = bytes(range(256)) * 100
     assert crc32c(data) == package.crc32c(data)
     assert crc32c(data[100:], crc32c(data[:100])) == package.crc32c(data)
+
+
+def test_control_record_on_a_data_batch_is_caller_error() -> None:
+    batch = RecordBatch(build([(None, b"v", [], 0)]))
+    with pytest.raises(LocalProtocolError, match="check is_control first"):
+        batch.control_record()
+
+
+def test_signed_byte_memoryviews_are_read_as_bytes() -> None:
+    data = build([(b"k", b"v" * 200, [("h", b"\xff")], 5)])
+    view = memoryview(bytearray(data)).cast("b")  # signed char items
+    (batch,) = iter_batches(view)
+    assert batch.records() == [Record(0, 5, b"k", b"v" * 200, (("h", b"\xff"),))]
