@@ -6,7 +6,6 @@ import subprocess
 from collections.abc import Sequence
 
 import pytest
-from assignor_cases import Group, assert_locally_balanced, assert_valid, counts, groups
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +19,8 @@ from kafkacore.assignors import (
     get_assignor,
     sticky_user_data,
 )
+
+from .assignor_cases import Group, assert_locally_balanced, assert_valid, counts, groups
 
 pytestmark = pytest.mark.java
 

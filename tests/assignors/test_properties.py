@@ -6,14 +6,6 @@ import random
 from collections.abc import Mapping, Sequence
 
 import pytest
-from assignor_cases import (
-    Group,
-    assert_locally_balanced,
-    assert_valid,
-    counts,
-    expected_partitions,
-    groups,
-)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +16,15 @@ from kafkacore.assignors import (
     get_assignor,
     sticky_plan,
     sticky_user_data,
+)
+
+from .assignor_cases import (
+    Group,
+    assert_locally_balanced,
+    assert_valid,
+    counts,
+    expected_partitions,
+    groups,
 )
 
 BUILTIN = ("range", "roundrobin", "sticky", "cooperative-sticky")
