@@ -470,12 +470,12 @@ def _decode_columns(
         else:
             timestamps = array("q", (fixed_ts,)) * count
         offsets = array("q", range(base_offset, base_offset + count))
+        for index, delta in odd_offsets:
+            offsets[index] = base_offset + delta
     except (IndexError, ValueError, OverflowError) as exc:
         raise _diagnose(buf, count, offset_base) from exc
     if pos != len(buf):
         raise _leftover(buf, pos, count, offset_base)
-    for index, delta in odd_offsets:
-        offsets[index] = base_offset + delta
     headers = [_EMPTY] * count
     for index, hdrs in with_headers:
         headers[index] = hdrs

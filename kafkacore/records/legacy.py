@@ -260,9 +260,16 @@ class LegacyBatch:
 
     def columns(self) -> RecordColumns:
         records = self.records()
+        try:
+            offsets = array("q", [r.offset for r in records])
+            timestamps = array("q", [r.timestamp for r in records])
+        except OverflowError:
+            raise DecodeError(
+                "inner offsets put a record outside the int64 range", api=self._api, field="offset"
+            ) from None
         return RecordColumns(
-            offsets=array("q", [r.offset for r in records]),
-            timestamps=array("q", [r.timestamp for r in records]),
+            offsets=offsets,
+            timestamps=timestamps,
             keys=[r.key for r in records],
             values=[r.value for r in records],
             headers=[r.headers for r in records],

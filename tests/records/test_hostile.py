@@ -216,3 +216,25 @@ def test_fuzz_decompressors(codec: int, blob: bytes) -> None:
             decompress(codec, blob, max_size=1 << 16, magic=magic)
     compressed = compress(Compression(codec), blob)
     assert decompress(codec, compressed) == blob
+
+
+def test_offsets_and_timestamps_beyond_int64_are_decode_errors() -> None:
+    data = bytearray(build([(None, b"a", [], 0), (None, b"b", [], 2**40)]))
+    struct.pack_into(">q", data, 0, 2**63 - 1)  # base offset at the very top
+    with pytest.raises(DecodeError, match="overflows int64"):
+        RecordBatch(data, check_crc=False).columns()
+    big_ts = bytearray(build([(None, b"a", [], 2**62), (None, b"b", [], 2**62 + 2**61)]))
+    struct.pack_into(">q", big_ts, 27, 2**63 - 1)  # base timestamp
+    with pytest.raises(DecodeError, match="overflows int64"):
+        RecordBatch(big_ts, check_crc=False).columns()
+
+
+@given(base=st.integers(min_value=-(2**63), max_value=2**63 - 1), recs=records)
+def test_fuzz_header_extremes(base: int, recs: list) -> None:  # type: ignore[type-arg]
+    data = bytearray(build(recs))
+    for at in (0, 27, 35, 43):  # base offset, base/max timestamp, producer id
+        struct.pack_into(">q", data, at, base)
+    with contextlib.suppress(DecodeError):
+        RecordBatch(data, check_crc=False).columns()
+    with contextlib.suppress(DecodeError):
+        list(RecordBatch(data, check_crc=False))

@@ -204,3 +204,12 @@ def test_iter_batches_reports_the_batch_position() -> None:
     with pytest.raises(DecodeError, match=f"batch at byte {len(v2)}") as info:
         list(iter_batches(v2 + bytes(bad)))
     assert info.value.offset == len(v2) + 57
+
+
+def test_inner_offsets_outside_int64_are_decode_errors() -> None:
+    # The last inner message is relative offset 0, so base = wrapper offset, and the
+    # first one (relative 5) lands past the top of the int64 range.
+    inner = message(5, b"a") + message(0, b"b")
+    (batch,) = iter_batches(wrapper(inner, Compression.GZIP, offset=2**63 - 1))
+    with pytest.raises(DecodeError, match="int64"):
+        batch.columns()
