@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
-from kafkacore.client import ClusterMetadata, KafkaClientCore, Target
+from kafkacore.client import ClusterMetadata, KafkaClientCore, RequestHandle, Target
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
 from ._bridge import Bridge
@@ -171,18 +171,35 @@ class KafkaClient:
         lane: str | None = None,
         timeout_ms: int | None = None,
     ) -> concurrent.futures.Future[Any]:
-        """Queue ``request``; the future resolves to its decoded response."""
+        """Queue ``request``; the future resolves to its decoded response.
+
+        ``future.cancel()`` (from any thread) cancels the request in the core.
+        """
         dest = resolve_target("KafkaClient.submit", node_id, target)
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
         done = _resolver(fut)
+        box: list[RequestHandle] = []
 
         def issue(now: float) -> None:
+            if fut.cancelled():
+                return  # cancelled before it reached the loop: never sent
             kwargs: dict[str, Any] = {"now": now, "target": dest, "timeout_ms": timeout_ms}
             if lane is not None:
                 kwargs["lane"] = lane
             handle = self._core.send(request, **kwargs)
+            box.append(handle)
             self._router.expect_request(handle, done)
 
+        def withdraw(now: float) -> None:
+            if box and not box[0].done:
+                self._router.forget(box[0])
+                self._core.cancel(box[0], now=now)
+
+        def on_done(f: concurrent.futures.Future[Any]) -> None:
+            if f.cancelled() and self._state is ClientState.RUNNING and not self._stopping:
+                self._call(withdraw)
+
+        fut.add_done_callback(on_done)
         self._call(issue, fut)
         return fut
 
@@ -205,7 +222,7 @@ class KafkaClient:
         try:
             return self._wait(fut, timeout, "send")
         except KafkaTimeoutError:
-            fut.cancel()  # the handle's completion then finds the future done
+            fut.cancel()  # and so the request in the core (see submit)
             raise
 
     # -- metadata -----------------------------------------------------------

@@ -27,6 +27,7 @@ import anyio.to_thread
 import pytest
 
 from kafkacore.client import KafkaClientCore
+from kafkacore.errors import KafkaTimeoutError
 
 FLAVORS = ("selector", "asyncio", "trio")
 
@@ -44,6 +45,10 @@ class UniformClient:
         raise NotImplementedError
 
     async def metadata(self, topics: Sequence[str] | None = None) -> Any:
+        raise NotImplementedError
+
+    async def send_abandoned(self, request: Any, after_s: float, **kw: Any) -> bool:
+        """Send, but stop waiting after ``after_s`` seconds; True if we gave up."""
         raise NotImplementedError
 
     async def query(self, fn: Callable[[KafkaClientCore], Any]) -> Any:
@@ -85,6 +90,11 @@ class _AsyncShim(UniformClient):
     async def metadata(self, topics: Sequence[str] | None = None) -> Any:
         return await self.client.metadata(topics)
 
+    async def send_abandoned(self, request: Any, after_s: float, **kw: Any) -> bool:
+        with anyio.move_on_after(after_s) as scope:
+            await self.client.send(request, **kw)
+        return scope.cancelled_caught
+
     async def query(self, fn: Callable[[KafkaClientCore], Any]) -> Any:
         return self.client.run_on_loop(fn)
 
@@ -114,6 +124,16 @@ class _SelectorShim(UniformClient):
 
     async def metadata(self, topics: Sequence[str] | None = None) -> Any:
         return await anyio.to_thread.run_sync(self.client.metadata, topics)
+
+    async def send_abandoned(self, request: Any, after_s: float, **kw: Any) -> bool:
+        def run() -> bool:
+            try:
+                self.client.send(request, timeout=after_s, **kw)
+            except KafkaTimeoutError:
+                return True
+            return False
+
+        return await anyio.to_thread.run_sync(run)
 
     async def query(self, fn: Callable[[KafkaClientCore], Any]) -> Any:
         return await anyio.to_thread.run_sync(self.client.run_on_loop, fn)

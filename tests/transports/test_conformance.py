@@ -181,3 +181,22 @@ def test_every_flavor_is_collected(flavor: Flavor) -> None:
     # make the whole suite cover fewer transports than it claims.
     assert flavor.name in ("selector", "asyncio", "trio")
     _ = uuid.uuid4()
+
+
+async def test_abandoning_a_wait_cancels_the_request(
+    flavor: Flavor, kafka_broker: Any, topics: dict[str, int]
+) -> None:
+    async with flavor.client(kafka_broker.bootstrap) as client:
+        held = held_fetch(await client.metadata(["conf-one"]), max_wait_ms=5000)
+        # The broker holds the Fetch 5 s; we stop waiting after 0.3 s.
+        assert await client.send_abandoned(held, 0.3, node_id=1)
+        # The wait is gone and so is the request: the core counted it cancelled.
+        for _ in range(100):  # selector: the cancel travels to its loop thread
+            metrics = await client.query(lambda core: core.metrics())
+            if metrics.requests_cancelled:
+                break
+            await anyio.sleep(0.01)
+        assert metrics.requests_cancelled == 1
+        # The client goes on working.
+        response = await client.send(_md_request("conf-one"), node_id=1)
+        assert [t.name for t in response.topics] == ["conf-one"]

@@ -1,0 +1,60 @@
+"""What only the blocking client has: many user threads, and its own loop thread."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Any
+
+import pytest
+
+from kafkacore.errors import LocalProtocolError, RequestCancelled
+from transports.selector import ClientState, KafkaClient
+
+from .helpers import metadata_request
+
+
+def test_many_user_threads_share_one_client(kafka_broker: Any) -> None:
+    with KafkaClient(kafka_broker.bootstrap) as client:
+
+        def work(i: int) -> int:
+            total = 0
+            for _ in range(20):
+                response = client.send(metadata_request(), node_id=1)
+                total += len(response.brokers)
+            return total
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            assert list(pool.map(work, range(8))) == [20] * 8
+        # Every request went through the one loop thread and one connection.
+        metrics = client.run_on_loop(lambda core: core.metrics())
+        assert metrics.responses_received >= 160
+
+
+def test_blocking_on_the_loop_thread_is_refused(kafka_broker: Any) -> None:
+    with KafkaClient(kafka_broker.bootstrap) as client:
+        seen: list[BaseException] = []
+
+        def inside(core: Any) -> None:
+            # We are on the loop thread: a blocking send would deadlock.
+            try:
+                client.send(metadata_request(), node_id=1)
+            except LocalProtocolError as exc:
+                seen.append(exc)
+
+        client.run_on_loop(inside)
+        assert len(seen) == 1 and "loop thread" in str(seen[0])
+
+
+def test_close_is_idempotent_and_fails_later_calls(kafka_broker: Any) -> None:
+    client = KafkaClient(kafka_broker.bootstrap)
+    client.connect()
+    pending = client.submit(metadata_request(), node_id=1)
+    client.close()
+    client.close()
+    assert client.state is ClientState.CLOSED
+    # Either it completed before close, or close cancelled it: never left hanging.
+    assert pending.done()
+    if pending.exception() is not None:
+        assert isinstance(pending.exception(), RequestCancelled)
+    with pytest.raises(LocalProtocolError, match="closed"):
+        client.send(metadata_request())
