@@ -121,6 +121,7 @@ class Kip848Member:
         self._in_flight = False
         self._round = 0
         self._target_ids: frozenset[tuple[uuid.UUID, int]] | None = None
+        self._announced = False
         self._poll_deadline: float | None = None
         self._leave_done: Callable[[float], None] | None = None
         self._now = now
@@ -328,10 +329,13 @@ class Kip848Member:
             if round_ != self._round:
                 return
             self.state = Kip848State.STABLE
-            if added or not self.owned:
+            if added or not self._announced:
+                # The first answer is announced even when empty: "you are in".
+                self._announced = True
                 self.owned = self.owned | added
                 self._events.append(PartitionsAssigned(partitions=added, generation=epoch))
-            self._next_heartbeat = t  # acknowledge the new owned set now
+            if added or revoked:
+                self._next_heartbeat = t  # acknowledge the new owned set now
             if self._target_ids is not None:
                 self._reconcile(t)
 
@@ -358,6 +362,7 @@ class Kip848Member:
 
     def _lose(self, now: float) -> None:
         self._round += 1
+        self._announced = False
         self._in_flight = False
         self._target_ids = None
         if self.owned:
