@@ -39,6 +39,9 @@ ignored, so the transport need not race the core. After the core emits
 reports ``connection_failed``/``connection_lost`` the core emits no
 ``CloseConnection`` for it.
 
+A core may act in its constructor (``KafkaClientCore`` starts bootstrapping
+at once): drain its outputs right after creating it.
+
 Changes (announced here for transports):
 
 - ``Driven.pull_events()`` added (2026-11-21).
