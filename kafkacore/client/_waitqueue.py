@@ -57,7 +57,7 @@ class _Group:
 class WaitQueue:
     """See the module docstring."""
 
-    __slots__ = ("_by_id", "_deadlines", "_front", "_groups", "_seq", "user_count")
+    __slots__ = ("_by_id", "_deadlines", "_front", "_groups", "_seq", "_stale", "user_count")
 
     def __init__(self) -> None:
         self._groups: dict[GroupKey, _Group] = {}
@@ -65,8 +65,14 @@ class WaitQueue:
         self._deadlines: list[tuple[float, int, Pending]] = []
         self._seq = 0
         self._front = 0
+        self._stale = 0  # heap entries of requests no longer queued
         #: Queued requests issued by users (internal ones excluded).
         self.user_count = 0
+
+    @property
+    def heap_size(self) -> int:
+        """Deadline entries held, stale ones included (bounded; for tests)."""
+        return len(self._deadlines)
 
     def __len__(self) -> int:
         return len(self._by_id)
@@ -105,11 +111,24 @@ class WaitQueue:
         if pending.on_done is None:
             self.user_count -= 1
 
+    def _left_in_heap(self, count: int) -> None:
+        # Lazy deletion leaves heap entries behind; bound the leftovers so a
+        # long-lived request at the top cannot make the heap grow without end.
+        self._stale += count
+        if self._stale > 2 * len(self._by_id) + 64:
+            self._deadlines = [e for e in self._deadlines if e[2].queued]
+            heapq.heapify(self._deadlines)
+            self._stale = 0
+
     def get(self, handle_id: int) -> Pending | None:
         return self._by_id.get(handle_id)
 
     def remove(self, pending: Pending) -> None:
         """Take ``pending`` out wherever it is in its group."""
+        self._unlink(pending)
+        self._left_in_heap(1)
+
+    def _unlink(self, pending: Pending) -> None:
         key = self.key_of(pending)
         group = self._groups[key]
         group.items.remove(pending)
@@ -134,6 +153,7 @@ class WaitQueue:
         if not group.items:
             del self._groups[key]
         self._forget(pending)
+        self._left_in_heap(1)
         return pending
 
     def set_reason(self, key: GroupKey, reason: str) -> None:
@@ -153,6 +173,7 @@ class WaitQueue:
         heap = self._deadlines
         while heap and not heap[0][2].queued:
             heapq.heappop(heap)
+            self._stale -= 1
         return heap[0][0] if heap else None
 
     def pop_expired(self, now: float) -> list[tuple[Pending, str]]:
@@ -161,9 +182,11 @@ class WaitQueue:
         heap = self._deadlines
         while heap and (not heap[0][2].queued or heap[0][0] <= now):
             _, _, pending = heapq.heappop(heap)
-            if pending.queued:
+            if not pending.queued:
+                self._stale -= 1
+            else:
                 reason = self.reason(self.key_of(pending))
-                self.remove(pending)
+                self._unlink(pending)  # its heap entry is already gone
                 out.append((pending, reason))
         return out
 
@@ -176,5 +199,6 @@ class WaitQueue:
             for pending in group.items:
                 self._forget(pending)
                 out.append(pending)
+        self._left_in_heap(len(out))
         out.sort(key=lambda p: p.seq)
         return out
