@@ -238,3 +238,54 @@ def test_fuzz_header_extremes(base: int, recs: list) -> None:  # type: ignore[ty
         RecordBatch(data, check_crc=False).columns()
     with contextlib.suppress(DecodeError):
         list(RecordBatch(data, check_crc=False))
+
+
+@given(
+    inner=st.binary(max_size=300),
+    codec=st.sampled_from([Compression.GZIP, Compression.SNAPPY, Compression.LZ4]),
+    magic=st.sampled_from([0, 1]),
+    offset=st.integers(min_value=-(2**63), max_value=2**63 - 1),
+)
+def test_fuzz_legacy_wrapper_contents(
+    inner: bytes, codec: Compression, magic: int, offset: int
+) -> None:
+    import zlib
+
+    body = struct.pack(">bb", magic, int(codec)) + (struct.pack(">q", 0) if magic else b"")
+    value = compress(codec, inner)
+    body += struct.pack(">i", -1) + struct.pack(">i", len(value)) + value
+    msg = struct.pack(">I", zlib.crc32(body)) + body
+    entry = struct.pack(">qi", offset, len(msg)) + msg
+    for check_crc in (True, False):
+        with contextlib.suppress(DecodeError):
+            for batch in iter_batches(entry, check_crc=check_crc):
+                batch.columns()
+                list(batch)
+
+
+@given(
+    recs=records,
+    codec=st.sampled_from([c for c in Compression if c is not Compression.NONE]),
+    flips=st.lists(
+        st.tuples(st.integers(min_value=0), st.integers(min_value=1, max_value=255)),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_fuzz_mutated_records_inside_compression(recs, codec, flips) -> None:  # type: ignore[no-untyped-def]
+    plain = build(recs)
+    section = bytearray(plain[61:])
+    for where, xor in flips:
+        section[where % len(section)] ^= xor
+    data = bytearray(reseal(plain, compress(codec, bytes(section))))
+    struct.pack_into(">h", data, 21, int(codec))
+    data = bytearray(reseal(data, bytes(data[61:])))  # CRC over the new attributes
+    batch = RecordBatch(data)
+    for reader in (lambda b: b.columns(), lambda b: list(b)):
+        try:
+            reader(batch)
+        except DecodeError as exc:
+            # Positions inside the decompressed bytes go in the message, not in .offset
+            # (which counts bytes of the batch as it is on the wire).
+            assert "decompressed" in str(exc)
+            assert exc.offset is None or exc.field == "recordsCount"
