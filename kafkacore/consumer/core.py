@@ -219,6 +219,8 @@ class ConsumerCore:
         self._run_timers(now)
         if self._member is not None:
             self._member.handle_timeout(now=now)
+        if not self._closed:
+            self._maybe_autocommit(now)
         self._step(now)
 
     def next_deadline(self) -> float | None:
@@ -229,7 +231,7 @@ class ConsumerCore:
             times.append(self._member.next_deadline())
         times.append(self._next_autocommit)
         times.append(self._next_listing)
-        times.extend(self._node_retry.values())
+        times.extend(t for t in self._node_retry.values() if t > self._now)
         times.extend(p.retry_at for p in self._parts.values() if p.retry_at > self._now)
         found = [t for t in times if t is not None]
         return min(found) if found else None
@@ -317,6 +319,8 @@ class ConsumerCore:
             if tp not in self._parts:
                 self._add(tp)
         self._track_topics({tp.topic for tp in tps}, now)
+        if self.config.group_id is not None and self.config.enable_auto_commit:
+            self._next_autocommit = now + self.config.auto_commit_interval_ms / 1000
         self._step(now)
 
     def subscribe(
@@ -1089,9 +1093,11 @@ class ConsumerCore:
 
     def _maybe_autocommit(self, now: float) -> None:
         due = self._next_autocommit
-        if due is None or now < due or self._autocommit_busy or self._member is None:
+        if due is None or now < due:
             return
-        if not self._member.stable:
+        if self._autocommit_busy or (self._member is not None and not self._member.stable):
+            # Not now (a commit is running, or the group is rebalancing): look again soon.
+            self._next_autocommit = now + self.config.retry_backoff_ms / 1000
             return
         self._next_autocommit = now + self.config.auto_commit_interval_ms / 1000
         self._autocommit_busy = True
@@ -1255,6 +1261,7 @@ class ConsumerCore:
                 continue
             if st.state is FetchState.AWAIT_RESET:
                 if st.reset_to is None:
+                    st.busy = True  # reported once; seek() clears it
                     if self._error is None:
                         self._error = NoOffsetForPartitionError(
                             f"{tp} has no committed offset and auto_offset_reset is 'none'; "
@@ -1418,6 +1425,7 @@ class ConsumerCore:
         if self.config.auto_offset_reset == "none":
             st.state = FetchState.AWAIT_RESET
             st.reset_to = None
+            st.busy = True  # reported here; seek() clears it
             self._error = LogTruncationError(
                 f"{tp}: the log was truncated to {end_offset} below position {old} "
                 "(KIP-320); seek() to where to go on",
@@ -1434,6 +1442,7 @@ class ConsumerCore:
         st.state = FetchState.AWAIT_RESET
         st.reset_to = self._default_reset()
         st.position_epoch = None
+        st.busy = st.reset_to is None  # "none": reported here; seek() clears it
         if st.reset_to is None and self._error is None:
             self._error = NoOffsetForPartitionError(
                 f"{tp}: position {st.position} is out of range and auto_offset_reset is 'none'; "
