@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kafkacore.client import ClientConfig, KafkaClientCore, Node
+from kafkacore.client import ClientConfig, KafkaClientCore, Node, TopicPartition
 from kafkacore.errors import AuthenticationError
 from kafkacore.protocol import messages as m
 from tests.client.socketpump import SocketPump
@@ -126,5 +126,55 @@ def test_sasl_reauthentication_kip368(reauth_broker: Any, mechanism: str) -> Non
         pump.run(lambda: h.done)
         assert h.error is None
         assert core._slots[(node, "default")].conn is conn  # never reconnected
+    finally:
+        pump.close()
+
+
+def test_routing_to_controller_leader_and_coordinators(kafka_broker: Any) -> None:
+    from kafkacore.client import Controller, GroupCoordinator, PartitionLeader
+    from kafkacore.client import TransactionCoordinator as TxnCoordinator
+    from kafkacore.protocol.messages.create_topics_request import CreatableTopic
+
+    core, pump = make(f"{kafka_broker.host}:{kafka_broker.port}")
+    topic = f"kc-client-route-{random.Random().getrandbits(32):08x}"
+    try:
+        create = core.send(
+            m.CreateTopicsRequest(
+                topics=[CreatableTopic(name=topic, num_partitions=2, replication_factor=1)]
+            ),
+            target=Controller(),
+            now=time.monotonic(),
+        )
+        pump.run(lambda: create.done)
+        assert create.error is None and create.response.topics[0].error_code == 0
+        leader = core.send(
+            m.MetadataRequest(topics=[]), target=PartitionLeader(topic, 1), now=time.monotonic()
+        )
+        group = core.send(
+            m.DescribeGroupsRequest(groups=["kc-client-group"]),
+            target=GroupCoordinator("kc-client-group"),
+            now=time.monotonic(),
+        )
+        txn = core.send(
+            m.DescribeTransactionsRequest(transactional_ids=["kc-client-txn"]),
+            target=TxnCoordinator("kc-client-txn"),
+            now=time.monotonic(),
+        )
+        pump.run(lambda: leader.done and group.done and txn.done)
+        for h in (leader, group, txn):
+            assert h.error is None, h.error
+        node = next(iter(core.cluster))
+        assert leader.node_id == node
+        assert core.cluster.leader_for_partition(TopicPartition(topic, 1)) == node
+        # A coordinator still loading answers COORDINATOR_LOAD_IN_PROGRESS (14) and
+        # friends, after which the core forgets it (looked up again next time).
+        group_code = group.response.groups[0].error_code
+        txn_code = txn.response.transaction_states[0].error_code
+        expect_group = None if group_code in (14, 15, 16) else node
+        expect_txn = None if txn_code in (14, 15, 16) else node
+        assert core.cluster.coordinator_for_group("kc-client-group") == expect_group, group_code
+        assert core.cluster.coordinator_for_transaction("kc-client-txn") == expect_txn, txn_code
+        finds = core.metrics().requests_by_api.get(10, 0)
+        assert finds >= 2  # one lookup per key type (batched per type, KIP-699)
     finally:
         pump.close()
