@@ -7,10 +7,13 @@ socketpair and the single timer. It is driven by :meth:`run_once`, called
 in a loop by exactly one thread (the transport's loop thread). Each broker
 connection is a :class:`_Conn` that moves through :class:`ConnState`::
 
-    RESOLVING/CONNECTING --(TCP up)--> HANDSHAKING --(TLS up)--> OPEN --> CLOSED
+    (resolving) --> CONNECTING --(TCP up)--> HANDSHAKING --(TLS up)--> OPEN --> CLOSED
               \\--(every address failed)--> CLOSED (connection_failed)
 
-Plain connections skip HANDSHAKING. What a connection waits for (readable,
+Names are resolved on a small helper thread pool (numeric addresses
+inline), so a slow DNS answer never stalls the loop; the connection exists
+as a :class:`_Conn` only once an address is known. Plain connections skip
+HANDSHAKING. What a connection waits for (readable,
 writable) is derived from its state and its unsent bytes each time
 something changes, so a TLS renegotiation that wants to read while we
 write is handled by the same code path.
@@ -26,9 +29,11 @@ a queue plus one byte on the wake-up socketpair.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import enum
 import errno
+import ipaddress
 import queue
 import selectors
 import socket
@@ -46,6 +51,14 @@ from ._sockets import READ_CHUNK, Address, SocketConfig, connect_error, new_sock
 from ._tls import describe_tls_failure
 
 __all__ = ["ConnState", "SelectorIo"]
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 class ConnState(enum.Enum):
@@ -87,6 +100,8 @@ class SelectorIo:
         self._ssl_server_hostname = ssl_server_hostname
         self._sel = selectors.DefaultSelector()
         self._conns: dict[ConnId, _Conn] = {}
+        self._resolving: dict[ConnId, OpenConnection] = {}
+        self._dns: concurrent.futures.ThreadPoolExecutor | None = None
         self._by_fd: dict[int, _Conn] = {}
         self._deadline: float | None = None
         self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
@@ -117,11 +132,40 @@ class SelectorIo:
         self._deadline = deadline
 
     def open(self, action: OpenConnection) -> None:
+        if _is_ip_literal(action.host):
+            # A numeric lookup never blocks: do it here.
+            self._open_resolved(action, lambda: resolve(action.host, action.port))
+            return
+        # A name lookup may block for seconds: never on the loop thread, where
+        # it would stall every connection's I/O and timers (heartbeats).
+        self._resolving[action.conn_id] = action
+        if self._dns is None:
+            self._dns = concurrent.futures.ThreadPoolExecutor(
+                max_workers=2, thread_name_prefix="kafkacore-dns"
+            )
+        fut = self._dns.submit(resolve, action.host, action.port)
+        fut.add_done_callback(
+            lambda f: self.call_soon_threadsafe(lambda: self._resolved(action, f))
+        )
+
+    def _resolved(
+        self, action: OpenConnection, fut: concurrent.futures.Future[list[tuple[int, Address]]]
+    ) -> None:
+        if self._resolving.pop(action.conn_id, None) is None or self.closed:
+            return  # the core closed it while we were resolving
+        self._open_resolved(action, fut.result)
+
+    def _open_resolved(
+        self, action: OpenConnection, addresses_of: Callable[[], list[tuple[int, Address]]]
+    ) -> None:
         bridge = self._require_bridge()
         try:
-            addresses = resolve(action.host, action.port)
+            addresses = addresses_of()
         except KafkaConnectionError as exc:
             bridge.feed_failed(action.conn_id, exc)
+            return
+        except Exception as exc:  # an executor failure: report it, do not kill the loop
+            bridge.feed_failed(action.conn_id, connect_error(action.host, action.port, exc))
             return
         family, addr = addresses.pop(0)
         try:
@@ -153,6 +197,7 @@ class SelectorIo:
         self._update_mask(conn)
 
     def close(self, conn_id: ConnId) -> None:
+        self._resolving.pop(conn_id, None)
         conn = self._conns.pop(conn_id, None)
         if conn is not None:
             self._forget(conn)
@@ -187,6 +232,9 @@ class SelectorIo:
         if self.closed:
             return
         self.closed = True
+        self._resolving.clear()
+        if self._dns is not None:
+            self._dns.shutdown(wait=False, cancel_futures=True)
         for conn in list(self._conns.values()):
             self._forget(conn)
         self._conns.clear()

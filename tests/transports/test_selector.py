@@ -58,3 +58,11 @@ def test_close_is_idempotent_and_fails_later_calls(kafka_broker: Any) -> None:
         assert isinstance(pending.exception(), RequestCancelled)
     with pytest.raises(LocalProtocolError, match="closed"):
         client.send(metadata_request())
+
+
+def test_names_are_resolved_off_the_loop_thread(kafka_broker: Any) -> None:
+    # "localhost" needs a lookup (IP literals do not); it runs on the DNS
+    # helper pool and the connection proceeds from the loop thread.
+    with KafkaClient(f"localhost:{kafka_broker.port}") as client:
+        assert set(client.cluster()) == {1}
+        assert client.send(metadata_request(), node_id=1).brokers[0].node_id == 1
