@@ -188,7 +188,7 @@ def test_leader_epoch_rise_validates_and_detects_truncation() -> None:
 
 
 def test_truncation_with_reset_none_raises_log_truncation() -> None:
-    core, pump, kafka, cluster = boot_consumer(auto_offset_reset="none", group_id="g")
+    core, pump, kafka, _cluster = boot_consumer(auto_offset_reset="none", group_id="g")
     log = kafka.log("t", 0)
     log.epoch = 1
     log.append([b"x"] * 10)
@@ -365,7 +365,7 @@ def test_bad_calls_get_clear_errors() -> None:
 
 
 def test_pattern_subscription_matches_listed_topics() -> None:
-    core, pump, kafka, _ = boot_consumer(
+    core, pump, _kafka, _ = boot_consumer(
         [Topic("orders-a", 1), Topic("orders-b", 1), Topic("other", 1)], group_id="g"
     )
     core.subscribe(pattern=r"orders-.*", now=pump.now)
