@@ -168,7 +168,9 @@ def decompress(
             return _unlz4(data, max_size, magic, api)
         if codec == Compression.ZSTD:
             return _unzstd(data, max_size, api)
-    except DecodeError:
+    except (DecodeError, MemoryError):
+        # MemoryError is the machine's state, not the stream's: the caps above keep
+        # a hostile stream from causing it, so it must not pass for corruption.
         raise
     except Exception as exc:  # native libraries raise their own types; only DecodeError may escape
         name = _NAMES.get(codec, str(codec))
@@ -274,6 +276,9 @@ def _lz4_bound(frame: bytes | bytearray | memoryview) -> int:
     if not block_max:
         return -1
     pos = 7 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
+    # The one-shot decoder allocates the declared content size up front: only
+    # trust a declaration the block walk below can vouch for.
+    declared = int.from_bytes(frame[6:14], "little") if flg & 0x08 else 0
     block_checksum = 4 if flg & 0x10 else 0
     blocks = 0
     while pos + 4 <= end:
@@ -281,7 +286,8 @@ def _lz4_bound(frame: bytes | bytearray | memoryview) -> int:
         pos += 4
         if size == 0:  # end mark
             pos += 4 if flg & 0x04 else 0
-            return blocks * block_max if pos == end else -1
+            bound = blocks * block_max
+            return bound if pos == end and declared <= bound else -1
         pos += (size & 0x7FFFFFFF) + block_checksum
         blocks += 1
     return -1

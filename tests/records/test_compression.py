@@ -194,3 +194,36 @@ def test_lz4_level_9_is_the_fast_compressor_like_java() -> None:
     fast = compress(Compression.LZ4, PAYLOAD)
     assert compress(Compression.LZ4, PAYLOAD, level=9) == fast
     assert compress(Compression.LZ4, PAYLOAD, level=10) != fast
+
+
+def test_lz4_declared_content_size_is_not_trusted() -> None:
+    # A tiny frame that declares 1 TiB of content: the one-shot decoder would try
+    # to allocate it up front, so such frames go through the bounded decoder.
+    from kafkacore.records.compression import _lz4_bound
+
+    frame = bytearray(lz4.frame.compress(b"hello world" * 10, store_size=True, block_linked=False))
+    assert _lz4_bound(frame) == 65536  # the honest declaration (110 bytes) is fine
+    frame[6:14] = struct.pack("<Q", 1 << 40)
+    frame[14] = (_xxh32_short(bytes(frame[4:14])) >> 8) & 0xFF
+    assert _lz4_bound(frame) == -1
+    with pytest.raises(DecodeError):
+        decompress(Compression.LZ4, bytes(frame), max_size=1 << 20)
+
+
+def test_zstd_declared_content_size_is_not_trusted() -> None:
+    frame = bytearray(zstandard.ZstdCompressor(write_content_size=True).compress(b"x" * 100))
+    params = zstandard.get_frame_parameters(bytes(frame))
+    assert params.content_size == 100
+    # Frame header: magic (4), descriptor (1); single-segment with a 1-byte size
+    # here, so rewrite the descriptor for an 8-byte size claiming 2**40 bytes.
+    descriptor = frame[4]
+    assert descriptor >> 6 == 0 and descriptor & 0x20  # 1-byte FCS, single segment
+    forged = (
+        bytes(frame[:4])
+        + bytes([0xE0 | (descriptor & 0x1F)])
+        + struct.pack("<Q", 1 << 40)
+        + bytes(frame[6:])
+    )
+    assert zstandard.get_frame_parameters(forged).content_size == 1 << 40
+    with pytest.raises(DecodeError):
+        decompress(Compression.ZSTD, forged, max_size=1 << 20)
