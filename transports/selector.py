@@ -81,6 +81,7 @@ class KafkaClient:
         self._state = ClientState.NEW
         self._state_lock = threading.Lock()
         self._stopping = False
+        self._crashed: BaseException | None = None
         self._thread: threading.Thread | None = None
 
     # -- life -------------------------------------------------------------
@@ -158,8 +159,19 @@ class KafkaClient:
 
     def _run(self) -> None:
         io = self._io
-        while not self._stopping:
-            io.run_once()
+        try:
+            while not self._stopping:
+                io.run_once()
+        except BaseException as exc:
+            # A bug in the core or here. Nobody may wait forever on a dead
+            # loop: fail every waiter with the error and refuse new calls.
+            self._crashed = exc
+            self._stopping = True
+            self._router.fail_all(exc)
+            for fn in io.drain_calls():
+                fn()
+            io.close_all()
+            raise
 
     # -- requests -----------------------------------------------------------
     def submit(
@@ -269,7 +281,7 @@ class KafkaClient:
         def run() -> None:
             if self._stopping:
                 if fut is not None and not fut.done():
-                    fut.set_exception(RequestCancelled("KafkaClient closed"))
+                    fut.set_exception(self._crashed or RequestCancelled("KafkaClient closed"))
                 return
             try:
                 self._bridge.command(fn)
@@ -281,6 +293,15 @@ class KafkaClient:
         if self._state is ClientState.CLOSED:
             if fut is not None:
                 fut.set_exception(LocalProtocolError("KafkaClient: closed; make a new client"))
+            return
+        if self._crashed is not None:
+            if fut is not None:
+                fut.set_exception(
+                    LocalProtocolError(
+                        f"KafkaClient: its loop thread died ({self._crashed!r}); close it "
+                        "and make a new client"
+                    )
+                )
             return
         if self._thread is threading.current_thread():
             run()

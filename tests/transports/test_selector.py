@@ -66,3 +66,25 @@ def test_names_are_resolved_off_the_loop_thread(kafka_broker: Any) -> None:
     with KafkaClient(f"localhost:{kafka_broker.port}") as client:
         assert set(client.cluster()) == {1}
         assert client.send(metadata_request(), node_id=1).brokers[0].node_id == 1
+
+
+# The loop thread re-raises its crash so that it is never silent.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_crashed_loop_fails_waiters_instead_of_hanging(kafka_broker: Any) -> None:
+    client = KafkaClient(kafka_broker.bootstrap)
+    client.connect()
+    try:
+        boom = RuntimeError("simulated bug in the core")
+
+        def explode(now: float) -> None:
+            raise boom
+
+        # Something raising on the loop thread itself (not inside a user command).
+        client._io.call_soon_threadsafe(lambda: explode(0.0))
+        assert client._thread is not None
+        client._thread.join(10)
+        assert not client._thread.is_alive()
+        with pytest.raises(LocalProtocolError, match="loop thread died"):
+            client.send(metadata_request())
+    finally:
+        client.close()
