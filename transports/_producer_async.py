@@ -194,17 +194,40 @@ class AsyncProducerBase:
 
         Awaiting ``send`` itself only waits for buffer room (back-pressure).
         """
-        rec = prepare_record(
-            value,
-            key,
-            headers,
-            key_serializer=self._key_serializer,
-            value_serializer=self._value_serializer,
-            owner=f"{self._owner}.send",
-        )
+        if (
+            type(value) is bytes
+            and (key is None or type(key) is bytes)
+            and not headers
+            and self._value_serializer is None
+        ):
+            k: bytes | None = key
+            v: bytes | None = value
+            h: list[tuple[str, bytes | None]] | None = None  # fast path: nothing to check
+        else:
+            rec = prepare_record(
+                value,
+                key,
+                headers,
+                key_serializer=self._key_serializer,
+                value_serializer=self._value_serializer,
+                owner=f"{self._owner}.send",
+            )
+            k, v, h = rec.key, rec.value, rec.headers
         slot = self._new_slot()
         ts = now_ms() if timestamp is None else timestamp
-        k, v, h = rec.key, rec.value, rec.headers
+        core = self._core
+        if core is not None and not self._closed:
+            try:  # fast path: room in the buffer
+                core.append(
+                    topic, v, k, h, partition=partition, timestamp=ts, token=slot, now=self._clock()
+                )
+            except BufferFull:
+                pass
+            else:
+                if not self._pump_due:
+                    self._pump_due = True
+                    self._call_soon(self._pump)
+                return slot
 
         def append(core: ProducerCore, now: float) -> None:
             core.append(topic, v, k, h, partition=partition, timestamp=ts, token=slot, now=now)

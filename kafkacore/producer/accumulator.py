@@ -180,10 +180,12 @@ class RecordAccumulator:
         timestamp: int,
         token: object,
         now: float,
+        limit: int = 0,
     ) -> int:
-        """Append column slices to ``tp``, cutting batches at ``batch_size``; returns bytes."""
+        """Append column slices to ``tp``, cutting batches at ``limit`` bytes
+        (default ``batch_size``); returns the bytes charged."""
         q = self.queues.get(tp) or self.queue(tp)
-        limit = self._cfg.batch_size
+        limit = limit or self._cfg.batch_size
         n = len(values)
         start = 0
         total = 0

@@ -210,6 +210,13 @@ class ProducerCore:
         self._meta_changed = False
         self._closed = False
         self._in_flight_batches: dict[int, list[ProducerBatch]] = {}
+        self._layouts: dict[str, tuple[int, list[int]]] = {}
+        self._max_record = min(cfg.max_request_size, cfg.buffer_memory + 61)
+        self._buffer_memory = cfg.buffer_memory
+        # Batches filled by append_many may grow past batch_size (a batch call
+        # has its records at hand; bigger batches mean fewer requests), up to
+        # a quarter of max_request_size and 256 KiB.
+        self._many_limit = max(cfg.batch_size, min(256 * 1024, cfg.max_request_size // 4))
         self._wake: float | None = None
         self._stepping = False
         self._step(now)
@@ -310,15 +317,21 @@ class ProducerCore:
         :class:`~kafkacore.producer.errors.TransactionStateError` outside a
         transaction of a transactional producer.
         """
-        self._check_append("append", topic, partition)
-        size = record_estimate(key, value, headers)
+        if self._txn is not None or self._closed or partition is not None or type(topic) is not str:
+            self._check_append("append", topic, partition)
+        if headers:
+            size = record_estimate(key, value, headers)
+        else:
+            size = 21 + (len(value) if value is not None else 0) + (len(key) if key else 0)
         acc = self._acc
-        if size + 61 > self._cfg.max_request_size or size > self._cfg.buffer_memory:
+        if size + 61 > self._max_record:
             acc.check_size(size, f"append to {topic!r}")
-        acc.reserve(size)
-        cluster = self.client.cluster
-        count = None if topic in self._waiting else cluster.partitions_for_topic(topic)
-        if not count:
+        if acc.used + size > self._buffer_memory and acc.used > 0:
+            acc.reserve(size)  # raises BufferFull
+        layout = self._layouts.get(topic)
+        if layout is None:
+            layout = self._layout(topic)
+        if layout is None:
             self._wait_for_topic(
                 _Waiting(
                     id=acc.take_id(),
@@ -336,8 +349,20 @@ class ProducerCore:
             )
             return
         self._place_one(
-            topic, value, key, headers, partition, timestamp, token, size, len(count), now
+            topic, value, key, headers, partition, timestamp, token, size, layout[0], now
         )
+
+    def _layout(self, topic: str) -> tuple[int, list[int]] | None:
+        """``(partition count, available partitions)`` of ``topic``; cached until new metadata."""
+        if topic in self._waiting:
+            return None
+        cluster = self.client.cluster
+        parts = cluster.partitions_for_topic(topic)
+        if not parts:
+            return None
+        layout = (len(parts), sorted(cluster.available_partitions_for_topic(topic) or ()))
+        self._layouts[topic] = layout
+        return layout
 
     def append_many(
         self,
@@ -379,8 +404,8 @@ class ProducerCore:
                 f"{self._cfg.buffer_memory}; send fewer records per call"
             )
         acc.reserve(total)
-        count = None if topic in self._waiting else self.client.cluster.partitions_for_topic(topic)
-        if not count:
+        layout = self._layouts.get(topic) or self._layout(topic)
+        if layout is None:
             self._wait_for_topic(
                 _Waiting(
                     id=acc.take_id(),
@@ -395,7 +420,7 @@ class ProducerCore:
                 now,
             )
             return
-        self._place_many(topic, values, keys, sizes, partition, timestamp, token, len(count), now)
+        self._place_many(topic, values, keys, sizes, partition, timestamp, token, layout[0], now)
 
     def _check_append(self, what: str, topic: str, partition: int | None) -> None:
         if self._closed:
@@ -427,9 +452,9 @@ class ProducerCore:
         self._step(now)
 
     def _choose(self, topic: str, key: bytes | None, count: int) -> int:
-        cluster = self.client.cluster
-        avail = cluster.available_partitions_for_topic(topic) or ()
-        return self._partitioner.partition(topic, key, count, sorted(avail))
+        layout = self._layouts.get(topic) or self._layout(topic)
+        avail = layout[1] if layout is not None else []
+        return self._partitioner.partition(topic, key, count, avail)
 
     def _place_one(
         self,
@@ -492,18 +517,36 @@ class ProducerCore:
                         else self._choose(topic, None, count)
                     )
                     groups.setdefault(p, []).append(i)
-            else:
-                partition = self._choose(topic, None, count)
         elif partition >= count:
             self._report_unplaced(
                 topic, partition, [token] * len(values), [timestamp] * len(values), count
             )
             return
-        if groups is None:
-            assert partition is not None
-            groups_list: list[
-                tuple[int, Sequence[bytes | None], Sequence[bytes | None] | None, list[int]]
-            ] = [(partition, values, keys, sizes)]
+        groups_list: list[
+            tuple[int, Sequence[bytes | None], Sequence[bytes | None] | None, list[int]]
+        ]
+        if partition is not None:
+            groups_list = [(partition, values, keys, sizes)]
+        elif groups is None:
+            # Unkeyed: cut the columns into pieces of one batch each and let
+            # the sticky partitioner (KIP-480) pick a partition per piece, as
+            # it would record by record, so a big call spreads over partitions.
+            groups_list = []
+            start, acc_size, limit = 0, 0, self._many_limit
+            for i, size in enumerate(sizes):
+                acc_size += size
+                if acc_size >= limit or i == len(sizes) - 1:
+                    p = self._choose(topic, None, count)
+                    groups_list.append(
+                        (
+                            p,
+                            values[start : i + 1],
+                            None if keys is None else keys[start : i + 1],
+                            sizes[start : i + 1],
+                        )
+                    )
+                    self._partitioner.record_appended(topic, p, acc_size)
+                    start, acc_size = i + 1, 0
         else:
             groups_list = [
                 (
@@ -520,13 +563,15 @@ class ProducerCore:
                 self._txn.need(tp)
             q = acc.queue(tp)
             last = q.batches[-1].id if q.batches else 0
-            total = sum(szs)
-            acc.append_many(tp, vals, ks, szs, timestamp, token, now)
+            total = acc.append_many(
+                tp, vals, ks, szs, timestamp, token, now, limit=self._many_limit
+            )
             for b in q.batches:
                 if b.id > last or (age and b.id == last):
                     old = self._incomplete.get(b.id, b.id)
                     self._incomplete[b.id] = min(old, age) if age else old
-            self._partitioner.record_appended(topic, p, total)
+            if groups is not None:
+                self._partitioner.record_appended(topic, p, total)
         self._step(now)
 
     def _report_unplaced(
@@ -755,6 +800,7 @@ class ProducerCore:
                             callback(event.response, event.error, now)
                     elif isinstance(event, MetadataUpdated):
                         self._meta_changed = True
+                        self._layouts.clear()
                 sent = self._sender(now)
                 if not events and not sent:
                     break
