@@ -37,7 +37,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -62,7 +62,9 @@ class Result:
     per_second: float
 
 
-def measure(fns: dict[str, Callable[[], object]], *, inner: int, repeat: int) -> dict[str, float]:
+def measure(
+    fns: Mapping[str, Callable[[], object]], *, inner: int, repeat: int
+) -> dict[str, float]:
     """Best CPU time of one call per contender, in seconds.
 
     Contenders are interleaved round by round, so a burst of load from other
