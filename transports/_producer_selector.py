@@ -188,17 +188,29 @@ class KafkaProducer:
         timestamp: int | None = None,
     ) -> concurrent.futures.Future[RecordMetadata]:
         """Queue one record; the future resolves to its RecordMetadata (or its error)."""
-        rec = prepare_record(
-            value,
-            key,
-            headers,
-            key_serializer=self._key_serializer,
-            value_serializer=self._value_serializer,
-            owner="KafkaProducer.send",
-        )
+        if (
+            type(value) is bytes
+            and (key is None or type(key) is bytes)
+            and not headers
+            and self._value_serializer is None
+        ):
+            # Plain bytes and no headers: nothing to convert or check.
+            item_key: bytes | None = key
+            item_value: bytes | None = value
+            item_headers: list[tuple[str, bytes | None]] | None = None
+        else:
+            rec = prepare_record(
+                value,
+                key,
+                headers,
+                key_serializer=self._key_serializer,
+                value_serializer=self._value_serializer,
+                owner="KafkaProducer.send",
+            )
+            item_key, item_value, item_headers = rec
         fut: concurrent.futures.Future[RecordMetadata] = concurrent.futures.Future()
         ts = now_ms() if timestamp is None else timestamp
-        self._submit((topic, rec.value, rec.key, rec.headers, partition, ts, fut))
+        self._submit((topic, item_value, item_key, item_headers, partition, ts, fut))
         return fut
 
     def send_many(
