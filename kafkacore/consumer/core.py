@@ -549,6 +549,15 @@ class ConsumerCore:
             return
         group_id = self.config.group_id
         assert group_id is not None
+        if not self._ids_ready({tp.topic for tp in todo}, now):
+            self._retry_op(
+                handle,
+                deadline,
+                now,
+                KafkaTimeoutError(f"commit: no metadata for {sorted({tp.topic for tp in todo})}"),
+                lambda t: self._send_commit(todo, handle, deadline, t),
+            )
+            return
         generation, member_id, instance_id = (
             self._member.commit_identity()
             if self._member is not None
@@ -678,6 +687,19 @@ class ConsumerCore:
         by_topic: dict[str, list[int]] = {}
         for tp in tps:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
+
+        def retry(t: float) -> None:
+            self._offset_fetch(tps, deadline, finish, t, handle)
+
+        if not self._ids_ready(by_topic, now):
+            self._retry_or_fail(
+                deadline,
+                now,
+                KafkaTimeoutError(f"committed: no metadata for {sorted(by_topic)}"),
+                retry,
+                lambda e: finish(None, e, now),
+            )
+            return
         version = self.negotiated_version(_OFFSET_FETCH)
         member_id: str | None = None
         epoch = -1
@@ -712,9 +734,6 @@ class ConsumerCore:
                 # KIP-447: wait for pending transactional offsets rather than read stale ones.
                 require_stable=True,
             )
-
-        def retry(t: float) -> None:
-            self._offset_fetch(tps, deadline, finish, t, handle)
 
         def done(resp: Any, err: BaseException | None, t: float) -> None:
             if err is not None:
@@ -979,6 +998,21 @@ class ConsumerCore:
         missing = topics - self.client.topics
         if missing:
             self.client.set_topics(self.client.topics | missing, now=now)
+
+    def _ids_ready(self, topics: Iterable[str], now: float) -> bool:
+        """True when every topic's id is known (OffsetCommit/OffsetFetch v10 name topics
+        by id) or known not to exist; else ask metadata for them."""
+        cluster = self.client.cluster
+        missing = {
+            t
+            for t in topics
+            if self._topic_id(t) is None
+            and cluster.partitions_for_topic(t) is None
+            and cluster.topic_error(t) is None
+        }
+        if missing:
+            self._track_topics(missing, now)
+        return not missing
 
     def _topic_id(self, topic: str) -> uuid.UUID | None:
         tid = self.client.cluster.topic_id(topic)
