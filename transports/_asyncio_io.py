@@ -18,7 +18,9 @@ States of one connection (:class:`ConnState`)::
 A connection the core closes reports nothing afterwards: its protocol is
 marked CLOSED before the transport is told to close, so the late
 ``connection_lost`` callback is dropped. The single timer is one
-``loop.call_at`` handle, re-armed whenever the core's deadline changes.
+``loop.call_at`` handle, re-armed lazily: only when the core's deadline
+moves earlier than the armed one (a timer that fires early re-checks).
+Writes made during one loop iteration are flushed together right after it.
 """
 
 from __future__ import annotations
@@ -46,11 +48,13 @@ class ConnState(enum.Enum):
 
 
 class _KafkaProtocol(asyncio.Protocol):
-    __slots__ = ("conn_id", "io", "state", "transport")
+    __slots__ = ("conn_id", "flush_scheduled", "io", "pending", "state", "transport")
 
     def __init__(self, io: AsyncioIo, conn_id: ConnId) -> None:
         self.io = io
         self.conn_id = conn_id
+        self.pending: list[bytes | bytearray | memoryview] = []
+        self.flush_scheduled = False
         self.state = ConnState.CONNECTING
         self.transport: asyncio.Transport | None = None
 
@@ -123,7 +127,19 @@ class AsyncioIo:
         proto = self._protocols.get(conn_id)
         if proto is None or proto.state is not ConnState.OPEN or proto.transport is None:
             return  # the core learns of the loss through connection_lost
-        proto.transport.write(data)
+        # Writes issued in one loop iteration (e.g. every task of a gather
+        # sending) leave in one syscall: flushed once, right after them.
+        proto.pending.append(data)
+        if not proto.flush_scheduled:
+            proto.flush_scheduled = True
+            self._loop.call_soon(self._flush, proto)
+
+    @staticmethod
+    def _flush(proto: _KafkaProtocol) -> None:
+        proto.flush_scheduled = False
+        pending, proto.pending = proto.pending, []
+        if proto.state is ConnState.OPEN and proto.transport is not None:
+            proto.transport.writelines(pending)
 
     def close(self, conn_id: ConnId) -> None:
         proto = self._protocols.pop(conn_id, None)
@@ -136,14 +152,17 @@ class AsyncioIo:
                 proto.transport.close()
 
     def set_deadline(self, deadline: float | None) -> None:
-        if deadline == self._deadline:
-            return
+        # Lazy re-arming: the deadline moves on nearly every step, but a timer
+        # already due earlier can stay; when it fires it re-checks the current
+        # deadline. This saves a heap push and a cancel per step.
         self._deadline = deadline
+        if deadline is None:
+            return
         if self._timer is not None:
+            if self._timer.when() <= deadline:
+                return
             self._timer.cancel()
-            self._timer = None
-        if deadline is not None:
-            self._timer = self._loop.call_at(deadline, self._on_timer)
+        self._timer = self._loop.call_at(deadline, self._on_timer)
 
     # -- internals ------------------------------------------------------
     def forget(self, conn_id: ConnId) -> None:
@@ -166,7 +185,12 @@ class AsyncioIo:
 
     def _on_timer(self) -> None:
         self._timer = None
-        self._deadline = None
+        deadline = self._deadline
+        if deadline is None:
+            return  # the core no longer needs a wake-up
+        if self._loop.time() < deadline:
+            self._timer = self._loop.call_at(deadline, self._on_timer)
+            return
         self.bridge_().feed_timeout()
 
     async def _connect(self, action: OpenConnection, proto: _KafkaProtocol) -> None:

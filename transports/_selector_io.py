@@ -18,8 +18,9 @@ writable) is derived from its state and its unsent bytes each time
 something changes, so a TLS renegotiation that wants to read while we
 write is handled by the same code path.
 
-Writes are attempted at once (most fit in the socket buffer); the
-remainder waits in a per-connection queue and goes out when writable.
+Writes are queued per connection and sent at the end of the loop pass
+that made them, joined into one buffer (one syscall for many requests);
+what the socket does not take waits and goes out when writable.
 Facts go to the :class:`~transports._bridge.Bridge`; a fact never re-enters
 the core directly from here.
 
@@ -101,6 +102,7 @@ class SelectorIo:
         self._sel = selectors.DefaultSelector()
         self._conns: dict[ConnId, _Conn] = {}
         self._resolving: dict[ConnId, OpenConnection] = {}
+        self._dirty: dict[ConnId, _Conn] = {}
         self._dns: concurrent.futures.ThreadPoolExecutor | None = None
         self._by_fd: dict[int, _Conn] = {}
         self._deadline: float | None = None
@@ -192,9 +194,9 @@ class SelectorIo:
         if not data:
             return
         conn.out.append(memoryview(data).cast("B"))
-        if conn.state is ConnState.OPEN:
-            self._flush(conn)
-        self._update_mask(conn)
+        # Sent at the end of this loop pass, together with whatever else the
+        # pass wrote to this connection: one syscall for many requests.
+        self._dirty[conn.conn_id] = conn
 
     def close(self, conn_id: ConnId) -> None:
         self._resolving.pop(conn_id, None)
@@ -226,6 +228,14 @@ class SelectorIo:
             fn()
         if self._deadline is not None and self.clock() >= self._deadline:
             bridge.feed_timeout()
+        self._flush_dirty()
+
+    def _flush_dirty(self) -> None:
+        while self._dirty:
+            dirty, self._dirty = self._dirty, {}
+            for conn in dirty.values():
+                if conn.state is ConnState.OPEN and self._flush(conn):
+                    self._update_mask(conn)
 
     def close_all(self) -> None:
         """Close every socket and the selector; safe to call twice."""
@@ -382,6 +392,10 @@ class SelectorIo:
         out = conn.out
         sock = conn.sock
         while out:
+            if len(out) > 1:  # coalesce: a copy is cheaper than a syscall
+                joined = memoryview(b"".join(out))
+                out.clear()
+                out.append(joined)
             chunk = out[0]
             try:
                 sent = sock.send(chunk)
