@@ -198,12 +198,12 @@ def run_asyncio(core: EchoCore, ca: trustme.CA, hostname: str | None = None) -> 
             ssl_server_hostname=hostname,
         )
         outcome: asyncio.Future[object] = loop.create_future()
-        io.bridge = Bridge(
-            core,
-            io,
-            clock=io.clock,
-            on_event=lambda e: outcome.done() or outcome.set_result(e),
-        )
+
+        def on_event(event: object) -> None:
+            if not outcome.done():
+                outcome.set_result(event)
+
+        io.bridge = Bridge(core, io, clock=io.clock, on_event=on_event)
         io.bridge.pump()
         try:
             return await asyncio.wait_for(outcome, 60)
