@@ -1,0 +1,401 @@
+"""Consumer throughput and group rebalance time: kafkacore beside its peers, one broker, one run.
+
+Run: ``.venv/bin/python benchmarks/bench_consumer.py [--records N] [--bootstrap H:P] [--skip NAMES]``
+
+Data: N records of 100 bytes (no keys) in a 4-partition topic, written once
+uncompressed and once with lz4 by the Java ``ProducerPerformance`` tool
+(linger 5 ms, batch 64 KiB).
+
+Contenders, each reading the whole topic from the beginning (auto offset
+reset earliest, no group commits, default fetch sizes):
+
+* kafkacore on the selector, asyncio and trio transports, per record
+  (``for record in consumer`` / ``async for``: a ``ConsumerRecord`` per
+  record, value touched) and through the batch path (``poll_batches``:
+  per-partition columns from the records layer, values touched);
+* confluent-kafka (librdkafka) ``consume(10000)``, aiokafka ``getmany``,
+  kafka-python iteration;
+* the Java ``org.apache.kafka.tools.ConsumerPerformance`` as the ceiling.
+
+Rate = records / wall seconds from the consumer's creation to the last
+record. Rebalance time: three kafkacore members (selector transport) join
+one group on a 12-partition topic; measured from the third member's start
+until all three own disjoint sets covering every partition, for the
+classic protocol and for KIP-848. The machine has 2 shared cores: read the
+ratios within one run, not the absolute numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import platform
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+
+from _harness import broker, create_topics, markdown_table
+
+PARTITIONS = 4
+
+
+def produce_java(bootstrap: str, topic: str, n: int, compression: str) -> None:
+    from localkafka.libs import ensure_libs
+
+    subprocess.run(
+        [
+            "java",
+            "-Xmx1g",
+            "-cp",
+            str(ensure_libs() / "*"),
+            "org.apache.kafka.tools.ProducerPerformance",
+            "--topic",
+            topic,
+            "--num-records",
+            str(n),
+            "--record-size",
+            "100",
+            "--throughput",
+            "-1",
+            "--producer-props",
+            f"bootstrap.servers={bootstrap}",
+            "acks=1",
+            f"compression.type={compression}",
+            "linger.ms=5",
+            "batch.size=65536",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=True,
+    )
+
+
+# -- kafkacore ------------------------------------------------------------------
+def kc_selector(bootstrap: str, topic: str, n: int, batch: bool) -> float:
+    from transports._consumer_selector import KafkaConsumer
+
+    t0 = time.perf_counter()
+    seen = 0
+    total = 0
+    with KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"b-{uuid.uuid4().hex}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        max_poll_records=10000,
+    ) as c:
+        if batch:
+            while seen < n:
+                for b in c.poll_batches(1.0):
+                    seen += len(b)
+                    total += len(b.values[-1] or b"")
+        else:
+            for record in c:
+                total += len(record.value or b"")
+                seen += 1
+                if seen >= n:
+                    break
+        elapsed = time.perf_counter() - t0
+    return n / elapsed
+
+
+def kc_asyncio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
+    from transports._consumer_asyncio import AsyncKafkaConsumer
+
+    async def main() -> float:
+        t0 = time.perf_counter()
+        seen = 0
+        async with AsyncKafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=f"b-{uuid.uuid4().hex}",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            max_poll_records=10000,
+        ) as c:
+            if batch:
+                while seen < n:
+                    for b in await c.poll_batches(1.0):
+                        seen += len(b)
+            else:
+                async for record in c:
+                    _ = record.value
+                    seen += 1
+                    if seen >= n:
+                        break
+            return n / (time.perf_counter() - t0)
+
+    return asyncio.run(main())
+
+
+def kc_trio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
+    import trio
+
+    from transports._consumer_trio import TrioKafkaConsumer
+
+    out: list[float] = []
+
+    async def main() -> None:
+        t0 = time.perf_counter()
+        seen = 0
+        async with TrioKafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=f"b-{uuid.uuid4().hex}",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            max_poll_records=10000,
+        ) as c:
+            if batch:
+                while seen < n:
+                    for b in await c.poll_batches(1.0):
+                        seen += len(b)
+            else:
+                async for record in c:
+                    _ = record.value
+                    seen += 1
+                    if seen >= n:
+                        break
+            out.append(n / (time.perf_counter() - t0))
+
+    trio.run(main)
+    return out[0]
+
+
+# -- peers -------------------------------------------------------------------------
+def confluent(bootstrap: str, topic: str, n: int) -> float:
+    import confluent_kafka
+
+    t0 = time.perf_counter()
+    c = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"b-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    c.subscribe([topic])
+    seen = 0
+    while seen < n:
+        for msg in c.consume(10000, 1.0):
+            if msg.error() is None:
+                _ = msg.value()
+                seen += 1
+    rate = n / (time.perf_counter() - t0)
+    c.close()
+    return rate
+
+
+def aiokafka_(bootstrap: str, topic: str, n: int) -> float:
+    import aiokafka
+
+    async def main() -> float:
+        t0 = time.perf_counter()
+        c = aiokafka.AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=f"b-{uuid.uuid4().hex}",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
+        await c.start()
+        seen = 0
+        try:
+            while seen < n:
+                batches = await c.getmany(timeout_ms=1000, max_records=10000)
+                for records in batches.values():
+                    for r in records:
+                        _ = r.value
+                        seen += 1
+            return n / (time.perf_counter() - t0)
+        finally:
+            await c.stop()
+
+    return asyncio.run(main())
+
+
+def kafka_python(bootstrap: str, topic: str, n: int) -> float:
+    import kafka
+
+    t0 = time.perf_counter()
+    c = kafka.KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"b-{uuid.uuid4().hex}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    seen = 0
+    for r in c:
+        _ = r.value
+        seen += 1
+        if seen >= n:
+            break
+    rate = n / (time.perf_counter() - t0)
+    c.close()
+    return rate
+
+
+_JAVA = re.compile(
+    r"^\s*\d{4}-\d\d-\d\d [\d:.]+, \s*\d{4}-\d\d-\d\d [\d:.]+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+)",
+    re.M,
+)
+
+
+def java(bootstrap: str, topic: str, n: int) -> float:
+    from localkafka.libs import ensure_libs
+
+    proc = subprocess.run(
+        [
+            "java",
+            "-Xmx1g",
+            "-cp",
+            str(ensure_libs() / "*"),
+            "org.apache.kafka.tools.ConsumerPerformance",
+            "--bootstrap-server",
+            bootstrap,
+            "--topic",
+            topic,
+            "--messages",
+            str(n),
+            "--timeout",
+            "60000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=True,
+    )
+    # start, end, MB consumed, MB/s, records, records/s, rebalance ms, fetch ms, fetch MB/s, fetch rec/s
+    for line in proc.stdout.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 6 and parts[0][:2] == "20":
+            return float(parts[5])
+    raise RuntimeError(f"ConsumerPerformance output not understood:\n{proc.stdout[-2000:]}")
+
+
+# -- rebalance ----------------------------------------------------------------------
+def rebalance(bootstrap: str, protocol: str) -> float:
+    from transports._consumer_selector import KafkaConsumer
+
+    topic = f"reb-{uuid.uuid4().hex[:8]}"
+    create_topics(bootstrap, [topic], partitions=12)
+    group = f"g-{topic}"
+    opts = dict(
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        group_protocol=protocol,
+        heartbeat_interval_ms=500,
+    )
+    members = [KafkaConsumer(topic, **opts), KafkaConsumer(topic, **opts)]
+
+    def settled() -> bool:
+        owned = [tp for m in members for tp in m.assignment()]
+        return len(owned) == len(set(owned)) == 12 and all(m.assignment() for m in members)
+
+    def wait() -> None:
+        end = time.monotonic() + 120
+        while not settled():
+            for m in members:
+                m.poll(0.0)
+            if time.monotonic() > end:
+                raise RuntimeError("rebalance did not finish in 120 s")
+            time.sleep(0.005)
+
+    wait()
+    t0 = time.perf_counter()
+    members.append(KafkaConsumer(topic, **opts))
+    wait()
+    elapsed = time.perf_counter() - t0
+    for m in members:
+        m.close()
+    return elapsed
+
+
+CONTENDERS: dict[str, Callable[[str, str, int], float]] = {
+    "kafkacore selector, per record": lambda b, t, n: kc_selector(b, t, n, False),
+    "kafkacore selector, poll_batches": lambda b, t, n: kc_selector(b, t, n, True),
+    "kafkacore asyncio, per record": lambda b, t, n: kc_asyncio(b, t, n, False),
+    "kafkacore asyncio, poll_batches": lambda b, t, n: kc_asyncio(b, t, n, True),
+    "kafkacore trio, per record": lambda b, t, n: kc_trio(b, t, n, False),
+    "kafkacore trio, poll_batches": lambda b, t, n: kc_trio(b, t, n, True),
+    "confluent-kafka": confluent,
+    "aiokafka": aiokafka_,
+    "kafka-python": kafka_python,
+    "java ConsumerPerformance": java,
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--bootstrap")
+    ap.add_argument("--skip", default="", help="comma list of contender name prefixes to skip")
+    args = ap.parse_args()
+    n = args.records
+    skip = [s.strip() for s in args.skip.split(",") if s.strip()]
+    started = time.monotonic()
+    with broker(args.bootstrap) as bootstrap:
+        results: dict[str, dict[str, float]] = {}
+        for compression in ("none", "lz4"):
+            topic = f"bench-{compression}-{uuid.uuid4().hex[:6]}"
+            create_topics(bootstrap, [topic], partitions=PARTITIONS)
+            produce_java(bootstrap, topic, n, compression)
+            for name, fn in CONTENDERS.items():
+                if any(name.startswith(s) for s in skip):
+                    continue
+                rate = fn(bootstrap, topic, n)
+                results.setdefault(name, {})[compression] = rate
+                print(f"{compression:5} {name:36} {rate:12,.0f} rec/s", flush=True)
+        reb = {p: rebalance(bootstrap, p) for p in ("classic", "consumer")}
+    kp = results.get("kafka-python", {})
+    ck = results.get("confluent-kafka", {})
+    rows = []
+    for name, by in results.items():
+        row: list[object] = [name]
+        for comp in ("none", "lz4"):
+            rate = by.get(comp, float("nan"))
+            row += [
+                f"{rate:,.0f}",
+                f"{rate / ck[comp]:.2f}x" if comp in ck else "-",
+                f"{rate / kp[comp]:.2f}x" if comp in kp else "-",
+            ]
+        rows.append(row)
+    print()
+    print(
+        f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; N = {n:,} x 100 B, {PARTITIONS} partitions; "
+        f"CPython {platform.python_version()}; total {time.monotonic() - started:.0f} s"
+    )
+    print()
+    print(
+        markdown_table(
+            [
+                "consumer",
+                "none rec/s",
+                "vs confluent",
+                "vs kafka-python",
+                "lz4 rec/s",
+                "vs confluent",
+                "vs kafka-python",
+            ],
+            rows,
+        )
+    )
+    print()
+    print(
+        markdown_table(
+            ["rebalance, 3rd member joins 12 partitions", "seconds"],
+            [[f"kafkacore, {p}", f"{s:.2f}"] for p, s in reb.items()],
+        )
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
