@@ -1,6 +1,7 @@
 """Consumer throughput and group rebalance time: kafkacore beside its peers, one broker, one run.
 
-Run: ``.venv/bin/python benchmarks/bench_consumer.py [--records N] [--bootstrap H:P] [--skip NAMES]``
+Run: ``.venv/bin/python benchmarks/bench_consumer.py [--records N] [--bootstrap H:P]``
+(``--skip NAMES`` leaves contenders out by name prefix).
 
 Data: N records of 100 bytes (no keys) in a 4-partition topic, written once
 uncompressed and once with lz4 by the Java ``ProducerPerformance`` tool
@@ -232,10 +233,8 @@ def kafka_python(bootstrap: str, topic: str, n: int) -> float:
         auto_offset_reset="earliest",
         enable_auto_commit=False,
     )
-    seen = 0
-    for r in c:
+    for seen, r in enumerate(c, 1):
         _ = r.value
-        seen += 1
         if seen >= n:
             break
     rate = n / (time.perf_counter() - t0)
@@ -273,7 +272,7 @@ def java(bootstrap: str, topic: str, n: int) -> float:
         timeout=900,
         check=True,
     )
-    # start, end, MB consumed, MB/s, records, records/s, rebalance ms, fetch ms, fetch MB/s, fetch rec/s
+    # start, end, MB, MB/s, records, records/s, rebalance ms, fetch ms, fetch MB/s, fetch rec/s
     for line in proc.stdout.splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) >= 6 and parts[0][:2] == "20":
@@ -370,7 +369,8 @@ def main() -> None:
         rows.append(row)
     print()
     print(
-        f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; N = {n:,} x 100 B, {PARTITIONS} partitions; "
+        f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; "
+        f"N = {n:,} x 100 B, {PARTITIONS} partitions; "
         f"CPython {platform.python_version()}; total {time.monotonic() - started:.0f} s"
     )
     print()

@@ -19,7 +19,7 @@ import trio
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import OffsetAndMetadata
 from tests.consumer.helpers import produce, txn_produce
-from tests.consumer.workers import wait_for
+from tests.consumer.workers import collect, wait_for
 from transports._consumer_asyncio import AsyncKafkaConsumer
 from transports._consumer_selector import KafkaConsumer
 from transports._consumer_trio import TrioKafkaConsumer
@@ -157,7 +157,7 @@ def test_read_committed_against_a_transactional_producer(kafka_broker: Any) -> N
         bootstrap_servers=bootstrap, auto_offset_reset="earliest", isolation_level="read_committed"
     ) as c:
         c.assign([tp])
-        got = []
+        got: list[Any] = []
         end = time.monotonic() + 60
         while len(got) < 3 and time.monotonic() < end:
             got += c.poll(0.5)
@@ -233,7 +233,7 @@ def test_close_commits_and_leaves(kafka_broker: Any) -> None:
     )
     c = KafkaConsumer(topic, **opts)  # auto-commit on (the default)
     got: list[Any] = []
-    wait_for(lambda: bool(got.extend(c.poll(0.2))) or len(got) >= 20, "20 records")
+    wait_for(lambda: collect(c, got, 20), "20 records")
     c.close()
     with KafkaConsumer(**opts) as check:
         assert check.committed([tp]) == {tp: OffsetAndMetadata(20, "", 0)}

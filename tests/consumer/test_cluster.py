@@ -17,7 +17,7 @@ from typing import Any
 
 from kafkacore.client import TopicPartition
 from tests.consumer.helpers import produce
-from tests.consumer.workers import wait_for
+from tests.consumer.workers import collect, wait_for
 from transports._consumer_selector import KafkaConsumer
 from transports.selector import KafkaClient
 
@@ -42,7 +42,7 @@ def test_leader_kill_validates_position_and_loses_nothing(kafka_cluster: Any) ->
     topic = f"lead-{uuid.uuid4().hex[:8]}"
     kafka_cluster.create_topic(topic, 1, replication_factor=3, configs={"min.insync.replicas": "2"})
     bootstrap = ",".join(
-        "%s:%d" % kafka_cluster.listener("PLAINTEXT", n.node_id) for n in kafka_cluster.nodes
+        "{}:{}".format(*kafka_cluster.listener("PLAINTEXT", n.node_id)) for n in kafka_cluster.nodes
     )
     tp = TopicPartition(topic, 0)
     _produce_retrying(bootstrap, topic, [b"a%d" % i for i in range(100)])
@@ -56,11 +56,11 @@ def test_leader_kill_validates_position_and_loses_nothing(kafka_cluster: Any) ->
         bootstrap_servers=bootstrap, auto_offset_reset="earliest", metadata_max_age_ms=1000
     ) as c:
         c.assign([tp])
-        wait_for(lambda: bool(got.extend(c.poll(0.2))) or len(got) >= 100, "first 100 records")
+        wait_for(lambda: collect(c, got, 100), "first 100 records")
         kafka_cluster.kill(leader)
         _produce_retrying(bootstrap, topic, [b"b%d" % i for i in range(100)])
         wait_for(
-            lambda: bool(got.extend(c.poll(0.2))) or len(got) >= 200,
+            lambda: collect(c, got, 200),
             "all 200 records after the kill",
         )
         state = c.run_on_loop(lambda core: core.partition_state(tp))

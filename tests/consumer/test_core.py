@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kafkacore.client.events import ConnectionStateChanged
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.consumer import (
     CommitFailedError,
@@ -304,7 +305,12 @@ def test_poll_batches_gives_columns_per_partition() -> None:
     kafka.log("t", 0).append([b"v%d" % i for i in range(4)])
     core.assign([T0], now=pump.now)
     batches: list[Any] = []
-    pump.run(until=lambda: bool(batches.extend(core.poll_batches(now=pump.now)) or batches))
+
+    def more() -> bool:
+        batches.extend(core.poll_batches(now=pump.now))
+        return bool(batches)
+
+    pump.run(until=more)
     assert list(batches[0].offsets) == [0, 1, 2, 3] and batches[0].values[2] == b"v2"
 
 
@@ -371,3 +377,25 @@ def test_pattern_subscription_matches_listed_topics() -> None:
     core.subscribe(pattern=r"orders-.*", now=pump.now)
     pump.run(until=lambda: len(core.assignment()) == 2, rounds=1000)
     assert core.subscription() == frozenset({"orders-a", "orders-b"})
+
+
+def test_fetch_carries_the_configured_limits_and_uses_its_own_lane() -> None:
+    # Seed 003 max_wait_time/min_bytes/max_bytes; seed 002 several connections
+    # to one broker so group traffic and fetches interleave.
+    core, pump, kafka, _ = boot_consumer(
+        group_id="g",
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=250,
+        fetch_min_bytes=7,
+        fetch_max_bytes=123456,
+        max_partition_fetch_bytes=4567,
+        isolation_level="read_committed",
+    )
+    kafka.log("t", 0).append([b"a"])
+    core.subscribe(["t"], now=pump.now)
+    drain(core, pump, 1)
+    f = kafka.fetches[0]
+    assert (f.max_wait_ms, f.min_bytes, f.max_bytes, f.isolation_level) == (250, 7, 123456, 1)
+    assert {p.partition_max_bytes for t in f.topics for p in t.partitions} == {4567}
+    lanes = {e.lane for e in pump.events if isinstance(e, ConnectionStateChanged)}
+    assert {"fetch", "group"} <= lanes

@@ -26,6 +26,12 @@ from transports._consumer_trio import TrioKafkaConsumer
 MAX_POLL = 50
 
 
+def collect(consumer: Any, into: list[Any], want: int) -> bool:
+    """Poll once into ``into``; True when it holds ``want`` records."""
+    into.extend(consumer.poll(0.2))
+    return len(into) >= want
+
+
 def wait_for(cond: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
     """Wait for the cluster to reach a state (a bound on failure, not a timing assertion)."""
     end = time.monotonic() + timeout
@@ -99,10 +105,9 @@ class Worker:
                 recs = c.poll(0.2)
                 self._note(recs, c.assignment())
                 if recs:
-                    try:
+                    # A rebalance meanwhile fences the commit: these may be redelivered.
+                    with contextlib.suppress(CommitFailedError):
                         c.commit()
-                    except CommitFailedError:
-                        pass  # rebalanced meanwhile: these may be redelivered
 
     async def _asyncio(self) -> None:
         async with AsyncKafkaConsumer(self.topic, **self.opts) as c:
@@ -150,7 +155,9 @@ class Worker:
             while not self.stop.is_set():
                 msgs = c.consume(MAX_POLL, 0.2)
                 good = [mm for mm in msgs if mm.error() is None]
-                self.records.extend((mm.partition(), mm.offset()) for mm in good)
+                self.records.extend(
+                    (int(mm.partition() or 0), int(mm.offset() or 0)) for mm in good
+                )
                 self.assignment = frozenset(owned)
                 if good:
                     with contextlib.suppress(confluent_kafka.KafkaException):

@@ -46,7 +46,7 @@ class Harness:
     def add(self) -> None:
         idx = len(self.members)
         member = ClassicMember(
-            self.coord.requester(idx),  # type: ignore[arg-type]
+            self.coord.requester(idx),
             group_id="g",
             now=self.coord.now,
             assignors=self.assignors,

@@ -147,7 +147,7 @@ class H:
     def add(self) -> None:
         i = len(self.members)
         member = Kip848Member(
-            Req(self.coord, i),  # type: ignore[arg-type]
+            Req(self.coord, i),
             group_id="g",
             now=self.coord.now,
             rng=random.Random(i),
@@ -265,7 +265,7 @@ def test_member_id_is_a_client_made_uuid_from_the_injected_rng() -> None:
         rng=random.Random(7),
         topic_names=NAMES.get,
         topic_ids=lambda t: None,
-    )  # type: ignore[arg-type]
+    )
     b = Kip848Member(
         Req(Coord848(), 0),
         group_id="g",
@@ -273,7 +273,7 @@ def test_member_id_is_a_client_made_uuid_from_the_injected_rng() -> None:
         rng=random.Random(7),
         topic_names=NAMES.get,
         topic_ids=lambda t: None,
-    )  # type: ignore[arg-type]
+    )
     assert a.member_id == b.member_id and uuid.UUID(a.member_id).version == 4
 
 
