@@ -200,3 +200,18 @@ async def test_abandoning_a_wait_cancels_the_request(
         # The client goes on working.
         response = await client.send(_md_request("conf-one"), node_id=1)
         assert [t.name for t in response.topics] == ["conf-one"]
+
+
+async def test_socket_options_from_the_config(
+    flavor: Flavor, kafka_broker: Any, topics: dict[str, int]
+) -> None:
+    # Bound to a source address, with explicit buffer sizes: still a working
+    # client (the options themselves are checked on the socket in test_options).
+    async with flavor.client(
+        kafka_broker.bootstrap,
+        source_address=("127.0.0.1", 0),
+        receive_buffer_bytes=256 * 1024,
+        send_buffer_bytes=128 * 1024,
+    ) as client:
+        response = await client.send(_md_request("conf-one"), node_id=1)
+        assert [(t.name, t.error_code) for t in response.topics] == [("conf-one", 0)]
