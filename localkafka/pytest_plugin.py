@@ -43,7 +43,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for fixture, marker in _FIXTURE_MARKERS.items():
             if fixture in names:
                 item.add_marker(marker)
-        if "kafka_cluster" in names:
+        if "kafka_cluster" in names or "kafka_cluster_session" in names:
+            item.add_marker("cluster")
             item.add_marker("broker")
 
 
@@ -61,15 +62,16 @@ def kafka_broker(kafka_libs: Path) -> Iterator[LocalKafka]:
 
 
 @pytest.fixture(scope="session")
-def _kafka_cluster_session(kafka_libs: Path) -> Iterator[LocalKafka]:
+def kafka_cluster_session(kafka_libs: Path) -> Iterator[LocalKafka]:
+    """The 3-node cluster itself (PLAINTEXT), started on first use."""
     with LocalKafka(size=3, listeners=("PLAINTEXT",), keep_workdir=_keep()) as kafka:
         yield kafka
 
 
 @pytest.fixture
-def kafka_cluster(_kafka_cluster_session: LocalKafka) -> Iterator[LocalKafka]:
+def kafka_cluster(kafka_cluster_session: LocalKafka) -> Iterator[LocalKafka]:
     """The 3-node cluster, with every node running again after the test."""
-    yield _kafka_cluster_session
-    for node in _kafka_cluster_session.nodes:
+    yield kafka_cluster_session
+    for node in kafka_cluster_session.nodes:
         if node.state is not NodeState.RUNNING:
-            _kafka_cluster_session.restart(node.node_id)
+            kafka_cluster_session.restart(node.node_id)
