@@ -10,8 +10,9 @@ Four independent nets then make sure no JVM is left behind:
 2. ``atexit`` and a SIGTERM/SIGHUP handler kill every JVM still registered
    when the interpreter exits or is told to die;
 3. on Linux the kernel delivers SIGKILL to the JVM when the thread that
-   spawned it dies (``prctl(PR_SET_PDEATHSIG)`` set between fork and exec;
-   Java itself cannot ask for this), which covers ``kill -9`` of the owner;
+   spawned it dies (``prctl(PR_SET_PDEATHSIG)``, set by a small exec wrapper
+   that then becomes the JVM; Java itself cannot ask for this), which covers
+   ``kill -9`` of the owner;
 4. :func:`reap_stale` kills tagged JVMs whose owner is gone; launchers call it
    before starting new brokers, and ``python -m localkafka reap`` exposes it.
 """
@@ -20,14 +21,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 from typing import IO
@@ -35,7 +34,6 @@ from typing import IO
 __all__ = ["OWNER_FLAG", "ManagedProcess", "kill_all", "owner_tag", "reap_stale"]
 
 OWNER_FLAG = "-Dlocalkafka.owner="
-_PR_SET_PDEATHSIG = 1
 
 _live: set[ManagedProcess] = set()
 _live_lock = threading.Lock()
@@ -59,27 +57,29 @@ def owner_tag() -> str:
     return f"{OWNER_FLAG}{pid}:{_start_ticks(pid) or 0}"
 
 
-def _pdeathsig_preexec() -> Callable[[], None] | None:
-    """A preexec_fn that asks the kernel to SIGKILL the child if we die."""
+# Runs between our fork and the JVM: asks the kernel for SIGKILL when the
+# parent goes, checks the parent did not already go, then becomes the JVM
+# (the death signal survives exec). A tiny exec wrapper rather than a
+# preexec_fn, because preexec_fn is not safe when other threads are running.
+_PDEATHSIG_EXEC = """
+import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def _with_pdeathsig(argv: list[str]) -> list[str]:
+    """Wrap ``argv`` so the kernel SIGKILLs it if this process dies (Linux)."""
     if not sys.platform.startswith("linux"):
-        return None
+        return argv
     # The signal fires when the *thread* that forked exits, so only arm it
     # from the main thread; a JVM started from a worker thread relies on the
     # other three nets.
     if threading.current_thread() is not threading.main_thread():
-        return None
-    libc_name = ctypes.util.find_library("c")
-    if libc_name is None:
-        return None
-    libc = ctypes.CDLL(libc_name, use_errno=True)
-    parent = os.getpid()
-
-    def arm() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # parent died between fork and prctl
-            os._exit(1)
-
-    return arm
+        return argv
+    return [sys.executable, "-I", "-S", "-c", _PDEATHSIG_EXEC, str(os.getpid()), *argv]
 
 
 class ManagedProcess:
@@ -91,13 +91,12 @@ class ManagedProcess:
         self._log: IO[bytes] = open(log_path, "ab")  # noqa: SIM115 - closed in _reaped()
         try:
             self.popen = subprocess.Popen(
-                list(argv),
+                _with_pdeathsig(list(argv)),
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_pdeathsig_preexec(),
             )
         except BaseException:
             self._log.close()
