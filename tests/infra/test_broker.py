@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import socket
 import ssl
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -141,3 +144,23 @@ def test_java_tools_run_against_the_broker(kafka_broker: LocalKafka) -> None:
     ).stdout
     assert f"Topic: {name}" in out
     assert "PartitionCount: 2" in out
+
+
+def test_cli_probe_and_libs(kafka_broker: LocalKafka, kafka_libs: Path) -> None:
+    probe = subprocess.run(
+        [sys.executable, "-m", "localkafka", "probe", kafka_broker.bootstrap],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    rows = [line.split() for line in probe.stdout.splitlines()[1:]]
+    assert ["18", "0", "4"] in rows
+    libs = subprocess.run(
+        [sys.executable, "-m", "localkafka", "libs"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert Path(libs.stdout.strip()) == kafka_libs

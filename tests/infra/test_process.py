@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from localkafka import LocalKafka, StartError
+from localkafka import LocalKafka, StartError, wire
 from localkafka.process import OWNER_FLAG, ManagedProcess, owner_tag, reap_stale
 
 SLEEPER = "import time; print('ready', flush=True); time.sleep(600)"
@@ -187,3 +187,27 @@ def test_every_tagged_process_of_ours_is_registered(kafka_broker: LocalKafka) ->
                 ours.add(int(entry.name))
     assert kafka_broker.nodes[0].pid in ours
     assert ours == {p.pid for p in process._live}
+
+
+def test_cli_start_serves_until_sigterm_then_leaves_nothing() -> None:
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "localkafka", "start"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert cli.stdout is not None
+    lines = []
+    for line in cli.stdout:
+        lines.append(line)
+        if line.startswith("Ctrl-C stops."):
+            break
+    text = "".join(lines)
+    bootstrap = next(ln.split(": ", 1)[1].strip() for ln in lines if "(PLAINTEXT)" in ln)
+    node_pid = int(next(ln for ln in lines if ln.startswith("node 1:")).split()[3].rstrip(","))
+    host, _, port = bootstrap.rpartition(":")
+    assert any(v.api_key == 18 for v in wire.api_versions(host, int(port))), text
+    cli.send_signal(signal.SIGTERM)
+    assert cli.wait(60) == 0
+    assert "localkafka: stopping" in cli.stdout.read()
+    wait_gone(node_pid)
