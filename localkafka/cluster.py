@@ -312,6 +312,7 @@ class LocalKafka:
         if self._started:
             raise RuntimeError("LocalKafka: already started; stop() it first")
         self._started = True
+        self.workdir.mkdir(parents=True, exist_ok=True)  # stop() may have removed it
         reap_stale()
         self._require_libs()
         if {"SSL", "SASL_SSL"} & set(self.listener_names):
