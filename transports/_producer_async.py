@@ -56,6 +56,9 @@ from ._sockets import Address
 
 __all__ = ["AsyncProducerBase", "Slot"]
 
+# Sends between two turns given to the event loop.
+_YIELD_EVERY = 64
+
 
 class Slot(Protocol):
     """A one-shot awaitable outcome owned by the framework."""
@@ -99,6 +102,7 @@ class AsyncProducerBase:
         self._room: Slot | None = None
         self._ops: dict[OperationHandle, Slot] = {}
         self._closed = False
+        self._sends = 0
 
     # -- framework hooks ------------------------------------------------------
     def _new_slot(self) -> Slot:
@@ -112,6 +116,10 @@ class AsyncProducerBase:
         raise NotImplementedError
 
     def _clock(self) -> float:
+        raise NotImplementedError
+
+    async def _yield(self) -> None:
+        """Give the event loop one turn."""
         raise NotImplementedError
 
     # -- wiring ---------------------------------------------------------------
@@ -227,6 +235,12 @@ class AsyncProducerBase:
                 if not self._pump_due:
                     self._pump_due = True
                     self._call_soon(self._pump)
+                self._sends += 1
+                if self._sends >= _YIELD_EVERY:
+                    # Let the loop write batches: a sender that never blocks
+                    # must not keep the producer's own I/O waiting.
+                    self._sends = 0
+                    await self._yield()
                 return slot
 
         def append(core: ProducerCore, now: float) -> None:

@@ -119,6 +119,9 @@ class AsyncKafkaProducer(AsyncProducerBase):
         assert self._loop is not None
         return self._loop.time()
 
+    async def _yield(self) -> None:
+        await asyncio.sleep(0)
+
     async def _wait(self, slot: Slot, timeout: float | None, what: str) -> Any:
         assert isinstance(slot, Delivery)
         if timeout is None:

@@ -61,6 +61,8 @@ __all__ = ["KafkaProducer", "ProducerState"]
 # Hand-off items beyond this make send() wait too: bounds the deque when the
 # loop thread falls behind even though buffer_memory has room.
 _HANDOFF_LIMIT = 100_000
+# Records moved into the core per loop iteration, between I/O polls.
+_FEED_BUDGET = 2000
 
 
 class ProducerState(enum.Enum):
@@ -132,9 +134,15 @@ class KafkaProducer:
         self.close()
 
     def _run(self) -> None:
+        # Hand-off items are fed between I/O polls, a bounded number at a
+        # time, so a fast sender cannot keep the loop from writing batches.
         io = self._io
+        handoff = self._handoff
         while not self._stopping:
-            io.run_once()
+            busy = bool(handoff) and not self._full
+            io.run_once(0.0 if busy else None)
+            if handoff and not self._full and not self._stopping:
+                self._bridge.command(self._feed)
 
     def close(self, timeout: float | None = None) -> None:
         """Flush for at most ``timeout`` s (None: until done), then stop; bounded."""
@@ -277,7 +285,7 @@ class KafkaProducer:
             if not self._scheduled:
                 self._scheduled = wake = True
         if wake:
-            self._io.call_soon_threadsafe(self._feed_soon)
+            self._io.call_soon_threadsafe(_noop)  # wake the loop; it feeds after polling
 
     def _wait_for_room(self) -> None:
         if self._thread is threading.current_thread():
@@ -302,15 +310,14 @@ class KafkaProducer:
         finally:
             self._blocked -= 1
 
-    def _feed_soon(self) -> None:
-        self._bridge.command(self._feed)
-
     def _feed(self, now: float) -> None:
         """Loop thread: move hand-off items into the core until empty or full."""
         core = self._core
         handoff = self._handoff
+        budget = _FEED_BUDGET
         while True:
-            while handoff:
+            while handoff and budget:
+                budget -= 1
                 item = handoff[0]
                 try:
                     if len(item) == 7:
@@ -350,7 +357,7 @@ class KafkaProducer:
                         self._cond.notify_all()
             with self._cond:
                 if handoff:
-                    continue
+                    return  # the loop feeds again after its next poll
                 self._scheduled = False
                 after, self._after_handoff = self._after_handoff, []
                 if self._blocked:
@@ -366,7 +373,6 @@ class KafkaProducer:
             with self._cond:
                 self._full = False
                 self._cond.notify_all()
-            self._bridge.command(self._feed)
         elif isinstance(event, OperationCompleted):
             fut = self._ops.pop(event.handle, None)
             if fut is not None and not fut.done():
@@ -472,6 +478,10 @@ class KafkaProducer:
 
         self._io.call_soon_threadsafe(lambda: self._bridge.command(run))
         return fut.result(timeout)
+
+
+def _noop() -> None:
+    pass
 
 
 def _resolve(token: Any, value: Any, error: BaseException | None) -> None:

@@ -157,6 +157,9 @@ class TrioKafkaProducer(AsyncProducerBase):
     def _clock(self) -> float:
         return trio.current_time()
 
+    async def _yield(self) -> None:
+        await trio.lowlevel.checkpoint()
+
     async def _wait(self, slot: Slot, timeout: float | None, what: str) -> Any:
         assert isinstance(slot, Delivery)
         with trio.move_on_after(math.inf if timeout is None else timeout):
