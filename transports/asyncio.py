@@ -35,9 +35,10 @@ from kafkacore.errors import LocalProtocolError, RequestCancelled
 from ._asyncio_io import AsyncioIo
 from ._bridge import Bridge
 from ._common import Parts, make_parts, resolve_target
+from ._consumer_asyncio import AsyncKafkaConsumer
 from ._router import Router
 
-__all__ = ["AsyncKafkaClient", "ClientState"]
+__all__ = ["AsyncKafkaClient", "AsyncKafkaConsumer", "ClientState"]
 
 
 class ClientState(enum.Enum):

@@ -34,10 +34,11 @@ from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCance
 
 from ._bridge import Bridge
 from ._common import make_parts, resolve_target
+from ._consumer_selector import KafkaConsumer
 from ._router import Router
 from ._selector_io import SelectorIo
 
-__all__ = ["ClientState", "KafkaClient"]
+__all__ = ["ClientState", "KafkaClient", "KafkaConsumer"]
 
 T = TypeVar("T")
 

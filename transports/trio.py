@@ -37,10 +37,11 @@ from kafkacore.errors import LocalProtocolError, RequestCancelled
 
 from ._bridge import Bridge
 from ._common import Parts, make_parts, resolve_target
+from ._consumer_trio import TrioKafkaConsumer
 from ._router import Router
 from ._trio_io import TrioIo
 
-__all__ = ["ClientState", "TrioKafkaClient"]
+__all__ = ["ClientState", "TrioKafkaClient", "TrioKafkaConsumer"]
 
 
 class ClientState(enum.Enum):
