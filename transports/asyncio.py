@@ -36,9 +36,10 @@ from ._asyncio_io import AsyncioIo
 from ._bridge import Bridge
 from ._common import Parts, make_parts, resolve_target
 from ._consumer_asyncio import AsyncKafkaConsumer
+from ._producer_asyncio import AsyncKafkaProducer
 from ._router import Router
 
-__all__ = ["AsyncKafkaClient", "AsyncKafkaConsumer", "ClientState"]
+__all__ = ["AsyncKafkaClient", "AsyncKafkaConsumer", "AsyncKafkaProducer", "ClientState"]
 
 
 class ClientState(enum.Enum):

@@ -35,10 +35,11 @@ from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCance
 from ._bridge import Bridge
 from ._common import make_parts, resolve_target
 from ._consumer_selector import KafkaConsumer
+from ._producer_selector import KafkaProducer
 from ._router import Router
 from ._selector_io import SelectorIo
 
-__all__ = ["ClientState", "KafkaClient", "KafkaConsumer"]
+__all__ = ["ClientState", "KafkaClient", "KafkaConsumer", "KafkaProducer"]
 
 T = TypeVar("T")
 

@@ -38,10 +38,11 @@ from kafkacore.errors import LocalProtocolError, RequestCancelled
 from ._bridge import Bridge
 from ._common import Parts, make_parts, resolve_target
 from ._consumer_trio import TrioKafkaConsumer
+from ._producer_trio import TrioKafkaProducer
 from ._router import Router
 from ._trio_io import TrioIo
 
-__all__ = ["ClientState", "TrioKafkaClient", "TrioKafkaConsumer"]
+__all__ = ["ClientState", "TrioKafkaClient", "TrioKafkaConsumer", "TrioKafkaProducer"]
 
 
 class ClientState(enum.Enum):
