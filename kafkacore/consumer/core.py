@@ -360,12 +360,15 @@ class ConsumerCore:
 
     def unsubscribe(self, *, now: float) -> None:
         """Leave the group (committing first with auto-commit) or drop the assignment."""
-        if self._member is not None:
-            member = self._member
-            self._member = None
-            self._commit_then(now, lambda t: member.leave(now=t))
-            for event in member.pull_events():
-                self._on_member_event(event, now)
+        member = self._member
+        if member is not None:
+            # Commit while the member still fences the commit, then leave.
+            def leave(t: float) -> None:
+                member.leave(now=t)
+                for event in member.pull_events():
+                    self._on_member_event(event, t)
+
+            self._commit_then(now, leave)
         for tp in list(self._parts):
             self._remove(tp)
         self._mode = _Mode.NONE
@@ -1048,8 +1051,9 @@ class ConsumerCore:
         return counts
 
     def _ensure_member(self, now: float) -> ClassicMember | Kip848Member:
-        if self._member is not None:
-            return self._member
+        old = self._member
+        if old is not None and old.state.value not in ("leaving", "closed", "failed"):
+            return old
         cfg = self.config
         assert cfg.group_id is not None
         member: ClassicMember | Kip848Member

@@ -179,15 +179,35 @@ def test_pattern_subscription(kafka_broker: Any, protocol: str) -> None:
     base = f"pat{uuid.uuid4().hex[:6]}"
     for name in (f"{base}-a", f"{base}-b", f"other{base}"):
         kafka_broker.create_topic(name, 1)
+    extra: dict[str, Any] = {}
+    if protocol == "consumer":
+        extra["group_remote_assignor"] = "range"  # KIP-848: the broker's assignor, by name
+    assigned: list[frozenset[Any]] = []
+
+    class Listener:
+        def on_partitions_assigned(self, partitions: frozenset[Any]) -> None:
+            assigned.append(partitions)
+
+        def on_partitions_revoked(self, partitions: frozenset[Any]) -> None:
+            pass
+
+        def on_partitions_lost(self, partitions: frozenset[Any]) -> None:
+            pass
+
     with KafkaConsumer(
-        bootstrap_servers=kafka_broker.bootstrap, group_id=f"g-{base}", group_protocol=protocol
+        bootstrap_servers=kafka_broker.bootstrap,
+        group_id=f"g-{base}",
+        group_protocol=protocol,
+        **extra,
     ) as c:
-        c.subscribe(pattern=f"{base}-.*")
+        c.subscribe(pattern=f"{base}-.*", listener=Listener())
+        want = {f"{base}-a", f"{base}-b"}
         wait_for(
-            lambda: {tp.topic for tp in c.assignment()} == {f"{base}-a", f"{base}-b"},
+            lambda: (c.poll(0.1) or True) and {tp.topic for tp in c.assignment()} == want,
             "both matching topics assigned, the other not",
         )
-        c.poll(0.1)
+        # The rebalance listener ran from poll() with what was assigned.
+        assert {tp.topic for batch in assigned for tp in batch} == want
 
 
 def test_static_member_keeps_its_partitions_across_a_restart(kafka_broker: Any) -> None:

@@ -399,3 +399,17 @@ def test_fetch_carries_the_configured_limits_and_uses_its_own_lane() -> None:
     assert {p.partition_max_bytes for t in f.topics for p in t.partitions} == {4567}
     lanes = {e.lane for e in pump.events if isinstance(e, ConnectionStateChanged)}
     assert {"fetch", "group"} <= lanes
+
+
+def test_unsubscribe_commits_under_the_current_generation_then_leaves() -> None:
+    core, pump, kafka, _ = boot_consumer(group_id="g", auto_offset_reset="earliest")
+    kafka.log("t", 0).append([b"a", b"b", b"c"])
+    core.subscribe(["t"], now=pump.now)
+    drain(core, pump, 3)
+    core.unsubscribe(now=pump.now)
+    pump.run(until=lambda: not kafka.coord.members)
+    assert kafka.committed[T0] == (3, "")
+    assert kafka.commits[-1].generation_id_or_member_epoch == kafka.coord.generation >= 1
+    assert core.assignment() == frozenset()
+    core.subscribe(["t"], now=pump.now)  # a new membership after the old one ended
+    pump.run(until=lambda: len(core.assignment()) == 2)
