@@ -60,9 +60,9 @@ __all__ = ["KafkaProducer", "ProducerState"]
 
 # Hand-off items beyond this make send() wait too: bounds the deque when the
 # loop thread falls behind even though buffer_memory has room.
-_HANDOFF_LIMIT = 100_000
+_HANDOFF_LIMIT = 2048
 # Records moved into the core per loop iteration, between I/O polls.
-_FEED_BUDGET = 2000
+_FEED_BUDGET = 1024
 
 
 class ProducerState(enum.Enum):
