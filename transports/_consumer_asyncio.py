@@ -154,7 +154,13 @@ class AsyncKafkaConsumer:
         if listener is not None:
             self._listener = listener
         names = None if topics is None else list(topics)
-        self._call(lambda core, now: core.subscribe(names, pattern=pattern, now=now))
+        wait = self._listener is not None
+
+        def issue(core: ConsumerCore, now: float) -> None:
+            core.await_revocation_ack = wait
+            core.subscribe(names, pattern=pattern, now=now)
+
+        self._call(issue)
 
     def unsubscribe(self) -> None:
         self._call(lambda core, now: core.unsubscribe(now=now))
@@ -188,7 +194,7 @@ class AsyncKafkaConsumer:
         while True:
             self._changed.clear()
             out = self._call(fn)
-            self._router.dispatch(self._listener)
+            self._router.dispatch(self._listener, self._ack)
             if out:
                 return out
             remaining = deadline - loop.time()
@@ -293,6 +299,9 @@ class AsyncKafkaConsumer:
         return self._call(lambda core, now: fn(core))
 
     # -- plumbing -------------------------------------------------------------------
+    def _ack(self, token: int) -> None:
+        self._call(lambda core, now: core.revocation_done(token, now=now))
+
     def _running(self, what: str) -> tuple[ConsumerCore, Bridge]:
         if self._state is ConsumerState.NEW:
             self.start()

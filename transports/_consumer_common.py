@@ -29,6 +29,7 @@ from kafkacore.consumer import (
     PartitionsAssigned,
     PartitionsLost,
     PartitionsRevoked,
+    PartitionsRevoking,
     TruncationDetected,
 )
 
@@ -84,13 +85,14 @@ def split_options(
 class ConsumerRouter:
     """Routes consumer-core events; see the module docstring."""
 
-    __slots__ = ("_ops", "notices", "seq", "wake")
+    __slots__ = ("_announced", "_ops", "notices", "seq", "wake")
 
     def __init__(self, wake: Callable[[], None] = lambda: None) -> None:
         self._ops: dict[object, Completion] = {}
         self.notices: deque[object] = deque(maxlen=10000)
         self.seq = 0
         self.wake = wake
+        self._announced: set[object] = set()
 
     def expect(self, handle: object, done: Completion) -> None:
         if getattr(handle, "done", False):
@@ -109,21 +111,45 @@ class ConsumerRouter:
             if done is not None:
                 done(event.handle.value, event.handle.error)
         elif isinstance(
-            event, PartitionsAssigned | PartitionsRevoked | PartitionsLost | TruncationDetected
+            event,
+            PartitionsAssigned
+            | PartitionsRevoked
+            | PartitionsRevoking
+            | PartitionsLost
+            | TruncationDetected,
         ):
             self.notices.append(event)
         self.seq += 1
         self.wake()
 
-    def dispatch(self, listener: RebalanceListener | None) -> None:
-        """Call the listener for queued notices (from the user's thread or task)."""
+    def dispatch(
+        self, listener: RebalanceListener | None, ack: Callable[[int], None] | None = None
+    ) -> None:
+        """Call the listener for queued notices (from the user's thread or task).
+
+        A ``PartitionsRevoking`` is acknowledged with ``ack(token)`` after the
+        listener ran, so the core lets the partitions go only then; the
+        ``PartitionsRevoked`` that follows is not announced twice.
+        """
         while self.notices:
             event = self.notices.popleft()
+            if isinstance(event, PartitionsRevoking):
+                try:
+                    if listener is not None:
+                        listener.on_partitions_revoked(event.partitions)
+                        self._announced.update(event.partitions)
+                finally:
+                    if ack is not None:
+                        ack(event.token)
+                continue
             if listener is None:
                 continue
             if isinstance(event, PartitionsAssigned):
                 listener.on_partitions_assigned(event.partitions)
             elif isinstance(event, PartitionsRevoked):
-                listener.on_partitions_revoked(event.partitions)
+                fresh = frozenset(p for p in event.partitions if p not in self._announced)
+                self._announced.difference_update(event.partitions)
+                if fresh:
+                    listener.on_partitions_revoked(fresh)
             elif isinstance(event, PartitionsLost):
                 listener.on_partitions_lost(event.partitions)

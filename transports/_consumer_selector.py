@@ -92,6 +92,7 @@ class KafkaConsumer:
         )
         self._io.bridge = self._bridge
         self._listener = listener
+        self._core.await_revocation_ack = listener is not None
         self._state = ConsumerState.RUNNING
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="kafkacore-consumer", daemon=True)
@@ -155,7 +156,13 @@ class KafkaConsumer:
         if listener is not None:
             self._listener = listener
         names = None if topics is None else list(topics)
-        self._call(lambda now: self._core.subscribe(names, pattern=pattern, now=now))
+        wait = self._listener is not None
+
+        def issue(now: float) -> None:
+            self._core.await_revocation_ack = wait
+            self._core.subscribe(names, pattern=pattern, now=now)
+
+        self._call(issue)
 
     def unsubscribe(self) -> None:
         self._call(lambda now: self._core.unsubscribe(now=now))
@@ -191,7 +198,7 @@ class KafkaConsumer:
         while True:
             seq = self._router.seq
             out = self._call(fn)
-            self._router.dispatch(self._listener)
+            self._router.dispatch(self._listener, self._ack)
             if out:
                 return out
             remaining = deadline - time.monotonic()
@@ -298,6 +305,9 @@ class KafkaConsumer:
         return self._call(lambda now: fn(self._core))
 
     # -- plumbing -------------------------------------------------------------------
+    def _ack(self, token: int) -> None:
+        self._call(lambda now: self._core.revocation_done(token, now=now))
+
     def _notify(self) -> None:
         with self._cond:
             self._cond.notify_all()

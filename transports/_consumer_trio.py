@@ -172,7 +172,13 @@ class TrioKafkaConsumer:
         if listener is not None:
             self._listener = listener
         names = None if topics is None else list(topics)
-        self._call(lambda core, now: core.subscribe(names, pattern=pattern, now=now))
+        wait = self._listener is not None
+
+        def issue(core: ConsumerCore, now: float) -> None:
+            core.await_revocation_ack = wait
+            core.subscribe(names, pattern=pattern, now=now)
+
+        self._call(issue)
 
     def unsubscribe(self) -> None:
         self._call(lambda core, now: core.unsubscribe(now=now))
@@ -206,7 +212,7 @@ class TrioKafkaConsumer:
             if self._changed.is_set():
                 self._changed = trio.Event()
             out = self._call(fn)
-            self._router.dispatch(self._listener)
+            self._router.dispatch(self._listener, self._ack)
             if out:
                 await trio.lowlevel.checkpoint()
                 return out
@@ -314,6 +320,9 @@ class TrioKafkaConsumer:
         return self._call(lambda core, now: fn(core))
 
     # -- plumbing -------------------------------------------------------------------
+    def _ack(self, token: int) -> None:
+        self._call(lambda core, now: core.revocation_done(token, now=now))
+
     def _running(self, what: str) -> tuple[ConsumerCore, Bridge]:
         if self._state is not ConsumerState.RUNNING:
             hint = (

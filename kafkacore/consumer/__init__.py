@@ -15,6 +15,7 @@ from kafkacore.consumer.events import (
     OperationCompleted,
     OperationHandle,
     PartitionBatch,
+    PartitionsRevoking,
     RecordsAvailable,
     TruncationDetected,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "PartitionsAssigned",
     "PartitionsLost",
     "PartitionsRevoked",
+    "PartitionsRevoking",
     "RecordsAvailable",
     "TruncationDetected",
 ]

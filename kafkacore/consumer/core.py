@@ -64,6 +64,7 @@ from kafkacore.consumer.events import (
     OperationCompleted,
     OperationHandle,
     PartitionBatch,
+    PartitionsRevoking,
     RecordsAvailable,
     TruncationDetected,
 )
@@ -191,6 +192,11 @@ class ConsumerCore:
         self._listing = False
         self._next_listing: float | None = None
         self._waiting_commits: list[tuple[OperationHandle, Callable[[float], None]]] = []
+        self._revoking: dict[int, Callable[[float], None]] = {}
+        self._next_token = 1
+        #: Set by a transport whose user registered a rebalance listener:
+        #: revocations then wait for revocation_done() (see PartitionsRevoking).
+        self.await_revocation_ack = False
         self._closed = False
         self._now = now
         self._step(now)
@@ -1095,11 +1101,33 @@ class ConsumerCore:
     def _revoke_hook(
         self, partitions: frozenset[TopicPartition], now: float, done: Callable[[float], None]
     ) -> None:
+        def ask_user(t: float) -> None:
+            if not self.await_revocation_ack or self._closed:
+                done(t)
+                return
+            token = self._next_token
+            self._next_token += 1
+            self._revoking[token] = done
+            self._events.append(PartitionsRevoking(partitions=partitions, token=token))
+            # A user who stops polling must not hold the group up for ever (KIP-62 bound).
+            limit = t + self.config.max_poll_interval_ms / 1000
+            self._later(limit, lambda t2: self._finish_revocation(token, t2))
+
         if not self.config.enable_auto_commit:
-            done(now)
+            ask_user(now)
             return
         offsets = {tp: oam for tp, oam in self._current_offsets().items() if tp in partitions}
-        self._commit_offsets_then(offsets, now, done)
+        self._commit_offsets_then(offsets, now, ask_user)
+
+    def revocation_done(self, token: int, *, now: float) -> None:
+        """The user's listener has handled :class:`PartitionsRevoking` ``token``."""
+        self._finish_revocation(token, now)
+        self._step(now)
+
+    def _finish_revocation(self, token: int, now: float) -> None:
+        done = self._revoking.pop(token, None)
+        if done is not None:
+            done(now)
 
     def _commit_then(self, now: float, then: Callable[[float], None]) -> None:
         if not self.config.enable_auto_commit or self.config.group_id is None:

@@ -24,6 +24,7 @@ __all__ = [
     "OperationCompleted",
     "OperationHandle",
     "PartitionBatch",
+    "PartitionsRevoking",
     "RecordsAvailable",
     "TruncationDetected",
 ]
@@ -148,6 +149,21 @@ class OperationCompleted:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordsAvailable:
     """Fetched records are buffered and ``poll`` would return some."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionsRevoking:
+    """The group takes ``partitions`` away; the core waits for
+    :meth:`ConsumerCore.revocation_done` with ``token`` before letting go.
+
+    Emitted only with ``await_revocation_ack`` set (a transport with a
+    rebalance listener), so the listener runs - and may commit - while the
+    partitions are still ours, as Java's ``onPartitionsRevoked`` does.
+    Bounded by ``max_poll_interval_ms``.
+    """
+
+    partitions: frozenset[TopicPartition]
+    token: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

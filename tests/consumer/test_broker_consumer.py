@@ -257,3 +257,59 @@ def test_close_commits_and_leaves(kafka_broker: Any) -> None:
     c.close()
     with KafkaConsumer(**opts) as check:
         assert check.committed([tp]) == {tp: OffsetAndMetadata(20, "", 0)}
+
+
+def test_listener_commits_revoked_partitions_before_they_move(kafka_broker: Any) -> None:
+    """Java's onPartitionsRevoked contract: the listener runs while the partitions
+    are still ours, so a manual commit there is accepted and the next owner
+    starts exactly where we stopped (no redelivery)."""
+    topic = f"lsn-{uuid.uuid4().hex[:8]}"
+    kafka_broker.create_topic(topic, 4)
+    with KafkaClient(kafka_broker.bootstrap) as client:
+        for p in range(4):
+            produce(client, topic, p, [b"x"] * 40)
+    opts = dict(
+        bootstrap_servers=kafka_broker.bootstrap,
+        group_id=f"g-{topic}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        heartbeat_interval_ms=500,
+    )
+    committed_in_listener: list[dict[TopicPartition, OffsetAndMetadata]] = []
+    a = KafkaConsumer(**opts)
+
+    class CommitOnRevoke:
+        def on_partitions_assigned(self, partitions: frozenset[Any]) -> None:
+            pass
+
+        def on_partitions_revoked(self, partitions: frozenset[Any]) -> None:
+            offsets = {tp: a.position(tp) for tp in partitions}
+            committed_in_listener.append(a.commit(offsets))
+
+        def on_partitions_lost(self, partitions: frozenset[Any]) -> None:
+            pass
+
+    got_a: list[Any] = []
+    got_b: list[Any] = []
+    b: KafkaConsumer | None = None
+    try:
+        a.subscribe([topic], listener=CommitOnRevoke())
+        wait_for(lambda: collect(a, got_a, 160), "the first member reads everything")
+        b = KafkaConsumer(topic, **opts)
+        member_b = b
+        wait_for(
+            lambda: (
+                (collect(a, got_a, 10**9) or True)
+                and (collect(member_b, got_b, 10**9) or True)
+                and len(a.assignment()) + len(member_b.assignment()) == 4
+                and bool(member_b.assignment())
+            ),
+            "the second member gets its share",
+        )
+        assert committed_in_listener, "the listener never ran"
+        assert all(o.offset == 40 for c in committed_in_listener for o in c.values())
+        assert got_b == [], "records redelivered although the listener committed them"
+    finally:
+        a.close()
+        if b is not None:
+            b.close()

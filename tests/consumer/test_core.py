@@ -18,6 +18,7 @@ from kafkacore.consumer import (
     OffsetAndMetadata,
     OperationCompleted,
     PartitionsAssigned,
+    PartitionsRevoking,
     TruncationDetected,
 )
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
@@ -413,3 +414,22 @@ def test_unsubscribe_commits_under_the_current_generation_then_leaves() -> None:
     assert core.assignment() == frozenset()
     core.subscribe(["t"], now=pump.now)  # a new membership after the old one ended
     pump.run(until=lambda: len(core.assignment()) == 2)
+
+
+def test_revocation_waits_for_the_listener_when_asked() -> None:
+    core, pump, kafka, _ = boot_consumer([Topic("t", 2), Topic("u", 1)], group_id="g")
+    core.await_revocation_ack = True
+    core.subscribe(["t"], now=pump.now)
+    pump.run(until=lambda: len(core.assignment()) == 2)
+    generation = kafka.coord.generation
+    core.subscribe(["u"], now=pump.now)  # eager: everything is revoked before rejoining
+    pump.run(until=lambda: any(isinstance(e, PartitionsRevoking) for e in pump.events))
+    revoking = next(e for e in pump.events if isinstance(e, PartitionsRevoking))
+    assert revoking.partitions == frozenset({T0, T1})
+    for _ in range(20):
+        pump.step()
+    # Still ours, and no new join round, until the listener is done.
+    assert core.assignment() == frozenset({T0, T1})
+    assert kafka.coord.generation == generation
+    core.revocation_done(revoking.token, now=pump.now)
+    pump.run(until=lambda: core.assignment() == frozenset({TopicPartition("u", 0)}))
