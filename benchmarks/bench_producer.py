@@ -72,6 +72,10 @@ def _kc_options(case: Case) -> dict[str, Any]:
     }
 
 
+def _stamp(lat: list[float], t0: float, _done: object) -> None:
+    lat.append(time.perf_counter() - t0)
+
+
 # -- kafkacore ------------------------------------------------------------------
 def run_kc_selector(bootstrap: str, topic: str, n: int, case: Case) -> Result:
     from transports._producer_selector import KafkaProducer
@@ -86,7 +90,7 @@ def run_kc_selector(bootstrap: str, topic: str, n: int, case: Case) -> Result:
             fut = send(topic, value)
             if i % SAMPLE == 0:
                 t0 = time.perf_counter()
-                fut.add_done_callback(lambda f, t0=t0: lat.append(time.perf_counter() - t0))
+                fut.add_done_callback(functools.partial(_stamp, lat, t0))
         p.flush()
         return Result(time.perf_counter() - start, [x * 1000 for x in lat])
 
@@ -103,7 +107,7 @@ def run_kc_selector_many(bootstrap: str, topic: str, n: int, case: Case) -> Resu
         for off in range(0, n, CHUNK):
             t0 = time.perf_counter()
             fut = p.send_many(topic, (None, [value] * min(CHUNK, n - off)))
-            fut.add_done_callback(lambda f, t0=t0: lat.append(time.perf_counter() - t0))
+            fut.add_done_callback(functools.partial(_stamp, lat, t0))
             futs.append(fut)
         for fut in futs:
             fut.result(120)
@@ -211,7 +215,7 @@ def _confluent_cb(lat: list[float], t0: float, err: Any, msg: Any) -> None:
 
 
 def run_aiokafka(bootstrap: str, topic: str, n: int, case: Case) -> Result:
-    from aiokafka import AIOKafkaProducer
+    from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
 
     async def main() -> Result:
         value = b"x" * case.size
@@ -241,7 +245,7 @@ def run_aiokafka(bootstrap: str, topic: str, n: int, case: Case) -> Result:
 
 
 def run_kafka_python(bootstrap: str, topic: str, n: int, case: Case) -> Result:
-    from kafka import KafkaProducer
+    from kafka import KafkaProducer  # type: ignore[import-untyped]
 
     value = b"x" * case.size
     lat: list[float] = []

@@ -126,12 +126,11 @@ class TrioKafkaProducer(AsyncProducerBase):
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> bool:
+    ) -> None:
         if exc_type is None:
             await self._flush_then_stop(self._close_timeout)
         self._shutdown()
         await self._nursery_cm.__aexit__(None, None, None)
-        return False
 
     async def close(self, timeout: float | None = None) -> None:
         """Flush for at most ``timeout`` s, then stop; the ``async with`` block may go on."""

@@ -15,7 +15,7 @@ from typing import Any
 from kafkacore.client import PartitionLeader
 from kafkacore.protocol.messages import FetchRequest
 from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic
-from kafkacore.records import ControlRecordType, iter_batches
+from kafkacore.records import ControlRecordType, RecordBatch, iter_batches
 from transports.selector import KafkaClient
 
 
@@ -67,6 +67,7 @@ def read_partition(
         data = bytes(part.records or b"")
         progressed = False
         for batch in iter_batches(data):
+            assert isinstance(batch, RecordBatch), "a producer writes v2 batches only"
             if batch.base_offset + batch.last_offset_delta < offset:
                 continue
             progressed = True

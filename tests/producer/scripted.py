@@ -22,7 +22,7 @@ from kafkacore.protocol.messages.produce_response import (
     PartitionProduceResponse,
     TopicProduceResponse,
 )
-from kafkacore.records import iter_batches
+from kafkacore.records import RecordBatch, iter_batches
 from tests.client.fakebroker import FakeBroker, Pump, Topic, make_cluster
 
 #: A fault for one Produce request: None (answer normally), ("error", code)
@@ -64,6 +64,7 @@ class ScriptedLog:
         log = self.logs.setdefault(tp, [])
         code, base = 0, len(log)
         for batch in iter_batches(data):
+            assert isinstance(batch, RecordBatch), "the producer writes v2 batches only"
             pid, epoch, seq = batch.producer_id, batch.producer_epoch, batch.base_sequence
             n = batch.record_count
             if pid >= 0:

@@ -86,7 +86,7 @@ def test_every_acked_record_once_and_in_order_across_a_leader_crash(
     assert len(acked) == TOTAL
     with KafkaClient(kafka_cluster.bootstrap) as reader:
         for p in range(PARTITIONS):
-            values = [int(r.value) for r in read_partition(reader, topic, p)]
+            values = [int(r.value or b"") for r in read_partition(reader, topic, p)]
             assert len(values) == len(set(values)), f"partition {p} has duplicates"
             assert values == sorted(values), f"partition {p} is out of order"
             expected = sorted(

@@ -58,7 +58,13 @@ def test_values_must_be_bytes_unless_serialized() -> None:
     with pytest.raises(TypeError, match="key must be bytes or None, got int"):
         prepare_record(b"x", 5, None, key_serializer=None, value_serializer=None)
     with pytest.raises(TypeError, match="header key must be str"):
-        prepare_record(b"x", None, [(b"k", b"v")], key_serializer=None, value_serializer=None)
+        prepare_record(
+            b"x",
+            None,
+            [(b"k", b"v")],  # type: ignore[list-item]
+            key_serializer=None,
+            value_serializer=None,
+        )
     rec = prepare_record(
         "x",
         5,

@@ -98,7 +98,7 @@ def test_records_read_back_exactly_once_in_order(
     # Send order is log order within each partition, for each kind of send.
     for recs in logs.values():
         for prefix in (b"value-", b"many-", b"pair-"):
-            seq = [int(r.value[len(prefix) :]) for r in recs if r.value.startswith(prefix)]
+            seq = [int(v[len(prefix) :]) for r in recs if (v := r.value or b"").startswith(prefix)]
             assert seq == sorted(seq)
 
 
@@ -177,13 +177,13 @@ def test_transactions_committed_visible_aborted_not(
     errors = [r for r in results if isinstance(r, BaseException)]
     assert not errors, errors[:3]
     committed = _read_all(reader, topic, 2, isolation_level=1)
-    seen = sorted(r.value for recs in committed.values() for r in recs)
+    seen = sorted(r.value or b"" for recs in committed.values() for r in recs)
     expected = sorted(
         [f"c1-{i}".encode() for i in range(100)] + [f"c2-{i}".encode() for i in range(50)]
     )
     assert seen == expected
     uncommitted = _read_all(reader, topic, 2, isolation_level=0)
-    everything = [r.value for recs in uncommitted.values() for r in recs]
+    everything = [r.value or b"" for recs in uncommitted.values() for r in recs]
     assert sum(v.startswith(b"a1-") for v in everything) == 80  # written, then aborted
 
 
