@@ -208,6 +208,9 @@ class SelectorIo:
     def run_once(self, max_wait: float | None = None) -> None:
         """Wait for I/O, the timer or a call (at most ``max_wait`` s), handle them."""
         bridge = self._require_bridge()
+        # Writes issued between passes (commands run from outside a pass)
+        # must reach the socket before select() may block on them.
+        self._flush_dirty()
         timeout = max_wait
         if self._deadline is not None:
             until = max(0.0, self._deadline - self.clock())
