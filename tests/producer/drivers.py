@@ -8,16 +8,20 @@ Steps:
 ``("send", topic, value, key, headers, partition)`` -> RecordMetadata or the exception;
 ``("send_many", topic, records)`` -> ManyResult or the exception;
 ``("flush",)``, ``("init",)``, ``("begin",)``, ``("commit",)``, ``("abort",)``
--> None or the exception; ``("call", fn)`` runs ``fn()`` (blocking) -> its result.
+-> None or the exception; ``("offsets", {tp: offset}, group_id)`` ->
+send_offsets_to_transaction; ``("call", fn)`` runs ``fn()`` (blocking) -> its
+result; ``("sleep", seconds)`` paces a scenario (not an assertion aid).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
 import trio
 
 from transports._producer_asyncio import AsyncKafkaProducer
@@ -45,8 +49,16 @@ def _run_selector(bootstrap: str, steps: Sequence[Step], options: dict[str, Any]
                     out.append(None)
                     continue
                 # Transaction boundaries and flush settle what was sent before.
+                if op == "sleep":
+                    time.sleep(step[1])
+                    out.append(None)
+                    continue
                 _settle(out, pending)
-                out.append(step[1]() if op == "call" else _call_sync(p, op))
+                if op == "offsets":
+                    p.send_offsets_to_transaction(step[1], step[2], 120)
+                    out.append(None)
+                else:
+                    out.append(step[1]() if op == "call" else _call_sync(p, op))
             except Exception as exc:
                 out.append(exc)
         _settle(out, pending, flush=p.flush)
@@ -100,6 +112,10 @@ async def _run_async(producer: Any, steps: Sequence[Step]) -> list[Any]:
                 pending.append((len(out), slot))
                 out.append(None)
                 continue
+            if op == "sleep":
+                await anyio.sleep(step[1])
+                out.append(None)
+                continue
             if op == "send_many":
                 await settle()
                 out.append(await producer.send_many(step[1], step[2]))
@@ -107,6 +123,8 @@ async def _run_async(producer: Any, steps: Sequence[Step]) -> list[Any]:
             await settle()
             if op == "call":
                 out.append(step[1]())
+            elif op == "offsets":
+                out.append(await producer.send_offsets_to_transaction(step[1], step[2], 120))
             elif op == "flush":
                 out.append(await producer.flush(120))
             elif op == "init":

@@ -16,9 +16,15 @@ from typing import Any
 
 import pytest
 
+from kafkacore.client import GroupCoordinator
 from kafkacore.errors import KafkaTimeoutError
 from kafkacore.partitioner import partition_for_key
 from kafkacore.producer import ProducerFencedError, RecordMetadata
+from kafkacore.protocol.messages import OffsetFetchRequest
+from kafkacore.protocol.messages.offset_fetch_request import (
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopics,
+)
 from tests.producer.drivers import FLAVORS, run
 from tests.producer.readback import ReadRecord, read_partition
 from transports._producer_common import ManyResult
@@ -152,6 +158,7 @@ def test_transactions_committed_visible_aborted_not(
 ) -> None:
     topic = _topic(kafka_broker, 2, "txn")
     tid = f"tx-{uuid.uuid4().hex[:8]}"
+    group = f"g-{uuid.uuid4().hex[:8]}"
 
     def sends(tag: str, n: int) -> list[Any]:
         return [
@@ -169,7 +176,11 @@ def test_transactions_committed_visible_aborted_not(
         ("abort",),
         ("begin",),
         *sends("c2", 50),
+        ("offsets", {(topic, 0): 42, (topic, 1): 7}, group),
         ("commit",),
+        ("begin",),
+        ("offsets", {(topic, 0): 99}, group),
+        ("abort",),  # aborted offsets are not committed
         ("begin",),
         ("abort",),  # an empty transaction ends locally
     ]
@@ -185,6 +196,30 @@ def test_transactions_committed_visible_aborted_not(
     uncommitted = _read_all(reader, topic, 2, isolation_level=0)
     everything = [r.value or b"" for recs in uncommitted.values() for r in recs]
     assert sum(v.startswith(b"a1-") for v in everything) == 80  # written, then aborted
+    assert _committed_offsets(reader, group, topic, 2) == {0: 42, 1: 7}
+
+
+def _committed_offsets(client: KafkaClient, group: str, topic: str, n: int) -> dict[int, int]:
+    cluster = client.metadata([topic])
+    request = OffsetFetchRequest(
+        groups=[
+            OffsetFetchRequestGroup(
+                group_id=group,
+                topics=[
+                    OffsetFetchRequestTopics(
+                        name=topic,
+                        topic_id=cluster.topic_id(topic),
+                        partition_indexes=list(range(n)),
+                    )
+                ],
+            )
+        ],
+        require_stable=True,
+    )
+    response = client.send(request, target=GroupCoordinator(group), timeout=30)
+    (answer,) = response.groups
+    assert answer.error_code == 0
+    return {p.partition_index: p.committed_offset for t in answer.topics for p in t.partitions}
 
 
 @pytest.mark.parametrize("flavor", FLAVORS)
