@@ -10,7 +10,8 @@ Steps:
 ``("flush",)``, ``("init",)``, ``("begin",)``, ``("commit",)``, ``("abort",)``
 -> None or the exception; ``("offsets", {tp: offset}, group_id)`` ->
 send_offsets_to_transaction; ``("call", fn)`` runs ``fn()`` (blocking) -> its
-result; ``("sleep", seconds)`` paces a scenario (not an assertion aid).
+result; ``("sleep", seconds)`` paces a scenario (not an assertion aid);
+``("query", fn)`` -> ``fn(core)`` run on the producer's loop.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def _run_selector(bootstrap: str, steps: Sequence[Step], options: dict[str, Any]
                     out.append(None)
                     continue
                 _settle(out, pending)
-                if op == "offsets":
+                if op == "query":
+                    out.append(p.run_on_loop(step[1], 30))
+                elif op == "offsets":
                     p.send_offsets_to_transaction(step[1], step[2], 120)
                     out.append(None)
                 else:
@@ -123,6 +126,8 @@ async def _run_async(producer: Any, steps: Sequence[Step]) -> list[Any]:
             await settle()
             if op == "call":
                 out.append(step[1]())
+            elif op == "query":
+                out.append(producer.run_on_loop(step[1]))
             elif op == "offsets":
                 out.append(await producer.send_offsets_to_transaction(step[1], step[2], 120))
             elif op == "flush":

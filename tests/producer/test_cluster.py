@@ -1,4 +1,4 @@
-"""Idempotent producer across a broker crash on the 3-node cluster.
+"""Idempotent producer across a broker crash on the 3-node cluster, on each transport.
 
 A long keyed send runs while the leader of partition 0 is SIGKILLed and
 later restarted. Every acknowledged record must be in the log exactly once,
@@ -10,24 +10,23 @@ the new leader drops duplicates and rejects gaps.
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from typing import Any
 
+import pytest
+
 from kafkacore.partitioner import partition_for_key
 from localkafka import LocalKafka, wire
+from tests.producer.drivers import FLAVORS, run
 from tests.producer.readback import read_partition
-from transports._producer_selector import KafkaProducer
 from transports.selector import KafkaClient
 
 PARTITIONS = 3
-TOTAL = 40_000
+TOTAL = 30_000
 
 
-def _leader(kafka: LocalKafka, topic: str, partition: int, avoid: int | None = None) -> int:
+def _leader(kafka: LocalKafka, topic: str, partition: int) -> int:
     for node in kafka.nodes:
-        if node.node_id == avoid:
-            continue
         try:
             (t,) = wire.metadata(node.host, node.port, [topic]).topics
         except OSError:
@@ -36,62 +35,50 @@ def _leader(kafka: LocalKafka, topic: str, partition: int, avoid: int | None = N
     raise AssertionError("no node answered metadata")
 
 
+def _key(i: int) -> bytes:
+    return b"key-%d" % (i % 60)
+
+
+@pytest.mark.parametrize("flavor", FLAVORS)
 def test_every_acked_record_once_and_in_order_across_a_leader_crash(
-    kafka_cluster: LocalKafka,
+    kafka_cluster: LocalKafka, flavor: str
 ) -> None:
     topic = f"crash-{uuid.uuid4().hex[:8]}"
     kafka_cluster.create_topic(topic, partitions=PARTITIONS, replication_factor=3)
     victim = _leader(kafka_cluster, topic, 0)
-    futures: list[Any] = []
-    sent = threading.Event()
-    progress = threading.Condition()
-
-    with KafkaProducer(
-        kafka_cluster.bootstrap, request_timeout_ms=5000, linger_ms=2, batch_size=4096
-    ) as producer:
-
-        def send_all() -> None:
-            for i in range(TOTAL):
-                fut = producer.send(topic, b"%08d" % i, key=b"key-%d" % (i % 60))
-                with progress:
-                    futures.append(fut)
-                    progress.notify_all()
-                if i % 250 == 249:
-                    time.sleep(0.02)  # pace the sends so the crash lands mid-stream
-            sent.set()
-
-        sender = threading.Thread(target=send_all)
-        sender.start()
-        with progress:
-            progress.wait_for(lambda: len(futures) >= TOTAL // 4)
-        kafka_cluster.kill(victim)
-        with progress:
-            progress.wait_for(lambda: len(futures) >= TOTAL // 2)
-        kafka_cluster.restart(victim)
-        sender.join()
-        assert sent.is_set()
-        producer.flush(180)
-        outcomes = []
-        for fut in futures:
-            try:
-                outcomes.append(fut.result(0))
-            except Exception as exc:
-                outcomes.append(exc)
-        stats = producer.run_on_loop(lambda core: core.client.metrics())
-
-    acked = {i for i, o in enumerate(outcomes) if not isinstance(o, BaseException)}
-    failures = [o for o in outcomes if isinstance(o, BaseException)]
+    restarter = threading.Thread(target=kafka_cluster.restart, args=(victim,))
+    steps: list[Any] = []
+    for i in range(TOTAL):
+        steps.append(("send", topic, b"%08d" % i, _key(i), None, None))
+        if i % 250 == 249:
+            steps.append(("sleep", 0.02))  # pace the sends so the crash lands mid-stream
+        if i == TOTAL // 4:
+            steps.append(("call", lambda: kafka_cluster.kill(victim)))
+        if i == TOTAL // 2:
+            steps.append(("call", restarter.start))  # restart while sends go on
+    steps.append(("flush",))
+    steps.append(("call", lambda: restarter.join(120)))
+    steps.append(("query", lambda core: core.client.metrics()))
+    results = run(
+        flavor,
+        kafka_cluster.bootstrap,
+        steps,
+        request_timeout_ms=5000,
+        linger_ms=2,
+        batch_size=4096,
+    )
+    stats = results[-1]
+    sends = [r for s, r in zip(steps, results, strict=True) if s[0] == "send"]
+    failures = [r for r in sends if isinstance(r, BaseException)]
     # The crash was survivable (2 of 3 replicas stay in sync): nothing may fail.
     assert not failures, failures[:3]
-    assert len(acked) == TOTAL
+    assert len(sends) == TOTAL
+    # The crash really hit the stream: connections to the victim were lost.
+    assert stats.connections_closed + stats.connection_failures > 0
     with KafkaClient(kafka_cluster.bootstrap) as reader:
         for p in range(PARTITIONS):
             values = [int(r.value or b"") for r in read_partition(reader, topic, p)]
             assert len(values) == len(set(values)), f"partition {p} has duplicates"
             assert values == sorted(values), f"partition {p} is out of order"
-            expected = sorted(
-                i for i in acked if partition_for_key(b"key-%d" % (i % 60), PARTITIONS) == p
-            )
+            expected = [i for i in range(TOTAL) if partition_for_key(_key(i), PARTITIONS) == p]
             assert values == expected
-    # The crash really hit the stream: connections to the victim were lost.
-    assert stats.connections_closed + stats.connection_failures > 0
