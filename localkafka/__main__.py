@@ -14,15 +14,17 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from localkafka import wire
 from localkafka.cluster import LocalKafka
 from localkafka.config import CLIENT_LISTENERS, Profile
 from localkafka.libs import ensure_libs
-from localkafka.process import reap_stale
+from localkafka.process import reap_stale, reap_stale_workdirs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -98,7 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "reap":
         killed = reap_stale()
+        removed = reap_stale_workdirs(Path(tempfile.gettempdir()))
         print(f"localkafka: killed {len(killed)} stale process(es) {killed}")
+        print(f"localkafka: removed {len(removed)} stale work dir(s)")
         return 0
     if args.command == "probe":
         host, _, port = args.address.rpartition(":")

@@ -32,7 +32,13 @@ from types import TracebackType
 
 from localkafka import config, wire
 from localkafka.libs import ensure_libs
-from localkafka.process import ManagedProcess, owner_tag, reap_stale
+from localkafka.process import (
+    ManagedProcess,
+    mark_workdir,
+    owner_tag,
+    reap_stale,
+    reap_stale_workdirs,
+)
 from localkafka.tls import make_tls_files
 
 __all__ = ["KafkaNode", "LocalKafka", "NodeState", "StartError", "TopicError"]
@@ -314,6 +320,9 @@ class LocalKafka:
         self._started = True
         self.workdir.mkdir(parents=True, exist_ok=True)  # stop() may have removed it
         reap_stale()
+        if self._own_workdir:
+            reap_stale_workdirs(self.workdir.parent)
+            mark_workdir(self.workdir)
         self._require_libs()
         if {"SSL", "SASL_SSL"} & set(self.listener_names):
             tls = make_tls_files(self.workdir)

@@ -15,6 +15,8 @@ Four independent nets then make sure no JVM is left behind:
    ``kill -9`` of the owner;
 4. :func:`reap_stale` kills tagged JVMs whose owner is gone; launchers call it
    before starting new brokers, and ``python -m localkafka reap`` exposes it.
+   :func:`reap_stale_workdirs` likewise removes work directories (marked with
+   an owner file) that a killed owner left behind.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +34,15 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-__all__ = ["OWNER_FLAG", "ManagedProcess", "kill_all", "owner_tag", "reap_stale"]
+__all__ = [
+    "OWNER_FLAG",
+    "ManagedProcess",
+    "kill_all",
+    "mark_workdir",
+    "owner_tag",
+    "reap_stale",
+    "reap_stale_workdirs",
+]
 
 OWNER_FLAG = "-Dlocalkafka.owner="
 
@@ -178,6 +189,38 @@ def _install_handlers() -> None:
             signal.signal(sig, _on_signal)
 
 
+def _owner_alive(value: str) -> bool:
+    """Whether ``<pid>:<start-ticks>`` names a live process (not a recycled pid)."""
+    owner, _, ticks = value.strip().partition(":")
+    return owner.isdigit() and _start_ticks(int(owner)) == ticks
+
+
+OWNER_FILE = ".localkafka-owner"
+
+
+def mark_workdir(path: Path) -> None:
+    """Record this process as the owner of work directory ``path``."""
+    (path / OWNER_FILE).write_text(owner_tag()[len(OWNER_FLAG) :])
+
+
+def reap_stale_workdirs(parent: Path) -> list[Path]:
+    """Remove ``localkafka-*`` directories under ``parent`` whose owner is gone.
+
+    Only directories carrying our owner file are touched; a kill -9 of the
+    owner leaves them behind, and nothing else would clean them.
+    """
+    removed = []
+    for path in parent.glob("localkafka-*"):
+        try:
+            value = (path / OWNER_FILE).read_text()
+        except OSError:
+            continue
+        if not _owner_alive(value):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 def reap_stale() -> list[int]:
     """SIGKILL tagged JVMs whose owning Python process is gone; return their pids."""
     killed: list[int] = []
@@ -194,11 +237,8 @@ def reap_stale() -> list[int]:
         tags = [a for a in argv if a.startswith(OWNER_FLAG.encode())]
         if not tags:
             continue
-        owner, _, ticks = tags[0][len(OWNER_FLAG) :].decode(errors="replace").partition(":")
-        if not owner.isdigit():
+        if _owner_alive(tags[0][len(OWNER_FLAG) :].decode(errors="replace")):
             continue
-        if _start_ticks(int(owner)) == ticks:
-            continue  # owner alive (same pid, same start time)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(int(entry.name), signal.SIGKILL)
             killed.append(int(entry.name))

@@ -211,3 +211,22 @@ def test_cli_start_serves_until_sigterm_then_leaves_nothing() -> None:
     assert cli.wait(60) == 0
     assert "localkafka: stopping" in cli.stdout.read()
     wait_gone(node_pid)
+
+
+def test_workdirs_of_dead_owners_are_removed(tmp_path: Path) -> None:
+    from localkafka.process import OWNER_FILE, mark_workdir, reap_stale_workdirs
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    orphan, mine, unmarked = (tmp_path / f"localkafka-{n}" for n in ("a", "b", "c"))
+    for d in (orphan, mine, unmarked):
+        d.mkdir()
+    (orphan / OWNER_FILE).write_text(f"{int(dead.stdout)}:1")
+    mark_workdir(mine)
+    assert reap_stale_workdirs(tmp_path) == [orphan]
+    assert not orphan.exists()
+    assert mine.exists() and unmarked.exists()
