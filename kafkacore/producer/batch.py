@@ -72,6 +72,7 @@ class ProducerBatch:
         "timestamps",
         "tokens",
         "tp",
+        "unknown",
     )
 
     def __init__(
@@ -102,6 +103,9 @@ class ProducerBatch:
         self.base_sequence = -1
         self.producer_id = -1
         self.producer_epoch = -1
+        # An attempt ended without an answer (lost connection, timeout): the
+        # broker may have written it. Sticky: a later refusal does not undo it.
+        self.unknown = False
 
     @property
     def record_count(self) -> int:

@@ -1073,6 +1073,7 @@ class ProducerCore:
                 q.in_flight -= 1
         if error is not None:
             for batch in batches:
+                batch.unknown = True
                 self._retry_or_fail(batch, error, now, refresh=True)
             return
         if response is None:  # acks=0: nothing comes back
@@ -1251,6 +1252,19 @@ class ProducerCore:
     def _on_producer_id(self, response: Any, now: float) -> None:
         ident = self._identity
         bumped = ident.state is IdState.BUMPING
+        if bumped:
+            # A batch whose earlier attempt may have been written cannot be
+            # resent under the new epoch: the broker could not tell it is a
+            # duplicate. It fails instead (as Java fails unresolved batches).
+            for q in self._acc.queues.values():
+                keep: deque[ProducerBatch] = deque()
+                for batch in q.batches:
+                    if batch.unknown:
+                        batch.base_sequence = -1  # its gap is closed by the bump itself
+                        self._complete(batch, -1, -1, _unresolved(batch), queued=False)
+                    else:
+                        keep.append(batch)
+                q.batches = keep
         ident.assign(response.producer_id, response.producer_epoch)
         if bumped or self._txn is not None:
             for q in self._acc.queues.values():
@@ -1453,6 +1467,14 @@ class ProducerCore:
             self._callbacks[handle] = done
 
         send(now)
+
+
+def _unresolved(batch: ProducerBatch) -> KafkaTimeoutError:
+    return KafkaTimeoutError(
+        f"{batch.record_count} records for {batch.tp.topic}-{batch.tp.partition}: an earlier "
+        "attempt got no answer and the producer epoch had to be bumped; not resent, since "
+        "the broker could not drop a duplicate (they may or may not be in the log)"
+    )
 
 
 def _add_partitions_codes(response: Any) -> int:

@@ -34,6 +34,8 @@ FAULTS = st.one_of(
     st.just(("error", 19)),  # NOT_ENOUGH_REPLICAS (retriable)
     st.just(("lose",)),  # written, reply lost: resend must not duplicate
     st.just(("error", 87)),  # INVALID_RECORD (not retriable): those records fail
+    st.just(("error", 59)),  # UNKNOWN_PRODUCER_ID: epoch bump (KIP-360), then resend
+    st.just(("error", 45)),  # OUT_OF_ORDER_SEQUENCE_NUMBER
 )
 
 
@@ -60,7 +62,7 @@ def workloads(draw: Any) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(workloads())
 def test_no_acked_record_lost_none_reported_twice_order_kept(w: dict[str, Any]) -> None:
     idempotent = w["idempotent"] and w["acks"] == "all"
@@ -184,3 +186,31 @@ def test_epoch_bump_after_a_failed_sequenced_batch() -> None:
     values = [int(v or b"") for _, v in log.logs[("t", 0)]]
     assert not set(values) & set(failed)
     assert values == sorted(values)
+
+
+def test_bump_after_an_unanswered_attempt_fails_that_batch_instead_of_duplicating() -> None:
+    # Request 2 is written but never answered (the connection is then torn
+    # down); its retry meets UNKNOWN_PRODUCER_ID, which bumps the epoch. The
+    # batch may be in the log already, so it must not be resent under the
+    # new epoch (the broker could not drop the duplicate): it fails instead.
+    core, pump, log = boot_producer(
+        partitions=1, batch_size=64, linger_ms=0, client={"request_timeout_ms": 1000}
+    )
+    # Requests 3-5 are pipelined behind the lost one and dropped with the
+    # connection; request 6 is the first retry.
+    faults: list[Any] = [None, ("lose",), None, None, None, ("error", 59)]
+    log.fault = lambda: faults.pop(0) if faults else None
+    for i in range(10):
+        core.append("t", b"%d" % i, None, None, timestamp=1, token=i, now=pump.now)
+        pump.step()
+    flush = core.flush(now=pump.now)
+    pump.run(until=lambda: flush.done, rounds=5000)
+    assert core.producer_id[1] >= 1  # bumped
+    events = [e for e in pump.events if isinstance(e, BatchCompleted)]
+    failed = {t for e in events if e.error is not None for t in e.tokens}
+    ok = {t for e in events if e.error is None for t in e.tokens}
+    assert failed and not failed & ok and failed | ok == set(range(10))
+    assert all("not resent" in str(e.error) for e in events if e.error is not None)
+    values = [int(v or b"") for _, v in log.logs[("t", 0)]]
+    assert len(values) == len(set(values))  # no duplicate, whatever was lost
+    assert ok <= set(values)
