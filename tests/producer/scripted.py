@@ -6,7 +6,10 @@ partition, as brokers do) and appends records, answering duplicates with the
 first attempt's offset and gaps with OUT_OF_ORDER_SEQUENCE_NUMBER. Tests
 inject faults per Produce request through ``fault``: answer with an error
 code for every partition, or swallow the reply (the write happened, the
-answer is lost; the client times out and retries).
+answer is lost). A swallowed reply with requests pipelined behind it makes
+the client see responses out of order and drop the connection, as after a
+real disconnect; alone, it makes the request time out. Either way the
+client resends.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Hypothesis draws a workload (records, keys, explicit partitions, flushes)
 and a fault script for successive Produce requests: retriable errors,
-non-retriable errors, and replies lost after the write (the client times
-out and resends). The pump jumps time to the core's deadlines. Whatever
+non-retriable errors, sequence/producer-id errors that force an epoch bump,
+and replies lost after the write (the connection drops or the request times
+out, and the client resends). The pump jumps time to the core's deadlines. Whatever
 happens:
 
 - every record is reported exactly once (one BatchCompleted token);
