@@ -135,14 +135,15 @@ class TrioKafkaProducer(AsyncProducerBase):
     async def close(self, timeout: float | None = None) -> None:
         """Flush for at most ``timeout`` s, then stop; the ``async with`` block may go on."""
         await self._flush_then_stop(timeout)
-        self._shutdown()
+        # The nursery's scope encloses the user's block: stop only our tasks.
+        self._shutdown(cancel_nursery=False)
         await trio.lowlevel.checkpoint()
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, *, cancel_nursery: bool = True) -> None:
         self._stop_core()
         if self._io is not None:
             self._io.abort_all()
-        if self._nursery is not None:
+        if cancel_nursery and self._nursery is not None:
             self._nursery.cancel_scope.cancel()
 
     # -- framework hooks --------------------------------------------------------
