@@ -436,9 +436,8 @@ class ConsumerCore:
         self._before_poll("poll_records", now)
         limit = self.config.max_poll_records if max_records is None else max_records
         out: list[ConsumerRecord] = []
-        buffer = self._buffer
-        while buffer and len(out) < limit:
-            cf = buffer[0]
+        while self._buffer and len(out) < limit:
+            cf = self._buffer[0]
             st = self._parts.get(cf.tp)
             if st is None or st.paused or st.position != cf.next_offset:
                 self._pop_buffered()
@@ -455,9 +454,8 @@ class ConsumerCore:
         limit = self.config.max_poll_records if max_records is None else max_records
         out: list[PartitionBatch] = []
         count = 0
-        buffer = self._buffer
-        while buffer and count < limit:
-            cf = buffer[0]
+        while self._buffer and count < limit:
+            cf = self._buffer[0]
             st = self._parts.get(cf.tp)
             if st is None or st.paused or st.position != cf.next_offset:
                 self._pop_buffered()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.consumer.helpers import produce
-from tests.consumer.workers import MAX_POLL, Worker, wait_for
+from tests.consumer.workers import MAX_POLL, Worker, describe, wait_for
 from transports.selector import KafkaClient
 
 PARTITIONS = 12
@@ -54,19 +54,39 @@ def test_three_transports_share_a_group_while_members_come_and_go(
     group = f"g-{topic}"
     fill(bootstrap, topic, 100)
     workers = [Worker("selector", bootstrap, group, topic, protocol).start()]
-    wait_for(lambda: settled(workers), "one member owns all partitions")
+    wait_for(
+        lambda: settled(workers), "one member owns all partitions", state=lambda: describe(workers)
+    )
     workers.append(Worker("asyncio", bootstrap, group, topic, protocol).start())
-    wait_for(lambda: settled(workers), "two members split the partitions")
+    wait_for(
+        lambda: settled(workers),
+        "two members split the partitions",
+        state=lambda: describe(workers),
+    )
     workers.append(Worker("trio", bootstrap, group, topic, protocol).start())
-    wait_for(lambda: settled(workers), "three members split the partitions")
+    wait_for(
+        lambda: settled(workers),
+        "three members split the partitions",
+        state=lambda: describe(workers),
+    )
     fill(bootstrap, topic, 100, start=100)
     workers[0].close()  # the selector member leaves
-    wait_for(lambda: settled(workers), "two members take over the leaver's partitions")
+    wait_for(
+        lambda: settled(workers),
+        "two members take over the leaver's partitions",
+        state=lambda: describe(workers),
+    )
     workers.append(Worker("selector", bootstrap, group, topic, protocol).start())
-    wait_for(lambda: settled(workers), "a new selector member joins")
+    wait_for(
+        lambda: settled(workers), "a new selector member joins", state=lambda: describe(workers)
+    )
     fill(bootstrap, topic, 100, start=200)
     total = PARTITIONS * 300
-    wait_for(lambda: len({r for w in workers for r in w.records}) >= total, "every record consumed")
+    wait_for(
+        lambda: len({r for w in workers for r in w.records}) >= total,
+        "every record consumed",
+        state=lambda: describe(workers),
+    )
     for w in workers[1:]:
         w.close()
     check_delivery(workers, total, changes=5)
@@ -83,9 +103,15 @@ def test_kafkacore_and_confluent_kafka_share_a_group(kafka_broker: Any, protocol
     if protocol == "classic":
         extra["partition_assignment_strategy"] = ("range",)
     ours = Worker("selector", bootstrap, group, topic, protocol, **extra).start()
-    wait_for(lambda: settled([ours]), "kafkacore owns all partitions")
+    wait_for(
+        lambda: settled([ours]), "kafkacore owns all partitions", state=lambda: describe([ours])
+    )
     theirs = Worker("confluent", bootstrap, group, topic, protocol).start()
-    wait_for(lambda: settled([ours, theirs]), "kafkacore and confluent-kafka split the partitions")
+    wait_for(
+        lambda: settled([ours, theirs]),
+        "kafkacore and confluent-kafka split the partitions",
+        state=lambda: describe([ours, theirs]),
+    )
     assert ours.assignment and theirs.assignment
     fill(bootstrap, topic, 50, start=50)
     wait_for(

@@ -32,13 +32,28 @@ def collect(consumer: Any, into: list[Any], want: int) -> bool:
     return len(into) >= want
 
 
-def wait_for(cond: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
+def wait_for(
+    cond: Callable[[], bool],
+    what: str,
+    timeout: float = 90.0,
+    state: Callable[[], str] | None = None,
+) -> None:
     """Wait for the cluster to reach a state (a bound on failure, not a timing assertion)."""
     end = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > end:
-            raise AssertionError(f"never happened: {what}")
+            extra = f"; {state()}" if state is not None else ""
+            raise AssertionError(f"never happened: {what}{extra}")
         time.sleep(0.1)
+
+
+def describe(workers: list[Worker]) -> str:
+    return "; ".join(
+        f"{w.kind}: owns {sorted(w.assignment)}, {len(w.records)} records"
+        + (" (closed)" if w.closed.is_set() else "")
+        + (f" error {w.error!r}" if w.error is not None else "")
+        for w in workers
+    )
 
 
 class Worker:
