@@ -70,15 +70,31 @@ class PartitionQueue:
         self.next_sequence = 0
 
     def reinsert(self, batch: ProducerBatch) -> None:
-        """Put a batch to retry back before every later batch (by sequence, then id)."""
+        """Put a batch to retry back before every later batch (by sequence, then append order)."""
         batch.state = BatchState.SEALED
-        key = (batch.base_sequence if batch.base_sequence >= 0 else 1 << 62, batch.id)
+        key = _order(batch)
         for i, other in enumerate(self.batches):
-            okey = (other.base_sequence if other.base_sequence >= 0 else 1 << 62, other.id)
-            if okey > key:
+            if _order(other) > key:
                 self.batches.insert(i, batch)
                 return
         self.batches.append(batch)
+
+    def insert_before_later(self, batches: list[ProducerBatch], like: ProducerBatch) -> None:
+        """Insert ``batches`` (in order) where ``like`` belongs: before every later batch."""
+        key = _order(like)
+        index = len(self.batches)
+        for i, other in enumerate(self.batches):
+            if _order(other) > key:
+                index = i
+                break
+        for offset, batch in enumerate(batches):
+            batch.state = BatchState.SEALED
+            self.batches.insert(index + offset, batch)
+
+
+def _order(batch: ProducerBatch) -> tuple[int, tuple[int, ...]]:
+    """Sort key: sequence first (what the broker checks), then append order."""
+    return (batch.base_sequence if batch.base_sequence >= 0 else 1 << 62, batch.order)
 
 
 class RecordAccumulator:

@@ -65,6 +65,7 @@ class ProducerBatch:
         "data",
         "deadline",
         "id",
+        "order",
         "producer_epoch",
         "producer_id",
         "retry_at",
@@ -87,6 +88,9 @@ class ProducerBatch:
         compression_level: int | None,
     ) -> None:
         self.id = id
+        # Position among the partition's batches when no sequence says it:
+        # (id,), and the halves of a split batch extend their parent's.
+        self.order: tuple[int, ...] = (id,)
         self.tp = tp
         self.created = now
         self.deadline = now + delivery_timeout_s

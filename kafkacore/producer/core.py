@@ -105,7 +105,7 @@ from kafkacore.protocol.messages.txn_offset_commit_request import (
     TxnOffsetCommitRequestPartition,
     TxnOffsetCommitRequestTopic,
 )
-from kafkacore.records import Header
+from kafkacore.records import Header, RecordBatch
 
 __all__ = ["BufferFull", "ProducerCore"]
 
@@ -117,6 +117,7 @@ _COORDINATOR_LOAD_IN_PROGRESS = 14
 _COORDINATOR_NOT_AVAILABLE = 15
 _NOT_COORDINATOR = 16
 _INVALID_TOPIC = 17
+_RECORD_LIST_TOO_LARGE = 18
 _TOPIC_AUTHORIZATION_FAILED = 29
 _OUT_OF_ORDER_SEQUENCE = 45
 _DUPLICATE_SEQUENCE = 46
@@ -1126,7 +1127,10 @@ class ProducerCore:
             self._need_bump()
             self._retry_or_fail(batch, error, now, refresh=False)
             return
-        if code == _MESSAGE_TOO_LARGE:
+        if code in (_MESSAGE_TOO_LARGE, _RECORD_LIST_TOO_LARGE) and batch.record_count > 1:
+            self._split(batch, now)
+            return
+        if code in (_MESSAGE_TOO_LARGE, _RECORD_LIST_TOO_LARGE):
             self._complete(
                 batch,
                 -1,
@@ -1142,6 +1146,63 @@ class ProducerCore:
             self._retry_or_fail(batch, error, now, refresh=cls.invalid_metadata)
             return
         self._complete(batch, -1, -1, error)
+
+    def _split(self, batch: ProducerBatch, now: float) -> None:
+        """Resend a batch the broker found too large as two halves (as Java does).
+
+        The halves keep the records' order, tokens and timestamps and, with
+        idempotence, the original's sequence range (the broker wrote none of
+        it), so later batches keep their sequences. Halves that are still
+        too large are split again when the broker says so.
+        """
+        cfg = self._cfg
+        data = batch.build()
+        records = list(RecordBatch(data))
+        n = len(records)
+        half = n // 2
+        q = self._acc.queue(batch.tp)
+        age = self._incomplete.pop(batch.id, batch.id)
+        pieces: list[ProducerBatch] = []
+        charged = 0
+        for start, end in ((0, half), (half, n)):
+            piece = ProducerBatch(
+                self._acc.take_id(),
+                batch.tp,
+                now=batch.created,
+                delivery_timeout_s=cfg.delivery_timeout_ms / 1000,
+                batch_size=cfg.batch_size,
+                compression=cfg.compression,
+                compression_level=cfg.compression_level,
+            )
+            builder = piece.builder
+            assert builder is not None
+            for record in records[start:end]:
+                builder.append(
+                    record.value, record.key, timestamp=record.timestamp, headers=record.headers
+                )
+            piece.order = (*batch.order, start)
+            piece.tokens = batch.tokens[start:end]
+            piece.timestamps = batch.timestamps[start:end]
+            piece.accounted = (
+                batch.accounted * (end - start) // n if start == 0 else batch.accounted - charged
+            )
+            charged += piece.accounted
+            piece.attempts = batch.attempts  # a retry: sent alone, in order
+            piece.unknown = batch.unknown
+            piece.retry_at = now
+            piece.build()
+            if batch.base_sequence >= 0:
+                piece.restamp(
+                    batch.producer_id,
+                    batch.producer_epoch,
+                    (batch.base_sequence + start) % _SEQUENCE_WRAP,
+                    self._txn is not None,
+                )
+            self._incomplete[piece.id] = age
+            pieces.append(piece)
+        batch.state = BatchState.DONE  # replaced by its halves; reported through them
+        batch.accounted = 0
+        q.insert_before_later(pieces, batch)
 
     def _earlier_unfinished(self, batch: ProducerBatch) -> bool:
         q = self._acc.queues.get(batch.tp)

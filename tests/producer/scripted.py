@@ -47,6 +47,8 @@ class ScriptedLog:
         self.epochs: dict[int, int] = {}
         self.fault: Callable[[], Fault] = lambda: None
         self.produce_requests = 0
+        #: Batches with more records are refused with MESSAGE_TOO_LARGE.
+        self.max_batch_records: int | None = None
 
     def install(self, brokers: dict[Any, FakeBroker]) -> None:
         for broker in brokers.values():
@@ -70,6 +72,8 @@ class ScriptedLog:
             assert isinstance(batch, RecordBatch), "the producer writes v2 batches only"
             pid, epoch, seq = batch.producer_id, batch.producer_epoch, batch.base_sequence
             n = batch.record_count
+            if self.max_batch_records is not None and n > self.max_batch_records:
+                return 10, -1
             if pid >= 0:
                 key = (tp[0], tp[1], pid)
                 st = self.state.get(key)

@@ -153,3 +153,25 @@ def test_delivery_timeout_expires_records_a_broker_never_acknowledges() -> None:
     assert isinstance(event.error, KafkaTimeoutError)
     assert "delivery_timeout_ms=5000" in str(event.error)
     assert log.produce_requests >= 2  # retried before giving up
+
+
+@pytest.mark.parametrize("idempotent", [True, False])
+def test_a_batch_refused_as_too_large_is_split_and_delivered_in_order(idempotent: bool) -> None:
+    core, pump, log = boot_producer(
+        partitions=1, linger_ms=50, enable_idempotence=idempotent, acks="all"
+    )
+    log.max_batch_records = 3  # the broker refuses bigger batches: MESSAGE_TOO_LARGE
+    for i in range(20):
+        core.append(
+            "t", b"%d" % i, None, [("n", b"%d" % i)], timestamp=100 + i, token=i, now=pump.now
+        )
+    flush = core.flush(now=pump.now)
+    pump.run(until=lambda: flush.done, rounds=5000)
+    events = [e for e in pump.events if isinstance(e, BatchCompleted)]
+    assert all(e.error is None for e in events)
+    assert sorted(int(t) for e in events for t in e.tokens) == list(range(20))  # type: ignore[call-overload]
+    assert [v for _, v in log.logs[("t", 0)]] == [b"%d" % i for i in range(20)]
+    for e in events:  # offsets reported per record match the log
+        for j, t in enumerate(e.tokens):
+            assert log.logs[("t", 0)][e.base_offset + j][1] == b"%d" % t  # type: ignore[str-format]
+    assert core._acc.used == 0

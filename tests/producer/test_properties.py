@@ -60,6 +60,7 @@ def workloads(draw: Any) -> dict[str, Any]:
         "in_flight": draw(st.integers(1, 5)),
         "flush_every": draw(st.sampled_from([0, 7, 30])),
         "seed": draw(st.integers(0, 1000)),
+        "max_batch_records": draw(st.sampled_from([None, None, 2, 5])),
     }
 
 
@@ -80,6 +81,7 @@ def test_no_acked_record_lost_none_reported_twice_order_kept(w: dict[str, Any]) 
     )
     faults = list(w["faults"])
     log.fault = lambda: faults.pop(0) if faults else None
+    log.max_batch_records = w["max_batch_records"]  # bigger ones: MESSAGE_TOO_LARGE, split
     records = w["records"]
     flushes: list[tuple[Any, int]] = []
     many_tokens: dict[Any, list[int]] = {}
