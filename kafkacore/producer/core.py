@@ -318,7 +318,13 @@ class ProducerCore:
         :class:`~kafkacore.producer.errors.TransactionStateError` outside a
         transaction of a transactional producer.
         """
-        if self._txn is not None or self._closed or partition is not None or type(topic) is not str:
+        if (
+            self._txn is not None
+            or self._closed
+            or partition is not None
+            or type(topic) is not str
+            or not topic
+        ):
             self._check_append("append", topic, partition)
         if headers:
             size = record_estimate(key, value, headers)

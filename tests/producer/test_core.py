@@ -175,3 +175,12 @@ def test_a_batch_refused_as_too_large_is_split_and_delivered_in_order(idempotent
         for j, t in enumerate(e.tokens):
             assert log.logs[("t", 0)][e.base_offset + j][1] == b"%d" % t  # type: ignore[str-format]
     assert core._acc.used == 0
+
+
+def test_bad_topic_or_partition_is_refused_without_queueing() -> None:
+    core, pump, _log = boot_producer(partitions=1)
+    with pytest.raises(TypeError, match="topic must be a non-empty str"):
+        core.append("", b"v", timestamp=1, now=pump.now)
+    with pytest.raises(ValueError, match="partition must be an int >= 0"):
+        core.append("t", b"v", partition=-1, timestamp=1, now=pump.now)
+    assert core._acc.used == 0 and core.pending_records == 0
