@@ -6,6 +6,10 @@ Each offers the same client surface in its own idiom (see ``docs/transports.md``
 - :class:`transports.asyncio.AsyncKafkaClient`: awaitables on asyncio;
 - :class:`transports.trio.TrioKafkaClient`: awaitables on trio.
 
+Each module also has its producer and consumer (``KafkaProducer``,
+``AsyncKafkaProducer``, ``TrioKafkaProducer``; ``KafkaConsumer``,
+``AsyncKafkaConsumer``, ``TrioKafkaConsumer``).
+
 The classes are also importable from here; the import is lazy so that using
 one transport never imports another's event loop library.
 """
@@ -15,16 +19,32 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from transports.asyncio import AsyncKafkaClient
-    from transports.selector import KafkaClient
-    from transports.trio import TrioKafkaClient
+    from transports.asyncio import AsyncKafkaClient, AsyncKafkaConsumer, AsyncKafkaProducer
+    from transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
+    from transports.trio import TrioKafkaClient, TrioKafkaConsumer, TrioKafkaProducer
 
-__all__ = ["AsyncKafkaClient", "KafkaClient", "TrioKafkaClient"]
+__all__ = [
+    "AsyncKafkaClient",
+    "AsyncKafkaConsumer",
+    "AsyncKafkaProducer",
+    "KafkaClient",
+    "KafkaConsumer",
+    "KafkaProducer",
+    "TrioKafkaClient",
+    "TrioKafkaConsumer",
+    "TrioKafkaProducer",
+]
 
 _WHERE = {
     "KafkaClient": "transports.selector",
+    "KafkaProducer": "transports.selector",
+    "KafkaConsumer": "transports.selector",
     "AsyncKafkaClient": "transports.asyncio",
+    "AsyncKafkaProducer": "transports.asyncio",
+    "AsyncKafkaConsumer": "transports.asyncio",
     "TrioKafkaClient": "transports.trio",
+    "TrioKafkaProducer": "transports.trio",
+    "TrioKafkaConsumer": "transports.trio",
 }
 
 
