@@ -66,6 +66,7 @@ def test_positions_follow_what_is_handed_out(
                     assert not offsets, f"{tp} is paused but handed out {offsets}"
                 if offsets:
                     start = before[tp]
+                    assert start is not None, f"{tp} handed out records without a position"
                     assert offsets == list(range(start, start + len(offsets))), (tp, start, offsets)
                     assert core.position(tp) == offsets[-1] + 1
         elif kind == "pump":
