@@ -89,6 +89,7 @@ from kafkacore.producer.errors import (
 from kafkacore.producer.events import BatchCompleted, BufferFreed, OperationCompleted
 from kafkacore.producer.handles import OperationHandle
 from kafkacore.producer.idempotence import IdState, ProducerIdentity
+from kafkacore.producer.outcome import Facts, Verdict, decide
 from kafkacore.producer.transaction import TransactionManager, TxnState
 from kafkacore.protocol.error_codes import error_class
 from kafkacore.protocol.messages import (
@@ -111,19 +112,14 @@ __all__ = ["BufferFull", "ProducerCore"]
 
 # Error codes with a meaning of their own for the producer.
 _NONE = 0
-_UNKNOWN_TOPIC_OR_PARTITION = 3
-_MESSAGE_TOO_LARGE = 10
 _COORDINATOR_LOAD_IN_PROGRESS = 14
 _COORDINATOR_NOT_AVAILABLE = 15
 _NOT_COORDINATOR = 16
 _INVALID_TOPIC = 17
-_RECORD_LIST_TOO_LARGE = 18
 _TOPIC_AUTHORIZATION_FAILED = 29
 _OUT_OF_ORDER_SEQUENCE = 45
-_DUPLICATE_SEQUENCE = 46
 _INVALID_PRODUCER_EPOCH = 47
 _CONCURRENT_TRANSACTIONS = 51
-_UNKNOWN_PRODUCER_ID = 59
 _PRODUCER_FENCED = 90
 _FENCING = frozenset({_INVALID_PRODUCER_EPOCH, _PRODUCER_FENCED})
 _COORDINATOR_RETRY = frozenset(
@@ -1108,35 +1104,27 @@ class ProducerCore:
 
     def _on_partition_result(self, batch: ProducerBatch, part: Any, now: float) -> None:
         code = part.error_code
-        if code == _NONE:
+        if code == _NONE:  # the hot path, before building any facts
             self._complete(batch, part.base_offset, part.log_append_time_ms, None)
             return
-        if code == _DUPLICATE_SEQUENCE:
-            # Already written by an earlier attempt whose answer was lost.
+        txn = self._txn
+        verdict = decide(
+            Facts(
+                code=code,
+                transactional=txn is not None,
+                idempotent=self._idempotent,
+                earlier_unfinished=code == _OUT_OF_ORDER_SEQUENCE
+                and self._earlier_unfinished(batch),
+                multi_record=batch.record_count > 1,
+            )
+        )
+        if verdict is Verdict.DUPLICATE:
             self._complete(batch, -1, -1, None)
             return
-        cls = error_class(code)
-        detail = part.error_message or f"{batch.tp.topic}-{batch.tp.partition}"
-        error = cls(detail) if cls is not None else RemoteProtocolError(f"error code {code}")
-        txn = self._txn
-        if code in _FENCING and txn is not None:
-            txn.fence(error.__class__.__name__)
-            self._complete(batch, -1, -1, txn.fatal_error())
-            return
-        if code in (_OUT_OF_ORDER_SEQUENCE, _UNKNOWN_PRODUCER_ID, _INVALID_PRODUCER_EPOCH):
-            if txn is not None:
-                self._complete(batch, -1, -1, error)
-                return
-            if code == _OUT_OF_ORDER_SEQUENCE and self._earlier_unfinished(batch):
-                self._retry_or_fail(batch, error, now, refresh=False)
-                return
-            self._need_bump()
-            self._retry_or_fail(batch, error, now, refresh=False)
-            return
-        if code in (_MESSAGE_TOO_LARGE, _RECORD_LIST_TOO_LARGE) and batch.record_count > 1:
+        if verdict is Verdict.SPLIT:
             self._split(batch, now)
             return
-        if code in (_MESSAGE_TOO_LARGE, _RECORD_LIST_TOO_LARGE):
+        if verdict is Verdict.TOO_LARGE:
             self._complete(
                 batch,
                 -1,
@@ -1148,10 +1136,21 @@ class ProducerCore:
                 ),
             )
             return
-        if cls is not None and cls.retriable:
-            self._retry_or_fail(batch, error, now, refresh=cls.invalid_metadata)
-            return
-        self._complete(batch, -1, -1, error)
+        cls = error_class(code)
+        detail = part.error_message or f"{batch.tp.topic}-{batch.tp.partition}"
+        error = cls(detail) if cls is not None else RemoteProtocolError(f"error code {code}")
+        if verdict is Verdict.FENCE:
+            assert txn is not None
+            txn.fence(error.__class__.__name__)
+            self._complete(batch, -1, -1, txn.fatal_error())
+        elif verdict is Verdict.BUMP_AND_RETRY:
+            self._need_bump()
+            self._retry_or_fail(batch, error, now, refresh=False)
+        elif verdict is Verdict.RETRY:
+            refresh = cls is not None and cls.invalid_metadata
+            self._retry_or_fail(batch, error, now, refresh=refresh)
+        else:  # ABORTABLE (the transaction learns it in _complete) or FAIL
+            self._complete(batch, -1, -1, error)
 
     def _split(self, batch: ProducerBatch, now: float) -> None:
         """Resend a batch the broker found too large as two halves (as Java does).

@@ -19,6 +19,7 @@ from kafkacore.producer import (
     TxnState,
 )
 from kafkacore.producer.batch import stamp
+from kafkacore.producer.outcome import Facts, Verdict, decide
 from kafkacore.producer.serde import prepare_record
 from kafkacore.records import RecordBatch, RecordBatchBuilder
 from tests.client.fakebroker import Topic
@@ -184,3 +185,35 @@ def test_bad_topic_or_partition_is_refused_without_queueing() -> None:
     with pytest.raises(ValueError, match="partition must be an int >= 0"):
         core.append("t", b"v", partition=-1, timestamp=1, now=pump.now)
     assert core._acc.used == 0 and core.pending_records == 0
+
+
+@pytest.mark.parametrize(
+    ("code", "transactional", "earlier", "multi", "verdict"),
+    [
+        (0, False, False, True, Verdict.COMPLETE),
+        (46, False, False, True, Verdict.DUPLICATE),
+        (90, True, False, True, Verdict.FENCE),
+        (47, True, False, True, Verdict.FENCE),
+        (47, False, False, True, Verdict.BUMP_AND_RETRY),
+        (45, True, True, True, Verdict.ABORTABLE),
+        (45, False, True, True, Verdict.RETRY),
+        (45, False, False, True, Verdict.BUMP_AND_RETRY),
+        (59, False, True, True, Verdict.BUMP_AND_RETRY),
+        (10, False, False, True, Verdict.SPLIT),
+        (10, False, False, False, Verdict.TOO_LARGE),
+        (6, False, False, True, Verdict.RETRY),  # NOT_LEADER_OR_FOLLOWER
+        (87, False, False, True, Verdict.FAIL),  # INVALID_RECORD
+        (29, False, False, True, Verdict.FAIL),  # TOPIC_AUTHORIZATION_FAILED
+    ],
+)
+def test_partition_answers_map_to_verdicts(
+    code: int, transactional: bool, earlier: bool, multi: bool, verdict: Verdict
+) -> None:
+    facts = Facts(
+        code=code,
+        transactional=transactional,
+        idempotent=True,
+        earlier_unfinished=earlier,
+        multi_record=multi,
+    )
+    assert decide(facts) is verdict
