@@ -149,6 +149,11 @@ class ClassicMember:
         self.leader_id = ""
         self.subscription: frozenset[str] = frozenset()
         self.owned: frozenset[TopicPartition] = frozenset()
+        # The last assignment received (None before the first). Eager sticky
+        # user data carries it: by the time an eager member rejoins it has
+        # revoked everything, so ``owned`` is empty (as Java's onAssignment
+        # keeps its own copy for the same reason).
+        self._last_assignment: frozenset[TopicPartition] | None = None
         self.error: BaseException | None = None
         self._events: list[object] = []
         self._round = 0  # bumped at every (re)join; answers of older rounds are dropped
@@ -319,12 +324,13 @@ class ClassicMember:
         round_ = self._round
         protocols = []
         owned = sorted(self.owned)
+        last = None
+        if self._last_assignment is not None:
+            last = [AssignorTP(tp.topic, tp.partition) for tp in sorted(self._last_assignment)]
         for assignor in self._assignors:
             sub = ConsumerProtocolSubscription(
                 topics=sorted(self.subscription),
-                user_data=assignor.user_data(
-                    [AssignorTP(tp.topic, tp.partition) for tp in owned] or None, self.generation
-                ),
+                user_data=assignor.user_data(last, self.generation),
                 owned_partitions=_grouped(owned, SubscriptionTP),
                 generation_id=self.generation,
                 rack_id=self._rack,
@@ -475,6 +481,7 @@ class ClassicMember:
 
     def _install(self, new: frozenset[TopicPartition], now: float) -> None:
         self.state = ClassicState.STABLE
+        self._last_assignment = new
         self._session_deadline = now + self._session_ms / 1000
         self._next_heartbeat = now + self._heartbeat_ms / 1000
         revoked = self.owned - new

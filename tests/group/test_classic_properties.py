@@ -281,3 +281,35 @@ def test_session_expiry_without_heartbeat_answers_loses_partitions() -> None:
     assert lost, "no PartitionsLost after the session timeout passed"
     h.coord.inflight.clear()
     h.settle()
+
+
+def test_eager_sticky_rejoin_carries_the_previous_assignment() -> None:
+    """Eager members revoke everything before rejoining, so ``owned`` is empty
+    then; the sticky user data must still carry the last assignment, or the
+    leader cannot keep anything in place (Java's StickyAssignor keeps its own
+    copy in onAssignment for this reason)."""
+    from kafkacore.assignors import decode_sticky_user_data
+    from kafkacore.protocol.consumer_protocol import decode_subscription
+
+    h = Harness(("sticky",))
+    h.add()
+    h.settle()
+    first = frozenset(h.members[0].owned)
+    assert first == frozenset(ALL)
+    h.add()
+    h.settle()
+    sent = h.coord.members[h.members[0].member_id].protocols
+    ((name, metadata),) = sent
+    assert name == "sticky"
+    _, sub = decode_subscription(metadata)
+    assert sub.user_data is not None
+    carried = decode_sticky_user_data(bytes(sub.user_data))
+    assert carried.generation == h.members[0].generation - 1  # the generation it was given
+    assert {(tp.topic, tp.partition) for tp in carried.partitions} == {
+        (tp.topic, tp.partition) for tp in first
+    }
+    # The leader kept what balance allows in place: member 0 keeps a subset
+    # of what it had, and nothing it kept moved to member 1.
+    kept = h.members[0].owned
+    assert kept and kept <= first
+    assert len(kept) + len(h.members[1].owned) == len(ALL)
