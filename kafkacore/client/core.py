@@ -858,6 +858,7 @@ class KafkaClientCore:
             front=True,
         )
         self._metadata_pending = self._queue.get(handle.id)
+        self.cluster.update_started()
         self._emit_trace("metadata_request", topics=topics)
 
     def _on_metadata(self, response: Any, error: BaseException | None, now: float) -> None:

@@ -132,6 +132,10 @@ class ClusterMetadata:
         self._waiters: list[MetadataWaiter] = []
         self._finished: list[MetadataWaiter] = []
         self._next_waiter = 0
+        # request_update() calls so far, and what the refresh in flight was
+        # built to answer: (that count, how many waiters were queued then).
+        self._update_requests = 0
+        self._in_flight: tuple[int, int] | None = None
         self._listeners: list[Listener] = []
 
     # -- seed 000: mapping access over broker ids ---------------------------
@@ -261,12 +265,22 @@ class ClusterMetadata:
         return 0.0 if now >= due else (due - now) * 1000
 
     def request_update(self) -> MetadataWaiter:
-        """Flag a refresh; the waiter completes with the next update (seed 001)."""
+        """Flag a refresh; the waiter completes with the next update (seed 001).
+
+        "Next" means one built after this call: an answer to a request that
+        was already in flight (see :meth:`update_started`) may lack the topics
+        this caller just added, so it leaves the flag set and the waiter queued.
+        """
         self.need_update = True
+        self._update_requests += 1
         self._next_waiter += 1
         waiter = MetadataWaiter(self._next_waiter)
         self._waiters.append(waiter)
         return waiter
+
+    def update_started(self) -> None:
+        """The client built a Metadata request now; its answer covers what was asked so far."""
+        self._in_flight = (self._update_requests, len(self._waiters))
 
     def take_finished_waiters(self) -> list[MetadataWaiter]:
         out, self._finished = self._finished, []
@@ -276,6 +290,7 @@ class ClusterMetadata:
     def failed_update(self, exception: BaseException, *, now: float) -> None:
         """A Metadata request failed: back off, fail the waiters."""
         self._last_refresh = now
+        self._in_flight = None
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             waiter._complete(None, exception)
@@ -360,8 +375,14 @@ class ClusterMetadata:
         self.update_count += 1
         self._last_refresh = now
         self._last_successful_refresh = now
+        covered = len(self._waiters)
+        if self._in_flight is not None:
+            asked, covered = self._in_flight
+            if self._update_requests > asked:
+                need_update = True  # asked for more while this answer was on its way
+        self._in_flight = None
         self.need_update = need_update
-        waiters, self._waiters = self._waiters, []
+        waiters, self._waiters = self._waiters[:covered], self._waiters[covered:]
         for waiter in waiters:
             waiter._complete(self, None)
         self._finished.extend(waiters)
@@ -429,6 +450,7 @@ class ClusterMetadata:
         }
         clone._listeners = []
         clone._waiters = []
+        clone._in_flight = None
         clone._finished = []
         for meta in partitions_to_add:
             info = clone._topics.setdefault(meta.topic, _Topic(name=meta.topic))

@@ -220,6 +220,36 @@ def test_add_topic_and_set_topics_resolve_on_update() -> None:
         core.add_topic("", now=pump.now)
 
 
+def test_topic_added_while_metadata_is_in_flight_gets_its_own_refresh() -> None:
+    """add_topic() while a Metadata request is on its way: that older answer
+    cannot know the topic, so the core asks again instead of waiting for the
+    next age-based refresh (metadata_max_age_ms, minutes)."""
+    from tests.client.fakebroker import parse_request
+
+    core, pump, _cluster = boot(1, [Topic("a"), Topic("b")])
+    (broker,) = pump.brokers.values()
+    broker.hold = True
+    first = core.add_topic("a", now=pump.now)
+    pump.run(until=lambda: bool(pump.held))
+    second = core.add_topic("b", now=pump.now)  # the request for "a" is in flight
+    broker.hold = False
+    pump.release()
+    pump.run(until=lambda: first.done and second.done)
+    assert first.error is None and second.error is None
+    assert core.cluster.topics() == {"a", "b"}
+    from kafkacore.protocol import framing
+
+    asked = []
+    readers: dict[int, framing.FrameReader] = {}
+    for conn, data in pump.writes:
+        reader = readers.setdefault(conn, framing.FrameReader(max_frame_size=1 << 30))
+        for frame in reader.feed(data):
+            api_key, _v, _corr, _cid, body = parse_request(frame)
+            if api_key == 3 and body.topics:
+                asked.append(sorted(t.name for t in body.topics))
+    assert asked[-2:] == [["a"], ["a", "b"]]
+
+
 def test_lanes_do_not_queue_behind_each_other() -> None:
     core, pump, _ = boot(1, max_in_flight_requests_per_connection=1)
     slow = core.send(meta(), target=Node(0), lane="fetch", now=pump.now)

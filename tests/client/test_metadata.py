@@ -262,3 +262,23 @@ def test_with_partitions_copies() -> None:
     assert copy.partitions_for_topic("n") == {0}
     assert c.partitions_for_topic("t") == {0}
     assert c.partitions_for_topic("n") is None
+
+
+def test_update_asked_for_while_a_refresh_is_in_flight_is_not_lost() -> None:
+    """An answer to a request built before request_update() may lack what the
+    caller just asked for: it must not clear the flag nor complete that waiter."""
+    c = ClusterMetadata()
+    early = c.request_update()
+    c.update_started()  # the client built its Metadata request here
+    late = c.request_update()  # e.g. add_topic() while the request is on its way
+    c.update_metadata(response(topics=[topic("a", [0])]), now=1.0)
+    assert early.done and early.error is None
+    assert not late.done
+    assert c.need_update
+    assert c.ttl(now=1.0) == pytest.approx(c.retry_backoff_ms)  # due after the retry backoff
+    assert c.ttl(now=1.0 + c.retry_backoff_ms / 1000) == 0
+    c.update_started()
+    c.update_metadata(response(topics=[topic("a", [0]), topic("b", [1])]), now=2.0)
+    assert late.done and late.error is None
+    assert not c.need_update
+    assert c.take_finished_waiters() == [early, late]
