@@ -814,15 +814,31 @@ class ProducerCore:
     def _compute_wake(self, now: float) -> float | None:
         wake = math.inf
         linger = self._linger_s
-        for q in self._acc.queues.values():
+        limit = self._max_in_flight
+        # Sending waits for an answer (producer id, added partitions, a free
+        # in-flight slot): that answer steps us, so no timer is needed for it.
+        can_send = not self._idempotent or self._identity.ready
+        cluster = self.client.cluster
+        txn = self._txn
+        for tp, q in self._acc.queues.items():
             if not q.batches:
                 continue
             head = q.batches[0]
+            wake = min(wake, head.deadline)
+            if not can_send or (txn is not None and tp not in txn.added):
+                continue
+            if q.in_flight and (head.attempts or q.in_flight >= limit):
+                continue
+            leader = cluster.leader_for_partition(tp)
+            if leader is None or leader < 0:
+                wake = min(wake, self._meta_asked + self._retry_backoff_s)
+                continue
+            if self._node_in_flight.get(leader, 0) >= limit:
+                continue
             if head.state is BatchState.OPEN:
                 wake = min(wake, head.created + linger)
             else:
                 wake = min(wake, head.retry_at)
-            wake = min(wake, head.deadline)
         for ws in self._waiting.values():
             if ws:
                 wake = min(wake, ws[0].deadline)
