@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from localkafka import config, wire
 from localkafka.libs import ensure_libs
@@ -40,6 +41,9 @@ from localkafka.process import (
     reap_stale_workdirs,
 )
 from localkafka.tls import make_tls_files
+
+if TYPE_CHECKING:
+    from localkafka.kerberos import LocalKdc
 
 __all__ = ["KafkaNode", "LocalKafka", "NodeState", "StartError", "TopicError"]
 
@@ -217,6 +221,7 @@ class LocalKafka:
         workdir: Path | None = None,
         keep_workdir: bool = False,
         start_timeout: float = 120.0,
+        kerberos: LocalKdc | None = None,
     ) -> None:
         if size < 1:
             raise ValueError(f"LocalKafka: size must be >= 1, got {size}")
@@ -232,6 +237,14 @@ class LocalKafka:
         self.authorizer = authorizer
         self.profile = profile
         self._overrides = dict(overrides or {})
+        # Optional SASL GSSAPI on the SASL listeners (see localkafka.kerberos).
+        self.kerberos = kerberos
+        self._extra_jvm: list[str] = []
+        if kerberos is not None:
+            from localkafka.kerberos import broker_jvm_flags, broker_overrides
+
+            self._overrides = {**broker_overrides(kerberos, listeners), **self._overrides}
+            self._extra_jvm = broker_jvm_flags(kerberos)
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="localkafka-"))
         self._keep = keep_workdir
@@ -386,7 +399,7 @@ class LocalKafka:
             KafkaNode(
                 lay,
                 classpath=self.classpath,
-                jvm_flags=config.jvm_flags(self.profile),
+                jvm_flags=[*config.jvm_flags(self.profile), *self._extra_jvm],
                 log4j=self.workdir / "log4j2.properties",
             )
             for lay in layouts

@@ -5,6 +5,10 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``). Fixtures:
 * ``kafka_libs`` (session): ``Path`` of the cached Kafka jar directory.
 * ``kafka_broker`` (session): one combined KRaft node with PLAINTEXT,
   SASL_PLAINTEXT, SSL and SASL_SSL listeners (a :class:`LocalKafka`).
+* ``kafka_kdc`` (session): a local Kerberos KDC (:class:`LocalKdc`); sets
+  ``KRB5_CONFIG`` for this process so MIT's GSS-API library uses it.
+* ``kafka_gssapi_broker`` (session): a broker whose SASL listeners also
+  accept GSSAPI from the ``kafka_kdc`` realm (principal ``kafka/localhost``).
 * ``kafka_cluster``: a 3-node cluster started once per session on first use;
   after each test that used it, any node the test killed or stopped is
   started again, so tests do not leak a broken cluster to each other.
@@ -24,10 +28,12 @@ import pytest
 
 from localkafka.cluster import LocalKafka, NodeState
 from localkafka.config import CLIENT_LISTENERS
+from localkafka.kerberos import LocalKdc
 from localkafka.libs import ensure_libs
 
 _FIXTURE_MARKERS = {
     "kafka_broker": "broker",
+    "kafka_gssapi_broker": "broker",
     "kafka_cluster": "cluster",
     "kafka_libs": "java",
 }
@@ -58,6 +64,33 @@ def kafka_libs() -> Path:
 def kafka_broker(kafka_libs: Path) -> Iterator[LocalKafka]:
     """One local broker with all four client listeners open."""
     with LocalKafka(size=1, listeners=CLIENT_LISTENERS, keep_workdir=_keep()) as kafka:
+        yield kafka
+
+
+@pytest.fixture(scope="session")
+def kafka_kdc() -> Iterator[LocalKdc]:
+    """A local KDC for realm EXAMPLE.COM; KRB5_CONFIG points at its krb5.conf."""
+    with LocalKdc() as kdc:
+        old = os.environ.get("KRB5_CONFIG")
+        os.environ["KRB5_CONFIG"] = str(kdc.krb5_conf)
+        try:
+            yield kdc
+        finally:
+            if old is None:
+                os.environ.pop("KRB5_CONFIG", None)
+            else:
+                os.environ["KRB5_CONFIG"] = old
+
+
+@pytest.fixture(scope="session")
+def kafka_gssapi_broker(kafka_libs: Path, kafka_kdc: LocalKdc) -> Iterator[LocalKafka]:
+    """One broker with PLAINTEXT and SASL_PLAINTEXT; SASL also takes GSSAPI."""
+    with LocalKafka(
+        size=1,
+        listeners=("PLAINTEXT", "SASL_PLAINTEXT"),
+        kerberos=kafka_kdc,
+        keep_workdir=_keep(),
+    ) as kafka:
         yield kafka
 
 

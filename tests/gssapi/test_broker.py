@@ -1,0 +1,91 @@
+"""SASL GSSAPI against a real KDC (Apache Kerby) and a real Kafka 4.3.1 broker.
+
+The broker's SASL_PLAINTEXT listener takes GSSAPI as ``kafka/localhost``; the
+client authenticates from a keytab through MIT's libgssapi_krb5 (ctypes), on
+every transport. Its advertised address is 127.0.0.1, so the client names the
+broker's host with ``domain_name='localhost'`` (``sasl_kerberos_domain_name``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafkacore.errors import AuthenticationError
+from kafkacore.protocol.messages import MetadataRequest
+from localkafka.cluster import LocalKafka
+from localkafka.kerberos import LocalKdc
+from transports._gssapi import kerberos_mechanism_factory
+
+from .conftest import Flavor
+
+pytestmark = pytest.mark.anyio
+
+
+def _gssapi(kdc: LocalKdc, user: str, **kw: Any) -> dict[str, Any]:
+    return {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "GSSAPI",
+        "sasl_mechanism_factory": kerberos_mechanism_factory(
+            keytab=str(kdc.keytab(user)),
+            principal=kdc.principal(user),
+            domain_name="localhost",
+            **kw,
+        ),
+    }
+
+
+async def test_gssapi_authenticates_and_reads_metadata(
+    flavor: Flavor, kafka_gssapi_broker: LocalKafka, kafka_kdc: LocalKdc
+) -> None:
+    bootstrap = kafka_gssapi_broker.bootstrap_for("SASL_PLAINTEXT")
+    async with flavor.client(bootstrap, **_gssapi(kafka_kdc, "client")) as client:
+        cluster = await client.metadata()
+        assert set(cluster) == {1}
+        response = await client.send(MetadataRequest(topics=[]), node_id=1)
+        assert [b.node_id for b in response.brokers] == [1]
+
+
+async def test_unknown_principal_fails_once_with_authentication_error(
+    flavor: Flavor, kafka_gssapi_broker: LocalKafka, kafka_kdc: LocalKdc
+) -> None:
+    # 'ghost' has a keytab but the KDC no longer knows it.
+    err, metrics = await flavor.failed_connect(
+        kafka_gssapi_broker.bootstrap_for("SASL_PLAINTEXT"),
+        lambda core: core.metrics(),
+        reconnect_backoff_ms=1,
+        reconnect_backoff_max_ms=1,
+        **_gssapi(kafka_kdc, "ghost"),
+    )
+    assert isinstance(err, AuthenticationError), repr(err)
+    assert "ghost@EXAMPLE.COM" in str(err)
+    assert metrics.authentication_failures == 1
+    assert metrics.connections_opened == 1
+
+
+async def test_wrong_service_principal_fails_with_authentication_error(
+    flavor: Flavor, kafka_gssapi_broker: LocalKafka, kafka_kdc: LocalKdc
+) -> None:
+    # The KDC has no 'nosuch/localhost'; no ticket, so no token reaches the broker.
+    err = await flavor.connect_error(
+        kafka_gssapi_broker.bootstrap_for("SASL_PLAINTEXT"),
+        reconnect_backoff_ms=1,
+        reconnect_backoff_max_ms=1,
+        **_gssapi(kafka_kdc, "client", service_name="nosuch"),
+    )
+    assert isinstance(err, AuthenticationError), repr(err)
+    assert "nosuch" in str(err)
+
+
+async def test_plain_still_works_next_to_gssapi(
+    flavor: Flavor, kafka_gssapi_broker: LocalKafka
+) -> None:
+    async with flavor.client(
+        kafka_gssapi_broker.bootstrap_for("SASL_PLAINTEXT"),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_plain_username="alice",
+        sasl_plain_password="alice-secret",
+    ) as client:
+        assert set(await client.metadata()) == {1}
