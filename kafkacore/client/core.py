@@ -445,7 +445,9 @@ class KafkaClientCore:
         if not isinstance(topic, str) or not topic:
             raise LocalProtocolError(f"add_topic: {topic!r} is not a topic name")
         self._topics.add(topic)
-        return self.request_metadata_update(now=now)
+        waiter = self.cluster.request_update(new_topics=True)
+        self._step(now)
+        return waiter
 
     def set_topics(self, topics: Iterable[str], *, now: float) -> MetadataWaiter:
         """Track exactly ``topics``; the waiter completes with the next update."""
@@ -454,7 +456,9 @@ class KafkaClientCore:
             if not isinstance(topic, str) or not topic:
                 raise LocalProtocolError(f"set_topics: {topic!r} is not a topic name")
         self._topics = new
-        return self.request_metadata_update(now=now)
+        waiter = self.cluster.request_update(new_topics=True)
+        self._step(now)
+        return waiter
 
     def maybe_connect(self, node_id: int, *, now: float, lane: str = DEFAULT_LANE) -> bool:
         """Start connecting to ``node_id`` unless connected or backing off. True if started."""

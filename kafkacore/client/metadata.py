@@ -132,9 +132,9 @@ class ClusterMetadata:
         self._waiters: list[MetadataWaiter] = []
         self._finished: list[MetadataWaiter] = []
         self._next_waiter = 0
-        # request_update() calls so far, and what the refresh in flight was
-        # built to answer: (that count, how many waiters were queued then).
-        self._update_requests = 0
+        # request_update(new_topics=True) calls so far, and what the refresh in
+        # flight was built to answer: (that count, how many waiters were queued).
+        self._topic_requests = 0
         self._in_flight: tuple[int, int] | None = None
         self._listeners: list[Listener] = []
 
@@ -264,15 +264,18 @@ class ClusterMetadata:
         due = self._last_refresh + self.retry_backoff_ms / 1000
         return 0.0 if now >= due else (due - now) * 1000
 
-    def request_update(self) -> MetadataWaiter:
+    def request_update(self, *, new_topics: bool = False) -> MetadataWaiter:
         """Flag a refresh; the waiter completes with the next update (seed 001).
 
-        "Next" means one built after this call: an answer to a request that
-        was already in flight (see :meth:`update_started`) may lack the topics
-        this caller just added, so it leaves the flag set and the waiter queued.
+        With ``new_topics`` (the client tracks more topics than before), an
+        answer to a request built earlier (see :meth:`update_started`) cannot
+        cover them: it leaves the flag set and this waiter queued for the next
+        update, as the Java client's requestUpdateForNewTopics does. A plain
+        refresh request is satisfied by the answer already on its way.
         """
         self.need_update = True
-        self._update_requests += 1
+        if new_topics:
+            self._topic_requests += 1
         self._next_waiter += 1
         waiter = MetadataWaiter(self._next_waiter)
         self._waiters.append(waiter)
@@ -280,7 +283,7 @@ class ClusterMetadata:
 
     def update_started(self) -> None:
         """The client built a Metadata request now; its answer covers what was asked so far."""
-        self._in_flight = (self._update_requests, len(self._waiters))
+        self._in_flight = (self._topic_requests, len(self._waiters))
 
     def take_finished_waiters(self) -> list[MetadataWaiter]:
         out, self._finished = self._finished, []
@@ -376,10 +379,11 @@ class ClusterMetadata:
         self._last_refresh = now
         self._last_successful_refresh = now
         covered = len(self._waiters)
-        if self._in_flight is not None:
-            asked, covered = self._in_flight
-            if self._update_requests > asked:
-                need_update = True  # asked for more while this answer was on its way
+        if self._in_flight is not None and self._topic_requests > self._in_flight[0]:
+            # Topics were added while this answer was on its way: it cannot
+            # cover them, nor the waiters queued since.
+            need_update = True
+            covered = self._in_flight[1]
         self._in_flight = None
         self.need_update = need_update
         waiters, self._waiters = self._waiters[:covered], self._waiters[covered:]

@@ -264,13 +264,13 @@ def test_with_partitions_copies() -> None:
     assert c.partitions_for_topic("n") is None
 
 
-def test_update_asked_for_while_a_refresh_is_in_flight_is_not_lost() -> None:
-    """An answer to a request built before request_update() may lack what the
-    caller just asked for: it must not clear the flag nor complete that waiter."""
+def test_topics_added_while_a_refresh_is_in_flight_are_not_lost() -> None:
+    """An answer to a request built before topics were added cannot know them:
+    it must not clear the flag nor complete the waiters queued since."""
     c = ClusterMetadata()
     early = c.request_update()
     c.update_started()  # the client built its Metadata request here
-    late = c.request_update()  # e.g. add_topic() while the request is on its way
+    late = c.request_update(new_topics=True)  # add_topic() while the request is on its way
     c.update_metadata(response(topics=[topic("a", [0])]), now=1.0)
     assert early.done and early.error is None
     assert not late.done
@@ -282,3 +282,14 @@ def test_update_asked_for_while_a_refresh_is_in_flight_is_not_lost() -> None:
     assert late.done and late.error is None
     assert not c.need_update
     assert c.take_finished_waiters() == [early, late]
+
+
+def test_plain_refresh_request_is_served_by_the_answer_in_flight() -> None:
+    """As in the Java client, a plain refresh request (no new topics) made
+    while a refresh is on its way is satisfied by that answer."""
+    c = ClusterMetadata()
+    c.request_update()
+    c.update_started()
+    plain = c.request_update()
+    c.update_metadata(response(topics=[topic("a", [0])]), now=1.0)
+    assert plain.done and not c.need_update
