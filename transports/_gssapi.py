@@ -148,12 +148,12 @@ class KerberosClient:
     """A client principal's credential from a keytab, shared by its connections."""
 
     def __init__(self, *, keytab: str, principal: str | None = None) -> None:
+        self._cred = ctypes.c_void_p()
         if not os.path.isfile(keytab):
             raise AuthenticationError(f"GSSAPI: client keytab {keytab!r} does not exist")
         self.keytab = keytab
         self.principal = principal
         self._lib = load_library()
-        self._cred = ctypes.c_void_p()
         # A private MEMORY cache per client, so tickets never leak into (or come
         # from) the user's default cache.
         self._ccache = f"MEMORY:kafkacore-{os.getpid()}-{next(_ccache_ids)}"
