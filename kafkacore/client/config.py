@@ -251,8 +251,8 @@ class ClientConfig:
                 )
         elif mech == "GSSAPI":
             raise LocalProtocolError(
-                "ClientConfig: GSSAPI is not built in; pass sasl_mechanism_factory "
-                "that returns a SaslMechanism backed by a GSS-API library"
+                "ClientConfig: GSSAPI is not built in; pass sasl_mechanism_factory, e.g. "
+                "transports._gssapi.kerberos_mechanism_factory(keytab=...) (docs/gssapi.md)"
             )
         else:
             raise LocalProtocolError(

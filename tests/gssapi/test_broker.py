@@ -89,3 +89,18 @@ async def test_plain_still_works_next_to_gssapi(
         sasl_plain_password="alice-secret",
     ) as client:
         assert set(await client.metadata()) == {1}
+
+
+async def test_principal_defaults_to_the_keytabs_entry(
+    flavor: Flavor, kafka_gssapi_broker: LocalKafka, kafka_kdc: LocalKdc
+) -> None:
+    factory = kerberos_mechanism_factory(
+        keytab=str(kafka_kdc.keytab("alice")), domain_name="localhost"
+    )
+    async with flavor.client(
+        kafka_gssapi_broker.bootstrap_for("SASL_PLAINTEXT"),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="GSSAPI",
+        sasl_mechanism_factory=factory,
+    ) as client:
+        assert set(await client.metadata()) == {1}
