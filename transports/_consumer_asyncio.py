@@ -21,40 +21,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import random
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import (
-    ConsumerCore,
-    ConsumerRecord,
-    OffsetAndMetadata,
-    OperationHandle,
-    PartitionBatch,
-)
-from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
+from kafkacore.consumer import ConsumerCore, OffsetAndMetadata, OperationHandle
+from kafkacore.errors import LocalProtocolError, RequestCancelled
 
 from ._asyncio_io import AsyncioIo
 from ._bridge import Bridge
+from ._consumer_async import AsyncConsumerBase, ConsumerState
 from ._consumer_common import ConsumerRouter, RebalanceListener, split_options
 from ._sockets import Address
 
 __all__ = ["AsyncKafkaConsumer", "ConsumerState"]
 
-T = TypeVar("T")
 
-
-class ConsumerState(enum.Enum):
-    NEW = "new"
-    RUNNING = "running"
-    CLOSED = "closed"
-
-
-class AsyncKafkaConsumer:
+class AsyncKafkaConsumer(AsyncConsumerBase):
     """asyncio consumer; see the module docstring. Options as ClientConfig + ConsumerConfig."""
+
+    _NAME = "AsyncKafkaConsumer"
 
     def __init__(
         self,
@@ -85,10 +73,6 @@ class AsyncKafkaConsumer:
         self._bridge: Bridge | None = None
 
     # -- life -------------------------------------------------------------
-    @property
-    def state(self) -> ConsumerState:
-        return self._state
-
     def start(self) -> None:
         """Bind to the running loop (idempotent); subscribes to the constructor's topics."""
         if self._state is ConsumerState.CLOSED:
@@ -143,115 +127,6 @@ class AsyncKafkaConsumer:
             self._router.fail_all(RequestCancelled("AsyncKafkaConsumer closed"))
             await asyncio.sleep(0)
 
-    # -- subscription ---------------------------------------------------------
-    def subscribe(
-        self,
-        topics: Iterable[str] | None = None,
-        *,
-        pattern: str | None = None,
-        listener: RebalanceListener | None = None,
-    ) -> None:
-        if listener is not None:
-            self._listener = listener
-        names = None if topics is None else list(topics)
-        wait = self._listener is not None
-
-        def issue(core: ConsumerCore, now: float) -> None:
-            core.await_revocation_ack = wait
-            core.subscribe(names, pattern=pattern, now=now)
-
-        self._call(issue)
-
-    def unsubscribe(self) -> None:
-        self._call(lambda core, now: core.unsubscribe(now=now))
-
-    def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        tps = [TopicPartition(*tp) for tp in partitions]
-        self._call(lambda core, now: core.assign(tps, now=now))
-
-    def assignment(self) -> frozenset[TopicPartition]:
-        return self._call(lambda core, now: core.assignment())
-
-    # -- polling ---------------------------------------------------------------
-    async def poll(
-        self, timeout: float = 0.0, max_records: int | None = None
-    ) -> list[ConsumerRecord]:
-        return await self._poll(lambda core, now: core.poll_records(max_records, now=now), timeout)
-
-    async def poll_batches(
-        self, timeout: float = 0.0, max_records: int | None = None
-    ) -> list[PartitionBatch]:
-        return await self._poll(lambda core, now: core.poll_batches(max_records, now=now), timeout)
-
-    async def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
-        while self._state is ConsumerState.RUNNING:
-            for record in await self.poll(1.0):
-                yield record
-
-    async def _poll(self, fn: Callable[[ConsumerCore, float], list[T]], timeout: float) -> list[T]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + max(timeout, 0.0)
-        while True:
-            self._changed.clear()
-            out = self._call(fn)
-            self._router.dispatch(self._listener, self._ack)
-            if out:
-                return out
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return out
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
-
-    # -- positions ----------------------------------------------------------------
-    def seek(self, partition: TopicPartition, offset: int) -> None:
-        self._call(lambda core, now: core.seek(TopicPartition(*partition), offset, now=now))
-
-    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.seek_to_beginning(partitions, now=now))
-
-    def seek_to_end(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.seek_to_end(partitions, now=now))
-
-    async def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
-        tp = TopicPartition(*partition)
-        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + limit
-        while True:
-            self._changed.clear()
-            pos = self._call(lambda core, now: core.position(tp))
-            if pos is not None:
-                return pos
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise KafkaTimeoutError(
-                    f"AsyncKafkaConsumer.position: {tp} unknown after {limit} s"
-                )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.pause(partitions, now=now))
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.resume(partitions, now=now))
-
-    def paused(self) -> frozenset[TopicPartition]:
-        return self._call(lambda core, now: core.paused())
-
-    def lag(self, partition: TopicPartition) -> int | None:
-        return self._call(lambda core, now: core.lag(TopicPartition(*partition)))
-
-    # -- offsets ----------------------------------------------------------------------
-    async def commit(
-        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
-    ) -> dict[TopicPartition, OffsetAndMetadata]:
-        result: dict[TopicPartition, OffsetAndMetadata] = await self._op(
-            lambda now: self._running("commit")[0].commit(offsets, now=now)
-        )
-        return result
-
     def commit_async(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
     ) -> asyncio.Future[Any]:
@@ -259,49 +134,7 @@ class AsyncKafkaConsumer:
         core, _ = self._running("commit_async")
         return self._issue(lambda now: core.commit(offsets, now=now))
 
-    async def committed(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        tps = [TopicPartition(*tp) for tp in partitions]
-        result: dict[TopicPartition, OffsetAndMetadata | None] = await self._op(
-            lambda now: self._running("committed")[0].committed(tps, now=now)
-        )
-        return result
-
-    async def end_offsets(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, int | None]:
-        tps = [TopicPartition(*tp) for tp in partitions]
-        result: dict[TopicPartition, int | None] = await self._op(
-            lambda now: self._running("end_offsets")[0].end_offsets(tps, now=now)
-        )
-        return result
-
-    async def beginning_offsets(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, int | None]:
-        tps = [TopicPartition(*tp) for tp in partitions]
-        result: dict[TopicPartition, int | None] = await self._op(
-            lambda now: self._running("beginning_offsets")[0].beginning_offsets(tps, now=now)
-        )
-        return result
-
-    async def offsets_for_times(
-        self, timestamps: Mapping[TopicPartition, int]
-    ) -> dict[TopicPartition, tuple[int, int] | None]:
-        query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
-        result: dict[TopicPartition, tuple[int, int] | None] = await self._op(
-            lambda now: self._running("offsets_for_times")[0].offsets_for_times(query, now=now)
-        )
-        return result
-
-    def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
-        return self._call(lambda core, now: fn(core))
-
-    # -- plumbing -------------------------------------------------------------------
-    def _ack(self, token: int) -> None:
-        self._call(lambda core, now: core.revocation_done(token, now=now))
-
+    # -- framework hooks (see transports._consumer_async) -------------------------
     def _running(self, what: str) -> tuple[ConsumerCore, Bridge]:
         if self._state is ConsumerState.NEW:
             self.start()
@@ -309,12 +142,6 @@ class AsyncKafkaConsumer:
             raise LocalProtocolError(f"AsyncKafkaConsumer.{what}: closed; make a new consumer")
         assert self._core is not None and self._bridge is not None
         return self._core, self._bridge
-
-    def _call(self, fn: Callable[[ConsumerCore, float], T]) -> T:
-        core, bridge = self._running("call")
-        box: list[T] = []
-        bridge.command(lambda now: box.append(fn(core, now)))
-        return box[0]
 
     def _issue(self, fn: Callable[[float], OperationHandle]) -> asyncio.Future[Any]:
         _, bridge = self._running("call")
@@ -333,3 +160,14 @@ class AsyncKafkaConsumer:
 
     async def _op(self, fn: Callable[[float], OperationHandle]) -> Any:
         return await self._issue(fn)
+
+    def _loop_time(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def _clear_changed(self) -> None:
+        self._changed.clear()
+
+    async def _wait_changed(self, deadline: float) -> None:
+        remaining = deadline - self._loop_time()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), remaining)

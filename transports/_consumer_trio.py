@@ -16,38 +16,24 @@ cancels the nursery, which closes every socket.
 from __future__ import annotations
 
 import contextlib
-import enum
 import random
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import trio
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import (
-    ConsumerCore,
-    ConsumerRecord,
-    OffsetAndMetadata,
-    OperationHandle,
-    PartitionBatch,
-)
-from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
+from kafkacore.consumer import ConsumerCore, OffsetAndMetadata, OperationHandle
+from kafkacore.errors import LocalProtocolError, RequestCancelled
 
 from ._bridge import Bridge
+from ._consumer_async import AsyncConsumerBase, ConsumerState
 from ._consumer_common import ConsumerRouter, RebalanceListener, split_options
 from ._sockets import Address
 from ._trio_io import TrioIo
 
 __all__ = ["ConsumerState", "TrioKafkaConsumer"]
-
-T = TypeVar("T")
-
-
-class ConsumerState(enum.Enum):
-    NEW = "new"
-    RUNNING = "running"
-    CLOSED = "closed"
 
 
 class _Slot:
@@ -71,8 +57,10 @@ class _Slot:
         return self.value
 
 
-class TrioKafkaConsumer:
+class TrioKafkaConsumer(AsyncConsumerBase):
     """trio consumer; see the module docstring. Options as ClientConfig + ConsumerConfig."""
+
+    _NAME = "TrioKafkaConsumer"
 
     def __init__(
         self,
@@ -105,10 +93,6 @@ class TrioKafkaConsumer:
 
     def _wake(self) -> None:
         self._changed.set()
-
-    @property
-    def state(self) -> ConsumerState:
-        return self._state
 
     async def __aenter__(self) -> TrioKafkaConsumer:
         if self._state is not ConsumerState.NEW:
@@ -161,114 +145,6 @@ class TrioKafkaConsumer:
         self._router.fail_all(RequestCancelled("TrioKafkaConsumer closed"))
         await trio.lowlevel.checkpoint()
 
-    # -- subscription ---------------------------------------------------------
-    def subscribe(
-        self,
-        topics: Iterable[str] | None = None,
-        *,
-        pattern: str | None = None,
-        listener: RebalanceListener | None = None,
-    ) -> None:
-        if listener is not None:
-            self._listener = listener
-        names = None if topics is None else list(topics)
-        wait = self._listener is not None
-
-        def issue(core: ConsumerCore, now: float) -> None:
-            core.await_revocation_ack = wait
-            core.subscribe(names, pattern=pattern, now=now)
-
-        self._call(issue)
-
-    def unsubscribe(self) -> None:
-        self._call(lambda core, now: core.unsubscribe(now=now))
-
-    def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        tps = [TopicPartition(*tp) for tp in partitions]
-        self._call(lambda core, now: core.assign(tps, now=now))
-
-    def assignment(self) -> frozenset[TopicPartition]:
-        return self._call(lambda core, now: core.assignment())
-
-    # -- polling ---------------------------------------------------------------
-    async def poll(
-        self, timeout: float = 0.0, max_records: int | None = None
-    ) -> list[ConsumerRecord]:
-        return await self._poll(lambda core, now: core.poll_records(max_records, now=now), timeout)
-
-    async def poll_batches(
-        self, timeout: float = 0.0, max_records: int | None = None
-    ) -> list[PartitionBatch]:
-        return await self._poll(lambda core, now: core.poll_batches(max_records, now=now), timeout)
-
-    async def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
-        while self._state is ConsumerState.RUNNING:
-            for record in await self.poll(1.0):
-                yield record
-
-    async def _poll(self, fn: Callable[[ConsumerCore, float], list[T]], timeout: float) -> list[T]:
-        deadline = trio.current_time() + max(timeout, 0.0)
-        while True:
-            if self._changed.is_set():
-                self._changed = trio.Event()
-            out = self._call(fn)
-            self._router.dispatch(self._listener, self._ack)
-            if out:
-                await trio.lowlevel.checkpoint()
-                return out
-            if trio.current_time() >= deadline:
-                await trio.lowlevel.checkpoint()
-                return out
-            with trio.move_on_at(deadline):
-                await self._changed.wait()
-
-    # -- positions ----------------------------------------------------------------
-    def seek(self, partition: TopicPartition, offset: int) -> None:
-        self._call(lambda core, now: core.seek(TopicPartition(*partition), offset, now=now))
-
-    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.seek_to_beginning(partitions, now=now))
-
-    def seek_to_end(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.seek_to_end(partitions, now=now))
-
-    async def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
-        tp = TopicPartition(*partition)
-        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
-        deadline = trio.current_time() + limit
-        while True:
-            if self._changed.is_set():
-                self._changed = trio.Event()
-            pos = self._call(lambda core, now: core.position(tp))
-            if pos is not None:
-                return pos
-            if trio.current_time() >= deadline:
-                raise KafkaTimeoutError(f"TrioKafkaConsumer.position: {tp} unknown after {limit} s")
-            with trio.move_on_at(deadline):
-                await self._changed.wait()
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.pause(partitions, now=now))
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.resume(partitions, now=now))
-
-    def paused(self) -> frozenset[TopicPartition]:
-        return self._call(lambda core, now: core.paused())
-
-    def lag(self, partition: TopicPartition) -> int | None:
-        return self._call(lambda core, now: core.lag(TopicPartition(*partition)))
-
-    # -- offsets ----------------------------------------------------------------------
-    async def commit(
-        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
-    ) -> dict[TopicPartition, OffsetAndMetadata]:
-        core, _ = self._running("commit")
-        result: dict[TopicPartition, OffsetAndMetadata] = await self._op(
-            lambda now: core.commit(offsets, now=now)
-        )
-        return result
-
     def commit_async(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
     ) -> None:
@@ -276,53 +152,7 @@ class TrioKafkaConsumer:
         core, bridge = self._running("commit_async")
         bridge.command(lambda now: core.commit(offsets, now=now))
 
-    async def committed(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        core, _ = self._running("committed")
-        tps = [TopicPartition(*tp) for tp in partitions]
-        result: dict[TopicPartition, OffsetAndMetadata | None] = await self._op(
-            lambda now: core.committed(tps, now=now)
-        )
-        return result
-
-    async def end_offsets(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, int | None]:
-        core, _ = self._running("end_offsets")
-        tps = [TopicPartition(*tp) for tp in partitions]
-        result: dict[TopicPartition, int | None] = await self._op(
-            lambda now: core.end_offsets(tps, now=now)
-        )
-        return result
-
-    async def beginning_offsets(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, int | None]:
-        core, _ = self._running("beginning_offsets")
-        tps = [TopicPartition(*tp) for tp in partitions]
-        result: dict[TopicPartition, int | None] = await self._op(
-            lambda now: core.beginning_offsets(tps, now=now)
-        )
-        return result
-
-    async def offsets_for_times(
-        self, timestamps: Mapping[TopicPartition, int]
-    ) -> dict[TopicPartition, tuple[int, int] | None]:
-        core, _ = self._running("offsets_for_times")
-        query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
-        result: dict[TopicPartition, tuple[int, int] | None] = await self._op(
-            lambda now: core.offsets_for_times(query, now=now)
-        )
-        return result
-
-    def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
-        return self._call(lambda core, now: fn(core))
-
-    # -- plumbing -------------------------------------------------------------------
-    def _ack(self, token: int) -> None:
-        self._call(lambda core, now: core.revocation_done(token, now=now))
-
+    # -- framework hooks (see transports._consumer_async) -------------------------
     def _running(self, what: str) -> tuple[ConsumerCore, Bridge]:
         if self._state is not ConsumerState.RUNNING:
             hint = (
@@ -336,14 +166,22 @@ class TrioKafkaConsumer:
         assert self._core is not None and self._bridge is not None
         return self._core, self._bridge
 
-    def _call(self, fn: Callable[[ConsumerCore, float], T]) -> T:
-        core, bridge = self._running("call")
-        box: list[T] = []
-        bridge.command(lambda now: box.append(fn(core, now)))
-        return box[0]
-
     async def _op(self, fn: Callable[[float], OperationHandle]) -> Any:
         _, bridge = self._running("call")
         slot = _Slot()
         bridge.command(lambda now: self._router.expect(fn(now), slot.done))
         return await slot.wait()
+
+    def _loop_time(self) -> float:
+        return trio.current_time()
+
+    def _clear_changed(self) -> None:
+        if self._changed.is_set():
+            self._changed = trio.Event()
+
+    async def _wait_changed(self, deadline: float) -> None:
+        with trio.move_on_at(deadline):
+            await self._changed.wait()
+
+    async def _checkpoint(self) -> None:
+        await trio.lowlevel.checkpoint()
