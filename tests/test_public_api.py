@@ -237,6 +237,7 @@ PUBLIC: dict[str, list[str]] = {
         "TrioKafkaClient",
         "TrioKafkaConsumer",
         "TrioKafkaProducer",
+        "kerberos_mechanism_factory",
     ],
     "transports.selector": [
         "ClientState",

@@ -8,7 +8,8 @@ Each offers the same client surface in its own idiom (see ``docs/transports.md``
 
 Each module also has its producer and consumer (``KafkaProducer``,
 ``AsyncKafkaProducer``, ``TrioKafkaProducer``; ``KafkaConsumer``,
-``AsyncKafkaConsumer``, ``TrioKafkaConsumer``).
+``AsyncKafkaConsumer``, ``TrioKafkaConsumer``). ``kerberos_mechanism_factory``
+plugs SASL GSSAPI (MIT Kerberos) into any of them (``docs/gssapi.md``).
 
 The classes are also importable from here; the import is lazy so that using
 one transport never imports another's event loop library.
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from transports._gssapi import kerberos_mechanism_factory
     from transports.asyncio import AsyncKafkaClient, AsyncKafkaConsumer, AsyncKafkaProducer
     from transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
     from transports.trio import TrioKafkaClient, TrioKafkaConsumer, TrioKafkaProducer
@@ -33,6 +35,7 @@ __all__ = [
     "TrioKafkaClient",
     "TrioKafkaConsumer",
     "TrioKafkaProducer",
+    "kerberos_mechanism_factory",
 ]
 
 _WHERE = {
@@ -45,6 +48,7 @@ _WHERE = {
     "TrioKafkaClient": "transports.trio",
     "TrioKafkaProducer": "transports.trio",
     "TrioKafkaConsumer": "transports.trio",
+    "kerberos_mechanism_factory": "transports._gssapi",
 }
 
 
