@@ -173,6 +173,8 @@ class BrokerConnection:
         self._setup_deadline = now + config.socket_connection_setup_timeout_ms / 1000
         self.last_activity = now
         self.broker_versions: dict[int, tuple[int, int]] = {}
+        #: Finalized feature levels (KIP-584), e.g. ``{"transaction.version": 2}``.
+        self.finalized_features: dict[str, int] = {}
         self._versions: dict[int, int] = {}
         self._api_versions_retried = False
         self._sasl: SaslAuthenticator | None = None
@@ -498,6 +500,7 @@ class BrokerConnection:
         self.broker_versions = {
             k.api_key: (k.min_version, k.max_version) for k in response.api_keys
         }
+        self.finalized_features = {f.name: f.max_version_level for f in response.finalized_features}
         self._versions.clear()
         if self._config.sasl:
             self._start_sasl(now)

@@ -155,6 +155,7 @@ class KafkaClientCore:
         self._coord_busy: set[int] = set()  # key types with a lookup in flight
         self._bootstrap_failed: set[int] = set()
         self._api_versions: dict[int, dict[int, tuple[int, int]]] = {}
+        self._features: dict[int, dict[str, int]] = {}
         self._wake_at: float | None = None
         self._counters = Counters(cfg.metric_group_prefix)
         self._closed = False
@@ -252,6 +253,16 @@ class KafkaClientCore:
                 return None
             return dict(next(reversed(self._api_versions.values())))
         known = self._api_versions.get(node_id)
+        return None if known is None else dict(known)
+
+    def finalized_features(self, node_id: int | None = None) -> dict[str, int] | None:
+        """Finalized feature levels ``{name: max_version_level}`` (KIP-584) a node
+        (or the most recently negotiated one) reported in ApiVersions; None before any."""
+        if node_id is None:
+            if not self._features:
+                return None
+            return dict(next(reversed(self._features.values())))
+        known = self._features.get(node_id)
         return None if known is None else dict(known)
 
     def check_version(self, node_id: int | None = None) -> dict[int, tuple[int, int]] | None:
@@ -625,6 +636,8 @@ class KafkaClientCore:
             self._counters.connections_ready += 1
             self._api_versions.pop(conn.node_id, None)
             self._api_versions[conn.node_id] = dict(conn.broker_versions)
+            self._features.pop(conn.node_id, None)
+            self._features[conn.node_id] = dict(conn.finalized_features)
             if slot is not None:
                 slot.failures = 0
                 slot.ever_connected = True
