@@ -13,7 +13,8 @@ come from the client, and every input ends in one *step*:
 2. run the sender: expire what outlived ``delivery_timeout_ms`` (or, for
    records still waiting for metadata, ``max_block_ms``); obtain or bump the
    producer id (:mod:`~kafkacore.producer.idempotence`); add partitions to
-   the transaction and end it (:mod:`~kafkacore.producer.transaction`);
+   the transaction (v1 only; v2 adds them with Produce v12, KIP-890) and
+   end it (:mod:`~kafkacore.producer.transaction`);
    then drain ready batches, one per partition, grouped per leader into
    ProduceRequests, at most ``max_in_flight_requests_per_connection`` per
    broker and, while a partition retries, one batch of it at a time so
@@ -139,6 +140,12 @@ _PRODUCE_MAX_TXN_V1 = 11
 _ADD_PARTITIONS_MAX = 3
 _END_TXN_MAX = 4
 _TXN_OFFSET_COMMIT_MAX = 4
+# Transactions v2 (KIP-890 part 2): only with the finalized feature
+# transaction.version >= 2; these versions are what tells the broker so.
+_PRODUCE_TXN_V2 = 12
+_END_TXN_V2 = 5
+_TXN_OFFSET_COMMIT_V2 = 5
+_TV2_APIS = ((0, _PRODUCE_TXN_V2), (26, _END_TXN_V2), (28, _TXN_OFFSET_COMMIT_V2))
 _INIT_PRODUCER_ID_MAX = 5  # v6 is KIP-939 two-phase commit
 _SEQUENCE_WRAP = 2**31
 
@@ -656,6 +663,22 @@ class ProducerCore:
         """Start a transaction (local only; the coordinator hears of it on first add)."""
         txn = self._require_txn("begin_transaction")
         txn.to(TxnState.IN_TRANSACTION, "begin_transaction")
+        # Chosen per transaction: a transaction never mixes the two protocols.
+        txn.v2 = self._tv2_available()
+
+    def _tv2_available(self) -> bool:
+        """True if the cluster finalized transaction.version >= 2 (KIP-890 part 2)
+        and the broker speaks the versions that carry it."""
+        features = self.client.finalized_features() or {}
+        if features.get("transaction.version", 0) < 2:
+            return False
+        versions = self.client.get_api_versions() or {}
+        return all(versions.get(key, (0, -1))[1] >= v for key, v in _TV2_APIS)
+
+    @property
+    def transactions_v2(self) -> bool:
+        """Whether the current (or last) transaction uses KIP-890 part 2."""
+        return self._txn is not None and self._txn.v2
 
     def send_offsets_to_transaction(
         self,
@@ -706,11 +729,18 @@ class ProducerCore:
                 commit,
                 now,
                 target=GroupCoordinator(group_id),
-                max_version=_TXN_OFFSET_COMMIT_MAX,
+                max_version=_TXN_OFFSET_COMMIT_V2 if txn.v2 else _TXN_OFFSET_COMMIT_MAX,
                 codes=_txn_offset_codes,
                 on_ok=lambda r, now: self._op_done(None),
             )
 
+        if txn.v2:
+            # KIP-890: TxnOffsetCommit v5 adds the offsets partition itself;
+            # no AddOffsetsToTxn. The coordinator may hear of the transaction
+            # through it, so EndTxn must follow even if it fails.
+            offsets_added(None, now)
+            self._step(now)
+            return handle
         self._txn_request(
             AddOffsetsToTxnRequest(
                 transactional_id=tid,
@@ -1059,6 +1089,8 @@ class ProducerCore:
             topics.setdefault(batch.tp.topic, []).append(
                 PartitionProduceData(index=batch.tp.partition, records=data)
             )
+        if txn is not None and txn.v2 and taken:
+            txn.started = True  # the leader adds the partition (KIP-890)
         request = ProduceRequest(
             transactional_id=None if txn is None else txn.transactional_id,
             acks=cfg.acks_value,
@@ -1073,7 +1105,9 @@ class ProducerCore:
             request,
             now=now,
             target=Node(node),
-            max_version=_PRODUCE_MAX_TXN_V1 if txn is not None else _PRODUCE_MAX,
+            max_version=(
+                _PRODUCE_MAX if txn is None else _PRODUCE_TXN_V2 if txn.v2 else _PRODUCE_MAX_TXN_V1
+            ),
         )
         self._in_flight_batches[handle.id] = taken
         self._callbacks[handle] = lambda r, e, t: self._on_produce(handle.id, node, r, e, t)
@@ -1406,7 +1440,17 @@ class ProducerCore:
             committed = txn.state is TxnState.COMMITTING
             ident = self._identity
 
+            v2 = txn.v2
+
             def ended(response: Any, now: float) -> None:
+                if v2 and response.producer_id >= 0:
+                    # KIP-890: every transaction end bumps the epoch (or, when
+                    # it is exhausted, hands out a new id); sequences restart.
+                    ident.renew(response.producer_id, response.producer_epoch)
+                    for q in self._acc.queues.values():
+                        q.next_sequence = 0
+                        for batch in q.batches:
+                            batch.base_sequence = -1
                 txn.to(TxnState.READY, "end transaction")
                 self._op_done(None)
 
@@ -1418,7 +1462,7 @@ class ProducerCore:
                     committed=committed,
                 ),
                 now,
-                max_version=_END_TXN_MAX,
+                max_version=_END_TXN_V2 if v2 else _END_TXN_MAX,
                 on_ok=ended,
             )
             return True

@@ -48,6 +48,8 @@ TRANSITIONS: dict[tuple[IdState, str], IdState] = {
     (IdState.BUMPING, "assigned"): IdState.READY,
     (IdState.BUMPING, "failed"): IdState.BUMP_PENDING,
     # A transactional producer re-initialises from READY (init after abort).
+    # Transactions v2 (KIP-890): EndTxn v5 hands out the next epoch.
+    (IdState.READY, "renewed"): IdState.READY,
     (IdState.READY, "request"): IdState.REQUESTING,
 }
 
@@ -76,6 +78,12 @@ class ProducerIdentity:
 
     def assign(self, producer_id: int, epoch: int) -> None:
         self.fire("assigned")
+        self.producer_id = producer_id
+        self.epoch = epoch
+
+    def renew(self, producer_id: int, epoch: int) -> None:
+        """Take the id/epoch an EndTxn v5 answer names for the next transaction."""
+        self.fire("renewed")
         self.producer_id = producer_id
         self.epoch = epoch
 

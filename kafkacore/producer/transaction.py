@@ -18,9 +18,16 @@ at all (an empty transaction ends locally, without EndTxn). Requests are
 issued by :class:`~kafkacore.producer.core.ProducerCore`; this module only
 keeps the state honest and names it in errors.
 
-Transactions v1 is spoken (explicit AddPartitionsToTxn, Produce <= v11,
-EndTxn <= v4), which every 4.x broker accepts; KIP-890 part 2's implicit
-add and per-transaction epoch bump are not used.
+Two protocols are spoken, chosen per transaction at begin (:attr:`v2`):
+
+* v1 (KIP-98): partitions are added with AddPartitionsToTxn before their
+  records are sent (Produce <= v11, EndTxn <= v4, TxnOffsetCommit <= v4
+  after AddOffsetsToTxn).
+* v2 (KIP-890 part 2), when the cluster finalized ``transaction.version``
+  >= 2: Produce v12 and TxnOffsetCommit v5 add their partitions
+  implicitly, so nothing is pending; a partition counts as added as soon as
+  it gets records. EndTxn v5 bumps the epoch at every transaction end and
+  returns the producer id/epoch for the next one (sequences restart).
 """
 
 from __future__ import annotations
@@ -68,6 +75,7 @@ class TransactionManager:
         "started",
         "state",
         "transactional_id",
+        "v2",
     )
 
     def __init__(self, transactional_id: str) -> None:
@@ -78,6 +86,7 @@ class TransactionManager:
         self.added: set[TopicPartition] = set()
         self.started = False  # the coordinator knows of this transaction
         self.error: BaseException | None = None
+        self.v2 = False  # KIP-890 part 2 for the current transaction
 
     def to(self, state: TxnState, what: str) -> None:
         """Move to ``state`` or raise naming ``what`` was attempted in which state."""
@@ -115,6 +124,10 @@ class TransactionManager:
     def need(self, tp: TopicPartition) -> bool:
         """Note that ``tp`` gets records; True if it still must be added."""
         if tp in self.added:
+            return False
+        if self.v2:
+            # KIP-890: the partition leader adds it when the Produce arrives.
+            self.added.add(tp)
             return False
         if tp not in self.adding:
             self.pending.add(tp)

@@ -21,9 +21,18 @@ from typing import Any
 
 from kafkacore.producer import ProducerConfig, ProducerCore
 from kafkacore.protocol import messages as m
+from kafkacore.protocol.messages.add_partitions_to_txn_response import (
+    AddPartitionsToTxnPartitionResult,
+    AddPartitionsToTxnTopicResult,
+)
+from kafkacore.protocol.messages.api_versions_response import ApiVersion, FinalizedFeatureKey
 from kafkacore.protocol.messages.produce_response import (
     PartitionProduceResponse,
     TopicProduceResponse,
+)
+from kafkacore.protocol.messages.txn_offset_commit_response import (
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
 )
 from kafkacore.records import RecordBatch, iter_batches
 from tests.client.fakebroker import FakeBroker, Pump, Topic, make_cluster
@@ -49,6 +58,10 @@ class ScriptedLog:
         self.produce_requests = 0
         #: Batches with more records are refused with MESSAGE_TOO_LARGE.
         self.max_batch_records: int | None = None
+        #: Set by ``boot_producer(tv2=...)``: answers the transaction APIs.
+        self.coordinator: ScriptedCoordinator | None = None
+        #: Produce versions seen, in order.
+        self.produce_versions: list[int] = []
 
     def install(self, brokers: dict[Any, FakeBroker]) -> None:
         for broker in brokers.values():
@@ -100,6 +113,7 @@ class ScriptedLog:
 
     def produce(self, broker: FakeBroker, body: Any, version: int, session: Any) -> Any:
         self.produce_requests += 1
+        self.produce_versions.append(version)
         fault = self.fault()
         topics = []
         for t in body.topic_data:
@@ -118,6 +132,91 @@ class ScriptedLog:
         return m.ProduceResponse(responses=topics)
 
 
+class ScriptedCoordinator:
+    """A transaction coordinator for :class:`ScriptedLog`'s producer ids.
+
+    With ``tv2`` the brokers advertise the finalized feature
+    ``transaction.version`` 2 in ApiVersions; EndTxn v5+ then bumps the
+    epoch and answers with it, as KIP-890 part 2 coordinators do. Every
+    request is kept in ``calls`` as ``(api_key, version)``.
+    """
+
+    def __init__(self, log: ScriptedLog, *, tv2: bool) -> None:
+        self.log = log
+        self.tv2 = tv2
+        self.calls: list[tuple[int, int]] = []
+        self.ended: list[tuple[bool, int, int]] = []  # (committed, producer id, epoch sent)
+
+    def install(self, brokers: dict[Any, FakeBroker]) -> None:
+        for broker in brokers.values():
+            broker.handlers[18] = self.api_versions
+            broker.handlers[24] = self.add_partitions
+            broker.handlers[25] = self.add_offsets
+            broker.handlers[26] = self.end_txn
+            broker.handlers[28] = self.txn_offset_commit
+
+    def api_versions(self, broker: FakeBroker, body: Any, version: int, session: Any) -> Any:
+        features = (
+            [
+                FinalizedFeatureKey(
+                    name="transaction.version", min_version_level=2, max_version_level=2
+                )
+            ]
+            if self.tv2
+            else []
+        )
+        return m.ApiVersionsResponse(
+            api_keys=[
+                ApiVersion(api_key=k, min_version=lo, max_version=hi)
+                for k, (lo, hi) in sorted(broker.cluster.api_ranges.items())
+            ],
+            finalized_features_epoch=1 if self.tv2 else -1,
+            finalized_features=features,
+        )
+
+    def add_partitions(self, broker: FakeBroker, body: Any, version: int, session: Any) -> Any:
+        self.calls.append((24, version))
+        return m.AddPartitionsToTxnResponse(
+            results_by_topic_v3_and_below=[
+                AddPartitionsToTxnTopicResult(
+                    name=t.name,
+                    results_by_partition=[
+                        AddPartitionsToTxnPartitionResult(partition_index=p) for p in t.partitions
+                    ],
+                )
+                for t in body.v3_and_below_topics
+            ]
+        )
+
+    def add_offsets(self, broker: FakeBroker, body: Any, version: int, session: Any) -> Any:
+        self.calls.append((25, version))
+        return m.AddOffsetsToTxnResponse()
+
+    def txn_offset_commit(self, broker: FakeBroker, body: Any, version: int, session: Any) -> Any:
+        self.calls.append((28, version))
+        return m.TxnOffsetCommitResponse(
+            topics=[
+                TxnOffsetCommitResponseTopic(
+                    name=t.name,
+                    partitions=[
+                        TxnOffsetCommitResponsePartition(partition_index=p.partition_index)
+                        for p in t.partitions
+                    ],
+                )
+                for t in body.topics
+            ]
+        )
+
+    def end_txn(self, broker: FakeBroker, body: Any, version: int, session: Any) -> Any:
+        self.calls.append((26, version))
+        self.ended.append((body.committed, body.producer_id, body.producer_epoch))
+        if version < 5:
+            return m.EndTxnResponse()
+        pid = body.producer_id
+        self.log.epochs[pid] += 1
+        return m.EndTxnResponse(producer_id=pid, producer_epoch=self.log.epochs[pid])
+
+
 def boot_producer(
     *,
     partitions: int = 3,
@@ -130,6 +229,10 @@ def boot_producer(
     _cluster, fakes = make_cluster(brokers, topics)
     log = ScriptedLog()
     log.install(fakes)
+    tv2 = options.pop("tv2", None)
+    if tv2 is not None:
+        log.coordinator = ScriptedCoordinator(log, tv2=tv2)
+        log.coordinator.install(fakes)
     client = {"bootstrap_servers": "127.0.0.1:9092"}
     client.update(options.pop("client", {}))
     config = ProducerConfig(client=client, **options)

@@ -28,6 +28,7 @@ from kafkacore.protocol.messages.offset_fetch_request import (
 from tests.producer.drivers import FLAVORS, run
 from tests.producer.readback import ReadRecord, read_partition
 from transports._producer_common import ManyResult
+from transports._producer_selector import KafkaProducer
 from transports.selector import KafkaClient
 
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -197,6 +198,50 @@ def test_transactions_committed_visible_aborted_not(
     everything = [r.value or b"" for recs in uncommitted.values() for r in recs]
     assert sum(v.startswith(b"a1-") for v in everything) == 80  # written, then aborted
     assert _committed_offsets(reader, group, topic, 2) == {0: 42, 1: 7}
+
+
+def test_transactions_v2_on_this_broker(kafka_broker: Any, reader: KafkaClient) -> None:
+    """Kafka 4.3 finalizes transaction.version 2: no AddPartitionsToTxn or
+    AddOffsetsToTxn is sent, EndTxn v5 bumps the epoch at every end (KIP-890)."""
+    topic = _topic(kafka_broker, 2, "tv2")
+    tid = f"tv2-{uuid.uuid4().hex[:8]}"
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    with KafkaProducer(kafka_broker.bootstrap, transactional_id=tid) as p:
+        p.init_transactions()
+        first = p.run_on_loop(lambda core: core.producer_id)
+        epochs: list[tuple[int, int]] = []
+        for tag, commit in (("c1", True), ("a1", False), ("c2", True)):
+            p.begin_transaction()
+            futures = [p.send(topic, f"{tag}-{i}".encode(), key=b"k%d" % i) for i in range(20)]
+            p.send_offsets_to_transaction({(topic, 0): len(epochs) + 1}, group)
+            if commit:
+                p.commit_transaction()
+            else:
+                p.flush()
+                p.abort_transaction()
+            for fut in futures:
+                fut.exception(timeout=30)
+            epochs.append(p.run_on_loop(lambda core: core.producer_id))
+        facts = p.run_on_loop(
+            lambda core: (
+                core.transactions_v2,
+                core.client.finalized_features(),
+                dict(core.client.metrics().requests_by_api),
+                core.client.api_version(26),
+                core.client.api_version(0),
+            )
+        )
+    v2, features, by_api, end_txn_version, produce_version = facts
+    assert features is not None and features.get("transaction.version", 0) >= 2
+    assert v2
+    assert 24 not in by_api and 25 not in by_api  # AddPartitionsToTxn, AddOffsetsToTxn
+    assert by_api[26] == 3 and end_txn_version >= 5 and produce_version >= 12
+    pid, epoch = first
+    assert epochs == [(pid, epoch + 1), (pid, epoch + 2), (pid, epoch + 3)]
+    committed = _read_all(reader, topic, 2, isolation_level=1)
+    seen = sorted(r.value or b"" for recs in committed.values() for r in recs)
+    assert seen == sorted(f"{t}-{i}".encode() for t in ("c1", "c2") for i in range(20))
+    assert _committed_offsets(reader, group, topic, 2) == {0: 3, 1: -1}
 
 
 def _committed_offsets(client: KafkaClient, group: str, topic: str, n: int) -> dict[int, int]:
