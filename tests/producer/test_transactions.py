@@ -126,3 +126,22 @@ def test_v1_without_the_feature_adds_partitions_and_keeps_the_epoch() -> None:
     assert set(log.produce_versions) == {11}
     values = sorted(v or b"" for recs in log.logs.values() for _k, v in recs)
     assert values == sorted(f"{t}-{i}".encode() for t in ("c1", "a1", "c2") for i in range(30))
+
+
+def test_v2_transaction_abortable_then_abort_bumps_and_the_next_one_commits() -> None:
+    core, pump, log, coord = _boot(tv2=True)
+    pid, epoch = core.producer_id
+    faults = iter([("error", 120)])  # TRANSACTION_ABORTABLE (KIP-890) on the first Produce
+    log.fault = lambda: next(faults, None)
+    core.begin_transaction(now=pump.now)
+    core.append("t", b"lost", partition=0, timestamp=1, token="lost", now=pump.now)
+    pump.run(until=lambda: core.transaction_state is TxnState.ABORTABLE_ERROR)
+    (error,) = _failures(pump)
+    assert type(error).__name__ == "TransactionAbortableError"
+    _wait(pump, core.abort_transaction(now=pump.now))
+    assert core.producer_id == (pid, epoch + 1)  # the abort's EndTxn v5 bumped it
+    _transaction(core, pump, "ok", 5, commit=True, offsets=False)
+    assert core.producer_id == (pid, epoch + 2)
+    assert [c[:1] for c in coord.ended] == [(False,), (True,)]
+    values = sorted(v or b"" for recs in log.logs.values() for _k, v in recs)
+    assert values == sorted(f"ok-{i}".encode() for i in range(5))
