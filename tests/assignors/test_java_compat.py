@@ -157,14 +157,22 @@ def test_sticky_matches_java_balance_and_stickiness(
         firsts.append(first)
         unchanged.append(same)
     java = _java_plans(assignor_oracle, [("sticky", g) for g in cases])
+    compared = 0
     for group, first, same, java_plan in zip(cases, firsts, unchanged, java, strict=True):
         ours = get_assignor("sticky").assign(group.members, group.partitions)
-        assert_valid(java_plan, group.members, group.partitions)
         assert_valid(ours, group.members, group.partitions)
         assert_locally_balanced(ours, group.members)
         if same:
             # Java decoded our StickyAssignorUserData and kept every partition where it was.
             assert java_plan == first == ours
+        try:
+            assert_valid(java_plan, group.members, group.partitions)
+        except AssertionError:
+            # Java's StickyAssignor sometimes hands a partition to a member that
+            # does not subscribe to its topic (depending on input order); such a
+            # plan is no yardstick. Ours was checked above either way.
+            continue
+        compared += 1
         if len({m.topics for m in group.members}) == 1:
             assert max(counts(ours)) - min(counts(ours)) <= 1
             assert max(counts(java_plan)) - min(counts(java_plan)) <= 1
@@ -173,6 +181,8 @@ def test_sticky_matches_java_balance_and_stickiness(
                 return sum(len(set(ps) & set(first.get(mid, ()))) for mid, ps in plan.items())
 
             assert kept(ours) >= kept(java_plan)
+    # Most cases must have been compared, or this test would prove nothing.
+    assert compared >= len(cases) // 2, f"only {compared} of {len(cases)} Java plans valid"
 
 
 @_java_settings
