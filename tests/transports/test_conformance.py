@@ -108,18 +108,32 @@ async def test_requests_overlap_on_the_wire(
         # Fetch (nothing to read) for up to 2 s, so everything written behind
         # it stays in flight meanwhile: the peak shows how deep we pipeline.
         held = held_fetch(cluster, max_wait_ms=2000)
-        requests = [held, *([_md_request("conf-one")] * 10)]
+        rest = [_md_request("conf-one")] * 10
         peak = 0
+        fetched: list[Any] = []
         results: list[Any] = []
 
-        async def run() -> None:
-            results.extend(await client.send_many(requests, node_id=1))
+        def in_flight(core: Any) -> int:
+            return int(core.in_flight_request_count(1))
+
+        async def fetch() -> None:
+            fetched.append(await client.send(held, node_id=1))
+
+        async def pipeline() -> None:
+            results.extend(await client.send_many(rest, node_id=1))
 
         async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
+            # The Fetch must be on the wire first (trio starts tasks in any
+            # order), so wait until it is in flight before sending the rest.
+            before = await client.query(in_flight)
+            tg.start_soon(fetch)
+            while await client.query(in_flight) <= before:
+                await anyio.sleep(0.005)
+            tg.start_soon(pipeline)
             while not results:
-                peak = max(peak, await client.query(lambda core: core.in_flight_request_count(1)))
+                peak = max(peak, await client.query(in_flight))
                 await anyio.sleep(0.01)
+        assert fetched and not isinstance(fetched[0], BaseException), fetched
         assert all(not isinstance(r, BaseException) for r in results), results
         assert peak == limit
 
