@@ -14,6 +14,7 @@ connection, so a PLAINTEXT client never touches certificate files).
 
 from __future__ import annotations
 
+import enum
 import random
 import ssl
 from collections.abc import Callable, Sequence
@@ -26,7 +27,15 @@ from kafkacore.errors import LocalProtocolError
 from ._sockets import Address, SocketConfig
 from ._tls import TlsConfig, build_ssl_context, tls_config_from_options
 
-__all__ = ["Parts", "make_parts", "resolve_target"]
+__all__ = ["ClientState", "Parts", "make_parts", "resolve_target"]
+
+
+class ClientState(enum.Enum):
+    """Life of a transport client: NEW -> RUNNING -> CLOSED (shared by all three)."""
+
+    NEW = "new"
+    RUNNING = "running"
+    CLOSED = "closed"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -31,30 +31,9 @@ from ._bridge import Bridge
 from ._consumer_async import AsyncConsumerBase, ConsumerState
 from ._consumer_common import ConsumerRouter, RebalanceListener, split_options
 from ._sockets import Address
-from ._trio_io import TrioIo
+from ._trio_io import TrioIo, TrioSlot
 
 __all__ = ["ConsumerState", "TrioKafkaConsumer"]
-
-
-class _Slot:
-    __slots__ = ("error", "event", "value")
-
-    def __init__(self) -> None:
-        self.event = trio.Event()
-        self.value: Any = None
-        self.error: BaseException | None = None
-
-    def done(self, value: Any, error: BaseException | None) -> None:
-        if self.event.is_set():
-            return
-        self.value, self.error = value, error
-        self.event.set()
-
-    async def wait(self) -> Any:
-        await self.event.wait()
-        if self.error is not None:
-            raise self.error
-        return self.value
 
 
 class TrioKafkaConsumer(AsyncConsumerBase):
@@ -168,7 +147,7 @@ class TrioKafkaConsumer(AsyncConsumerBase):
 
     async def _op(self, fn: Callable[[float], OperationHandle]) -> Any:
         _, bridge = self._running("call")
-        slot = _Slot()
+        slot = TrioSlot()
         bridge.command(lambda now: self._router.expect(fn(now), slot.done))
         return await slot.wait()
 

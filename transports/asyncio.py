@@ -23,7 +23,6 @@ requests end with ``RequestCancelled``) and aborts every socket.
 from __future__ import annotations
 
 import asyncio
-import enum
 import random
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -34,18 +33,12 @@ from kafkacore.errors import LocalProtocolError, RequestCancelled
 
 from ._asyncio_io import AsyncioIo
 from ._bridge import Bridge
-from ._common import Parts, make_parts, resolve_target
+from ._common import ClientState, Parts, make_parts, resolve_target
 from ._consumer_asyncio import AsyncKafkaConsumer
 from ._producer_asyncio import AsyncKafkaProducer
 from ._router import Router
 
 __all__ = ["AsyncKafkaClient", "AsyncKafkaConsumer", "AsyncKafkaProducer", "ClientState"]
-
-
-class ClientState(enum.Enum):
-    NEW = "new"
-    RUNNING = "running"
-    CLOSED = "closed"
 
 
 class AsyncKafkaClient:

@@ -22,7 +22,6 @@ seconds for the thread, then closes every socket itself either way.
 from __future__ import annotations
 
 import concurrent.futures
-import enum
 import random
 import threading
 from collections.abc import Callable, Sequence
@@ -33,7 +32,7 @@ from kafkacore.client import ClusterMetadata, KafkaClientCore, RequestHandle, Ta
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
 from ._bridge import Bridge
-from ._common import make_parts, resolve_target
+from ._common import ClientState, make_parts, resolve_target
 from ._consumer_selector import KafkaConsumer
 from ._producer_selector import KafkaProducer
 from ._router import Router
@@ -42,12 +41,6 @@ from ._selector_io import SelectorIo
 __all__ = ["ClientState", "KafkaClient", "KafkaConsumer", "KafkaProducer"]
 
 T = TypeVar("T")
-
-
-class ClientState(enum.Enum):
-    NEW = "new"
-    RUNNING = "running"
-    CLOSED = "closed"
 
 
 class KafkaClient:

@@ -6,7 +6,7 @@ Theory of operation
 entering opens a nursery holding the timer task and one task per broker
 connection (:mod:`transports._trio_io`). Everything runs in trio's single
 thread, so user calls issue core commands directly and wait on a
-:class:`_Slot` (a ``trio.Event`` plus the outcome) that the core's
+:class:`~transports._trio_io.TrioSlot` (a ``trio.Event`` plus the outcome) that the core's
 completion event fills. Several tasks calling ``send`` at once pipeline
 their requests on the wire.
 
@@ -24,7 +24,6 @@ cancelled: it encloses the user's ``async with`` body.
 
 from __future__ import annotations
 
-import enum
 import random
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -36,42 +35,13 @@ from kafkacore.client import ClusterMetadata, KafkaClientCore, Target
 from kafkacore.errors import LocalProtocolError, RequestCancelled
 
 from ._bridge import Bridge
-from ._common import Parts, make_parts, resolve_target
+from ._common import ClientState, Parts, make_parts, resolve_target
 from ._consumer_trio import TrioKafkaConsumer
 from ._producer_trio import TrioKafkaProducer
 from ._router import Router
-from ._trio_io import TrioIo
+from ._trio_io import TrioIo, TrioSlot
 
 __all__ = ["ClientState", "TrioKafkaClient", "TrioKafkaConsumer", "TrioKafkaProducer"]
-
-
-class ClientState(enum.Enum):
-    NEW = "new"
-    RUNNING = "running"
-    CLOSED = "closed"
-
-
-class _Slot:
-    """One awaited outcome: set once by the core's event, read by the waiter."""
-
-    __slots__ = ("error", "event", "value")
-
-    def __init__(self) -> None:
-        self.event = trio.Event()
-        self.value: Any = None
-        self.error: BaseException | None = None
-
-    def done(self, value: Any, error: BaseException | None) -> None:
-        if self.event.is_set():
-            return
-        self.value, self.error = value, error
-        self.event.set()
-
-    async def wait(self) -> Any:
-        await self.event.wait()
-        if self.error is not None:
-            raise self.error
-        return self.value
 
 
 class TrioKafkaClient:
@@ -156,7 +126,7 @@ class TrioKafkaClient:
         Raises ``NoBrokersAvailable`` when every bootstrap address failed.
         """
         self._running("connect")
-        slot = _Slot()
+        slot = TrioSlot()
         self._router.expect_bootstrap(slot.done)
         await slot.wait()
 
@@ -190,7 +160,7 @@ class TrioKafkaClient:
         """Send ``request`` and return its decoded response (or raise its error)."""
         dest = resolve_target("TrioKafkaClient.send", node_id, target)
         core, bridge = self._running("send")
-        slot = _Slot()
+        slot = TrioSlot()
         box: list[Any] = []
 
         def issue(now: float) -> None:
@@ -215,7 +185,7 @@ class TrioKafkaClient:
     async def metadata(self, topics: Sequence[str] | None = None) -> ClusterMetadata:
         """Refresh metadata (tracking ``topics`` too) and return the live view."""
         core, bridge = self._running("metadata")
-        slot = _Slot()
+        slot = TrioSlot()
 
         def issue(now: float) -> None:
             if topics:
