@@ -80,3 +80,21 @@ def test_missing_maven_and_empty_cache_says_what_to_do(tmp_path: Path) -> None:
     proc = _ensure_libs_in_subprocess(env)
     assert proc.returncode != 0
     assert "Maven ('mvn') is not on PATH" in proc.stderr
+
+
+def test_spark_connector_cache_holds_only_what_pyspark_lacks() -> None:
+    from localkafka.libs import SPARK_CONNECTOR_VERSION, ensure_spark_kafka_libs
+
+    libs = ensure_spark_kafka_libs()
+    assert versions(libs, "spark-sql-kafka-0-10_2.13") == {SPARK_CONNECTOR_VERSION}
+    assert versions(libs, "spark-token-provider-kafka-0-10_2.13") == {SPARK_CONNECTOR_VERSION}
+    # Spark's connector runs its own kafka-clients (3.9.x), never the broker's 4.x.
+    (clients,) = versions(libs, "kafka-clients")
+    assert clients.startswith("3.9.")
+    assert len(versions(libs, "commons-pool2")) == 1
+    # Scala, Hadoop and the codecs come from pyspark; a second copy would clash.
+    assert {p.name.split("-")[0] for p in libs.glob("*.jar")} == {
+        "spark",
+        "kafka",
+        "commons",
+    }
