@@ -419,3 +419,40 @@ def test_waiting_for_a_leader_asks_for_metadata_less_and_less_often() -> None:
     cluster.topics["t"].leaders[0] = 0
     drive(pump, log, until=lambda: bool(log.reported))
     assert log.reported[0][1].error is None
+
+
+@pytest.mark.parametrize("tv2", [True, False])
+def test_a_transaction_whose_batch_expired_in_flight_must_abort_then_goes_on(tv2: bool) -> None:
+    core, pump, log = boot_producer(
+        partitions=1,
+        transactional_id="tx",
+        tv2=tv2,
+        linger_ms=0,
+        delivery_timeout_ms=1500,
+        client={"request_timeout_ms": 4000},
+    )
+    core.client.add_topic("t", now=pump.now)  # metadata first: the clock starts at the append
+    init = core.init_transactions(now=pump.now)
+    drive(
+        pump, log, until=lambda: init.done and bool(core.client.cluster.partitions_for_topic("t"))
+    )
+    assert init.error is None
+    faults: list[Any] = [("stall", 2.5)]
+    log.fault = lambda: faults.pop(0) if faults else None
+    core.begin_transaction(now=pump.now)
+    start = pump.now
+    core.append("t", b"lost", timestamp=1, token="lost", now=pump.now)
+    commit = core.commit_transaction(now=pump.now)
+    drive(pump, log, until=lambda: commit.done and bool(log.reported))
+    when, event = _reported(log, "lost")
+    assert isinstance(event.error, KafkaTimeoutError) and when - start <= 1.5 + 0.002
+    assert commit.error is not None  # the transaction cannot commit a lost record
+    abort = core.abort_transaction(now=pump.now)
+    drive(pump, log, until=lambda: abort.done)
+    assert abort.error is None
+    core.begin_transaction(now=pump.now)
+    core.append("t", b"next", timestamp=1, token="next", now=pump.now)
+    commit = core.commit_transaction(now=pump.now)
+    drive(pump, log, until=lambda: commit.done)
+    assert commit.error is None
+    assert _reported(log, "next")[1].error is None
