@@ -65,6 +65,7 @@ class ProducerBatch:
         "data",
         "deadline",
         "id",
+        "last_error",
         "order",
         "producer_epoch",
         "producer_id",
@@ -110,6 +111,9 @@ class ProducerBatch:
         # An attempt ended without an answer (lost connection, timeout): the
         # broker may have written it. Sticky: a later refusal does not undo it.
         self.unknown = False
+        # Why the last attempt failed (None before any): the cause reported
+        # if the batch is not delivered in the end (issue 10, fault 4).
+        self.last_error: BaseException | None = None
 
     @property
     def record_count(self) -> int:

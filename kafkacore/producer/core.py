@@ -55,6 +55,7 @@ from typing import Any
 from kafkacore.client import (
     AnyNode,
     ClientConfig,
+    ConnectionStateChanged,
     GroupCoordinator,
     KafkaClientCore,
     MetadataUpdated,
@@ -65,8 +66,10 @@ from kafkacore.client import (
     TopicPartition,
     TransactionCoordinator,
 )
+from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.driver import Action, ConnId
 from kafkacore.errors import (
+    AuthenticationError,
     KafkaConnectionError,
     KafkaTimeoutError,
     LocalProtocolError,
@@ -80,6 +83,14 @@ from kafkacore.producer.accumulator import (
     record_estimate,
 )
 from kafkacore.producer.batch import BatchState, ProducerBatch
+from kafkacore.producer.causes import (
+    FailureLog,
+    auth_error_in,
+    authentication_failed,
+    expired,
+    metadata_timeout,
+    topic_error,
+)
 from kafkacore.producer.config import ProducerConfig
 from kafkacore.producer.errors import (
     ProducerClosedError,
@@ -116,12 +127,12 @@ _NONE = 0
 _COORDINATOR_LOAD_IN_PROGRESS = 14
 _COORDINATOR_NOT_AVAILABLE = 15
 _NOT_COORDINATOR = 16
-_INVALID_TOPIC = 17
-_TOPIC_AUTHORIZATION_FAILED = 29
 _OUT_OF_ORDER_SEQUENCE = 45
 _INVALID_PRODUCER_EPOCH = 47
 _CONCURRENT_TRANSACTIONS = 51
 _PRODUCER_FENCED = 90
+#: Java's default retry.backoff.max.ms (CommonClientConfigs), until ClientConfig has it.
+_RETRY_BACKOFF_MAX_MS = 1000
 _FENCING = frozenset({_INVALID_PRODUCER_EPOCH, _PRODUCER_FENCED})
 _COORDINATOR_RETRY = frozenset(
     {
@@ -167,6 +178,18 @@ class _Waiting:
     many: tuple[Sequence[bytes | None], Sequence[bytes | None] | None, list[int]] | None = None
 
 
+@dataclass(slots=True)
+class _Flight:
+    """One Produce request handed to the client, until its completion event."""
+
+    handle: RequestHandle
+    node: int
+    sent: float
+    batches: list[ProducerBatch]
+    # Earliest delivery deadline among its batches not yet reported.
+    deadline: float
+
+
 class ProducerCore:
     """Sans-IO Kafka producer; see the module docstring."""
 
@@ -184,7 +207,12 @@ class ProducerCore:
             client = KafkaClientCore(ClientConfig(**cfg.client), now=now, rng=rng)
         self.client = client
         ccfg = client.config
-        self._retry_backoff_s = ccfg.retry_backoff_ms / 1000
+        self._rng = rng
+        # KIP-580: retries back off exponentially with jitter, from
+        # retry_backoff_ms to retry_backoff_max_ms (a client option, as Java's
+        # CommonClientConfigs; a max below the base is a constant backoff).
+        max_ms = int(getattr(ccfg, "retry_backoff_max_ms", _RETRY_BACKOFF_MAX_MS))
+        self._backoff = ExponentialBackoff(min(ccfg.retry_backoff_ms, max_ms), max_ms)
         self._request_timeout_ms = ccfg.request_timeout_ms
         self._max_in_flight = ccfg.max_in_flight_requests_per_connection
         self._linger_s = cfg.linger_ms / 1000
@@ -210,10 +238,18 @@ class ProducerCore:
         self._txn_op: OperationHandle | None = None
         self._txn_busy = False  # a transaction request is in flight or scheduled
         self._next_op = 1
-        self._meta_asked = -math.inf
+        # Metadata asked for by the producer itself (missing leaders, waiting
+        # topics): not before _meta_next, backing off while asks bring nothing.
+        self._meta_next = -math.inf
+        self._meta_streak = 0
+        self._missing_leader = False
         self._meta_changed = False
+        self._failures = FailureLog()
+        # A failed InitProducerId of an idempotent producer: next try not before.
+        self._id_retry_at = -math.inf
+        self._id_failures = 0
         self._closed = False
-        self._in_flight_batches: dict[int, list[ProducerBatch]] = {}
+        self._flights: dict[int, _Flight] = {}
         self._layouts: dict[str, tuple[int, list[int]]] = {}
         self._max_record = min(cfg.max_request_size, cfg.buffer_memory + 61)
         self._buffer_memory = cfg.buffer_memory
@@ -256,7 +292,16 @@ class ProducerCore:
         return n + self._in_flight_records()
 
     def _in_flight_records(self) -> int:
-        return sum(len(b) for b in self._in_flight_batches.values())
+        return sum(
+            b.record_count
+            for f in self._flights.values()
+            for b in f.batches
+            if b.state is not BatchState.DONE
+        )
+
+    def _backoff_s(self, failures: int) -> float:
+        """Seconds to wait after ``failures`` consecutive failures (KIP-580, with jitter)."""
+        return self._backoff.delay_ms(failures, self._rng) / 1000
 
     @property
     def closed(self) -> bool:
@@ -459,6 +504,11 @@ class ProducerCore:
         self._incomplete[waiting.id] = waiting.id
         if waiting.topic not in self.client.topics:
             self.client.add_topic(waiting.topic, now=now)
+        auth = self._failures.auth
+        if auth is not None:
+            # The brokers refused our credentials and no answer came since:
+            # no metadata will come either; say so at once (issue 10, fault 8).
+            self._auth_failed(auth, None)
         self._step(now)
 
     def _choose(self, topic: str, key: bytes | None, count: int) -> int:
@@ -802,10 +852,10 @@ class ProducerCore:
             batches, q.batches = q.batches, deque()
             for batch in batches:
                 self._complete(batch, -1, -1, error, queued=False)
-        for flying in list(self._in_flight_batches.values()):
-            for batch in flying:
+        for flight in list(self._flights.values()):
+            for batch in flight.batches:
                 self._complete(batch, -1, -1, error, queued=False)
-        self._in_flight_batches.clear()
+        self._flights.clear()
         self._fail_waiting(error)
         for _, handle in self._flushes:
             self._finish_op(handle, error)
@@ -834,6 +884,10 @@ class ProducerCore:
                     elif isinstance(event, MetadataUpdated):
                         self._meta_changed = True
                         self._layouts.clear()
+                    auth = self._failures.note(event)
+                    if auth is not None:
+                        node = event.node_id if isinstance(event, ConnectionStateChanged) else None
+                        self._auth_failed(auth, node)
                 sent = self._sender(now)
                 if not events and not sent:
                     break
@@ -861,9 +915,11 @@ class ProducerCore:
                 continue
             leader = cluster.leader_for_partition(tp)
             if leader is None or leader < 0:
-                wake = min(wake, self._meta_asked + self._retry_backoff_s)
-                continue
-            if self._node_in_flight.get(leader, 0) >= limit:
+                if self._meta_next > now:  # the next ask for its leader
+                    wake = min(wake, self._meta_next)
+                    continue
+                # else: the drain asks once the batch is ready (below)
+            elif self._node_in_flight.get(leader, 0) >= limit:
                 continue
             if head.state is BatchState.OPEN:
                 wake = min(wake, head.created + linger)
@@ -872,8 +928,19 @@ class ProducerCore:
         for ws in self._waiting.values():
             if ws:
                 wake = min(wake, ws[0].deadline)
+        if self._waiting and self._meta_next > now:
+            wake = min(wake, self._meta_next)  # ask again for their topics
+        for flight in self._flights.values():
+            wake = min(wake, flight.deadline)
         for when, _ in self._retries:
             wake = min(wake, when)
+        if (
+            self._idempotent
+            and self._txn is None
+            and self._identity.state in (IdState.NONE, IdState.BUMP_PENDING)
+            and self._id_retry_at > now  # a retry waits for its backoff
+        ):
+            wake = min(wake, self._id_retry_at)
         if wake is math.inf:
             return None
         # Nothing due now can be sent now (e.g. waiting for the in-flight
@@ -881,12 +948,12 @@ class ProducerCore:
         return max(wake, now + 0.001) if wake <= now else wake
 
     def _sender(self, now: float) -> bool:
-        """One pass of the sender; True if it issued a request."""
-        sent = False
-        if self._meta_changed:
+        """One pass of the sender; True if it issued (or withdrew) a request."""
+        if self._meta_changed or (self._waiting and now >= self._meta_next):
             self._meta_changed = False
             self._place_waiting(now)
-        self._expire(now)
+        # A withdrawn request completes through a client event: step again.
+        sent = self._expire(now)
         if self._retries:
             due = [fn for when, fn in self._retries if when <= now]
             if due:
@@ -895,8 +962,9 @@ class ProducerCore:
                     fn(now)
                 sent = True
         ident = self._identity
-        wants_id = ident.state is IdState.NONE or (
-            ident.state is IdState.BUMP_PENDING and self._produce_in_flight == 0
+        wants_id = now >= self._id_retry_at and (
+            ident.state is IdState.NONE
+            or (ident.state is IdState.BUMP_PENDING and self._produce_in_flight == 0)
         )
         if self._idempotent and self._txn is None and wants_id:
             ident.fire("request")
@@ -906,34 +974,170 @@ class ProducerCore:
             sent = self._drive_transaction(now) or sent
         if not self._idempotent or ident.ready:
             sent = self._drain(now) or sent
+        if not self._missing_leader and not self._waiting:
+            self._meta_streak = 0  # nothing waits for metadata: the next ask is a first one
         return sent
 
+    def _ask_metadata(self, now: float) -> None:
+        """Ask the client for fresh metadata, backing off while asks change nothing."""
+        if now < self._meta_next:
+            return
+        self._meta_streak += 1
+        self._meta_next = now + self._backoff_s(self._meta_streak)
+        self.client.request_metadata_update(now=now)
+
     # -------------------------------------------------------------- expiry
-    def _expire(self, now: float) -> None:
+    def _expire(self, now: float) -> bool:
+        """Report what outlived its deadline (issue 10, fault 2: the delivery
+        timeout bounds a batch in flight too, as in Java's Sender).
+
+        True if a request was withdrawn from the client."""
+        timeout_ms = self._cfg.delivery_timeout_ms
         for q in self._acc.queues.values():
             batches = q.batches
             while batches and batches[0].deadline <= now:
                 batch = batches.popleft()
-                self._complete(
-                    batch,
-                    -1,
-                    -1,
-                    KafkaTimeoutError(
-                        f"{batch.record_count} records for {batch.tp.topic}-{batch.tp.partition}"
-                        f" expired: not delivered within delivery_timeout_ms="
-                        f"{self._cfg.delivery_timeout_ms}"
-                    ),
-                    queued=False,
+                reason, cause = self._why_queued(batch)
+                error = expired(
+                    batch.record_count,
+                    batch.tp,
+                    timeout_ms,
+                    reason,
+                    cause,
+                    maybe_written=batch.unknown,
                 )
-        for topic, ws in self._waiting.items():
+                self._complete(batch, -1, -1, error, queued=False)
+        withdrew = False
+        for flight in list(self._flights.values()):
+            if flight.deadline <= now:
+                withdrew = self._expire_flight(flight, now) or withdrew
+        cluster = self.client.cluster
+        for topic, ws in list(self._waiting.items()):
             while ws and ws[0].deadline <= now:
                 w = ws.popleft()
                 self._fail_one_waiting(
                     w,
-                    KafkaTimeoutError(
-                        f"topic {topic!r} not present in metadata after max_block_ms="
-                        f"{self._cfg.max_block_ms}; create it (is auto-creation off?)"
+                    metadata_timeout(
+                        topic,
+                        self._cfg.max_block_ms,
+                        cluster.topic_error(topic),
+                        self._failures.metadata,
                     ),
+                )
+            if not ws:
+                del self._waiting[topic]  # nothing waits for it: stop asking
+        return withdrew
+
+    def _expire_flight(self, flight: _Flight, now: float) -> bool:
+        """Fail the batches of ``flight`` past their delivery deadline.
+
+        The request stays with the client (written bytes cannot be unsent)
+        and its answer is ignored for them. A failed batch that had a
+        sequence leaves its partition's sequence state unknown: ``_complete``
+        asks for an epoch bump (KIP-360), which waits until nothing is in
+        flight, so the partition continues only under a new epoch, where no
+        late write of the old attempt can be mistaken for a new one. A
+        request not written yet is cancelled once none of its batches is
+        left (True then).
+        """
+        handle = flight.handle
+        written = handle.node_id is not None
+        live = math.inf
+        for batch in flight.batches:
+            if batch.state is BatchState.DONE:
+                continue
+            if batch.deadline > now:
+                live = min(live, batch.deadline)
+                continue
+            if written:
+                batch.unknown = True
+                stalled: BaseException = KafkaTimeoutError(
+                    f"Produce request #{handle.id} to node {flight.node} had no answer "
+                    f"after {now - flight.sent:.3f} s (attempt {batch.attempts})"
+                )
+                stalled.__cause__ = batch.last_error
+            else:
+                stalled = KafkaTimeoutError(
+                    f"Produce request #{handle.id} still waits for a connection to node "
+                    f"{flight.node} (attempt {batch.attempts})"
+                )
+                stalled.__cause__ = self._failures.nodes.get(flight.node, batch.last_error)
+            error = expired(
+                batch.record_count,
+                batch.tp,
+                self._cfg.delivery_timeout_ms,
+                str(stalled),
+                stalled.__cause__,
+                maybe_written=batch.unknown,
+            )
+            error.__cause__ = stalled
+            self._complete(batch, -1, -1, error, queued=False)
+        flight.deadline = live
+        if live is math.inf and not written and not handle.done:
+            return self.client.cancel(handle, now=now)
+        return False
+
+    def _why_queued(self, batch: ProducerBatch) -> tuple[str, BaseException | None]:
+        """Why ``batch`` still waits in its queue, and the failure behind it."""
+        if batch.last_error is not None:
+            return (f"attempt {batch.attempts} failed: {batch.last_error}", batch.last_error)
+        if self._idempotent and not self._identity.ready:
+            failure = self._failures.producer_id
+            return (
+                "the producer has no producer id yet (InitProducerId did not succeed"
+                + (f": {failure})" if failure is not None else ")"),
+                failure,
+            )
+        tp = batch.tp
+        txn = self._txn
+        if txn is not None and tp not in txn.added:
+            return ("the partition was not added to the transaction", txn.error)
+        leader = self.client.cluster.leader_for_partition(tp)
+        if leader is None or leader < 0:
+            failure = self._failures.metadata
+            return (
+                f"no leader known for {tp.topic}-{tp.partition}"
+                + (f" (metadata failed: {failure})" if failure is not None else ""),
+                failure,
+            )
+        failure = self._failures.nodes.get(leader)
+        if failure is not None:
+            return (f"its leader, node {leader}, is unreachable: {failure}", failure)
+        return ("it was never sent (linger_ms or the in-flight limit held it)", None)
+
+    def _auth_failed(self, error: AuthenticationError, node: int | None) -> None:
+        """The brokers refused our credentials: fail at once what cannot be sent.
+
+        Records waiting for metadata, and queued batches whose leader is
+        ``node`` or unknown (or every queued batch while an idempotent
+        producer has no id to stamp them with). In-flight requests end with
+        the connection and fail then (``_retry_or_fail`` does not retry an
+        AuthenticationError).
+        """
+        waiting, self._waiting = self._waiting, {}
+        for topic, ws in waiting.items():
+            for w in ws:
+                self._fail_one_waiting(
+                    w, authentication_failed(f"records for topic {topic!r}", error)
+                )
+        no_id = self._idempotent and not self._identity.ready
+        cluster = self.client.cluster
+        for tp, q in self._acc.queues.items():
+            if not q.batches:
+                continue
+            leader = cluster.leader_for_partition(tp)
+            if not no_id and leader is not None and leader >= 0 and leader != node:
+                continue
+            batches, q.batches = q.batches, deque()
+            for batch in batches:
+                self._complete(
+                    batch,
+                    -1,
+                    -1,
+                    authentication_failed(
+                        f"{batch.record_count} records for {tp.topic}-{tp.partition}", error
+                    ),
+                    queued=False,
                 )
 
     def _fail_one_waiting(self, w: _Waiting, error: BaseException) -> None:
@@ -970,20 +1174,18 @@ class ProducerCore:
         for topic in list(self._waiting):
             ws = self._waiting[topic]
             code = cluster.topic_error(topic)
-            if code in (_TOPIC_AUTHORIZATION_FAILED, _INVALID_TOPIC):
-                cls = error_class(code)
-                error: BaseException = (
-                    cls(f"topic {topic!r}") if cls is not None else LocalProtocolError(topic)
-                )
+            cls = error_class(code) if code else None
+            if cls is not None and not cls.retriable:
+                # TOPIC_AUTHORIZATION_FAILED, INVALID_TOPIC_EXCEPTION, a code
+                # this client does not know...: waiting will not help.
+                error = topic_error(topic, code or 0)
                 del self._waiting[topic]
                 for w in ws:
                     self._fail_one_waiting(w, error)
                 continue
             parts = cluster.partitions_for_topic(topic)
             if not parts:
-                if now - self._meta_asked >= self._retry_backoff_s:
-                    self._meta_asked = now
-                    self.client.request_metadata_update(now=now)
+                self._ask_metadata(now)
                 continue
             del self._waiting[topic]
             for w in ws:
@@ -1049,9 +1251,9 @@ class ProducerCore:
                 missing_leader = True
                 continue
             by_node.setdefault(leader, []).append(q)
-        if missing_leader and now - self._meta_asked >= self._retry_backoff_s:
-            self._meta_asked = now
-            self.client.request_metadata_update(now=now)
+        self._missing_leader = missing_leader
+        if missing_leader:
+            self._ask_metadata(now)
         sent = False
         for node, queues in by_node.items():
             if self._node_in_flight.get(node, 0) >= limit:
@@ -1109,24 +1311,35 @@ class ProducerCore:
                 _PRODUCE_MAX if txn is None else _PRODUCE_TXN_V2 if txn.v2 else _PRODUCE_MAX_TXN_V1
             ),
         )
-        self._in_flight_batches[handle.id] = taken
+        self._flights[handle.id] = _Flight(
+            handle=handle,
+            node=node,
+            sent=now,
+            batches=taken,
+            deadline=min(b.deadline for b in taken),
+        )
         self._callbacks[handle] = lambda r, e, t: self._on_produce(handle.id, node, r, e, t)
 
     def _on_produce(
         self, hid: int, node: int, response: Any, error: BaseException | None, now: float
     ) -> None:
-        batches = self._in_flight_batches.pop(hid, None)
-        if batches is None:
+        flight = self._flights.pop(hid, None)
+        if flight is None:
             return
         self._node_in_flight[node] -= 1
         self._produce_in_flight -= 1
-        for batch in batches:
+        for batch in flight.batches:
             q = self._acc.queues.get(batch.tp)
             if q is not None:
                 q.in_flight -= 1
+        # Batches already reported (expired while in flight) ignore the answer.
+        batches = [b for b in flight.batches if b.state is not BatchState.DONE]
         if error is not None:
+            # Written (the handle names its node) and unanswered: the broker
+            # may have appended it. Never written: it certainly did not.
+            written = flight.handle.node_id is not None
             for batch in batches:
-                batch.unknown = True
+                batch.unknown = batch.unknown or written
                 self._retry_or_fail(batch, error, now, refresh=True)
             return
         if response is None:  # acks=0: nothing comes back
@@ -1150,9 +1363,9 @@ class ProducerCore:
                     refresh=False,
                 )
                 continue
-            self._on_partition_result(batch, part, now)
+            self._on_partition_result(batch, part, node, now)
 
-    def _on_partition_result(self, batch: ProducerBatch, part: Any, now: float) -> None:
+    def _on_partition_result(self, batch: ProducerBatch, part: Any, node: int, now: float) -> None:
         code = part.error_code
         if code == _NONE:  # the hot path, before building any facts
             self._complete(batch, part.base_offset, part.log_append_time_ms, None)
@@ -1187,8 +1400,10 @@ class ProducerCore:
             )
             return
         cls = error_class(code)
-        detail = part.error_message or f"{batch.tp.topic}-{batch.tp.partition}"
-        error = cls(detail) if cls is not None else RemoteProtocolError(f"error code {code}")
+        detail = f"node {node} refused {batch.tp.topic}-{batch.tp.partition} (error code {code})"
+        if part.error_message:
+            detail += f": {part.error_message}"
+        error = cls(detail) if cls is not None else RemoteProtocolError(detail)
         if verdict is Verdict.FENCE:
             assert txn is not None
             txn.fence(error.__class__.__name__)
@@ -1266,9 +1481,13 @@ class ProducerCore:
         for other in q.batches:
             if 0 <= other.base_sequence < batch.base_sequence:
                 return True
-        for batches in self._in_flight_batches.values():
-            for other in batches:
-                if other.tp == batch.tp and 0 <= other.base_sequence < batch.base_sequence:
+        for flight in self._flights.values():
+            for other in flight.batches:
+                if (
+                    other.tp == batch.tp
+                    and other.state is not BatchState.DONE
+                    and 0 <= other.base_sequence < batch.base_sequence
+                ):
                     return True
         return False
 
@@ -1285,23 +1504,35 @@ class ProducerCore:
     ) -> None:
         if batch.state is BatchState.DONE:
             return
-        if now >= batch.deadline or batch.attempts > self._cfg.retries:
-            final: BaseException = error
-            if now >= batch.deadline:
-                final = KafkaTimeoutError(
-                    f"{batch.record_count} records for {batch.tp.topic}-{batch.tp.partition} "
-                    f"expired after delivery_timeout_ms={self._cfg.delivery_timeout_ms} "
-                    f"(last error: {error})"
-                )
-            self._complete(batch, -1, -1, final)
+        batch.last_error = error
+        auth = auth_error_in(error)
+        if auth is not None:  # same credentials, same answer: no retry
+            self._complete(batch, -1, -1, error)
             return
-        batch.retry_at = now + self._retry_backoff_s
+        if now >= batch.deadline:
+            self._complete(
+                batch,
+                -1,
+                -1,
+                expired(
+                    batch.record_count,
+                    batch.tp,
+                    self._cfg.delivery_timeout_ms,
+                    f"attempt {batch.attempts} failed: {error}",
+                    error,
+                    maybe_written=batch.unknown,
+                ),
+            )
+            return
+        if batch.attempts > self._cfg.retries:
+            self._complete(batch, -1, -1, error)
+            return
+        # KIP-580: the n-th retry of a batch waits retry_backoff_ms * 2**(n-1),
+        # at most retry_backoff_max_ms, +-20% jitter (Java's RecordAccumulator).
+        batch.retry_at = now + self._backoff_s(batch.attempts)
         self._acc.queue(batch.tp).reinsert(batch)
-        if (refresh or isinstance(error, KafkaConnectionError)) and (
-            now - self._meta_asked >= self._retry_backoff_s
-        ):
-            self._meta_asked = now
-            self.client.request_metadata_update(now=now)
+        if refresh or isinstance(error, KafkaConnectionError):
+            self._ask_metadata(now)
 
     def _complete(
         self,
@@ -1363,7 +1594,11 @@ class ProducerCore:
             on_ok=self._on_producer_id,
             on_fail=self._on_producer_id_failed,
             busy=False,
+            note=self._note_producer_id_failure,
         )
+
+    def _note_producer_id_failure(self, error: BaseException) -> None:
+        self._failures.producer_id = error
 
     def _on_producer_id(self, response: Any, now: float) -> None:
         ident = self._identity
@@ -1382,6 +1617,8 @@ class ProducerCore:
                         keep.append(batch)
                 q.batches = keep
         ident.assign(response.producer_id, response.producer_epoch)
+        self._id_failures = 0
+        self._failures.producer_id = None
         if bumped or self._txn is not None:
             for q in self._acc.queues.values():
                 q.next_sequence = 0
@@ -1399,12 +1636,24 @@ class ProducerCore:
             ident.state = IdState.NONE
             self._op_done(error)
             return
-        # Without an id nothing can be sent: fail what waits, then try again.
+        # Without an id nothing can be sent: fail what waits, then try again
+        # after a backoff that grows while it keeps failing (KIP-580).
+        self._failures.producer_id = error
         ident.fire("failed")
+        self._id_failures += 1
+        self._id_retry_at = now + self._backoff_s(self._id_failures)
+        auth = auth_error_in(error)
         for q in self._acc.queues.values():
             batches, q.batches = q.batches, deque()
             for batch in batches:
-                self._complete(batch, -1, -1, error, queued=False)
+                what = f"{batch.record_count} records for {batch.tp.topic}-{batch.tp.partition}"
+                self._complete(
+                    batch,
+                    -1,
+                    -1,
+                    authentication_failed(what, auth) if auth is not None else error,
+                    queued=False,
+                )
 
     # -------------------------------------------------------- transactions
     def _op_done(self, error: BaseException | None) -> None:
@@ -1533,8 +1782,14 @@ class ProducerCore:
         codes: Callable[[Any], int] | None = None,
         on_fail: Callable[[BaseException, float], None] | None = None,
         busy: bool = True,
+        note: Callable[[BaseException], None] | None = None,
     ) -> None:
-        """Send a coordinator request; retry coordinator trouble; fence on fencing codes."""
+        """Send a coordinator request; retry coordinator trouble; fence on fencing codes.
+
+        Retries back off exponentially (KIP-580) and hand each failure to
+        ``note``; an AuthenticationError is not retried (same credentials,
+        same answer).
+        """
         if target is None:
             assert self._txn is not None
             target = TransactionCoordinator(self._txn.transactional_id)
@@ -1551,14 +1806,25 @@ class ProducerCore:
                     self._txn.abortable(error)
                 self._op_done(error)
 
-        def retry(now: float) -> None:
-            self._retries.append((now + self._retry_backoff_s, send))
+        attempts = 0
+
+        def retry(now: float, error: BaseException) -> None:
+            nonlocal attempts
+            attempts += 1
+            if note is not None:
+                note(error)
+            self._retries.append((now + self._backoff_s(attempts), send))
 
         def done(response: Any, error: BaseException | None, now: float) -> None:
             if error is not None:
                 if self._closed:
                     return
-                retry(now)
+                if note is not None:
+                    note(error)
+                if auth_error_in(error) is not None:
+                    fail(error, now)
+                    return
+                retry(now, error)
                 return
             code = codes(response) if codes is not None else response.error_code
             if code == _NONE:
@@ -1575,7 +1841,7 @@ class ProducerCore:
             if code in _COORDINATOR_RETRY or (
                 cls is not None and cls.retriable and code not in _FENCING
             ):
-                retry(now)
+                retry(now, exc)
                 return
             if code in _FENCING and self._txn is not None:
                 self._txn.fence(exc.__class__.__name__)
@@ -1596,11 +1862,16 @@ class ProducerCore:
 
 
 def _unresolved(batch: ProducerBatch) -> KafkaTimeoutError:
-    return KafkaTimeoutError(
+    last = batch.last_error
+    error = KafkaTimeoutError(
         f"{batch.record_count} records for {batch.tp.topic}-{batch.tp.partition}: an earlier "
-        "attempt got no answer and the producer epoch had to be bumped; not resent, since "
+        "attempt got no answer"
+        + (f" ({type(last).__name__}: {last})" if last is not None else "")
+        + " and the producer epoch had to be bumped; not resent, since "
         "the broker could not drop a duplicate (they may or may not be in the log)"
     )
+    error.__cause__ = last
+    return error
 
 
 def _add_partitions_codes(response: Any) -> int:

@@ -9,17 +9,24 @@ code for every partition, or swallow the reply (the write happened, the
 answer is lost). A swallowed reply with requests pipelined behind it makes
 the client see responses out of order and drop the connection, as after a
 real disconnect; alone, it makes the request time out. Either way the
-client resends.
+client resends. A stall (``("stall", seconds)``) writes the records and
+then holds every reply of every broker for ``seconds``: the broker stops
+answering, then answers late on the connections still open.
+
+:func:`drive` runs the pump like ``Pump.run`` and also ends stalls on
+time and stamps every ``BatchCompleted`` with the time it was reported
+(``ScriptedLog.reported``), for tests of the delivery timeout.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkacore.producer import ProducerConfig, ProducerCore
+from kafkacore.producer import BatchCompleted, ProducerConfig, ProducerCore
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.messages.add_partitions_to_txn_response import (
     AddPartitionsToTxnPartitionResult,
@@ -38,7 +45,8 @@ from kafkacore.records import RecordBatch, iter_batches
 from tests.client.fakebroker import FakeBroker, Pump, Topic, make_cluster
 
 #: A fault for one Produce request: None (answer normally), ("error", code)
-#: before writing, ("lose",) write but drop the reply.
+#: before writing, ("lose",) write but drop the reply, ("stall", seconds)
+#: write, then hold every broker's replies for that long.
 Fault = tuple[Any, ...] | None
 
 
@@ -62,8 +70,18 @@ class ScriptedLog:
         self.coordinator: ScriptedCoordinator | None = None
         #: Produce versions seen, in order.
         self.produce_versions: list[int] = []
+        #: The test's clock (set by boot_producer) and when a stall ends.
+        self.clock: Callable[[], float] = lambda: 0.0
+        self.stalled_until: float | None = None
+        self.brokers: list[FakeBroker] = []
+        #: (time reported, event) for every BatchCompleted seen by drive().
+        self.reported: list[tuple[float, BatchCompleted]] = []
+        self.stamped = 0  # how many of the pump's events drive() has looked at
+        #: Time each Produce request reached a broker.
+        self.produce_times: list[float] = []
 
     def install(self, brokers: dict[Any, FakeBroker]) -> None:
+        self.brokers = list(brokers.values())
         for broker in brokers.values():
             broker.handlers[0] = self.produce
             broker.handlers[22] = self.init_producer_id
@@ -114,7 +132,12 @@ class ScriptedLog:
     def produce(self, broker: FakeBroker, body: Any, version: int, session: Any) -> Any:
         self.produce_requests += 1
         self.produce_versions.append(version)
+        self.produce_times.append(self.clock())
         fault = self.fault()
+        if fault is not None and fault[0] == "stall":
+            self.stalled_until = self.clock() + fault[1]
+            for b in self.brokers:
+                b.hold = True
         topics = []
         for t in body.topic_data:
             parts = []
@@ -238,4 +261,71 @@ def boot_producer(
     config = ProducerConfig(client=client, **options)
     core = ProducerCore(config, now=0.0, rng=random.Random(seed))
     pump = Pump(core, fakes)  # type: ignore[arg-type]
+    log.clock = lambda: pump.now
     return core, pump, log
+
+
+def end_stall(pump: Pump, log: ScriptedLog) -> None:
+    """The brokers answer again: held replies reach the connections still open."""
+    log.stalled_until = None
+    for broker in log.brokers:
+        broker.hold = False
+    pump.release()
+
+
+def drop_connections(pump: Pump) -> int:
+    """Every connection breaks (as a reset by the peer); returns how many."""
+    conns = list(pump.conns)
+    for conn_id in conns:
+        pump.conns.pop(conn_id, None)
+        pump.to_client.pop(conn_id, None)
+        pump.core.connection_lost(
+            conn_id, ConnectionResetError("connection reset by peer"), now=pump.now
+        )
+    pump.drain()
+    return len(conns)
+
+
+def drive(
+    pump: Pump,
+    log: ScriptedLog,
+    *,
+    until: Callable[[], bool],
+    rounds: int = 20_000,
+    between: Callable[[], None] | None = None,
+) -> None:
+    """``Pump.run`` that ends stalls on time and stamps reports; see the module docstring.
+
+    ``between`` runs after every round (e.g. to break connections).
+    """
+
+    def stamp() -> None:
+        for event in pump.events[log.stamped :]:
+            if isinstance(event, BatchCompleted):
+                log.reported.append((pump.now, event))
+        log.stamped = len(pump.events)
+
+    for _ in range(rounds):
+        stamp()
+        if until():
+            return
+        if log.stalled_until is not None and pump.now >= log.stalled_until:
+            end_stall(pump, log)
+            continue
+        progress = pump.step()
+        if between is not None:
+            between()
+        if progress:
+            continue
+        deadline = pump.core.next_deadline()
+        wake = math.inf if deadline is None else deadline
+        if log.stalled_until is not None:
+            wake = min(wake, log.stalled_until)
+        if wake is math.inf:
+            break
+        pump.now = max(pump.now, wake)
+        pump.core.handle_timeout(now=pump.now)
+        pump.drain()
+    stamp()
+    if not until():
+        raise AssertionError(f"drive: condition not reached in {rounds} rounds")

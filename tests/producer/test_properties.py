@@ -3,11 +3,14 @@
 Hypothesis draws a workload (records, keys, explicit partitions, flushes)
 and a fault script for successive Produce requests: retriable errors,
 non-retriable errors, sequence/producer-id errors that force an epoch bump,
-and replies lost after the write (the connection drops or the request times
-out, and the client resends). The pump jumps time to the core's deadlines. Whatever
-happens:
+replies lost after the write (the connection drops or the request times
+out, and the client resends), and stalls (the broker writes, then answers
+nothing for a while, often longer than the delivery timeout, which is
+shorter than the request timeout in some runs). The pump jumps time to the
+core's deadlines. Whatever happens:
 
-- every record is reported exactly once (one BatchCompleted token);
+- every record is reported exactly once (one BatchCompleted token), and
+  within ``delivery_timeout_ms`` of its append (issue 10, fault 2);
 - every record reported delivered is in the log; with idempotence exactly
   once, and each partition's log keeps send order;
 - the offsets reported are the offsets in the log;
@@ -24,7 +27,7 @@ from hypothesis import strategies as st
 
 from kafkacore.errors import LocalProtocolError
 from kafkacore.producer import BatchCompleted, OperationCompleted
-from tests.producer.scripted import boot_producer
+from tests.producer.scripted import boot_producer, drive
 
 FAULTS = st.one_of(
     st.none(),
@@ -37,6 +40,8 @@ FAULTS = st.one_of(
     st.just(("error", 87)),  # INVALID_RECORD (not retriable): those records fail
     st.just(("error", 59)),  # UNKNOWN_PRODUCER_ID: epoch bump (KIP-360), then resend
     st.just(("error", 45)),  # OUT_OF_ORDER_SEQUENCE_NUMBER
+    st.just(("stall", 0.4)),  # written, every answer late
+    st.just(("stall", 2.5)),  # written, answers after the delivery timeout (some runs)
 )
 
 
@@ -61,6 +66,7 @@ def workloads(draw: Any) -> dict[str, Any]:
         "flush_every": draw(st.sampled_from([0, 7, 30])),
         "seed": draw(st.integers(0, 1000)),
         "max_batch_records": draw(st.sampled_from([None, None, 2, 5])),
+        "delivery_timeout_ms": draw(st.sampled_from([120000, 1500, 700])),
     }
 
 
@@ -74,11 +80,16 @@ def test_no_acked_record_lost_none_reported_twice_order_kept(w: dict[str, Any]) 
         enable_idempotence=idempotent,
         batch_size=w["batch_size"],
         linger_ms=w["linger_ms"],
+        delivery_timeout_ms=w["delivery_timeout_ms"],
         client={
             "max_in_flight_requests_per_connection": w["in_flight"],
             "request_timeout_ms": 1000,
         },
     )
+    # Metadata first, so that each record's clock starts at its append.
+    core.client.add_topic("t", now=pump.now)
+    drive(pump, log, until=lambda: bool(core.client.cluster.partitions_for_topic("t")))
+    start = pump.now
     faults = list(w["faults"])
     log.fault = lambda: faults.pop(0) if faults else None
     log.max_batch_records = w["max_batch_records"]  # bigger ones: MESSAGE_TOO_LARGE, split
@@ -115,7 +126,11 @@ def test_no_acked_record_lost_none_reported_twice_order_kept(w: dict[str, Any]) 
     def reported() -> int:
         return sum(len(e.tokens) for e in pump.events if isinstance(e, BatchCompleted))
 
-    pump.run(until=lambda: reported() >= len(records) and flush.done, rounds=20_000)
+    drive(pump, log, until=lambda: reported() >= len(records) and flush.done, rounds=20_000)
+    pump.drain()  # a flush may complete inside the call, with nothing left to pump
+    # Every record was appended at `start` (appends do not move the clock).
+    late = [when - start for when, _ in log.reported]
+    assert max(late) <= w["delivery_timeout_ms"] / 1000 + 0.002, "reported after the timeout"
     events = pump.events
     done = [e for e in events if isinstance(e, BatchCompleted)]
     counts = Counter(t for e in done for t in e.tokens)
@@ -214,6 +229,8 @@ def test_bump_after_an_unanswered_attempt_fails_that_batch_instead_of_duplicatin
     ok = {t for e in events if e.error is None for t in e.tokens}
     assert failed and not failed & ok and failed | ok == set(range(10))
     assert all("not resent" in str(e.error) for e in events if e.error is not None)
+    # ... and says why the attempt got no answer (issue 10, fault 4).
+    assert all(e.error.__cause__ is not None for e in events if e.error is not None)
     values = [int(v or b"") for _, v in log.logs[("t", 0)]]
     assert len(values) == len(set(values))  # no duplicate, whatever was lost
     assert ok <= set(values)
