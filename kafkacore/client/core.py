@@ -101,7 +101,7 @@ from kafkacore.client.events import (
     RequestCompleted,
 )
 from kafkacore.client.handles import MetadataWaiter, RequestHandle
-from kafkacore.client.metadata import ClusterMetadata, TopicPartition
+from kafkacore.client.metadata import BrokerMetadata, ClusterMetadata, TopicPartition
 from kafkacore.client.metrics import ClientMetrics, Counters
 from kafkacore.client.routing import (
     AnyNode,
@@ -251,6 +251,11 @@ class KafkaClientCore:
             raise LocalProtocolError(f"add_trace: {hook!r} is not callable")
         self._traces = (*self._traces, hook)
 
+    @property
+    def trace_hooks(self) -> tuple[TraceHook, ...]:
+        """The hooks called at every trace point, in the order they were added."""
+        return self._traces
+
     def remove_trace(self, hook: TraceHook) -> None:
         if hook not in self._traces:
             raise LocalProtocolError("remove_trace: that hook was never added")
@@ -322,10 +327,9 @@ class KafkaClientCore:
         broker = self.cluster.broker_metadata(node_id)
         if broker is None:
             return f"node {node_id}"
-        host = f"[{broker.host}]" if ":" in broker.host else broker.host
         if node_id < 0:
-            return f"bootstrap server {host}:{broker.port}"
-        return f"broker {node_id} at {host}:{broker.port}"
+            return f"bootstrap server {_address(broker)}"
+        return f"broker {node_id} at {_address(broker)}"
 
     def _health_of(self, node_id: int) -> _NodeHealth:
         health = self._health.get(node_id)
@@ -1115,7 +1119,7 @@ class KafkaClientCore:
         self, handle: RequestHandle, response: Any, error: BaseException | None, now: float
     ) -> None:
         self._metadata_pending = None
-        source = None if handle.node_id is None else self._peer(handle.node_id)
+        source = self._metadata_source(handle.node_id, response)
         if error is None:
             code = getattr(response, "error_code", 0)  # top level: Metadata v13+ (KIP-1102)
             if code == _REBOOTSTRAP_REQUIRED and self._rebootstrap_enabled:
@@ -1133,10 +1137,7 @@ class KafkaClientCore:
         }
         self.cluster.update_metadata(response, now=now, source=source)
         if self.cluster.update_count == before:
-            error = KafkaConnectionError(
-                f"{source or 'the broker'} answered Metadata with no brokers "
-                "(it is not ready to serve metadata)"
-            )
+            error = self.cluster.last_failure or KafkaConnectionError("Metadata failed")
             self._counters.metadata_failures += 1
             self._note_metadata_failure(error, now)
             self._announce_waiters(None, error)
@@ -1161,6 +1162,18 @@ class KafkaClientCore:
             retry_in_ms=cluster.retry_delay_ms if cluster.incomplete else None,
         )
         self._announce_waiters(response, None)
+
+    def _metadata_source(self, node_id: int | None, response: Any) -> str | None:
+        """Name the broker that answered; a bootstrap address by the broker id
+        the answer gives it, when it lists the same address."""
+        if node_id is None:
+            return None
+        if node_id < 0 and response is not None:
+            address = self.cluster.broker_metadata(node_id)
+            for b in getattr(response, "brokers", None) or ():
+                if address is not None and (b.host, b.port) == (address.host, address.port):
+                    return f"broker {b.node_id} at {_address(address)}"
+        return self._peer(node_id)
 
     def _metadata_failed(self, error: BaseException, now: float) -> None:
         self._counters.metadata_failures += 1
@@ -1520,6 +1533,11 @@ class KafkaClientCore:
     def _emit_trace(self, name: str, **fields: object) -> None:
         for hook in self._traces:
             hook(name, fields)
+
+
+def _address(broker: BrokerMetadata) -> str:
+    host = f"[{broker.host}]" if ":" in broker.host else broker.host
+    return f"{host}:{broker.port}"
 
 
 def _same_group(key: GroupKey) -> Callable[[GroupKey], bool]:

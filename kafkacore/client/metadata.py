@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.config import parse_bootstrap_servers
 from kafkacore.client.handles import MetadataWaiter
-from kafkacore.errors import BrokerError, KafkaError, LocalProtocolError
+from kafkacore.errors import BrokerError, KafkaConnectionError, LocalProtocolError
 from kafkacore.protocol.error_codes import UnknownErrorCodeError, error_class
 
 __all__ = [
@@ -150,6 +150,8 @@ class ClusterMetadata:
         self._topic_names_by_id: dict[Any, str] = {}
         self._topic_errors: dict[str, int] = {}
         self._topic_failures: dict[str, BrokerError] = {}
+        #: The error of the last failed update (None once one succeeds).
+        self.last_failure: BaseException | None = None
         self._coordinators: dict[tuple[int, str], int] = {}
         self._coordinator_brokers: dict[int, BrokerMetadata] = {}
         self.cluster_id: str | None = None
@@ -356,6 +358,7 @@ class ClusterMetadata:
     # -- updates --------------------------------------------------------------
     def failed_update(self, exception: BaseException, *, now: float) -> None:
         """A Metadata request failed: back off (longer each time), fail the waiters."""
+        self.last_failure = exception
         self._last_refresh = now
         self._attempt_done(settled=False)
         self._in_flight = None
@@ -375,7 +378,13 @@ class ClusterMetadata:
         the messages of :meth:`topic_failure`.
         """
         if not metadata.brokers:
-            self.failed_update(KafkaError("Metadata response has no brokers"), now=now)
+            self.failed_update(
+                KafkaConnectionError(
+                    f"{source or 'the broker'} answered Metadata with no brokers "
+                    "(it is not ready to serve metadata)"
+                ),
+                now=now,
+            )
             return
         self._brokers = {
             b.node_id: BrokerMetadata(
@@ -449,6 +458,7 @@ class ClusterMetadata:
             info.topic_id: name for name, info in topics.items() if info.topic_id is not None
         }
         self.update_count += 1
+        self.last_failure = None
         self._last_refresh = now
         self._last_successful_refresh = now
         self.incomplete = incomplete

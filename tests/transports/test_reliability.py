@@ -1,0 +1,146 @@
+"""Issue 10 through each transport: causes reach the caller's future, and logging.
+
+The misbehaving broker is the small socket fake of ``tests/client/sockbroker.py``
+(the fake broker's handlers on a real localhost socket); the fault campaign's
+byte-level broker is elsewhere (``tests/faults``).
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafkacore.errors import DecodeError, KafkaConnectionError
+from kafkacore.protocol.messages import ProduceRequest, ProduceResponse
+from tests.client.sockbroker import SocketBroker
+
+from .conftest import Flavor
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[2]
+GARBAGE = b"\xff\xff\xff\xffjunk"
+
+
+async def test_ack_before_garbage_reaches_the_caller_and_the_cause_is_kept(
+    flavor: Flavor, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="kafkacore")
+    fake = SocketBroker(reply_after=2)  # both requests in flight when the answers come
+    fake.broker.after_reply[0] = GARBAGE  # every acknowledgement is followed by garbage
+    try:
+        async with flavor.client(fake.bootstrap) as client:
+            results = await client.send_many(
+                [ProduceRequest(acks=1), ProduceRequest(acks=1)], node_id=0
+            )
+    finally:
+        fake.close()
+    # The first request written got its acknowledgement (it was not lost to the
+    # garbage behind it); the other failed with the cause.
+    acks = [r for r in results if isinstance(r, ProduceResponse)]
+    errors = [r for r in results if not isinstance(r, ProduceResponse)]
+    assert len(acks) == 1 and len(errors) == 1, results
+    error = errors[0]
+    assert isinstance(error, KafkaConnectionError), error
+    where = f"broker 0 at 127.0.0.1:{fake.port}"
+    assert where in str(error) and "frame size" in str(error)
+    assert isinstance(error.__cause__, DecodeError)
+    assert str(error.__cause__).startswith(where)
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "kafkacore.client"]
+    closed = [text for level, text in lines if level == logging.WARNING and "closed" in text]
+    assert closed and where in closed[0] and "frame size" in closed[0], lines
+    assert any(level == logging.INFO and "is ready" in text for level, text in lines), lines
+    assert any("next connection in" in text for _, text in lines), lines
+
+
+async def test_unknown_topic_error_code_reaches_the_caller(flavor: Flavor) -> None:
+    from kafkacore.client import PartitionLeader
+    from kafkacore.errors import BrokerError
+    from tests.client.fakebroker import Topic
+
+    fake = SocketBroker([Topic("t", 1, error_code=32767)])
+    try:
+        async with flavor.client(fake.bootstrap) as client:
+            (error,) = await client.send_many(
+                [ProduceRequest(acks=1)], target=PartitionLeader("t", 0)
+            )
+    finally:
+        fake.close()
+    assert isinstance(error, BrokerError) and error.code == 32767
+    assert "unknown error code 32767 from broker 0" in str(error) and "'t'" in str(error)
+
+
+SCRIPT = """
+import asyncio, trio
+from kafkacore.errors import NoBrokersAvailable
+from transports.selector import KafkaClient
+from transports.asyncio import AsyncKafkaClient
+from transports.trio import TrioKafkaClient
+
+ADDRESS = {address!r}
+try:
+    with KafkaClient(ADDRESS):
+        pass
+except NoBrokersAvailable:
+    pass
+
+async def on_asyncio():
+    try:
+        async with AsyncKafkaClient(ADDRESS):
+            pass
+    except NoBrokersAvailable:
+        pass
+
+async def on_trio():
+    try:
+        async with TrioKafkaClient(ADDRESS):
+            pass
+    except NoBrokersAvailable:
+        pass
+
+asyncio.run(on_asyncio())
+trio.run(on_trio)
+print("ok")
+"""
+
+
+def test_logging_is_quiet_until_the_application_configures_it(dead_address: str) -> None:
+    # Without a NullHandler on "kafkacore", Python's last-resort handler would
+    # print the ERROR "bootstrap failed" lines to stderr.
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT.format(address=dead_address)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "ok\n"
+    assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_log_lines_for_a_dead_bootstrap_server(
+    dead_address: str, caplog: pytest.LogCaptureFixture, anyio_backend: str
+) -> None:
+    from kafkacore.errors import NoBrokersAvailable
+    from transports.asyncio import AsyncKafkaClient
+
+    caplog.set_level(logging.INFO, logger="kafkacore")
+    with pytest.raises(NoBrokersAvailable):
+        async with AsyncKafkaClient(dead_address, client_id="app-7"):
+            pass
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "kafkacore.client"]
+    assert any(
+        level == logging.ERROR and text.startswith("[app-7] bootstrap failed")
+        for level, text in lines
+    ), lines
+    assert any(
+        level == logging.WARNING and f"bootstrap server {dead_address}" in text and "closed" in text
+        for level, text in lines
+    ), lines
