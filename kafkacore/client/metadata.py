@@ -315,10 +315,15 @@ class ClusterMetadata:
     def _attempt_done(self, settled: bool) -> None:
         # KIP-580: each unsettled attempt doubles the wait before the next
         # (jittered); a settled one starts again from retry_backoff_ms.
+        # The spacing after a settled refresh is a plain minimum, not a retry:
+        # exactly retry_backoff_ms, with no jitter to draw.
         self.refresh_attempts = 0 if settled else self.refresh_attempts + 1
-        n = max(self.refresh_attempts, 1)
+        n = self.refresh_attempts
         rng = self._rng
-        delay_ms = self._backoff.bounds_ms(n)[0] if rng is None else self._backoff.delay_ms(n, rng)
+        if n == 0 or rng is None:
+            delay_ms = float(min(self.retry_backoff_ms << max(n - 1, 0), self.retry_backoff_max_ms))
+        else:
+            delay_ms = self._backoff.delay_ms(n, rng)
         self._retry_delay_s = delay_ms / 1000
 
     def request_update(self, *, new_topics: bool = False) -> MetadataWaiter:
