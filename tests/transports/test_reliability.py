@@ -144,3 +144,72 @@ async def test_log_lines_for_a_dead_bootstrap_server(
         level == logging.WARNING and f"bootstrap server {dead_address}" in text and "closed" in text
         for level, text in lines
     ), lines
+
+
+def test_router_fails_later_bootstrap_waits_after_an_authentication_failure() -> None:
+    from kafkacore.client import AuthenticationFailed
+    from kafkacore.errors import AuthenticationError
+    from transports._router import Router
+
+    router = Router()
+    error = AuthenticationError("node -1: SASL PLAIN authentication failed")
+    router.on_event(AuthenticationFailed(node_id=-1, error=error))
+    seen: list[BaseException | None] = []
+    router.expect_bootstrap(lambda _value, err: seen.append(err))
+    # The core stopped: no metadata will ever come, so waiting would hang.
+    assert seen == [error]
+
+
+def _sasl_broker() -> SocketBroker:
+    fake = SocketBroker()
+    fake.broker.require_auth = True
+    return fake
+
+
+SASL_WRONG = {
+    "security_protocol": "SASL_PLAINTEXT",
+    "sasl_mechanism": "PLAIN",
+    "sasl_plain_username": "alice",
+    "sasl_plain_password": "not-alice-secret",
+    "reconnect_backoff_ms": 1,
+    "reconnect_backoff_max_ms": 1,
+}
+
+
+def test_selector_second_connect_after_wrong_password_fails_at_once() -> None:
+    from kafkacore.errors import AuthenticationError
+    from transports.selector import KafkaClient
+
+    fake = _sasl_broker()
+    client = KafkaClient(fake.bootstrap, **SASL_WRONG)
+    try:
+        for _ in range(2):
+            with pytest.raises(AuthenticationError):
+                client.connect(timeout=10)
+        opened = client.run_on_loop(lambda core: core.metrics().connections_opened)
+    finally:
+        client.close()
+        fake.close()
+    assert opened == 1 and fake.connections == 1
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_asyncio_second_connect_after_wrong_password_fails_at_once(
+    anyio_backend: str,
+) -> None:
+    import anyio
+
+    from kafkacore.errors import AuthenticationError
+    from transports.asyncio import AsyncKafkaClient
+
+    fake = _sasl_broker()
+    client = AsyncKafkaClient(fake.bootstrap, **SASL_WRONG)
+    try:
+        for _ in range(2):
+            with anyio.fail_after(10), pytest.raises(AuthenticationError):
+                await client.connect()
+        opened = client.run_on_loop(lambda core: core.metrics().connections_opened)
+    finally:
+        await client.close()
+        fake.close()
+    assert opened == 1 and fake.connections == 1
