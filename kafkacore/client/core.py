@@ -697,7 +697,7 @@ class KafkaClientCore:
             # not retriable, so it must stay an AuthenticationError.
             exc = error
         else:
-            exc = KafkaConnectionError(f"connect to {conn.peer} failed: {error}")
+            exc = KafkaConnectionError(f"connect to {conn.peer} failed: {_reason(error)}")
             exc.__cause__ = error
         self._close_conn(conn, exc, now, reported=True)
         self._step(now)
@@ -718,7 +718,7 @@ class KafkaClientCore:
             return
         exc = KafkaConnectionError(
             f"connection to {conn.peer} lost"
-            + (f": {error}" if error else " (closed by the broker)")
+            + (f": {_reason(error)}" if error else " (closed by the broker)")
         )
         if error is not None:
             exc.__cause__ = error
@@ -1533,6 +1533,15 @@ class KafkaClientCore:
     def _emit_trace(self, name: str, **fields: object) -> None:
         for hook in self._traces:
             hook(name, fields)
+
+
+def _reason(error: BaseException) -> str:
+    """What went wrong, without the transport's own "connect to h:p failed" wrapper
+    (the core names the broker itself; the wrapper stays in the cause chain)."""
+    cause = error.__cause__
+    if isinstance(error, KafkaConnectionError) and cause is not None and str(cause):
+        return str(cause)
+    return str(error) or type(error).__name__
 
 
 def _address(broker: BrokerMetadata) -> str:
