@@ -101,6 +101,7 @@ from kafkacore.client.events import (
     RequestCompleted,
 )
 from kafkacore.client.handles import MetadataWaiter, RequestHandle
+from kafkacore.client.health import NodeHealth, NodeHealthTable
 from kafkacore.client.metadata import BrokerMetadata, ClusterMetadata, TopicPartition
 from kafkacore.client.metrics import ClientMetrics, Counters
 from kafkacore.client.routing import (
@@ -151,18 +152,6 @@ class _Slot:
     ever_connected: bool = False
 
 
-@dataclass(slots=True)
-class _NodeHealth:
-    """Reconnect backoff and last failure of one node (shared by its lanes)."""
-
-    failures: int = 0
-    blackout_until: float = -math.inf
-    #: The error that closed the node's last failed connection (None once
-    #: a connection reached READY again), and when.
-    last_error: BaseException | None = None
-    failed_at: float = -math.inf
-
-
 class KafkaClientCore:
     """Sans-IO Kafka network client; see the module docstring."""
 
@@ -189,12 +178,15 @@ class KafkaClientCore:
                 f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in cfg.bootstrap_addresses
             ),
         )
-        self._backoff = ExponentialBackoff(cfg.reconnect_backoff_ms, cfg.reconnect_backoff_max_ms)
         self._retry_backoff = ExponentialBackoff(cfg.retry_backoff_ms, cfg.retry_backoff_max_ms)
-        # A connection READY this long before it fails restarts its node's count.
-        self._stable_s = cfg.reconnect_backoff_max_ms / 1000
+        # A connection READY for reconnect_backoff_max_ms before it fails
+        # restarts its node's count (see kafkacore.client.health).
+        self._health = NodeHealthTable(
+            ExponentialBackoff(cfg.reconnect_backoff_ms, cfg.reconnect_backoff_max_ms),
+            rng=rng,
+            stable_s=cfg.reconnect_backoff_max_ms / 1000,
+        )
         self._slots: dict[tuple[int, str], _Slot] = {}
-        self._health: dict[int, _NodeHealth] = {}
         self._conns: dict[ConnId, BrokerConnection] = {}
         self._reported: dict[ConnId, ConnectionState] = {}
         self._next_conn_id = 1
@@ -275,8 +267,7 @@ class KafkaClientCore:
 
         None when the node never failed, or connected (READY) since.
         """
-        health = self._health.get(node_id)
-        return None if health is None else health.last_error
+        return self._health.last_error(node_id)
 
     def unavailable_cause(self) -> BaseException | None:
         """Why no broker can be used right now, or None if one can (or may).
@@ -300,7 +291,7 @@ class KafkaClientCore:
             nodes = sorted((b.node_id for b in cluster.bootstrap_brokers()), reverse=True)
         else:
             nodes = sorted(b.node_id for b in cluster.brokers())
-        failed: list[tuple[int, _NodeHealth]] = []
+        failed: list[tuple[int, NodeHealth]] = []
         for node_id in nodes:
             health = self._health.get(node_id)
             if health is None or health.last_error is None:
@@ -331,15 +322,8 @@ class KafkaClientCore:
             return f"bootstrap server {_address(broker)}"
         return f"broker {node_id} at {_address(broker)}"
 
-    def _health_of(self, node_id: int) -> _NodeHealth:
-        health = self._health.get(node_id)
-        if health is None:
-            health = self._health[node_id] = _NodeHealth()
-        return health
-
     def _blackout_until(self, node_id: int) -> float:
-        health = self._health.get(node_id)
-        return -math.inf if health is None else health.blackout_until
+        return self._health.blackout_until(node_id)
 
     def _conn(self, node_id: int, lane: str) -> BrokerConnection | None:
         slot = self._slots.get((node_id, lane))
@@ -804,7 +788,7 @@ class KafkaClientCore:
                 slot.ever_connected = True
             # The failure count stays (see Backoff in the module docstring);
             # only the "last attempt failed" verdict is lifted.
-            self._health_of(conn.node_id).last_error = None
+            self._health.connected(conn.node_id)
             if conn.node_id < 0:
                 self._bootstrap_failed.clear()
         if conn.state is ConnectionState.CLOSED:
@@ -906,24 +890,18 @@ class KafkaClientCore:
 
     def _count_failure(self, conn: BrokerConnection, error: BaseException, now: float) -> None:
         """One more failure of ``conn``'s node: back off before connecting to it again."""
-        health = self._health_of(conn.node_id)
-        health.last_error = error
-        health.failed_at = now
         self._counters.connection_failures += 1
-        if health.blackout_until > now:
-            return  # another lane of a node already backing off: the same incident
-        stable = conn.ready_since is not None and now - conn.ready_since >= self._stable_s
-        health.failures = 1 if stable else health.failures + 1
-        delay = self._backoff.delay_ms(health.failures, self._rng)
-        health.blackout_until = now + delay / 1000
-        self._emit_trace(
-            "reconnect_backoff",
-            node_id=conn.node_id,
-            peer=conn.peer,
-            failures=health.failures,
-            delay_ms=delay,
-            error=error,
-        )
+        started = self._health.failed(conn.node_id, error, now=now, ready_since=conn.ready_since)
+        if started is not None:
+            failures, delay = started
+            self._emit_trace(
+                "reconnect_backoff",
+                node_id=conn.node_id,
+                peer=conn.peer,
+                failures=failures,
+                delay_ms=delay,
+                error=error,
+            )
 
     def _authentication_failed(
         self, conn: BrokerConnection, error: AuthenticationError, now: float
@@ -1252,9 +1230,11 @@ class KafkaClientCore:
                 del self._slots[key]
         # Bootstrap addresses keep their health (a rebootstrap uses them again).
         in_use = {slot.node_id for slot in self._slots.values()}
-        for node_id in [n for n in self._health if n >= 0 and n not in live | in_use]:
-            if not self.cluster.is_coordinator(node_id):
-                del self._health[node_id]
+        self._health.forget(
+            n
+            for n, _ in self._health
+            if n >= 0 and n not in live | in_use and not self.cluster.is_coordinator(n)
+        )
 
     # ------------------------------------------------------------- coordinators
     def _maybe_lookup_coordinators(self, now: float) -> None:
@@ -1356,15 +1336,10 @@ class KafkaClientCore:
             node = self.least_loaded_node(now=now, lane=lane)
             if node is not None:
                 return node, "", None
-            latest = max(
-                (h for h in self._health.values() if h.last_error is not None),
-                key=lambda h: h.failed_at,
-                default=None,
-            )
             return (
                 None,
                 "every node is backing off after failures",
-                (None if latest is None else latest.last_error),
+                self._health.latest_error(),
             )
         node = self._peek_route(target)
         if node is not None:

@@ -126,7 +126,7 @@ class World:
             ids = conn.in_flight_correlation_ids
             assert len(ids) <= MAX_IN_FLIGHT, f"{len(ids)} in flight on conn {conn.conn_id}"
             assert len(set(ids)) == len(ids), f"correlation ids reused: {ids}"
-        for node_id, health in core._health.items():
+        for node_id, health in core._health:
             if health.failures:
                 _, high = self.backoff.bounds_ms(health.failures)
                 assert health.blackout_until - self.now <= high / 1000 + 1e-9, node_id

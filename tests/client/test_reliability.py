@@ -296,12 +296,14 @@ def test_a_stable_connection_restarts_the_count() -> None:
     for _ in range(3):
         _fail_node_0("protocol error", core, pump)
         pump.now += core.connection_delay(0, now=pump.now) / 1000
-    assert core._health[0].failures == 3
+    health = core._health.get(0)
+    assert health is not None and health.failures == 3
     h = core.send(m.MetadataRequest(topics=[]), target=Node(0), now=pump.now)
     pump.run(until=lambda: h.done)
     pump.now += 1.5  # READY longer than reconnect_backoff_max_ms
     _fail_node_0("lost", core, pump)
-    assert core._health[0].failures == 1
+    health = core._health.get(0)
+    assert health is not None and health.failures == 1
     assert core.connection_delay(0, now=pump.now) <= 60 + 1e-6
 
 
