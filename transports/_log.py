@@ -130,9 +130,11 @@ class ClientLog:
         level = self._level(name, fields)
         if not logger.isEnabledFor(level):
             return
-        text = self._format(name, fields)
-        if text is not None:
-            logger.log(level, "%s", self._redact(self._prefix + text))
+        try:
+            text = self._format(name, fields)
+        except Exception:  # a log line must never break the core's step
+            text = f"{name} " + " ".join(f"{k}={v!r}" for k, v in fields.items())
+        logger.log(level, "%s", self._redact(self._prefix + text))
 
     @staticmethod
     def _level(name: str, fields: Mapping[str, object]) -> int:
@@ -143,7 +145,7 @@ class ClientLog:
         return _LEVELS.get(name, logging.DEBUG)
 
     @staticmethod
-    def _format(name: str, f: Mapping[str, object]) -> str | None:
+    def _format(name: str, f: Mapping[str, object]) -> str:
         error = f.get("error")
         why = "" if error is None else f": {describe_error(error)}"
         if name == "connect":

@@ -1110,9 +1110,8 @@ class KafkaClientCore:
             self._metadata_failed(error, now)
             return
         before = self.cluster.update_count
-        failures_before = {
-            t: self.cluster.topic_failure(t) for t in self._topics if self.cluster.topic_failure(t)
-        }
+        # Topics that already had a failure: their error is traced once, not per refresh.
+        failing_before = {t for t in self._topics if self.cluster.topic_failure(t) is not None}
         self.cluster.update_metadata(response, now=now, source=source)
         if self.cluster.update_count == before:
             error = self.cluster.last_failure or KafkaConnectionError("Metadata failed")
@@ -1129,7 +1128,7 @@ class KafkaClientCore:
         cluster = self.cluster
         for topic in sorted(self._topics):
             failure = cluster.topic_failure(topic)
-            if failure is not None and topic not in failures_before:
+            if failure is not None and topic not in failing_before:
                 self._emit_trace("topic_error", topic=topic, error=failure)
         self._emit_trace(
             "metadata_updated",

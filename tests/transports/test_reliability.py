@@ -213,3 +213,89 @@ async def test_asyncio_second_connect_after_wrong_password_fails_at_once(
         await client.close()
         fake.close()
     assert opened == 1 and fake.connections == 1
+
+
+def test_client_log_has_a_line_for_every_trace_the_core_emits(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Drive the core through failures, retries and recoveries with the logging
+    hook attached: every trace name gets its own formatted line (no fallback)."""
+    import random
+
+    from kafkacore.client import ClientConfig, GroupCoordinator, KafkaClientCore, Node
+    from kafkacore.protocol import messages as m
+    from kafkacore.protocol.messages.find_coordinator_response import Coordinator
+    from tests.client.fakebroker import Pump, Topic, boot, make_cluster
+    from transports._log import ClientLog
+
+    caplog.set_level(logging.DEBUG, logger="kafkacore")
+    names: set[str] = set()
+
+    def watch(core: KafkaClientCore) -> None:
+        core.add_trace(lambda name, _fields: names.add(name))
+        core.add_trace(ClientLog(client_id="t"))
+
+    # Bootstrap failure, then a broker that breaks the protocol, a topic error,
+    # coordinator misses, REBOOTSTRAP_REQUIRED.
+    dead = KafkaClientCore(
+        ClientConfig(bootstrap_servers="127.0.0.1:1"), now=0.0, rng=random.Random(0)
+    )
+    watch(dead)
+    Pump(dead, {}).run(rounds=5, jump=False)
+    core, pump, cluster = boot(1, [Topic("bad", 1, error_code=32767)])
+    watch(core)
+    broker = next(iter(pump.brokers.values()))
+    broker.after_reply[3] = GARBAGE
+    h = core.send(m.MetadataRequest(topics=[]), target=Node(0), now=pump.now)
+    pump.run(until=lambda: h.done)
+    broker.after_reply.clear()
+    w = core.add_topic("bad", now=pump.now)
+    pump.run(until=lambda: w.done)
+    broker.handlers[10] = lambda b, body, v, s: m.FindCoordinatorResponse(
+        coordinators=[
+            Coordinator(key=k, node_id=-1, host="", port=-1, error_code=15)
+            for k in body.coordinator_keys
+        ]
+    )
+    h = core.send(m.MetadataRequest(topics=[]), target=GroupCoordinator("g"), now=pump.now)
+    pump.run(until=lambda: "coordinator_retry" in names)
+    cluster.error_code = 129
+    w = core.request_metadata_update(now=pump.now)
+    pump.run(until=lambda: w.done)
+    # Authentication failure.
+    sasl = KafkaClientCore(
+        ClientConfig(
+            bootstrap_servers="127.0.0.1:9092",
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_plain_username="alice",
+            sasl_plain_password="wrong-pw-77",
+        ),
+        now=0.0,
+        rng=random.Random(0),
+    )
+    watch(sasl)
+    _, fakes = make_cluster(1)
+    next(iter(fakes.values())).require_auth = True
+    Pump(sasl, fakes).run(until=lambda: sasl.authentication_error is not None)
+
+    expected = {
+        "connect",
+        "connection_state",
+        "reconnect_backoff",
+        "metadata_request",
+        "metadata_updated",
+        "metadata_failed",
+        "topic_error",
+        "coordinator_retry",
+        "bootstrap_failed",
+        "authentication_failed",
+        "rebootstrap",
+        "send",
+        "complete",
+    }
+    assert expected <= names, expected - names
+    lines = [r.getMessage() for r in caplog.records if r.name == "kafkacore.client"]
+    # Every line was formatted on purpose (the fallback is "name key=value").
+    assert not any(line.split(" ", 2)[1] in expected for line in lines), lines
+    assert not any("wrong-pw-77" in line for line in lines)
