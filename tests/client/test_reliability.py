@@ -547,6 +547,17 @@ def test_rebootstrap_required_in_metadata_goes_back_to_the_bootstrap_servers() -
     assert nodes[0] >= 0 and nodes[-1] == -1  # asked a broker, then the bootstrap address
 
 
+def test_rebootstrap_required_in_any_response_rebootstraps() -> None:
+    core, pump, _ = boot(2, metadata_max_age_ms=3_600_000)
+    broker = next(iter(pump.brokers.values()))
+    broker.handlers[60] = lambda b, body, v, s: m.DescribeClusterResponse(error_code=129)
+    h = core.send(m.DescribeClusterRequest(), target=Node(0), now=pump.now)
+    pump.run(until=lambda: h.done)
+    assert h.error is None and h.response.error_code == 129  # the caller sees the answer
+    assert core.metrics().rebootstraps == 1
+    assert {b.node_id for b in core.cluster.brokers()} == {-1}
+
+
 def _moved_cluster(strategy: str) -> tuple[KafkaClientCore, Pump]:
     """A client that knows brokers 0 and 1, which now answer Metadata with no
     brokers (not ready) for ever; its bootstrap address now reaches a new
