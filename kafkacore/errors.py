@@ -47,7 +47,9 @@ class DecodeError(RemoteProtocolError):
     """Bytes could not be decoded.
 
     Names what was being decoded (``api``: message or structure name,
-    ``version``), which ``field`` and the byte ``offset`` where it failed.
+    ``version``), which ``field`` and the byte ``offset`` where it failed;
+    ``where`` names the peer (e.g. ``"broker 1 at h:9092"``) once a
+    connection knows it (see :meth:`located`).
     """
 
     def __init__(
@@ -58,20 +60,38 @@ class DecodeError(RemoteProtocolError):
         version: int | None = None,
         field: str | None = None,
         offset: int | None = None,
+        where: str | None = None,
     ) -> None:
         self.reason = reason
         self.api = api
         self.version = version
         self.field = field
         self.offset = offset
-        where = []
+        self.where = where
+        parts = []
         if api is not None:
-            where.append(api if version is None else f"{api} v{version}")
+            parts.append(api if version is None else f"{api} v{version}")
         if field is not None:
-            where.append(f"field {field}")
+            parts.append(f"field {field}")
         if offset is not None:
-            where.append(f"at byte {offset}")
-        super().__init__(f"{', '.join(where)}: {reason}" if where else reason)
+            parts.append(f"at byte {offset}")
+        text = f"{', '.join(parts)}: {reason}" if parts else reason
+        super().__init__(f"{where}: {text}" if where else text)
+
+    def located(self, where: str) -> DecodeError:
+        """The same error naming the peer that sent the bytes (this one as its cause)."""
+        if self.where is not None:
+            return self
+        located = DecodeError(
+            self.reason,
+            api=self.api,
+            version=self.version,
+            field=self.field,
+            offset=self.offset,
+            where=where,
+        )
+        located.__cause__ = self
+        return located
 
 
 class UnsupportedVersionError(LocalProtocolError):

@@ -60,6 +60,7 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "kafkacore.client": [
         "AnyNode",
+        "AuthenticationFailed",
         "BootstrapFailed",
         "BrokerMetadata",
         "ClientConfig",

@@ -18,6 +18,11 @@ Re-entrancy: a backend may report a fact synchronously while an action is
 being executed (e.g. a write that finds the socket dead). Such facts are
 queued and applied after the current drain step, so the core is never
 entered twice at once.
+
+Logging: the bridge attaches :class:`~transports._log.ClientLog` to the
+client core it drives (directly, or as a producer's or consumer's
+``client``), so every transport logs connection changes, retries and
+errors on ``kafkacore.client`` the same way.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from kafkacore.client.driver import (
     OpenConnection,
     WriteData,
 )
+
+from ._log import attach_client_log
 
 __all__ = ["Bridge", "DrivenCore", "IoBackend"]
 
@@ -75,6 +82,7 @@ class Bridge:
         self._on_event = on_event
         self._busy = False
         self._pending: deque[Callable[[float], object]] = deque()
+        attach_client_log(core)
 
     @property
     def core(self) -> DrivenCore:

@@ -11,9 +11,12 @@ future, a trio event). When the bridge hands over an event:
 - ``MetadataUpdated`` / ``MetadataUpdateFailed`` resolve the completions of
   the metadata waiters the event names, and the first ``MetadataUpdated``
   also resolves everyone waiting for the client to be bootstrapped;
-- a ``MetadataUpdateFailed`` carrying an ``AuthenticationError`` also fails
-  the bootstrap waiters with it: authentication is not retriable, and the
-  user must see that error, not a later generic ``NoBrokersAvailable``;
+- a ``MetadataUpdateFailed`` carrying an ``AuthenticationError``, or an
+  ``AuthenticationFailed``, also fails the bootstrap waiters with it:
+  authentication is not retriable (the core has stopped), and the user must
+  see that error, not a later generic ``NoBrokersAvailable``. The router
+  remembers it, so a later ``connect()`` fails at once instead of waiting
+  for metadata that will never come;
 - ``BootstrapFailed`` fails the bootstrap waiters (the core keeps retrying;
   a later ``connect()`` can still succeed);
 - anything else goes to the optional ``on_other`` listener.
@@ -29,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkacore.client.events import (
+    AuthenticationFailed,
     BootstrapFailed,
     MetadataUpdated,
     MetadataUpdateFailed,
@@ -44,13 +48,14 @@ Completion = Callable[[Any, BaseException | None], None]
 class Router:
     """Maps handles to completions; see the module docstring."""
 
-    __slots__ = ("_bootstrap", "_bootstrapped", "_metadata", "_requests", "on_other")
+    __slots__ = ("_bootstrap", "_bootstrapped", "_fatal", "_metadata", "_requests", "on_other")
 
     def __init__(self, on_other: Callable[[object], None] | None = None) -> None:
         self._requests: dict[object, Completion] = {}
         self._metadata: dict[object, Completion] = {}
         self._bootstrap: list[Completion] = []
         self._bootstrapped = False
+        self._fatal: BaseException | None = None
         self.on_other = on_other
 
     @property
@@ -69,10 +74,17 @@ class Router:
         self._metadata[waiter] = done
 
     def expect_bootstrap(self, done: Completion) -> None:
-        if self._bootstrapped:
+        if self._fatal is not None:
+            done(None, self._fatal)
+        elif self._bootstrapped:
             done(None, None)
         else:
             self._bootstrap.append(done)
+
+    def _fail_bootstrap(self, error: BaseException) -> None:
+        bootstrap, self._bootstrap = self._bootstrap, []
+        for done in bootstrap:
+            done(None, error)
 
     def forget(self, handle: object) -> None:
         """Drop the completion of a call the user abandoned (cancelled, timed out)."""
@@ -111,15 +123,17 @@ class Router:
             if isinstance(event.error, AuthenticationError):
                 # Bad credentials or a rejected certificate: the core will not
                 # get metadata with these settings, so bootstrap fails now.
-                bootstrap, self._bootstrap = self._bootstrap, []
-                for done in bootstrap:
-                    done(None, event.error)
+                self._fatal = event.error
+                self._fail_bootstrap(event.error)
+            if self.on_other is not None:
+                self.on_other(event)
+        elif isinstance(event, AuthenticationFailed):
+            self._fatal = event.error
+            self._fail_bootstrap(event.error)
             if self.on_other is not None:
                 self.on_other(event)
         elif isinstance(event, BootstrapFailed):
-            bootstrap, self._bootstrap = self._bootstrap, []
-            for done in bootstrap:
-                done(None, event.error)
+            self._fail_bootstrap(event.error)
             if self.on_other is not None:
                 self.on_other(event)
         elif self.on_other is not None:

@@ -8,6 +8,7 @@ from kafkacore.client.config import ClientConfig
 from kafkacore.client.connection import ConnectionState
 from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore, TraceHook
 from kafkacore.client.events import (
+    AuthenticationFailed,
     BootstrapFailed,
     ConnectionStateChanged,
     Event,
@@ -37,6 +38,7 @@ from kafkacore.client.sasl import SaslMechanism
 __all__ = [
     "DEFAULT_LANE",
     "AnyNode",
+    "AuthenticationFailed",
     "BootstrapFailed",
     "BrokerMetadata",
     "ClientConfig",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkacore.errors import DecodeError, LocalProtocolError
-from kafkacore.protocol import framing
+from kafkacore.errors import BrokerError, DecodeError, LocalProtocolError
+from kafkacore.protocol import error_codes, framing
 from kafkacore.protocol.api import APIS
 from kafkacore.protocol.error_codes import error_class
 
@@ -19,6 +19,7 @@ __all__ = [
     "FrameReader",
     "api_name",
     "encode_request",
+    "error_for_code",
     "error_name",
     "find_coordinator_request",
     "invalidates_metadata",
@@ -69,6 +70,11 @@ def invalidates_metadata(code: int) -> bool:
     """True when error ``code`` means the client's metadata is stale."""
     cls = error_class(code)
     return bool(cls is not None and cls.invalid_metadata)
+
+
+def error_for_code(code: int, message: str | None = None) -> BrokerError | None:
+    """The exception of error ``code`` (None for 0), unknown codes included."""
+    return error_codes.error_for_code(code, message)
 
 
 def error_name(code: int) -> str:

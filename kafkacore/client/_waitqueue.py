@@ -52,6 +52,8 @@ class Pending:
 class _Group:
     items: deque[Pending]
     reason: str = "no node chosen yet"
+    #: The error behind ``reason`` (a node's last connection failure...), if any.
+    cause: BaseException | None = None
 
 
 class WaitQueue:
@@ -156,10 +158,11 @@ class WaitQueue:
         self._left_in_heap(1)
         return pending
 
-    def set_reason(self, key: GroupKey, reason: str) -> None:
+    def set_reason(self, key: GroupKey, reason: str, cause: BaseException | None = None) -> None:
         group = self._groups.get(key)
         if group is not None:
             group.reason = reason
+            group.cause = cause
 
     def reason(self, key: GroupKey) -> str:
         group = self._groups.get(key)
@@ -176,18 +179,20 @@ class WaitQueue:
             self._stale -= 1
         return heap[0][0] if heap else None
 
-    def pop_expired(self, now: float) -> list[tuple[Pending, str]]:
-        """Remove and return every request whose deadline passed, with its group's reason."""
-        out: list[tuple[Pending, str]] = []
+    def pop_expired(self, now: float) -> list[tuple[Pending, str, BaseException | None]]:
+        """Remove and return every request whose deadline passed, with its group's
+        reason and the error behind it."""
+        out: list[tuple[Pending, str, BaseException | None]] = []
         heap = self._deadlines
         while heap and (not heap[0][2].queued or heap[0][0] <= now):
             _, _, pending = heapq.heappop(heap)
             if not pending.queued:
                 self._stale -= 1
             else:
-                reason = self.reason(self.key_of(pending))
+                group = self._groups[self.key_of(pending)]
+                reason, cause = group.reason, group.cause
                 self._unlink(pending)  # its heap entry is already gone
-                out.append((pending, reason))
+                out.append((pending, reason, cause))
         return out
 
     # -- bulk -------------------------------------------------------------------

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PORT",
+    "METADATA_RECOVERY_STRATEGIES",
     "SASL_MECHANISMS",
     "SECURITY_PROTOCOLS",
     "ClientConfig",
@@ -30,6 +31,11 @@ __all__ = [
 DEFAULT_PORT = 9092
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "GSSAPI", "OAUTHBEARER", "SCRAM-SHA-256", "SCRAM-SHA-512")
+#: KIP-899/KIP-1102 ``metadata.recovery.strategy`` values ("rebootstrap" is
+#: Kafka 4.x's default).
+METADATA_RECOVERY_STRATEGIES = ("none", "rebootstrap")
+#: Fields whose values are secrets: never in a repr, a log line or a message.
+_SECRET_FIELDS = frozenset({"sasl_plain_password", "ssl_password", "sasl_oauth_token_provider"})
 
 # IPPROTO_TCP and TCP_NODELAY as plain numbers: the core must not import socket.
 # Both values are fixed by POSIX/Linux and by Windows alike (6 and 1).
@@ -123,9 +129,13 @@ def _positive(name: str, value: object, *, allow_zero: bool = False) -> None:
         raise LocalProtocolError(f"ClientConfig.{name}: {value} must be {want}")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class ClientConfig:
-    """Everything the client core and the transports need; see module docstring."""
+    """Everything the client core and the transports need; see module docstring.
+
+    Its ``repr`` masks the secrets (``sasl_plain_password``, ``ssl_password``,
+    ``sasl_oauth_token_provider``) as ``'***'``.
+    """
 
     bootstrap_servers: str | Sequence[str] | None = "localhost:9092"
     client_id: str = "kafkacore"
@@ -140,7 +150,12 @@ class ClientConfig:
     # this long is reported as failed by the core (the transport may not).
     socket_connection_setup_timeout_ms: int = 10000
     connections_max_idle_ms: int = 540000
+    #: Retries the client core makes itself (metadata refreshes while a
+    #: leader or topic is missing, coordinator lookups) back off
+    #: exponentially with jitter from ``retry_backoff_ms`` to
+    #: ``retry_backoff_max_ms`` (KIP-580; Java's names and defaults).
     retry_backoff_ms: int = 100
+    retry_backoff_max_ms: int = 1000
     max_in_flight_requests_per_connection: int = 5
     metadata_max_age_ms: int = 300000
     #: Metadata requests ask the broker to create missing topics (Java
@@ -148,6 +163,12 @@ class ClientConfig:
     allow_auto_create_topics: bool = True
     #: Track every topic in the cluster instead of the ones added.
     metadata_all_topics: bool = False
+    #: KIP-899/KIP-1102: "rebootstrap" forgets the known brokers and starts
+    #: again from ``bootstrap_servers`` when a broker answers
+    #: REBOOTSTRAP_REQUIRED, or when no known broker has given metadata for
+    #: ``metadata_recovery_rebootstrap_trigger_ms``; "none" never does.
+    metadata_recovery_strategy: str = "rebootstrap"
+    metadata_recovery_rebootstrap_trigger_ms: int = 300000
 
     #: Bound of one response frame; a larger size prefix is a protocol error,
     #: never an allocation.
@@ -174,6 +195,9 @@ class ClientConfig:
 
     #: Informational only: versions are always negotiated (ApiVersions).
     api_version: tuple[int, ...] | None = None
+    #: Bounds the ApiVersions exchange that opens every connection (never
+    #: above ``request_timeout_ms``): a peer that accepts TCP but does not
+    #: answer it in time is a failed connection, retried with backoff.
     api_version_auto_timeout_ms: int = 2000
     metric_group_prefix: str = ""
 
@@ -210,10 +234,23 @@ class ClientConfig:
             "max_response_bytes",
             "max_queued_requests",
             "api_version_auto_timeout_ms",
+            "metadata_recovery_rebootstrap_trigger_ms",
         ):
             _positive(name, getattr(self, name))
         _positive("reconnect_backoff_ms", self.reconnect_backoff_ms, allow_zero=True)
         _positive("retry_backoff_ms", self.retry_backoff_ms, allow_zero=True)
+        _positive("retry_backoff_max_ms", self.retry_backoff_max_ms, allow_zero=True)
+        if self.retry_backoff_max_ms < self.retry_backoff_ms:
+            raise LocalProtocolError(
+                "ClientConfig.retry_backoff_max_ms: must be >= retry_backoff_ms "
+                f"({self.retry_backoff_max_ms} < {self.retry_backoff_ms})"
+            )
+        if self.metadata_recovery_strategy not in METADATA_RECOVERY_STRATEGIES:
+            raise LocalProtocolError(
+                "ClientConfig.metadata_recovery_strategy: "
+                f"{self.metadata_recovery_strategy!r} is not one of "
+                f"{', '.join(METADATA_RECOVERY_STRATEGIES)}"
+            )
         if self.reconnect_backoff_max_ms < self.reconnect_backoff_ms:
             raise LocalProtocolError(
                 "ClientConfig.reconnect_backoff_max_ms: must be >= reconnect_backoff_ms "
@@ -259,6 +296,26 @@ class ClientConfig:
                 f"ClientConfig.sasl_mechanism: {mech!r} is not one of {', '.join(SASL_MECHANISMS)} "
                 "(or pass sasl_mechanism_factory)"
             )
+
+    def __repr__(self) -> str:
+        shown = []
+        for name in self.__dataclass_fields__:
+            if name == "bootstrap_addresses":
+                continue
+            value = getattr(self, name)
+            text = "'***'" if name in _SECRET_FIELDS and value is not None else repr(value)
+            shown.append(f"{name}={text}")
+        return f"ClientConfig({', '.join(shown)})"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secret strings this config holds (for scrubbing text that might echo them)."""
+        found = []
+        for name in ("sasl_plain_password", "ssl_password"):
+            value = getattr(self, name)
+            if isinstance(value, str) and value:
+                found.append(value)
+        return tuple(found)
 
     @property
     def tls(self) -> bool:

@@ -57,6 +57,7 @@ from kafkacore.client import _codec
 from kafkacore.client.authenticator import SaslAuthenticator
 from kafkacore.client.sasl import create_mechanism
 from kafkacore.errors import (
+    DecodeError,
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
@@ -153,6 +154,7 @@ class BrokerConnection:
         lane: str,
         host: str,
         config: ClientConfig,
+        port: int | None = None,
         rng: random.Random,
         now: float,
     ) -> None:
@@ -160,6 +162,9 @@ class BrokerConnection:
         self.node_id = node_id
         self.lane = lane
         self.host = host
+        self.port = port
+        #: How messages name the peer: which broker, at which address.
+        self.peer = _describe_peer(node_id, host, port)
         self._config = config
         self._request_timeout_s = config.request_timeout_ms / 1000
         self._rng = rng
@@ -171,6 +176,8 @@ class BrokerConnection:
         self._writes: list[bytes] = []
         self._completions: list[Completion] = []
         self._setup_deadline = now + config.socket_connection_setup_timeout_ms / 1000
+        #: When the connection became READY (None before): how long it was healthy.
+        self.ready_since: float | None = None
         self.last_activity = now
         self.broker_versions: dict[int, tuple[int, int]] = {}
         #: Finalized feature levels (KIP-584), e.g. ``{"transaction.version": 2}``.
@@ -278,16 +285,24 @@ class BrokerConnection:
         if self.state is ConnectionState.CLOSED:
             return  # late bytes after we closed: the transport may still deliver some
         if self.state is ConnectionState.CONNECTING:
-            self.close(RemoteProtocolError(f"node {self.node_id}: bytes before connect"))
+            self.close(RemoteProtocolError(f"{self.peer}: bytes before connect"))
             return
         self.bytes_received += len(data)
         self.last_activity = now
+        reader = self._reader
         try:
-            frames = self._reader.feed(data)
+            # Every frame completed before a bad size prefix is handled first
+            # (a Produce acknowledgement must not be lost to garbage behind
+            # it); then the reader's error fails the connection.
+            frames = reader.feed(data)
             for frame in frames:
                 self._on_frame(frame, now=now)
                 if self.closed:
                     return
+            if reader.error is not None:
+                raise reader.error
+        except DecodeError as exc:
+            self.close(exc.located(self.peer))
         except KafkaError as exc:
             # Broken stream, refused authentication, no common version: the
             # connection is unusable; the owner sees why in close_error.
@@ -301,7 +316,7 @@ class BrokerConnection:
             if now >= self._setup_deadline:
                 self.close(
                     KafkaConnectionError(
-                        f"node {self.node_id}: connect did not finish within "
+                        f"{self.peer}: connect did not finish within "
                         f"{self._config.socket_connection_setup_timeout_ms} ms"
                     )
                 )
@@ -312,7 +327,7 @@ class BrokerConnection:
             what = f"request #{first.handle.id}" if first.handle else self.state.value
             self.close(
                 KafkaTimeoutError(
-                    f"node {self.node_id}: {what} got no response within "
+                    f"{self.peer}: {what} got no response within "
                     f"{(first.deadline - first.sent_at) * 1000:.0f} ms; connection closed"
                 ),
                 timed_out={id(f) for f in expired},
@@ -385,14 +400,15 @@ class BrokerConnection:
                 continue
             if timed_out is not None and id(flight) in timed_out:
                 exc: BaseException = KafkaTimeoutError(
-                    f"request #{flight.handle.id} to node {self.node_id} got no response "
-                    f"within {(flight.deadline - flight.sent_at) * 1000:.0f} ms"
+                    f"request #{flight.handle.id} ({_codec.api_name(flight.api_key)}) to "
+                    f"{self.peer} got no response within "
+                    f"{(flight.deadline - flight.sent_at) * 1000:.0f} ms"
                 )
             else:
                 reason = f": {error}" if error is not None else ""
                 exc = KafkaConnectionError(
-                    f"connection to node {self.node_id} closed with request "
-                    f"#{flight.handle.id} in flight{reason}"
+                    f"connection to {self.peer} closed with request "
+                    f"#{flight.handle.id} ({_codec.api_name(flight.api_key)}) in flight{reason}"
                 )
                 if error is not None:
                     exc.__cause__ = error
@@ -405,6 +421,11 @@ class BrokerConnection:
         if new not in TRANSITIONS[self.state]:
             raise AssertionError(f"connection {self.conn_id}: {self.state.name} -> {new.name}")
         self.state = new
+
+    def _goto_ready(self, now: float) -> None:
+        self._goto(ConnectionState.READY)
+        if self.ready_since is None:  # re-authentication keeps the first time
+            self.ready_since = now
 
     def _write(self, api_key: int, request: Any, *, version: int, now: float) -> int:
         correlation_id = self._next_correlation
@@ -423,7 +444,15 @@ class BrokerConnection:
         self.last_activity = now
         return correlation_id
 
-    def _send_internal(self, api_key: int, request: Any, *, version: int, now: float) -> None:
+    def _send_internal(
+        self,
+        api_key: int,
+        request: Any,
+        *,
+        version: int,
+        now: float,
+        timeout_s: float | None = None,
+    ) -> None:
         correlation_id = self._write(api_key, request, version=version, now=now)
         self._in_flight.append(
             _InFlight(
@@ -432,7 +461,7 @@ class BrokerConnection:
                 version,
                 None,
                 now,
-                now + self._request_timeout_s,
+                now + (self._request_timeout_s if timeout_s is None else timeout_s),
             )
         )
 
@@ -443,19 +472,25 @@ class BrokerConnection:
             client_software_name=self._config.client_software_name if version >= 3 else "",
             client_software_version=self._config.client_software_version if version >= 3 else "",
         )
-        self._send_internal(_API_VERSIONS, request, version=version, now=now)
+        # api_version_auto_timeout_ms (the seed's bound on the version probe)
+        # bounds the ApiVersions exchange that opens every connection, so a
+        # peer that accepts TCP but never speaks Kafka fails in seconds.
+        timeout_s = min(self._config.api_version_auto_timeout_ms, self._config.request_timeout_ms)
+        self._send_internal(
+            _API_VERSIONS, request, version=version, now=now, timeout_s=timeout_s / 1000
+        )
 
     def _on_frame(self, frame: bytes, *, now: float) -> None:
         correlation_id = _codec.peek_correlation_id(frame)
         if not self._in_flight:
             raise RemoteProtocolError(
-                f"node {self.node_id}: response with correlation id {correlation_id} "
+                f"{self.peer}: response with correlation id {correlation_id} "
                 "but nothing is in flight"
             )
         head = self._in_flight[0]
         if correlation_id != head.correlation_id:
             raise RemoteProtocolError(
-                f"node {self.node_id}: response correlation id {correlation_id}, expected "
+                f"{self.peer}: response correlation id {correlation_id}, expected "
                 f"{head.correlation_id}; responses out of order"
             )
         self._in_flight.popleft()
@@ -481,7 +516,7 @@ class BrokerConnection:
             response = _codec.parse_response(frame, _API_VERSIONS, 0)
             if self._api_versions_retried:
                 raise RemoteProtocolError(
-                    f"node {self.node_id}: ApiVersions refused twice (UNSUPPORTED_VERSION)"
+                    f"{self.peer}: ApiVersions refused twice (UNSUPPORTED_VERSION)"
                 )
             self._api_versions_retried = True
             retry = 0
@@ -494,8 +529,7 @@ class BrokerConnection:
         response = _codec.parse_response(frame, _API_VERSIONS, version)
         if response.error_code:
             raise RemoteProtocolError(
-                f"node {self.node_id}: ApiVersions failed with "
-                f"{_codec.error_name(response.error_code)}"
+                f"{self.peer}: ApiVersions failed with {_codec.error_name(response.error_code)}"
             )
         self.broker_versions = {
             k.api_key: (k.min_version, k.max_version) for k in response.api_keys
@@ -505,7 +539,7 @@ class BrokerConnection:
         if self._config.sasl:
             self._start_sasl(now)
         else:
-            self._goto(ConnectionState.READY)
+            self._goto_ready(now)
 
     def _start_sasl(self, now: float) -> None:
         config = self._config
@@ -554,4 +588,11 @@ class BrokerConnection:
             # Java re-authenticates at a random point in 85%-95% of the lifetime.
             share = self._rng.uniform(0.85, 0.95)
             self._reauth_at = now + self.session_lifetime_ms / 1000 * share
-        self._goto(ConnectionState.READY)
+        self._goto_ready(now)
+
+
+def _describe_peer(node_id: int, host: str, port: int | None) -> str:
+    address = host if port is None else (f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    if node_id < 0:
+        return f"bootstrap server {address}"
+    return f"broker {node_id} at {address}"

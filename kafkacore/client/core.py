@@ -14,12 +14,12 @@ one *step*:
 1. drain every connection: bytes become ``WriteData`` actions; finished
    requests become ``RequestCompleted`` events (or feed the core's own
    metadata and coordinator lookups); state changes become
-   ``ConnectionStateChanged`` events; closed connections get a reconnect
-   backoff (exponential with jitter from the injected rng);
+   ``ConnectionStateChanged`` events; a connection that closed on an error
+   puts its node in a reconnect backoff (see *Backoff* below);
 2. start a metadata refresh when one is due (age, on demand, after errors
-   that invalidate metadata, KIP-580-style ``retry_backoff_ms`` between
-   attempts) and coordinator lookups (FindCoordinator, batched at v4+,
-   KIP-699) for targets that need them;
+   that invalidate metadata, never sooner than the metadata backoff) and
+   coordinator lookups (FindCoordinator, batched at v4+, KIP-699) for
+   targets that need them;
 3. dispatch waiting requests in order: resolve each target to a node (any
    node = least loaded; a node; a partition leader; a group or transaction
    coordinator; the controller), write it if that node's connection on the
@@ -36,6 +36,40 @@ or failed while in flight), ``RequestCancelled`` (``cancel``, ``close``,
 Lanes (pykafka's connection ids) give one broker several connections, so
 that e.g. group heartbeats (lane ``"group"``) never wait behind long fetches
 (lane ``"default"``).
+
+Backoff (KIP-144, KIP-580): every retry the core makes itself waits
+exponentially longer, with +-20% jitter from the injected rng.
+
+* Reconnects, per node (all lanes): every connection that closes on an
+  error (refused, lost, timed out, a protocol error on an established
+  connection, a failed handshake) counts one failure of its node, and the
+  node is not connected again for ``reconnect_backoff_ms * 2**(n-1)``
+  (capped at ``reconnect_backoff_max_ms``). Reaching READY does not clear
+  the count: a broker that accepts connections and then breaks the
+  protocol keeps backing off. A connection that stayed READY for
+  ``reconnect_backoff_max_ms`` before failing restarts the count at one.
+  Failures while the node is already backing off (its other lanes) count
+  once.
+* Metadata refreshes: see :mod:`kafkacore.client.metadata` (from
+  ``retry_backoff_ms`` to ``retry_backoff_max_ms`` over consecutive
+  attempts that did not settle the cluster).
+* Coordinator lookups, per key: the same schedule over consecutive misses.
+
+Failures keep their cause: requests that expire waiting for a node name the
+node's last connection error (and carry it as ``__cause__``);
+:meth:`KafkaClientCore.unavailable_cause` says why no broker can be used;
+an AuthenticationError (wrong credentials, a rejected certificate) stops
+the client: no more connections, every waiting and later request fails
+with it (retrying with the same credentials cannot succeed).
+
+Rebootstrap (KIP-899, KIP-1102, ``metadata_recovery_strategy="rebootstrap"``):
+a response carrying REBOOTSTRAP_REQUIRED, or no successful metadata for
+``metadata_recovery_rebootstrap_trigger_ms`` while refreshes fail, makes the
+core forget the known brokers and bootstrap again.
+
+Nothing here logs (no I/O in the core): notable moments go to the trace
+hooks (:meth:`KafkaClientCore.add_trace`), which transports turn into
+``logging`` lines; the names and fields are listed in ``docs/client.md``.
 """
 
 from __future__ import annotations
@@ -59,6 +93,7 @@ from kafkacore.client.connection import (
 )
 from kafkacore.client.driver import Action, CloseConnection, ConnId, OpenConnection, WriteData
 from kafkacore.client.events import (
+    AuthenticationFailed,
     BootstrapFailed,
     ConnectionStateChanged,
     MetadataUpdated,
@@ -66,7 +101,8 @@ from kafkacore.client.events import (
     RequestCompleted,
 )
 from kafkacore.client.handles import MetadataWaiter, RequestHandle
-from kafkacore.client.metadata import ClusterMetadata, TopicPartition
+from kafkacore.client.health import NodeHealth, NodeHealthTable
+from kafkacore.client.metadata import BrokerMetadata, ClusterMetadata, TopicPartition
 from kafkacore.client.metrics import ClientMetrics, Counters
 from kafkacore.client.routing import (
     AnyNode,
@@ -101,6 +137,9 @@ _KEY_GROUP = 0
 _KEY_TXN = 1
 # Codes after which a coordinator must be looked up again.
 _COORDINATOR_MOVED = frozenset({14, 15, 16})  # LOAD_IN_PROGRESS, NOT_AVAILABLE, NOT_COORDINATOR
+_REBOOTSTRAP_REQUIRED = 129  # KIP-1102
+#: How many nodes an "unavailable" message lists before "and N more".
+_LISTED_NODES = 3
 
 
 @dataclass(slots=True)
@@ -110,8 +149,6 @@ class _Slot:
     node_id: int
     lane: str
     conn: BrokerConnection | None = None
-    failures: int = 0
-    blackout_until: float = -math.inf
     ever_connected: bool = False
 
 
@@ -130,16 +167,25 @@ class KafkaClientCore:
         if not isinstance(rng, random.Random):
             raise LocalProtocolError("KafkaClientCore: rng must be a random.Random instance")
         self._rng = rng
-        self._trace = trace
+        self._traces: tuple[TraceHook, ...] = () if trace is None else (trace,)
         cfg = self._config
         self.cluster = ClusterMetadata(
             retry_backoff_ms=cfg.retry_backoff_ms,
+            retry_backoff_max_ms=cfg.retry_backoff_max_ms,
+            rng=rng,
             metadata_max_age_ms=cfg.metadata_max_age_ms,
             bootstrap_servers=list(
                 f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in cfg.bootstrap_addresses
             ),
         )
-        self._backoff = ExponentialBackoff(cfg.reconnect_backoff_ms, cfg.reconnect_backoff_max_ms)
+        self._retry_backoff = ExponentialBackoff(cfg.retry_backoff_ms, cfg.retry_backoff_max_ms)
+        # A connection READY for reconnect_backoff_max_ms before it fails
+        # restarts its node's count (see kafkacore.client.health).
+        self._health = NodeHealthTable(
+            ExponentialBackoff(cfg.reconnect_backoff_ms, cfg.reconnect_backoff_max_ms),
+            rng=rng,
+            stable_s=cfg.reconnect_backoff_max_ms / 1000,
+        )
         self._slots: dict[tuple[int, str], _Slot] = {}
         self._conns: dict[ConnId, BrokerConnection] = {}
         self._reported: dict[ConnId, ConnectionState] = {}
@@ -152,8 +198,15 @@ class KafkaClientCore:
         self._topics: set[str] = set()
         self._metadata_pending: Pending | None = None
         self._coord_wanted: dict[tuple[int, str], float] = {}  # key -> not before
+        self._coord_misses: dict[tuple[int, str], int] = {}  # key -> consecutive misses
         self._coord_busy: set[int] = set()  # key types with a lookup in flight
         self._bootstrap_failed: set[int] = set()
+        # True until the first metadata, and again after a rebootstrap.
+        self._bootstrapping = True
+        self._auth_error: AuthenticationError | None = None
+        self._last_metadata_error: BaseException | None = None
+        # Since when metadata refreshes fail (None: the last one succeeded).
+        self._metadata_failing_since: float | None = None
         self._api_versions: dict[int, dict[int, tuple[int, int]]] = {}
         self._features: dict[int, dict[str, int]] = {}
         self._wake_at: float | None = None
@@ -179,6 +232,98 @@ class KafkaClientCore:
     def metrics(self) -> ClientMetrics:
         """An immutable snapshot of the counters."""
         return self._counters.snapshot()
+
+    def add_trace(self, hook: TraceHook) -> None:
+        """Call ``hook(name, fields)`` at every notable point (see ``docs/client.md``).
+
+        Transports attach their logging here. A hook runs synchronously
+        inside the core's step: it must be quick and must not call the core.
+        """
+        if not callable(hook):
+            raise LocalProtocolError(f"add_trace: {hook!r} is not callable")
+        self._traces = (*self._traces, hook)
+
+    @property
+    def trace_hooks(self) -> tuple[TraceHook, ...]:
+        """The hooks called at every trace point, in the order they were added."""
+        return self._traces
+
+    def remove_trace(self, hook: TraceHook) -> None:
+        if hook not in self._traces:
+            raise LocalProtocolError("remove_trace: that hook was never added")
+        self._traces = tuple(h for h in self._traces if h is not hook)
+
+    @property
+    def authentication_error(self) -> AuthenticationError | None:
+        """The AuthenticationError that stopped this client, or None.
+
+        Once set, the core opens no connection and fails every request with
+        it: the same credentials (or certificate) would be refused again.
+        """
+        return self._auth_error
+
+    def node_error(self, node_id: int) -> BaseException | None:
+        """The error that closed ``node_id``'s last failed connection.
+
+        None when the node never failed, or connected (READY) since.
+        """
+        return self._health.last_error(node_id)
+
+    def unavailable_cause(self) -> BaseException | None:
+        """Why no broker can be used right now, or None if one can (or may).
+
+        * the :attr:`authentication_error` once authentication failed;
+        * :class:`~kafkacore.errors.NoBrokersAvailable` when no connection is
+          READY and every candidate failed its last attempt: the bootstrap
+          addresses before the first metadata (and after a rebootstrap), the
+          known brokers afterwards. Its message names each node and its last
+          error; ``__cause__`` is the most recent of those errors.
+
+        Higher layers (producer, consumer) call it when their own timeout
+        passes, to report the real cause instead of a bare timeout.
+        """
+        if self._auth_error is not None:
+            return self._auth_error
+        if any(conn.ready for conn in self._conns.values()):
+            return None
+        cluster = self.cluster
+        if self._bootstrapping:
+            nodes = sorted((b.node_id for b in cluster.bootstrap_brokers()), reverse=True)
+        else:
+            nodes = sorted(b.node_id for b in cluster.brokers())
+        failed: list[tuple[int, NodeHealth]] = []
+        for node_id in nodes:
+            health = self._health.get(node_id)
+            if health is None or health.last_error is None:
+                return None  # never tried, or fine last time: it may work
+            failed.append((node_id, health))
+        if not failed:
+            return None
+        listed = "; ".join(
+            f"{self._peer(node_id)}: {health.last_error}"
+            for node_id, health in failed[:_LISTED_NODES]
+        )
+        more = len(failed) - _LISTED_NODES
+        if more > 0:
+            listed += f"; and {more} more"
+        what = "bootstrap server" if self._bootstrapping else "known broker"
+        error = NoBrokersAvailable(
+            f"no {what} is reachable ({listed}); check that the brokers are up and "
+            "that bootstrap_servers and the security settings match their listeners"
+        )
+        error.__cause__ = max(failed, key=lambda item: item[1].failed_at)[1].last_error
+        return error
+
+    def _peer(self, node_id: int) -> str:
+        broker = self.cluster.broker_metadata(node_id)
+        if broker is None:
+            return f"node {node_id}"
+        if node_id < 0:
+            return f"bootstrap server {_address(broker)}"
+        return f"broker {node_id} at {_address(broker)}"
+
+    def _blackout_until(self, node_id: int) -> float:
+        return self._health.blackout_until(node_id)
 
     def _conn(self, node_id: int, lane: str) -> BrokerConnection | None:
         slot = self._slots.get((node_id, lane))
@@ -219,9 +364,7 @@ class KafkaClientCore:
         """Milliseconds before it is worth trying to send (seed 004 semantics)."""
         slot = self._slots.get((node_id, lane))
         if slot is None or slot.conn is None:
-            if slot is None:
-                return 0.0
-            return max(slot.blackout_until - now, 0.0) * 1000
+            return max(self._blackout_until(node_id) - now, 0.0) * 1000
         if slot.conn.state is ConnectionState.READY:
             return math.inf
         return 0.0
@@ -314,7 +457,7 @@ class KafkaClientCore:
             elif conn is not None:
                 if connecting is None:
                     connecting = node_id
-            elif (slot is None or slot.blackout_until <= now) and can_connect is None:
+            elif can_connect is None and self._blackout_until(node_id) <= now:
                 can_connect = node_id
         if best_ready is not None:
             return best_ready[1]
@@ -455,8 +598,11 @@ class KafkaClientCore:
         """Track ``topic`` in metadata; the waiter completes with the next update."""
         if not isinstance(topic, str) or not topic:
             raise LocalProtocolError(f"add_topic: {topic!r} is not a topic name")
+        new = topic not in self._topics
         self._topics.add(topic)
-        waiter = self.cluster.request_update(new_topics=True)
+        # Only a topic not tracked yet is a new question for the metadata (an
+        # answer already on its way covers the others).
+        waiter = self.cluster.request_update(new_topics=new)
         self._step(now)
         return waiter
 
@@ -466,8 +612,9 @@ class KafkaClientCore:
         for topic in new:
             if not isinstance(topic, str) or not topic:
                 raise LocalProtocolError(f"set_topics: {topic!r} is not a topic name")
+        grew = not new <= self._topics
         self._topics = new
-        waiter = self.cluster.request_update(new_topics=True)
+        waiter = self.cluster.request_update(new_topics=grew)
         self._step(now)
         return waiter
 
@@ -534,9 +681,7 @@ class KafkaClientCore:
             # not retriable, so it must stay an AuthenticationError.
             exc = error
         else:
-            exc = KafkaConnectionError(
-                f"connect to node {conn.node_id} ({conn.host}) failed: {error}"
-            )
+            exc = KafkaConnectionError(f"connect to {conn.peer} failed: {_reason(error)}")
             exc.__cause__ = error
         self._close_conn(conn, exc, now, reported=True)
         self._step(now)
@@ -556,7 +701,8 @@ class KafkaClientCore:
         if conn is None:
             return
         exc = KafkaConnectionError(
-            f"connection to node {conn.node_id} lost" + (f": {error}" if error else "")
+            f"connection to {conn.peer} lost"
+            + (f": {_reason(error)}" if error else " (closed by the broker)")
         )
         if error is not None:
             exc.__cause__ = error
@@ -639,16 +785,24 @@ class KafkaClientCore:
             self._features.pop(conn.node_id, None)
             self._features[conn.node_id] = dict(conn.finalized_features)
             if slot is not None:
-                slot.failures = 0
                 slot.ever_connected = True
+            # The failure count stays (see Backoff in the module docstring);
+            # only the "last attempt failed" verdict is lifted.
+            self._health.connected(conn.node_id)
             if conn.node_id < 0:
                 self._bootstrap_failed.clear()
-        self._emit_trace(
-            "connection_state", node_id=conn.node_id, lane=conn.lane, state=conn.state.value
-        )
         if conn.state is ConnectionState.CLOSED:
             self._on_closed(conn, now, reported=False)
         else:
+            self._emit_trace(
+                "connection_state",
+                node_id=conn.node_id,
+                lane=conn.lane,
+                conn_id=conn.conn_id,
+                peer=conn.peer,
+                state=conn.state.value,
+                error=None,
+            )
             self._events.append(
                 ConnectionStateChanged(
                     node_id=conn.node_id, lane=conn.lane, conn_id=conn.conn_id, state=conn.state
@@ -701,18 +855,27 @@ class KafkaClientCore:
         slot = self._slots.get((conn.node_id, conn.lane))
         if slot is not None and slot.conn is conn:
             slot.conn = None
-            if error is not None and not by_user:
-                slot.failures += 1
-                delay = self._backoff.delay_ms(slot.failures, self._rng)
-                slot.blackout_until = now + delay / 1000
-                self._counters.connection_failures += 1
+        self._emit_trace(
+            "connection_state",
+            node_id=conn.node_id,
+            lane=conn.lane,
+            conn_id=conn.conn_id,
+            peer=conn.peer,
+            state=ConnectionState.CLOSED.value,
+            error=None if by_user else error,
+        )
+        failed = error is not None and not by_user
+        if failed:
+            assert error is not None
+            self._count_failure(conn, error, now)
         if isinstance(error, AuthenticationError):
             self._counters.authentication_failures += 1
-            self._fail_waiting_for_node(conn.node_id, error, now)
-        if error is not None and not by_user:
+            self._authentication_failed(conn, error, now)
+        elif failed:
+            assert error is not None
             # A broker that vanished may have taken leadership with it.
             self.cluster.need_update = True
-            if conn.node_id < 0 and self.cluster.update_count == 0:
+            if conn.node_id < 0 and self._bootstrapping:
                 self._bootstrap_failed.add(conn.node_id)
                 self._check_bootstrap_exhausted(now, error)
         self._events.append(
@@ -725,6 +888,41 @@ class KafkaClientCore:
             )
         )
 
+    def _count_failure(self, conn: BrokerConnection, error: BaseException, now: float) -> None:
+        """One more failure of ``conn``'s node: back off before connecting to it again."""
+        self._counters.connection_failures += 1
+        started = self._health.failed(conn.node_id, error, now=now, ready_since=conn.ready_since)
+        if started is not None:
+            failures, delay = started
+            self._emit_trace(
+                "reconnect_backoff",
+                node_id=conn.node_id,
+                peer=conn.peer,
+                failures=failures,
+                delay_ms=delay,
+                error=error,
+            )
+
+    def _authentication_failed(
+        self, conn: BrokerConnection, error: AuthenticationError, now: float
+    ) -> None:
+        """Stop the client: the same credentials would be refused again."""
+        first = self._auth_error is None
+        if first:
+            self._auth_error = error
+            self._emit_trace(
+                "authentication_failed", node_id=conn.node_id, peer=conn.peer, error=error
+            )
+            self._events.append(AuthenticationFailed(node_id=conn.node_id, error=error))
+        self._bootstrap_failed.clear()
+        self._coord_wanted.clear()
+        self._coord_misses.clear()
+        for pending in self._queue.take_where(lambda key: True):
+            self._finish(pending, None, error, now)
+        if self.cluster.waiting:
+            self.cluster.failed_update(error, now=now)
+            self._announce_waiters(None, error)
+
     def _check_bootstrap_exhausted(self, now: float, last_error: BaseException) -> None:
         all_ids = {b.node_id for b in self.cluster.bootstrap_brokers()}
         if not all_ids <= self._bootstrap_failed:
@@ -736,18 +934,9 @@ class KafkaClientCore:
             f"and that the brokers are up (last error: {last_error})"
         )
         error.__cause__ = last_error
+        self._emit_trace("bootstrap_failed", error=error)
         self._events.append(BootstrapFailed(error=error))
         for pending in self._queue.take_where(lambda key: True):
-            self._finish(pending, None, error, now)
-
-    def _fail_waiting_for_node(self, node_id: int, error: BaseException, now: float) -> None:
-        # Authentication failures are not retriable (same credentials, same
-        # answer): fail what would go to that node, and what would go anywhere.
-        def doomed(key: GroupKey) -> bool:
-            target = key[0]
-            return isinstance(target, AnyNode) or self._peek_route(target) == node_id
-
-        for pending in self._queue.take_where(doomed):
             self._finish(pending, None, error, now)
 
     def _slot(self, node_id: int, lane: str) -> _Slot:
@@ -758,7 +947,12 @@ class KafkaClientCore:
         return slot
 
     def _connect(self, slot: _Slot, now: float) -> bool:
-        if slot.conn is not None or slot.blackout_until > now or self._closed:
+        if (
+            slot.conn is not None
+            or self._blackout_until(slot.node_id) > now
+            or self._closed
+            or self._auth_error is not None
+        ):
             return False
         broker = self.cluster.broker_metadata(slot.node_id)
         if broker is None:
@@ -770,6 +964,7 @@ class KafkaClientCore:
             node_id=slot.node_id,
             lane=slot.lane,
             host=broker.host,
+            port=broker.port,
             config=self._config,
             rng=self._rng,
             now=now,
@@ -805,6 +1000,7 @@ class KafkaClientCore:
             host=broker.host,
             port=broker.port,
             conn_id=conn_id,
+            peer=conn.peer,
         )
         return True
 
@@ -817,7 +1013,7 @@ class KafkaClientCore:
         if completion.error is None:
             self._counters.responses_received += 1
             if pending.on_done is None:
-                self._inspect_response(handle, completion.response)
+                self._inspect_response(handle, completion.response, now)
         self._finish(pending, completion.response, completion.error, now)
 
     def _finish(
@@ -839,10 +1035,17 @@ class KafkaClientCore:
         else:
             self._events.append(RequestCompleted(handle=handle, response=response, error=error))
 
-    def _inspect_response(self, handle: RequestHandle, response: Any) -> None:
+    def _inspect_response(self, handle: RequestHandle, response: Any, now: float) -> None:
         codes = _error_codes(response)
         if not codes:
             return
+        if (
+            getattr(response, "error_code", 0) == _REBOOTSTRAP_REQUIRED
+            and self._rebootstrap_enabled
+            and not self._bootstrapping
+        ):
+            node = "a broker" if handle.node_id is None else self._peer(handle.node_id)
+            self._rebootstrap(f"{node} answered REBOOTSTRAP_REQUIRED", now)
         if any(_codec.invalidates_metadata(code) for code in codes):
             self.cluster.need_update = True
         if codes & _COORDINATOR_MOVED:
@@ -856,13 +1059,24 @@ class KafkaClientCore:
     def _maybe_refresh_metadata(self, now: float) -> None:
         if self._metadata_pending is not None or self._closed:
             return
+        if self._auth_error is not None:
+            if self.cluster.waiting:  # asked for after the client stopped
+                self.cluster.failed_update(self._auth_error, now=now)
+                self._announce_waiters(None, self._auth_error)
+            return
         if self.cluster.ttl(now=now) > 0:
             return
+        self._maybe_rebootstrap_on_timer(now)
         topics = None if self._config.metadata_all_topics else sorted(self._topics)
         allow = self._config.allow_auto_create_topics
 
         def build(version: int) -> Any:
             return _codec.metadata_request(topics, allow_auto_create=allow, version=version)
+
+        box: list[RequestHandle] = []
+
+        def done(response: Any, error: BaseException | None, t: float) -> None:
+            self._on_metadata(box[0], response, error, t)
 
         handle = self._enqueue(
             None,
@@ -871,30 +1085,116 @@ class KafkaClientCore:
             DEFAULT_LANE,
             now,
             build=build,
-            on_done=self._on_metadata,
+            on_done=done,
             front=True,
         )
+        box.append(handle)
         self._metadata_pending = self._queue.get(handle.id)
         self.cluster.update_started()
-        self._emit_trace("metadata_request", topics=topics)
+        self._emit_trace("metadata_request", topics=topics, attempts=self.cluster.refresh_attempts)
 
-    def _on_metadata(self, response: Any, error: BaseException | None, now: float) -> None:
+    def _on_metadata(
+        self, handle: RequestHandle, response: Any, error: BaseException | None, now: float
+    ) -> None:
         self._metadata_pending = None
+        source = self._metadata_source(handle.node_id, response)
+        if error is None:
+            code = getattr(response, "error_code", 0)  # top level: Metadata v13+ (KIP-1102)
+            if code == _REBOOTSTRAP_REQUIRED and self._rebootstrap_enabled:
+                self._rebootstrap(f"{source or 'a broker'} answered REBOOTSTRAP_REQUIRED", now)
+            if code:
+                error = _codec.error_for_code(
+                    code, f"{source or 'the broker'} refused the Metadata request"
+                )
         if error is not None:
-            self._counters.metadata_failures += 1
-            self.cluster.failed_update(error, now=now)
-            self._announce_waiters(None, error)
+            self._metadata_failed(error, now)
             return
         before = self.cluster.update_count
-        self.cluster.update_metadata(response, now=now)
+        # Topics that already had a failure: their error is traced once, not per refresh.
+        failing_before = {t for t in self._topics if self.cluster.topic_failure(t) is not None}
+        self.cluster.update_metadata(response, now=now, source=source)
         if self.cluster.update_count == before:
+            error = self.cluster.last_failure or KafkaConnectionError("Metadata failed")
             self._counters.metadata_failures += 1
-            self._announce_waiters(None, KafkaConnectionError("metadata had no brokers"))
+            self._note_metadata_failure(error, now)
+            self._announce_waiters(None, error)
             return
         self._counters.metadata_updates += 1
         self._bootstrap_failed.clear()
+        self._bootstrapping = False
+        self._last_metadata_error = None
+        self._metadata_failing_since = None
         self._heal_due = True
+        cluster = self.cluster
+        for topic in sorted(self._topics):
+            failure = cluster.topic_failure(topic)
+            if failure is not None and topic not in failing_before:
+                self._emit_trace("topic_error", topic=topic, error=failure)
+        self._emit_trace(
+            "metadata_updated",
+            source=source,
+            brokers=len(cluster),
+            topics=len(cluster.topics(exclude_internal_topics=False)),
+            incomplete=cluster.incomplete,
+            retry_in_ms=cluster.retry_delay_ms if cluster.incomplete else None,
+        )
         self._announce_waiters(response, None)
+
+    def _metadata_source(self, node_id: int | None, response: Any) -> str | None:
+        """Name the broker that answered; a bootstrap address by the broker id
+        the answer gives it, when it lists the same address."""
+        if node_id is None:
+            return None
+        if node_id < 0 and response is not None:
+            address = self.cluster.broker_metadata(node_id)
+            for b in getattr(response, "brokers", None) or ():
+                if address is not None and (b.host, b.port) == (address.host, address.port):
+                    return f"broker {b.node_id} at {_address(address)}"
+        return self._peer(node_id)
+
+    def _metadata_failed(self, error: BaseException, now: float) -> None:
+        self._counters.metadata_failures += 1
+        self.cluster.failed_update(error, now=now)
+        self._note_metadata_failure(error, now)
+        self._announce_waiters(None, error)
+
+    def _note_metadata_failure(self, error: BaseException, now: float) -> None:
+        self._last_metadata_error = error
+        if self._metadata_failing_since is None:
+            self._metadata_failing_since = now
+        self._emit_trace(
+            "metadata_failed",
+            error=error,
+            attempts=self.cluster.refresh_attempts,
+            retry_in_ms=self.cluster.retry_delay_ms,
+        )
+
+    # ---------------------------------------------------------------- rebootstrap
+    @property
+    def _rebootstrap_enabled(self) -> bool:
+        return self._config.metadata_recovery_strategy == "rebootstrap"
+
+    def _maybe_rebootstrap_on_timer(self, now: float) -> None:
+        """KIP-1102: no known broker gave metadata for the trigger time: bootstrap again."""
+        since = self._metadata_failing_since
+        if since is None or self._bootstrapping or not self._rebootstrap_enabled:
+            return
+        trigger_ms = self._config.metadata_recovery_rebootstrap_trigger_ms
+        if (now - since) * 1000 >= trigger_ms:
+            self._rebootstrap(
+                f"no metadata from any known broker for {trigger_ms} ms "
+                f"(last error: {self._last_metadata_error})",
+                now,
+            )
+
+    def _rebootstrap(self, reason: str, now: float) -> None:
+        """Forget the brokers and start again from bootstrap_servers (KIP-899/KIP-1102)."""
+        self._emit_trace("rebootstrap", reason=reason)
+        self.cluster.rebootstrap()
+        self._bootstrapping = True
+        self._bootstrap_failed.clear()
+        self._metadata_failing_since = now
+        self._counters.rebootstraps += 1
 
     def _announce_waiters(self, response: Any, error: BaseException | None) -> None:
         waiters = tuple(self.cluster.take_finished_waiters())
@@ -927,6 +1227,13 @@ class KafkaClientCore:
                 self._close_conn(conn, None, now, by_user=True)
             if slot.conn is None:
                 del self._slots[key]
+        # Bootstrap addresses keep their health (a rebootstrap uses them again).
+        in_use = {slot.node_id for slot in self._slots.values()}
+        self._health.forget(
+            n
+            for n, _ in self._health
+            if n >= 0 and n not in live | in_use and not self.cluster.is_coordinator(n)
+        )
 
     # ------------------------------------------------------------- coordinators
     def _maybe_lookup_coordinators(self, now: float) -> None:
@@ -968,17 +1275,30 @@ class KafkaClientCore:
         self, key_type: int, keys: list[str], response: Any, error: BaseException | None, now: float
     ) -> None:
         self._coord_busy.discard(key_type)
-        retry_at = now + self._config.retry_backoff_ms / 1000
         needed = self._coordinator_keys_waited_for()
         for key in keys or [k for kt, k in self._coord_wanted if kt == key_type]:
             found = None
             if error is None and response is not None:
                 found = self.cluster.add_coordinator(key_type, key, response)
-            if found is None and (key_type, key) in needed:
-                self._coord_wanted[(key_type, key)] = retry_at
+            wanted = (key_type, key)
+            if found is None and wanted in needed:
+                # KIP-580: each consecutive miss doubles the wait (jittered).
+                misses = self._coord_misses.get(wanted, 0) + 1
+                self._coord_misses[wanted] = misses
+                delay = self._retry_backoff.delay_ms(misses, self._rng)
+                self._coord_wanted[wanted] = now + delay / 1000
+                self._emit_trace(
+                    "coordinator_retry",
+                    key_type=key_type,
+                    key=key,
+                    misses=misses,
+                    delay_ms=delay,
+                    error=error,
+                )
             else:
                 # Found, or nobody waits any more: stop looking it up.
-                self._coord_wanted.pop((key_type, key), None)
+                self._coord_wanted.pop(wanted, None)
+                self._coord_misses.pop(wanted, None)
 
     def _coordinator_keys_waited_for(self) -> set[tuple[int, str]]:
         keys: set[tuple[int, str]] = set()
@@ -1006,66 +1326,102 @@ class KafkaClientCore:
             return cluster.controller_id
         return None
 
-    def _route(self, target: Target, lane: str, now: float) -> tuple[int | None, str]:
-        """The node for ``target`` now, or None and why (asking for what is missing)."""
+    def _route(
+        self, target: Target, lane: str, now: float
+    ) -> tuple[int | None, str, BaseException | None]:
+        """The node for ``target`` now, or None, why, and the error behind it
+        (asking for what is missing)."""
         if isinstance(target, AnyNode):
             node = self.least_loaded_node(now=now, lane=lane)
-            return node, "every node is backing off after failures"
+            if node is not None:
+                return node, "", None
+            return (
+                None,
+                "every node is backing off after failures",
+                self._health.latest_error(),
+            )
         node = self._peek_route(target)
         if node is not None:
             if self.cluster.broker_metadata(node) is None:
                 self.cluster.need_update = True
-                return None, f"node {node} is not in the metadata"
-            return node, ""
+                return None, f"node {node} is not in the metadata", self._last_metadata_error
+            return node, "", None
         # Unknown route: ask for what would make it known.
         if isinstance(target, PartitionLeader):
             if target.topic not in self._topics and not self._config.metadata_all_topics:
                 self._topics.add(target.topic)
             self.cluster.need_update = True
-            return None, f"no known leader for {target.topic}-{target.partition}"
+            return (
+                None,
+                f"no known leader for {target.topic}-{target.partition}",
+                self._last_metadata_error,
+            )
         if isinstance(target, GroupCoordinator):
             self._coord_wanted.setdefault((_KEY_GROUP, target.group_id), now)
-            return None, f"no known coordinator for group {target.group_id!r}"
+            return None, f"no known coordinator for group {target.group_id!r}", None
         if isinstance(target, TransactionCoordinator):
             self._coord_wanted.setdefault((_KEY_TXN, target.transactional_id), now)
-            return None, f"no known coordinator for transactional id {target.transactional_id!r}"
+            return (
+                None,
+                f"no known coordinator for transactional id {target.transactional_id!r}",
+                None,
+            )
         self.cluster.need_update = True
-        return None, "no known controller"
+        return None, "no known controller", self._last_metadata_error
 
     def _dispatch(self, now: float) -> None:
         """Write what can be written, merging groups by the age of their heads."""
         queue = self._queue
         if not queue:
             return
+        auth_error = self._auth_error
+        if auth_error is not None:
+            # Nothing can be sent with credentials the cluster refused.
+            for refused in queue.take_where(lambda _key: True):
+                self._finish(refused, None, auth_error, now)
+            return
         order = queue.keys_by_head()
-        blocked: dict[tuple[int, str], str] = {}  # (node, lane) -> why it cannot send
+        # (node, lane) -> why it cannot send, and the error behind that
+        blocked: dict[tuple[int, str], tuple[str, BaseException | None]] = {}
         while order:
             _, key = heapq.heappop(order)
             target, lane = key
             pending = queue.head(key)
             if pending is None:
                 continue
-            node, reason = self._route(target, lane, now)
+            if isinstance(target, PartitionLeader):
+                failure = self.cluster.topic_failure(target.topic)
+                if failure is not None:
+                    # Not retriable (authorization, an unknown error code...):
+                    # fail now rather than when the request's deadline passes.
+                    for doomed in queue.take_where(_same_group(key)):
+                        self._finish(doomed, None, failure, now)
+                    continue
+            node, reason, cause = self._route(target, lane, now)
             if node is None:
-                queue.set_reason(key, reason)
+                queue.set_reason(key, reason, cause)
                 continue
             slot_key = (node, lane)
-            why = blocked.get(slot_key)
-            if why is not None:
-                queue.set_reason(key, why)
+            blocker = blocked.get(slot_key)
+            if blocker is not None:
+                queue.set_reason(key, *blocker)
                 continue
             slot = self._slot(node, lane)
             conn = slot.conn
             if conn is None or not conn.can_send:
+                cause = None
                 if conn is None:
                     self._connect(slot, now)
                     why = f"node {node} is not connected"
+                    cause = self.node_error(node)
+                    if cause is not None:
+                        why += f" (last error: {cause})"
                 else:
                     why = f"node {node} is {conn.state.value}" + (
                         " at its in-flight limit" if conn.ready else ""
                     )
-                blocked[slot_key] = why
-                queue.set_reason(key, why)
+                blocked[slot_key] = (why, cause)
+                queue.set_reason(key, why, cause)
                 continue
             queue.pop_head(key)
             self._write(pending, conn, node, now)
@@ -1115,13 +1471,17 @@ class KafkaClientCore:
         return cap
 
     def _expire_waiting(self, now: float) -> None:
-        for pending, reason in self._queue.pop_expired(now):
+        for pending, reason, cause in self._queue.pop_expired(now):
             handle = pending.handle
+            if cause is not None and str(cause) not in reason:
+                reason = f"{reason} (last error: {cause})"
             error = KafkaTimeoutError(
                 f"request #{handle.id} ({_codec.api_name(handle.api_key)}) "
                 f"to {_describe(handle.target)} "
                 f"not sent within {pending.timeout_s * 1000:.0f} ms: {reason}"
             )
+            if cause is not None:
+                error.__cause__ = cause
             self._finish(pending, None, error, now)
 
     def _compute_deadline(self, now: float) -> float | None:
@@ -1134,8 +1494,9 @@ class KafkaClientCore:
         if queued_deadline is not None:
             times.append(queued_deadline)
             for slot in self._slots.values():
-                if slot.conn is None and slot.blackout_until > now:
-                    times.append(slot.blackout_until)
+                blackout = self._blackout_until(slot.node_id)
+                if slot.conn is None and blackout > now:
+                    times.append(blackout)
         if not self._closed and self._metadata_pending is None:
             times.append(max(self.cluster.next_refresh_at(), now))
         for not_before in self._coord_wanted.values():
@@ -1144,8 +1505,26 @@ class KafkaClientCore:
         return min(times) if times else None
 
     def _emit_trace(self, name: str, **fields: object) -> None:
-        if self._trace is not None:
-            self._trace(name, fields)
+        for hook in self._traces:
+            hook(name, fields)
+
+
+def _reason(error: BaseException) -> str:
+    """What went wrong, without the transport's own "connect to h:p failed" wrapper
+    (the core names the broker itself; the wrapper stays in the cause chain)."""
+    cause = error.__cause__
+    if isinstance(error, KafkaConnectionError) and cause is not None and str(cause):
+        return str(cause)
+    return str(error) or type(error).__name__
+
+
+def _address(broker: BrokerMetadata) -> str:
+    host = f"[{broker.host}]" if ":" in broker.host else broker.host
+    return f"{host}:{broker.port}"
+
+
+def _same_group(key: GroupKey) -> Callable[[GroupKey], bool]:
+    return lambda other: other == key
 
 
 def _describe(target: Target) -> str:

@@ -14,6 +14,7 @@ from kafkacore.client.connection import ConnectionState
 from kafkacore.client.handles import MetadataWaiter, RequestHandle
 
 __all__ = [
+    "AuthenticationFailed",
     "BootstrapFailed",
     "ConnectionStateChanged",
     "Event",
@@ -74,7 +75,8 @@ class MetadataUpdated(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetadataUpdateFailed(Event):
-    """A metadata refresh failed; the core retries after ``retry_backoff_ms``."""
+    """A metadata refresh failed; the core retries after its backoff (exponential
+    from ``retry_backoff_ms`` to ``retry_backoff_max_ms``)."""
 
     error: BaseException
     waiters: tuple[MetadataWaiter, ...] = ()
@@ -85,8 +87,25 @@ class BootstrapFailed(Event):
     """Every bootstrap address failed before any metadata arrived.
 
     ``error`` is :class:`~kafkacore.errors.NoBrokersAvailable` naming the
-    addresses. The core keeps retrying with reconnect backoff; requests that
-    were waiting for any node have been failed with the same error.
+    addresses (``__cause__``: the last connection error). The core keeps
+    retrying with reconnect backoff; requests that were waiting have been
+    failed with the same error.
     """
 
+    error: BaseException
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuthenticationFailed(Event):
+    """Authentication failed on a connection to ``node_id`` (SASL refused the
+    credentials, or TLS refused a certificate); emitted once per core.
+
+    The core has stopped: it opens no more connections, and every waiting or
+    later request, and every metadata waiter, fails with ``error`` (an
+    :class:`~kafkacore.errors.AuthenticationError`; also
+    :attr:`KafkaClientCore.authentication_error`). Make a new client with
+    corrected settings.
+    """
+
+    node_id: int
     error: BaseException

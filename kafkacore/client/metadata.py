@@ -8,34 +8,48 @@ epochs (KIP-320), topic ids (KIP-516), the controller and the cluster id.
 It does no I/O and reads no clock: every time-dependent method takes
 ``now`` (monotonic seconds) and answers in milliseconds as the seed does.
 
-Refresh bookkeeping is three timestamps and a flag: the last attempt, the
-last success, and ``need_update``. :meth:`ttl` is 0 when an update is due
-(flagged, or older than ``metadata_max_age_ms``), but never sooner than
-``retry_backoff_ms`` after the last attempt. :meth:`request_update` flags an
-update and returns a :class:`~kafkacore.client.handles.MetadataWaiter` that
-the next :meth:`update_metadata` completes (or the next
-:meth:`failed_update` fails); the owner collects finished waiters with
-:meth:`take_finished_waiters` to announce them.
+Refresh bookkeeping is two timestamps, a flag and a streak: the last
+attempt, the last success, ``need_update`` (someone asked: a waiter, an
+error that invalidates metadata, a request with no route), and the number
+of consecutive attempts that did not settle the cluster (failed, or
+answered with something still missing). :meth:`ttl` is 0 when an update is
+due (flagged, or older than ``metadata_max_age_ms``), but never sooner than
+the retry backoff after the last attempt: exponential with jitter from
+``retry_backoff_ms`` to ``retry_backoff_max_ms`` over that streak (KIP-580),
+so a partition without a leader is asked about at 0.1, 0.2, 0.4, 0.8, 1, 1...
+seconds, not ten times a second. :meth:`request_update` flags an update and
+returns a :class:`~kafkacore.client.handles.MetadataWaiter` that the next
+:meth:`update_metadata` completes (or the next :meth:`failed_update` fails);
+the owner collects finished waiters with :meth:`take_finished_waiters` to
+announce them.
 
 Stale answers are guarded by leader epochs: a partition whose new leader
-epoch is older than the one known keeps its old state and flags a refresh,
-as the Java client does (KIP-320). LEADER_NOT_AVAILABLE and leaders that are
-unknown or absent also flag a refresh (after the retry backoff), like kiel's
-``heal`` loop. An unknown topic is recorded (``topic_error``) but does not
-flag one by itself, so a topic that never appears is not polled forever.
+epoch is older than the one known keeps its old state, as the Java client
+does (KIP-320). Such answers, LEADER_NOT_AVAILABLE, and leaders that are
+unknown or absent make the answer :attr:`incomplete`: that lengthens the
+backoff streak but does not flag a refresh by itself, so an idle client
+that nobody waits on refreshes only on age; whoever needs the missing
+leader asks (a waiter, a request with no route). An unknown topic is
+recorded (``topic_error``); a non-retriable topic error (authorization,
+invalid name, an error code kafkacore does not know) is kept as an
+exception naming the code, the broker and the topic (:meth:`topic_failure`).
+:meth:`rebootstrap` forgets the brokers (KIP-899/KIP-1102).
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.config import parse_bootstrap_servers
 from kafkacore.client.handles import MetadataWaiter
-from kafkacore.errors import KafkaError, LocalProtocolError
+from kafkacore.errors import BrokerError, KafkaConnectionError, LocalProtocolError
+from kafkacore.protocol.error_codes import UnknownErrorCodeError, error_class
 
 __all__ = [
     "BrokerMetadata",
@@ -106,12 +120,26 @@ class ClusterMetadata:
         retry_backoff_ms: int = 100,
         metadata_max_age_ms: int = 300000,
         bootstrap_servers: str | Sequence[str] | None = "localhost:9092",
+        retry_backoff_max_ms: int | None = None,
+        rng: random.Random | None = None,
     ) -> None:
-        if retry_backoff_ms < 0 or metadata_max_age_ms <= 0:
+        """``retry_backoff_max_ms`` None keeps the backoff flat at ``retry_backoff_ms``;
+        ``rng`` (None: no jitter) draws the +-20% jitter of each backoff."""
+        max_ms = retry_backoff_ms if retry_backoff_max_ms is None else retry_backoff_max_ms
+        if retry_backoff_ms < 0 or metadata_max_age_ms <= 0 or max_ms < retry_backoff_ms:
             raise LocalProtocolError(
-                "ClusterMetadata: retry_backoff_ms must be >= 0 and metadata_max_age_ms > 0"
+                "ClusterMetadata: need 0 <= retry_backoff_ms <= retry_backoff_max_ms and "
+                "metadata_max_age_ms > 0"
             )
         self.retry_backoff_ms = retry_backoff_ms
+        self.retry_backoff_max_ms = max_ms
+        self._backoff = ExponentialBackoff(retry_backoff_ms, max_ms, jitter=0.2 if rng else 0.0)
+        self._rng = rng
+        #: Consecutive refresh attempts that did not settle the cluster.
+        self.refresh_attempts = 0
+        self._retry_delay_s = retry_backoff_ms / 1000
+        #: The last answer lacked something (a leader, a topic's name): see module docstring.
+        self.incomplete = False
         self.metadata_max_age_ms = metadata_max_age_ms
         self._bootstrap = {
             -(i + 1): BrokerMetadata(node_id=-(i + 1), host=host, port=port)
@@ -121,6 +149,9 @@ class ClusterMetadata:
         self._topics: dict[str, _Topic] = {}
         self._topic_names_by_id: dict[Any, str] = {}
         self._topic_errors: dict[str, int] = {}
+        self._topic_failures: dict[str, BrokerError] = {}
+        #: The error of the last failed update (None once one succeeds).
+        self.last_failure: BaseException | None = None
         self._coordinators: dict[tuple[int, str], int] = {}
         self._coordinator_brokers: dict[int, BrokerMetadata] = {}
         self.cluster_id: str | None = None
@@ -229,6 +260,18 @@ class ClusterMetadata:
         """The error code the last response gave for ``topic`` (None if none)."""
         return self._topic_errors.get(topic)
 
+    def topic_failure(self, topic: str) -> BrokerError | None:
+        """The non-retriable error of ``topic`` in the last answer, as an exception.
+
+        Authorization, an invalid name, or a code kafkacore does not know:
+        waiting will not make the topic usable, so callers should fail
+        promptly with this. Its message names the code, the broker that
+        answered and the topic ("unknown error code 32767 from broker 1 for
+        topic 't'"). None when the topic had no such error (missing topics,
+        UNKNOWN_TOPIC_OR_PARTITION, are retriable: they may be created).
+        """
+        return self._topic_failures.get(topic)
+
     @property
     def unauthorized_topics(self) -> set[str]:
         return {t for t, c in self._topic_errors.items() if c == _TOPIC_AUTHORIZATION_FAILED}
@@ -249,7 +292,7 @@ class ClusterMetadata:
         else:
             due = self._last_successful_refresh + self.metadata_max_age_ms / 1000
         if self._last_refresh is not None:
-            due = max(due, self._last_refresh + self.retry_backoff_ms / 1000)
+            due = max(due, self._last_refresh + self._retry_delay_s)
         return due
 
     def ttl(self, *, now: float) -> float:
@@ -261,8 +304,27 @@ class ClusterMetadata:
         """Milliseconds to wait before the next attempt after the last one."""
         if self._last_refresh is None:
             return 0.0
-        due = self._last_refresh + self.retry_backoff_ms / 1000
+        due = self._last_refresh + self._retry_delay_s
         return 0.0 if now >= due else (due - now) * 1000
+
+    @property
+    def retry_delay_ms(self) -> float:
+        """The backoff drawn after the last attempt (milliseconds)."""
+        return self._retry_delay_s * 1000
+
+    def _attempt_done(self, settled: bool) -> None:
+        # KIP-580: each unsettled attempt doubles the wait before the next
+        # (jittered); a settled one starts again from retry_backoff_ms.
+        # The spacing after a settled refresh is a plain minimum, not a retry:
+        # exactly retry_backoff_ms, with no jitter to draw.
+        self.refresh_attempts = 0 if settled else self.refresh_attempts + 1
+        n = self.refresh_attempts
+        rng = self._rng
+        if n == 0 or rng is None:
+            delay_ms = float(min(self.retry_backoff_ms << max(n - 1, 0), self.retry_backoff_max_ms))
+        else:
+            delay_ms = self._backoff.delay_ms(n, rng)
+        self._retry_delay_s = delay_ms / 1000
 
     def request_update(self, *, new_topics: bool = False) -> MetadataWaiter:
         """Flag a refresh; the waiter completes with the next update (seed 001).
@@ -276,10 +338,19 @@ class ClusterMetadata:
         self.need_update = True
         if new_topics:
             self._topic_requests += 1
+            # New topics are a new question: the backoff earned by the old
+            # one does not apply (Java's requestUpdateForNewTopics).
+            self.refresh_attempts = 0
+            self._retry_delay_s = self.retry_backoff_ms / 1000
         self._next_waiter += 1
         waiter = MetadataWaiter(self._next_waiter)
         self._waiters.append(waiter)
         return waiter
+
+    @property
+    def waiting(self) -> int:
+        """Waiters not yet completed (a refresh is wanted while any wait)."""
+        return len(self._waiters)
 
     def update_started(self) -> None:
         """The client built a Metadata request now; its answer covers what was asked so far."""
@@ -291,24 +362,34 @@ class ClusterMetadata:
 
     # -- updates --------------------------------------------------------------
     def failed_update(self, exception: BaseException, *, now: float) -> None:
-        """A Metadata request failed: back off, fail the waiters."""
+        """A Metadata request failed: back off (longer each time), fail the waiters."""
+        self.last_failure = exception
         self._last_refresh = now
+        self._attempt_done(settled=False)
         self._in_flight = None
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             waiter._complete(None, exception)
         self._finished.extend(waiters)
 
-    def update_metadata(self, metadata: Any, *, now: float) -> None:
+    def update_metadata(self, metadata: Any, *, now: float, source: str | None = None) -> None:
         """Replace the state with a decoded Metadata response (any version).
 
         ``metadata`` needs the response's attributes (``brokers``, ``topics``,
         ``cluster_id``, ``controller_id``, ...), as the generated
         ``MetadataResponse`` has them. An empty broker list counts as a
         failed update (the broker is not ready to serve metadata).
+        ``source`` names the broker that answered (e.g. ``"broker 1"``), for
+        the messages of :meth:`topic_failure`.
         """
         if not metadata.brokers:
-            self.failed_update(KafkaError("Metadata response has no brokers"), now=now)
+            self.failed_update(
+                KafkaConnectionError(
+                    f"{source or 'the broker'} answered Metadata with no brokers "
+                    "(it is not ready to serve metadata)"
+                ),
+                now=now,
+            )
             return
         self._brokers = {
             b.node_id: BrokerMetadata(
@@ -320,19 +401,24 @@ class ClusterMetadata:
         controller = getattr(metadata, "controller_id", -1)
         self.controller_id = controller if controller is not None and controller >= 0 else None
         need_update = False
+        incomplete = False
         topics: dict[str, _Topic] = {}
         errors: dict[str, int] = {}
+        failures: dict[str, BrokerError] = {}
         for t in metadata.topics:
             name = t.name
             if name is None:  # v12+ may answer by id only for unknown ids
-                need_update = True
+                incomplete = True
                 continue
             if t.error_code:
                 errors[name] = t.error_code
+                failure = _topic_failure(t.error_code, name, source)
+                if failure is not None:
+                    failures[name] = failure
                 # A missing topic is not refetched on its own (it may never
                 # exist); the client flags a refresh while a request waits for it.
                 if t.error_code == _LEADER_NOT_AVAILABLE:
-                    need_update = True
+                    incomplete = True
                 if t.error_code == _LEADER_NOT_AVAILABLE and name in self._topics:
                     topics[name] = self._topics[name]  # keep what we knew
                 continue
@@ -363,21 +449,25 @@ class ClusterMetadata:
                 ):
                     # KIP-320: this broker's view is older than ours; keep ours.
                     meta = previous
-                    need_update = True
+                    incomplete = True
                 if meta.leader == _NO_LEADER or meta.leader not in self._brokers:
-                    need_update = True
+                    incomplete = True
                 if meta.error_code in (_LEADER_NOT_AVAILABLE, _LISTENER_NOT_FOUND):
-                    need_update = True
+                    incomplete = True
                 info.partitions[meta.partition] = meta
             topics[name] = info
         self._topics = topics
         self._topic_errors = errors
+        self._topic_failures = failures
         self._topic_names_by_id = {
             info.topic_id: name for name, info in topics.items() if info.topic_id is not None
         }
         self.update_count += 1
+        self.last_failure = None
         self._last_refresh = now
         self._last_successful_refresh = now
+        self.incomplete = incomplete
+        self._attempt_done(settled=not incomplete)
         covered = len(self._waiters)
         if self._in_flight is not None and self._topic_requests > self._in_flight[0]:
             # Topics were added while this answer was on its way: it cannot
@@ -392,6 +482,17 @@ class ClusterMetadata:
         self._finished.extend(waiters)
         for listener in list(self._listeners):
             listener(self)
+
+    def rebootstrap(self) -> None:
+        """Forget the brokers, controller and coordinators; start again from the
+        bootstrap addresses (KIP-899/KIP-1102). Topics stay known: their leaders
+        point at nodes no longer in the metadata until the next update."""
+        # New dicts, not clear(): snapshots (with_partitions) share the old ones.
+        self._brokers = {}
+        self._coordinators = {}
+        self._coordinator_brokers = {}
+        self.controller_id = None
+        self.need_update = True
 
     # -- coordinators -----------------------------------------------------------
     def add_group_coordinator(self, group: str, response: Any) -> int | None:
@@ -453,6 +554,7 @@ class ClusterMetadata:
             for name, info in self._topics.items()
         }
         clone._listeners = []
+        clone._rng = None  # a snapshot never draws from its owner's rng
         clone._waiters = []
         clone._in_flight = None
         clone._finished = []
@@ -473,3 +575,13 @@ def _same_topic(old: _Topic | None, new: _Topic) -> bool:
     if old is None:
         return False
     return old.topic_id is None or new.topic_id is None or old.topic_id == new.topic_id
+
+
+def _topic_failure(code: int, topic: str, source: str | None) -> BrokerError | None:
+    """A non-retriable topic error as an exception naming code, broker and topic."""
+    cls = error_class(code)
+    if cls is None or cls.retriable:
+        return None
+    sender = source or "the broker"
+    unknown = "unknown " if issubclass(cls, UnknownErrorCodeError) else ""
+    return cls(f"{unknown}error code {code} from {sender} for topic {topic!r}")

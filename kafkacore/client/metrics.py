@@ -50,6 +50,7 @@ class ClientMetrics:
     authentication_failures: int = 0
     metadata_updates: int = 0
     metadata_failures: int = 0
+    rebootstraps: int = 0
     latency: LatencySummary = field(default_factory=LatencySummary)
     requests_by_api: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -73,6 +74,7 @@ class Counters:
         "metadata_failures",
         "metadata_updates",
         "prefix",
+        "rebootstraps",
         "reconnects",
         "requests_cancelled",
         "requests_failed",
@@ -98,6 +100,7 @@ class Counters:
         self.authentication_failures = 0
         self.metadata_updates = 0
         self.metadata_failures = 0
+        self.rebootstraps = 0
         self.lat_count = 0
         self.lat_total = 0.0
         self.lat_min: float | None = None
@@ -128,6 +131,7 @@ class Counters:
             authentication_failures=self.authentication_failures,
             metadata_updates=self.metadata_updates,
             metadata_failures=self.metadata_failures,
+            rebootstraps=self.rebootstraps,
             latency=LatencySummary(
                 count=self.lat_count,
                 total_ms=self.lat_total,

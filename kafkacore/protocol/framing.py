@@ -10,8 +10,11 @@ API's first flexible version, see :class:`~kafkacore.protocol.api.ApiInfo`).
 * :func:`encode_request` builds the whole frame of a request.
 * :class:`FrameReader` splits a byte stream (chunks of any size, even one
   byte) into frame bodies, refusing sizes above ``max_frame_size`` before
-  buffering them. Its two states (reading the size, reading the body) are
-  the enum :class:`FrameReader.State`.
+  buffering them. Its states (reading the size, reading the body, failed)
+  are the enum :class:`FrameReader.State`. A bad size prefix never costs
+  the frames completed before it: they are returned first, and the error
+  (kept in :attr:`FrameReader.error`) is raised by the next ``feed``; a
+  caller that must act at once checks ``error`` after handling the frames.
 * :func:`expects_response`: Produce with ``acks=0`` gets no response, so the
   connection must not wait for one (as Java's ``expectResponse``).
 * On a frame body, :func:`peek_correlation_id` reads the correlation id
@@ -149,8 +152,10 @@ class FrameReader:
     class State(Enum):
         SIZE = "reading the 4-byte size"
         BODY = "reading the frame body"
+        #: A size prefix was out of bounds: the stream cannot be resynchronised.
+        FAILED = "failed on a bad size prefix"
 
-    __slots__ = ("_buf", "_need", "_pos", "max_frame_size", "state")
+    __slots__ = ("_buf", "_need", "_pos", "error", "max_frame_size", "state")
 
     def __init__(self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         if max_frame_size < 0:
@@ -160,6 +165,8 @@ class FrameReader:
         self._buf = bytearray()
         self._pos = 0
         self._need = 4
+        #: The DecodeError that failed the stream (None while it is sound).
+        self.error: DecodeError | None = None
 
     @property
     def buffered(self) -> int:
@@ -167,7 +174,16 @@ class FrameReader:
         return len(self._buf) - self._pos
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[bytes]:
-        """Add received bytes; return the frame bodies completed by them, in order."""
+        """Add received bytes; return the frame bodies completed by them, in order.
+
+        A size prefix outside ``0..max_frame_size`` fails the stream: the
+        frames completed before it in this call are still returned (a
+        response that arrived whole must not be lost to garbage behind it)
+        and :attr:`error` is set; the error is raised at once when no frame
+        came first, and by every later call.
+        """
+        if self.error is not None:
+            raise self.error
         self._buf += data
         frames: list[bytes] = []
         buf = self._buf
@@ -175,12 +191,18 @@ class FrameReader:
             if self.state is FrameReader.State.SIZE:
                 (size,) = _I32.unpack_from(buf, self._pos)
                 if size < 0 or size > self.max_frame_size:
-                    raise DecodeError(
+                    self.error = DecodeError(
                         f"frame size {size} outside 0..{self.max_frame_size}; "
                         "the peer is not speaking Kafka or max_frame_size is too small",
                         api="frame",
                         offset=self._pos,
                     )
+                    self.state = FrameReader.State.FAILED
+                    buf.clear()  # nothing after a bad prefix can be framed
+                    self._pos = 0
+                    if frames:
+                        return frames
+                    raise self.error
                 self._pos += 4
                 self._need = size
                 self.state = FrameReader.State.BODY

@@ -52,6 +52,8 @@ class Topic:
     partitions: int = 1
     leaders: dict[int, int] = field(default_factory=dict)  # partition -> leader id
     epoch: int = 0
+    #: A topic-level error code to answer Metadata with instead of partitions.
+    error_code: int = 0
 
 
 class Cluster:
@@ -62,6 +64,8 @@ class Cluster:
         self.topics = {t.name: t for t in topics or []}
         self.controller_id = min(brokers)
         self.cluster_id = "fake-cluster"
+        #: Metadata's top-level error code (v13+, e.g. REBOOTSTRAP_REQUIRED, KIP-1102).
+        self.error_code = 0
         self.coordinators: dict[tuple[int, str], int] = {}
         self.api_ranges: dict[int, tuple[int, int]] = {
             key: (info.min_version, info.max_version) for key, info in APIS.items()
@@ -72,8 +76,9 @@ class Cluster:
         topics = []
         for name in names:
             t = self.topics.get(name)
-            if t is None:
-                topics.append(MetadataResponseTopic(error_code=3, name=name))
+            if t is None or t.error_code:
+                code = 3 if t is None else t.error_code
+                topics.append(MetadataResponseTopic(error_code=code, name=name))
                 continue
             parts = [
                 MetadataResponsePartition(
@@ -94,6 +99,7 @@ class Cluster:
             cluster_id=self.cluster_id,
             controller_id=self.controller_id,
             topics=topics,
+            error_code=self.error_code,
         )
 
 
@@ -114,6 +120,9 @@ class FakeBroker:
         self.oauth_token = "good-token"
         #: SaslAuthenticate's SessionLifetimeMs (KIP-368); 0 = no re-authentication.
         self.session_lifetime_ms = 0
+        #: Bytes written right after every reply to an API key (garbage behind
+        #: a valid response, as a broken broker or proxy might send).
+        self.after_reply: dict[int, bytes] = {}
 
     def respond(self, frame: bytes, session: dict[str, Any]) -> bytes | None:
         api_key, version, corr, client_id, body = parse_request(frame)
@@ -133,7 +142,9 @@ class FakeBroker:
             return None
         if isinstance(response, tuple):  # (response, version to encode it at)
             response, version = response
-        return encode_response(api_key, version, corr, response)
+        return encode_response(api_key, version, corr, response) + self.after_reply.get(
+            api_key, b""
+        )
 
 
 def _api_versions(broker: FakeBroker, body: Any, version: int, session: dict[str, Any]) -> Any:

@@ -48,3 +48,25 @@ def test_bad_parameters() -> None:
         ExponentialBackoff(100, 10)
     with pytest.raises(ValueError):
         ExponentialBackoff(1, 10, jitter=1.5)
+
+
+def test_node_health_counts_incidents_and_restarts_after_a_stable_connection() -> None:
+    from kafkacore.client.health import NodeHealthTable
+
+    table = NodeHealthTable(
+        ExponentialBackoff(50, 1000, jitter=0.0), rng=random.Random(0), stable_s=1.0
+    )
+    error = ConnectionError("refused")
+    assert table.failed(1, error, now=0.0, ready_since=None) == (1, 50.0)
+    # Another lane failing while the node backs off: the same incident.
+    assert table.failed(1, error, now=0.01, ready_since=None) is None
+    assert table.failed(1, error, now=0.06, ready_since=None) == (2, 100.0)
+    table.connected(1)
+    assert table.last_error(1) is None
+    # READY for 0.5 s (< stable_s) then broken: the count goes on.
+    assert table.failed(1, error, now=1.0, ready_since=0.5) == (3, 200.0)
+    # READY for 2 s then lost: a fresh start.
+    assert table.failed(1, error, now=5.0, ready_since=3.0) == (1, 50.0)
+    assert table.latest_error() is error and table.blackout_until(2) == float("-inf")
+    table.forget([1])
+    assert table.get(1) is None

@@ -165,25 +165,43 @@ def test_empty_broker_list_is_a_failure() -> None:
 
 
 def test_retriable_errors_and_unknown_leaders_flag_refresh() -> None:
+    # They mark the answer incomplete, which lengthens the backoff but flags no
+    # refresh by itself: whoever needs the missing leader asks (an idle client
+    # must not poll).
     c = ClusterMetadata()
     c.update_metadata(response(topics=[topic("t", [0])]), now=0.0)
-    assert not c.need_update
+    assert not c.need_update and not c.incomplete
     c.update_metadata(response(topics=[topic("t", [], error=5)]), now=1.0)  # LEADER_NOT_AVAILABLE
-    assert c.need_update
+    assert c.incomplete and not c.need_update
     assert c.partitions_for_topic("t") == {0}  # kept what we knew
     c.update_metadata(response(topics=[topic("t", [0])]), now=1.5)
-    assert not c.need_update
+    assert not c.incomplete
     c.update_metadata(response(topics=[topic("gone", [], error=3)]), now=2.0)
     assert c.topic_error("gone") == 3
-    assert not c.need_update  # a missing topic is not polled on its own
+    assert not c.need_update and not c.incomplete  # a missing topic is not polled on its own
+    assert c.topic_failure("gone") is None  # retriable: it may be created
     c.update_metadata(response(topics=[topic("t", [7])]), now=3.0)  # leader not a known broker
-    assert c.need_update
+    assert c.incomplete and not c.need_update
     c.update_metadata(response(topics=[topic("t", [-1])]), now=4.0)
-    assert c.need_update
-    c.update_metadata(response(topics=[topic("secret", [], error=29)]), now=5.0)
+    assert c.incomplete and not c.need_update
+    c.update_metadata(response(topics=[topic("secret", [], error=29)]), now=5.0, source="broker 1")
     assert c.unauthorized_topics == {"secret"}
+    failure = c.topic_failure("secret")
+    assert failure is not None and failure.code == 29
+    assert "error code 29 from broker 1 for topic 'secret'" in str(failure)
     c.update_metadata(response(topics=[topic("b@d", [], error=17)]), now=6.0)
     assert c.invalid_topics == {"b@d"}
+    assert c.topic_failure("b@d") is not None and c.topic_failure("secret") is None
+
+
+def test_unknown_topic_error_code_is_kept_with_broker_and_topic() -> None:
+    c = ClusterMetadata()
+    c.update_metadata(response(topics=[topic("t", [], error=32767)]), now=0.0, source="broker 1")
+    failure = c.topic_failure("t")
+    assert failure is not None
+    assert failure.code == 32767 and not failure.retriable
+    assert "unknown error code 32767 from broker 1 for topic 't'" in str(failure)
+    assert "create" not in str(failure)
 
 
 def test_stale_leader_epoch_is_ignored_kip320() -> None:
@@ -192,7 +210,7 @@ def test_stale_leader_epoch_is_ignored_kip320() -> None:
     c.update_metadata(response(topics=[topic("t", [0], epoch=3)]), now=1.0)
     assert c.leader_for_partition(TopicPartition("t", 0)) == 1
     assert c.leader_epoch_for_partition(TopicPartition("t", 0)) == 5
-    assert c.need_update
+    assert c.incomplete
     c.update_metadata(response(topics=[topic("t", [0], epoch=6)]), now=2.0)
     assert c.leader_for_partition(TopicPartition("t", 0)) == 0
     assert c.leader_epoch_for_partition(TopicPartition("t", 0)) == 6

@@ -126,19 +126,26 @@ class World:
             ids = conn.in_flight_correlation_ids
             assert len(ids) <= MAX_IN_FLIGHT, f"{len(ids)} in flight on conn {conn.conn_id}"
             assert len(set(ids)) == len(ids), f"correlation ids reused: {ids}"
-        for slot in core._slots.values():
-            if slot.conn is None and slot.failures:
-                _, high = self.backoff.bounds_ms(slot.failures)
-                assert slot.blackout_until - self.now <= high / 1000 + 1e-9
+        for node_id, health in core._health:
+            if health.failures:
+                _, high = self.backoff.bounds_ms(health.failures)
+                assert health.blackout_until - self.now <= high / 1000 + 1e-9, node_id
 
     def check_backoff_after_failure(self, key: tuple[int, str] | None) -> None:
         """The slot that just failed backs off within the bounds of its failure count."""
         slot = self.core._slots.get(key) if key is not None else None
-        if slot is None or slot.conn is not None or not slot.failures:
+        if slot is None or slot.conn is not None:
             return
-        low, high = self.backoff.bounds_ms(slot.failures)
+        health = self.core._health.get(slot.node_id)
+        if health is None or not health.failures:
+            return
         delay = self.core.connection_delay(slot.node_id, now=self.now, lane=slot.lane)
-        assert low - 1e-6 <= delay <= high + 1e-6, (slot.failures, delay)
+        # The node's backoff, drawn at its latest failure (an earlier one
+        # of another lane may have drawn it: failures at most one apart).
+        low = self.backoff.bounds_ms(max(health.failures - 1, 1))[0]
+        high = self.backoff.bounds_ms(health.failures)[1]
+        assert delay <= high + 1e-6, (health.failures, delay)
+        assert delay >= low - 1e-6 - (self.now - health.failed_at) * 1000, (health.failures, delay)
 
     def slot_of(self, conn_id: int) -> tuple[int, str] | None:
         conn = self.core._conns.get(conn_id)

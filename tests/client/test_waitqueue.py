@@ -51,10 +51,11 @@ def test_expiry_and_reasons() -> None:
     early, late = pending(1, PartitionLeader("t", 0), 1.0), pending(2, Node(1), 5.0)
     q.push(late)
     q.push(early)
-    q.set_reason((PartitionLeader("t", 0), "default"), "no known leader")
+    cause = ValueError("why")
+    q.set_reason((PartitionLeader("t", 0), "default"), "no known leader", cause)
     assert q.next_deadline() == 1.0
     assert q.pop_expired(0.5) == []
-    assert q.pop_expired(1.0) == [(early, "no known leader")]
+    assert q.pop_expired(1.0) == [(early, "no known leader", cause)]
     assert q.next_deadline() == 5.0
     q.remove(late)
     assert q.next_deadline() is None and not q

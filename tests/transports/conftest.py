@@ -174,9 +174,16 @@ class Flavor:
                 yield _AsyncShim("trio", tc)
 
     async def failed_connect(
-        self, bootstrap: str, after: Callable[[KafkaClientCore], Any], **options: Any
+        self,
+        bootstrap: str,
+        after: Callable[[KafkaClientCore], Any],
+        *,
+        settle: float = 0.0,
+        **options: Any,
     ) -> tuple[BaseException, Any]:
-        """Connect expecting an error; return it and ``after(core)`` run right after it."""
+        """Connect expecting an error; return it and ``after(core)``, run ``settle``
+        seconds after it while the client stays open (trio: right after it, on the
+        client it closed)."""
         if self.name == "selector":
             from transports.selector import KafkaClient
 
@@ -185,6 +192,7 @@ class Flavor:
                 try:
                     await anyio.to_thread.run_sync(sc.connect)
                 except Exception as exc:
+                    await anyio.sleep(settle)
                     return exc, await anyio.to_thread.run_sync(sc.run_on_loop, after)
             finally:
                 await anyio.to_thread.run_sync(sc.close)
@@ -196,6 +204,7 @@ class Flavor:
                 try:
                     await ac.connect()
                 except Exception as exc:
+                    await anyio.sleep(settle)
                     return exc, ac.run_on_loop(after)
             finally:
                 await ac.close()

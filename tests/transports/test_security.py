@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -85,18 +86,27 @@ async def test_ssl_unknown_ca_is_rejected(flavor: Flavor, kafka_broker: Any) -> 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
 async def test_wrong_password_fails_once_with_authentication_error(
-    flavor: Flavor, kafka_broker: Any, mechanism: str
+    flavor: Flavor, kafka_broker: Any, mechanism: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    err, metrics = await flavor.failed_connect(
+    caplog.set_level(logging.DEBUG, logger="kafkacore")
+    secret = "wrong-password-4f1c9"
+    err, (metrics, config_repr) = await flavor.failed_connect(
         kafka_broker.bootstrap_for("SASL_PLAINTEXT"),
-        lambda core: core.metrics(),
+        lambda core: (core.metrics(), repr(core.config)),
+        settle=1.0,  # the client stays open a while: it must not retry
         security_protocol="SASL_PLAINTEXT",
         reconnect_backoff_ms=1,
         reconnect_backoff_max_ms=1,
-        **_sasl(mechanism, password="wrong-password"),
+        **_sasl(mechanism, password=secret),
     )
     assert isinstance(err, AuthenticationError), repr(err)
     assert "authentication failed" in str(err).lower()
-    # One connection, one refusal: the error surfaced on the first try.
+    # One connection, one refusal, and no retry loop afterwards (with a 1 ms
+    # backoff, a loop would have made hundreds of connections in that second).
     assert metrics.authentication_failures == 1
     assert metrics.connections_opened == 1
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert any("authentication" in r.getMessage() for r in errors), caplog.text
+    # The password is in no log line, error message or repr.
+    for text in (caplog.text, str(err), repr(err), config_repr):
+        assert secret not in text
