@@ -300,7 +300,7 @@ class KafkaClientCore:
         if not failed:
             return None
         listed = "; ".join(
-            f"{self._peer(node_id)}: {health.last_error}"
+            f"{self.describe_node(node_id)}: {health.last_error}"
             for node_id, health in failed[:_LISTED_NODES]
         )
         more = len(failed) - _LISTED_NODES
@@ -314,7 +314,8 @@ class KafkaClientCore:
         error.__cause__ = max(failed, key=lambda item: item[1].failed_at)[1].last_error
         return error
 
-    def _peer(self, node_id: int) -> str:
+    def describe_node(self, node_id: int) -> str:
+        """How errors and logs name a node: 'broker 1 at host:port' or 'bootstrap server h:p'."""
         broker = self.cluster.broker_metadata(node_id)
         if broker is None:
             return f"node {node_id}"
@@ -1044,7 +1045,7 @@ class KafkaClientCore:
             and self._rebootstrap_enabled
             and not self._bootstrapping
         ):
-            node = "a broker" if handle.node_id is None else self._peer(handle.node_id)
+            node = "a broker" if handle.node_id is None else self.describe_node(handle.node_id)
             self._rebootstrap(f"{node} answered REBOOTSTRAP_REQUIRED", now)
         if any(_codec.invalidates_metadata(code) for code in codes):
             self.cluster.need_update = True
@@ -1150,7 +1151,7 @@ class KafkaClientCore:
             for b in getattr(response, "brokers", None) or ():
                 if address is not None and (b.host, b.port) == (address.host, address.port):
                     return f"broker {b.node_id} at {_address(address)}"
-        return self._peer(node_id)
+        return self.describe_node(node_id)
 
     def _metadata_failed(self, error: BaseException, now: float) -> None:
         self._counters.metadata_failures += 1
@@ -1412,12 +1413,12 @@ class KafkaClientCore:
                 cause = None
                 if conn is None:
                     self._connect(slot, now)
-                    why = f"node {node} is not connected"
+                    why = f"{self.describe_node(node)} is not connected"
                     cause = self.node_error(node)
                     if cause is not None:
                         why += f" (last error: {cause})"
                 else:
-                    why = f"node {node} is {conn.state.value}" + (
+                    why = f"{self.describe_node(node)} is {conn.state.value}" + (
                         " at its in-flight limit" if conn.ready else ""
                     )
                 blocked[slot_key] = (why, cause)

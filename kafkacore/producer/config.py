@@ -70,8 +70,9 @@ class ProducerConfig:
     transaction_timeout_ms: int = 60000
     max_block_ms: int = 60000
     partitioner_ignore_keys: bool = False
-    #: Options for the network client (``ClientConfig`` keywords).
-    client: dict[str, Any] = field(default_factory=dict)
+    #: Options for the network client (``ClientConfig`` keywords). Left out of
+    #: the repr: it may hold passwords (``ClientConfig``'s own repr masks them).
+    client: dict[str, Any] = field(default_factory=dict, repr=False)
 
     # Derived (set in __post_init__).
     acks_value: int = field(init=False, default=-1)

@@ -1052,14 +1052,14 @@ class ProducerCore:
             if written:
                 batch.unknown = True
                 stalled: BaseException = KafkaTimeoutError(
-                    f"Produce request #{handle.id} to node {flight.node} had no answer "
+                    f"Produce request #{handle.id} to {self.client.describe_node(flight.node)} had no answer "
                     f"after {now - flight.sent:.3f} s (attempt {batch.attempts})"
                 )
                 stalled.__cause__ = batch.last_error
             else:
                 stalled = KafkaTimeoutError(
-                    f"Produce request #{handle.id} still waits for a connection to node "
-                    f"{flight.node} (attempt {batch.attempts})"
+                    f"Produce request #{handle.id} still waits for a connection to "
+                    f"{self.client.describe_node(flight.node)} (attempt {batch.attempts})"
                 )
                 stalled.__cause__ = self._failures.nodes.get(flight.node, batch.last_error)
             error = expired(
@@ -1102,7 +1102,10 @@ class ProducerCore:
             )
         failure = self._failures.nodes.get(leader)
         if failure is not None:
-            return (f"its leader, node {leader}, is unreachable: {failure}", failure)
+            return (
+                f"its leader, {self.client.describe_node(leader)}, is unreachable: {failure}",
+                failure,
+            )
         return ("it was never sent (linger_ms or the in-flight limit held it)", None)
 
     def _auth_failed(self, error: AuthenticationError, node: int | None) -> None:
@@ -1356,7 +1359,7 @@ class ProducerCore:
                 self._retry_or_fail(
                     batch,
                     RemoteProtocolError(
-                        f"Produce response from node {node} lacks {batch.tp.topic}-"
+                        f"Produce response from {self.client.describe_node(node)} lacks {batch.tp.topic}-"
                         f"{batch.tp.partition}"
                     ),
                     now,
@@ -1400,7 +1403,7 @@ class ProducerCore:
             )
             return
         cls = error_class(code)
-        detail = f"node {node} refused {batch.tp.topic}-{batch.tp.partition} (error code {code})"
+        detail = f"{self.client.describe_node(node)} refused {batch.tp.topic}-{batch.tp.partition} (error code {code})"
         if part.error_message:
             detail += f": {part.error_message}"
         error = cls(detail) if cls is not None else RemoteProtocolError(detail)

@@ -79,9 +79,9 @@ def test_a_stalled_broker_cannot_hold_records_past_delivery_timeout(
     assert when - start <= delivery_ms / 1000 + 0.002
     assert isinstance(event.error, KafkaTimeoutError)
     assert f"delivery_timeout_ms={delivery_ms}" in str(event.error)
-    assert "node 0" in str(event.error)  # which broker kept it
+    assert "broker 0" in str(event.error)  # which broker kept it
     assert "may or may not be in the log" in str(event.error)
-    assert event.error.__cause__ is not None and "node 0" in str(event.error.__cause__)
+    assert event.error.__cause__ is not None and "broker 0" in str(event.error.__cause__)
 
 
 @pytest.mark.parametrize("idempotent", [True, False])
@@ -168,7 +168,7 @@ def test_a_request_not_yet_written_is_withdrawn_when_all_its_batches_expired() -
     assert when <= pump.now and isinstance(event.error, KafkaTimeoutError)
     assert "may or may not" not in str(event.error)  # never written
     causes = _chain(event.error)
-    assert any(isinstance(c, KafkaConnectionError) and "node 0" in str(c) for c in causes)
+    assert any(isinstance(c, KafkaConnectionError) and "broker 0" in str(c) for c in causes)
     assert core._flights == {}  # withdrawn from the client, not left to its timeout
     assert not core.client._in_flight  # nothing left for the client to time out
 
@@ -190,7 +190,7 @@ def test_a_retriable_error_code_is_the_cause_of_the_timeout() -> None:
     error = _undelivered(log, pump, core)
     assert isinstance(error, KafkaTimeoutError)
     assert isinstance(error.__cause__, NotEnoughReplicasError)
-    assert "NOT_ENOUGH_REPLICAS" in str(error) and "node 0" in str(error)
+    assert "NOT_ENOUGH_REPLICAS" in str(error) and "broker 0" in str(error)
     assert "expired: not delivered" not in str(error)
 
 
@@ -211,7 +211,7 @@ def test_a_lost_connection_is_the_cause_of_the_timeout() -> None:
     error = _undelivered(log, pump, core, between)
     assert isinstance(error, KafkaTimeoutError)
     causes = _chain(error)
-    assert any(isinstance(c, KafkaConnectionError) and "node 0" in str(c) for c in causes)
+    assert any(isinstance(c, KafkaConnectionError) and "broker 0" in str(c) for c in causes)
     assert "connection reset by peer" in str(error)
 
 
@@ -244,7 +244,7 @@ def test_an_unreachable_leader_is_the_cause_of_the_timeout() -> None:
     drop_connections(pump)
     error = _undelivered(log, pump, core)
     assert isinstance(error, KafkaTimeoutError)
-    assert "refused" in str(error) and "node 0" in str(error)
+    assert "refused" in str(error) and "broker 0" in str(error)
 
 
 # ------------------------------------------------- fault 8: the right failure
@@ -456,3 +456,12 @@ def test_a_transaction_whose_batch_expired_in_flight_must_abort_then_goes_on(tv2
     drive(pump, log, until=lambda: commit.done)
     assert commit.error is None
     assert _reported(log, "next")[1].error is None
+
+
+def test_producer_config_repr_never_shows_client_secrets() -> None:
+    from kafkacore.producer import ProducerConfig
+
+    config = ProducerConfig(
+        client={"sasl_plain_username": "alice", "sasl_plain_password": "hunter2-secret"}
+    )
+    assert "hunter2-secret" not in repr(config)
