@@ -1052,7 +1052,8 @@ class ProducerCore:
             if written:
                 batch.unknown = True
                 stalled: BaseException = KafkaTimeoutError(
-                    f"Produce request #{handle.id} to {self.client.describe_node(flight.node)} had no answer "
+                    f"Produce request #{handle.id} to {self.client.describe_node(flight.node)} "
+                    "had no answer "
                     f"after {now - flight.sent:.3f} s (attempt {batch.attempts})"
                 )
                 stalled.__cause__ = batch.last_error
@@ -1359,8 +1360,8 @@ class ProducerCore:
                 self._retry_or_fail(
                     batch,
                     RemoteProtocolError(
-                        f"Produce response from {self.client.describe_node(node)} lacks {batch.tp.topic}-"
-                        f"{batch.tp.partition}"
+                        f"Produce response from {self.client.describe_node(node)} lacks "
+                        f"{batch.tp.topic}-{batch.tp.partition}"
                     ),
                     now,
                     refresh=False,
