@@ -1404,7 +1404,8 @@ class ProducerCore:
             )
             return
         cls = error_class(code)
-        detail = f"{self.client.describe_node(node)} refused {batch.tp.topic}-{batch.tp.partition} (error code {code})"
+        where = self.client.describe_node(node)
+        detail = f"{where} refused {batch.tp.topic}-{batch.tp.partition} (error code {code})"
         if part.error_message:
             detail += f": {part.error_message}"
         error = cls(detail) if cls is not None else RemoteProtocolError(detail)
