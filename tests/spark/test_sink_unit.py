@@ -1,0 +1,306 @@
+"""The sink's pure parts, without Spark or a broker: options, columns, chunks, EndTxn outcomes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from kafkacore.errors import KafkaConnectionError
+from pyspark_kafkacore._sink import batch_writer, stream_writer
+from pyspark_kafkacore._sink_options import SinkOptionError, parse_sink_options
+from pyspark_kafkacore._sink_rows import chunks
+from pyspark_kafkacore._sink_schema import SinkSchemaError, plan_layout
+from pyspark_kafkacore._txn import END_TXN_OUTCOMES, INIT_PID_OUTCOMES, Outcome, settle
+
+BS = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
+HEADERS = ArrayType(
+    StructType([StructField("key", StringType()), StructField("value", BinaryType())])
+)
+
+
+def schema(**columns: Any) -> StructType:
+    return StructType([StructField(name, dtype) for name, dtype in columns.items()])
+
+
+# ---------------------------------------------------------------- options
+def test_defaults_are_at_least_once_with_producer_options_translated() -> None:
+    got = parse_sink_options(
+        {
+            **BS,
+            "topic": "t",
+            "kafka.compression.type": "zstd",
+            "kafka.linger.ms": "20",
+            "kafka.acks": "1",
+            "checkpointLocation": "/tmp/x",  # Spark's own options are not the sink's business
+        }
+    )
+    assert got.topic == "t"
+    assert not got.exactly_once
+    assert got.marker_topic == "t"
+    assert got.producer == {
+        "bootstrap_servers": "127.0.0.1:9092",
+        "compression_type": "zstd",
+        "linger_ms": 20,
+        "acks": 1,
+    }
+    assert got.client == {"bootstrap_servers": "127.0.0.1:9092"}
+
+
+@pytest.mark.parametrize(
+    ("acks", "expected"), [("all", "all"), ("ALL", "all"), ("-1", "all"), ("0", 0), ("1", 1)]
+)
+def test_acks_accepts_the_java_spellings(acks: str, expected: object) -> None:
+    assert parse_sink_options({**BS, "kafka.acks": acks}).producer["acks"] == expected
+
+
+def test_enable_idempotence_becomes_a_bool() -> None:
+    got = parse_sink_options({**BS, "kafka.enable.idempotence": "False", "kafka.acks": "1"})
+    assert got.producer["enable_idempotence"] is False
+
+
+def test_exactly_once_options() -> None:
+    got = parse_sink_options(
+        {
+            **BS,
+            "topic": "out",
+            "exactlyOnce": "TRUE",
+            "transactionalIdPrefix": "etl",
+            "markerTopic": "markers",
+            "kafka.transaction.timeout.ms": "300000",
+        }
+    )
+    assert got.exactly_once
+    assert got.transactional_id_prefix == "etl"
+    assert got.marker_topic == "markers"
+    assert got.transaction_timeout_ms == 300000
+    assert parse_sink_options({**BS, "exactlyOnce": "true"}).transactional_id_prefix == (
+        "spark-kafkacore"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "names"),
+    [
+        ({}, "'kafka.bootstrap.servers' is required"),
+        ({**BS, "topic": "  "}, "option 'topic' is empty"),
+        ({**BS, "exactlyOnce": "yes"}, "option 'exactlyOnce': expected true or false"),
+        ({**BS, "transactionalIdPrefix": "p"}, "'transactionalIdPrefix' only applies"),
+        ({**BS, "markerTopic": "m"}, "'markerTopic' only applies"),
+        ({**BS, "kafka.acks": "most"}, "option 'kafka.acks'"),
+        ({**BS, "kafka.enable.idempotence": "maybe"}, "option 'kafka.enable.idempotence'"),
+        ({**BS, "kafka.linger.ms": "soon"}, "option 'kafka.linger.ms'"),
+        ({**BS, "kafka.lingr.ms": "5"}, "option 'kafka.lingr.ms'"),
+        ({**BS, "kafka.key.serializer": "x"}, "option 'kafka.key.serializer' is not supported"),
+        ({**BS, "kafka.transactional.id": "x"}, "transactionalIdPrefix"),
+        ({**BS, "kafka.compression.type": "brotli"}, "compression_type 'brotli'"),
+        (
+            {**BS, "exactlyOnce": "true", "kafka.acks": "1"},
+            "'kafka.acks'=1 cannot be used with exactlyOnce",
+        ),
+        (
+            {**BS, "exactlyOnce": "true", "kafka.enable.idempotence": "false"},
+            "'kafka.enable.idempotence'=false cannot be used with exactlyOnce",
+        ),
+    ],
+)
+def test_bad_options_are_named(options: dict[str, str], names: str) -> None:
+    with pytest.raises(SinkOptionError, match=names.replace("(", r"\(")):
+        parse_sink_options(options)
+
+
+def test_batch_overwrite_is_refused_and_streams_accept_complete() -> None:
+    cols = schema(value=StringType())
+    with pytest.raises(SinkOptionError, match=r"cannot overwrite.*mode\('append'\)"):
+        batch_writer({**BS, "topic": "t"}, cols, True)
+    assert stream_writer({**BS, "topic": "t"}, cols, True).options.topic == "t"
+
+
+def test_exactly_once_stream_needs_a_marker_topic_without_the_topic_option() -> None:
+    cols = schema(value=StringType(), topic=StringType())
+    with pytest.raises(SinkOptionError, match="option 'markerTopic' is required"):
+        stream_writer({**BS, "exactlyOnce": "true"}, cols, False)
+    got = stream_writer({**BS, "exactlyOnce": "true", "markerTopic": "m"}, cols, False)
+    assert got.options.marker_topic == "m"
+    # A batch write keeps no marker, so it needs none.
+    assert batch_writer({**BS, "exactlyOnce": "true"}, cols, False).options.exactly_once
+
+
+# ---------------------------------------------------------------- columns
+def test_layout_of_every_column_any_order_any_case() -> None:
+    got = plan_layout(
+        schema(
+            extra=LongType(),
+            Headers=HEADERS,
+            PARTITION=IntegerType(),
+            Topic=StringType(),
+            Key=BinaryType(),
+            Value=StringType(),
+        ),
+        None,
+    )
+    assert (got.headers, got.partition, got.topic, got.key, got.value) == (1, 2, 3, 4, 5)
+    assert got.value_is_string and not got.key_is_string
+
+
+def test_topic_option_wins_over_the_topic_column_whatever_its_type() -> None:
+    got = plan_layout(schema(value=BinaryType(), topic=LongType()), "t")
+    assert got.topic is None and got.key is None and not got.value_is_string
+
+
+@pytest.mark.parametrize(
+    ("columns", "topic", "message"),
+    [
+        (
+            schema(key=StringType(), payload=StringType()),
+            "t",
+            r"column 'value' is required .* \(its columns: key, payload\)",
+        ),
+        (schema(value=LongType()), "t", "column 'value' has type bigint; it must be string or"),
+        (
+            schema(value=StringType(), key=IntegerType()),
+            "t",
+            "column 'key' has type int; it must be string or binary",
+        ),
+        (schema(value=StringType(), topic=BinaryType()), None, "column 'topic' has type binary"),
+        (schema(value=StringType()), None, "no topic to write to"),
+        (
+            schema(value=StringType(), partition=LongType()),
+            "t",
+            "column 'partition' has type bigint; it must be int",
+        ),
+        (
+            schema(value=StringType(), headers=ArrayType(StringType())),
+            "t",
+            r"column 'headers' has type array<string>; it must be array<struct<key:string,",
+        ),
+        (
+            schema(value=StringType(), VALUE=StringType()),
+            "t",
+            "column 'value' is ambiguous",
+        ),
+    ],
+)
+def test_bad_columns_are_named(columns: StructType, topic: str | None, message: str) -> None:
+    with pytest.raises(SinkSchemaError, match=message):
+        plan_layout(columns, topic)
+
+
+# ---------------------------------------------------------------- chunks
+def _batch(**columns: pa.Array) -> pa.RecordBatch:
+    return pa.record_batch(list(columns.values()), names=list(columns))
+
+
+def test_one_chunk_with_the_topic_option_and_strings_as_utf8_bytes() -> None:
+    batch = _batch(
+        value=pa.array(["a", None, "é"], pa.string()), key=pa.array(["k", "k", None], pa.string())
+    )
+    layout = plan_layout(schema(value=StringType(), key=StringType()), "t")
+    (chunk,) = chunks(batch, layout, "t")
+    assert (chunk.topic, chunk.partition, chunk.headers) == ("t", None, None)
+    assert chunk.values == [b"a", None, "é".encode()]
+    assert chunk.keys == [b"k", b"k", None]
+
+
+def test_large_strings_and_all_null_keys() -> None:
+    batch = _batch(value=pa.array(["x"], pa.large_string()), key=pa.array([None], pa.binary()))
+    layout = plan_layout(schema(value=StringType(), key=BinaryType()), "t")
+    (chunk,) = chunks(batch, layout, "t")
+    assert chunk.values == [b"x"] and chunk.keys is None
+
+
+def test_rows_grouped_per_topic_and_partition_keeping_their_order() -> None:
+    batch = _batch(
+        value=pa.array([b"0", b"1", b"2", b"3", b"4"]),
+        topic=pa.array(["a", "b", "a", "a", "b"]),
+        partition=pa.array([1, None, 1, 0, None], pa.int32()),
+    )
+    layout = plan_layout(
+        schema(value=BinaryType(), topic=StringType(), partition=IntegerType()), None
+    )
+    got = {(c.topic, c.partition): c.values for c in chunks(batch, layout, None)}
+    assert got == {("a", 1): [b"0", b"2"], ("b", None): [b"1", b"4"], ("a", 0): [b"3"]}
+
+
+def test_one_topic_in_the_column_is_one_chunk() -> None:
+    batch = _batch(value=pa.array([b"0", b"1"]), topic=pa.array(["a", "a"]))
+    layout = plan_layout(schema(value=BinaryType(), topic=StringType()), None)
+    assert [(c.topic, len(c)) for c in chunks(batch, layout, None)] == [("a", 2)]
+
+
+def test_a_null_topic_is_an_error_naming_the_row() -> None:
+    batch = _batch(value=pa.array([b"0", b"1"]), topic=pa.array(["a", None]))
+    layout = plan_layout(schema(value=BinaryType(), topic=StringType()), None)
+    with pytest.raises(ValueError, match="row 1 of a batch has a null 'topic'"):
+        list(chunks(batch, layout, None))
+
+
+def test_headers_ride_along_per_record() -> None:
+    headers_type = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+    batch = _batch(
+        value=pa.array([b"0", b"1", b"2"]),
+        headers=pa.array(
+            [[{"key": "h", "value": b"v"}, {"key": "n", "value": None}], None, []],
+            headers_type,
+        ),
+    )
+    layout = plan_layout(schema(value=BinaryType(), headers=HEADERS), "t")
+    (chunk,) = chunks(batch, layout, "t")
+    assert chunk.headers == [[("h", b"v"), ("n", None)], None, None]
+    no_headers = _batch(value=pa.array([b"0"]), headers=pa.array([[]], headers_type))
+    (chunk,) = chunks(no_headers, layout, "t")
+    assert chunk.headers is None  # sent with send_many
+
+
+def test_an_empty_batch_has_no_chunk() -> None:
+    layout = plan_layout(schema(value=BinaryType()), "t")
+    assert list(chunks(_batch(value=pa.array([], pa.binary())), layout, "t")) == []
+
+
+# ---------------------------------------------------------------- EndTxn outcomes
+@pytest.mark.parametrize(
+    ("code", "outcome"),
+    [
+        (0, Outcome.DONE),
+        (7, Outcome.RETRY),
+        (14, Outcome.RETRY),
+        (15, Outcome.RETRY),
+        (16, Outcome.RETRY),
+        (51, Outcome.RETRY),
+        (47, Outcome.FENCED),
+        (90, Outcome.FENCED),
+    ],
+)
+def test_end_txn_outcomes(code: int, outcome: Outcome) -> None:
+    assert END_TXN_OUTCOMES[code] is outcome
+
+
+def test_settle_splits_retries_failures_and_done() -> None:
+    retry, failed = settle(
+        {
+            "done": 0,
+            "moving": 16,
+            "markers": 51,
+            "lost": KafkaConnectionError("connection lost"),
+            "fenced": 90,
+            "state": 48,  # INVALID_TXN_STATE: not in the table, fails
+        },
+        END_TXN_OUTCOMES,
+    )
+    assert retry == {"moving", "markers", "lost"}
+    assert set(failed) == {"fenced", "state"}
+    assert "a newer producer" in str(failed["fenced"])
+    assert type(failed["state"]).__name__ == "InvalidTxnStateError"
+    # InitProducerId has no fencing outcome: PRODUCER_FENCED there is a failure.
+    _, failed = settle({"x": 90}, INIT_PID_OUTCOMES)
+    assert type(failed["x"]).__name__ == "ProducerFencedError"
