@@ -7,9 +7,10 @@ touches Kafka only once the task has a row (an empty task answers at once).
 
 At least once (the default): one kafkacore blocking producer
 (:class:`transports.selector.KafkaProducer`, idempotent unless told
-otherwise) sends every chunk with ``send_many`` (``send`` for records with
-headers), waits for all of them (``flush``) and fails the task on the first
-error. A retried task writes its rows again, as with the JVM connector.
+otherwise; borrowed from the worker's :mod:`._sink_producers` pool) sends
+every chunk with ``send_many`` (``send`` for records with headers), waits
+for all of them (``flush``) and fails the task on the first error. A retried
+task writes its rows again, as with the JVM connector.
 
 Exactly once (:class:`TxnPlan` given): the producer gets the transactional
 id ``<id base>-<task partition>``, the same for every attempt of the task,
@@ -51,6 +52,7 @@ from pyspark.sql.datasource import WriterCommitMessage
 
 from kafkacore.client import TopicPartition
 from pyspark_kafkacore._sink_options import SinkOptions
+from pyspark_kafkacore._sink_producers import pool
 from pyspark_kafkacore._sink_rows import chunks
 from pyspark_kafkacore._sink_schema import SinkLayout
 from pyspark_kafkacore._txn import TaskTransaction
@@ -178,13 +180,13 @@ def write_task(
     if rows is None:
         return SinkCommit(partition=partition, records=0)
     if txn is None:
-        producer = KafkaProducer(**options.producer)
+        producer = pool.acquire(options.producer)
         done = False
         try:
             sent = _send_all(producer, rows, layout, options.topic, partition)
             done = True
         finally:
-            producer.close(None if done else 0.0)
+            pool.release(options.producer, producer, healthy=done)
         return SinkCommit(partition=partition, records=sent)
 
     tid = transactional_id(txn.id_base, partition)

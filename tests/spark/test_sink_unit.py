@@ -19,6 +19,7 @@ from pyspark.sql.types import (
 from kafkacore.errors import KafkaConnectionError
 from pyspark_kafkacore._sink import batch_writer, stream_writer
 from pyspark_kafkacore._sink_options import SinkOptionError, parse_sink_options
+from pyspark_kafkacore._sink_producers import ProducerPool
 from pyspark_kafkacore._sink_rows import chunks
 from pyspark_kafkacore._sink_schema import SinkSchemaError, plan_layout
 from pyspark_kafkacore._txn import END_TXN_OUTCOMES, INIT_PID_OUTCOMES, Outcome, settle
@@ -304,3 +305,47 @@ def test_settle_splits_retries_failures_and_done() -> None:
     # InitProducerId has no fencing outcome: PRODUCER_FENCED there is a failure.
     _, failed = settle({"x": 90}, INIT_PID_OUTCOMES)
     assert type(failed["x"]).__name__ == "ProducerFencedError"
+
+
+# ---------------------------------------------------------------- producer pool
+class FakeProducer:
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.closed_with: float | None = None
+
+    def close(self, timeout: float | None = None) -> None:
+        self.closed_with = timeout
+
+
+def test_pool_lends_back_a_healthy_producer_for_the_same_options() -> None:
+    pool = ProducerPool(FakeProducer)
+    first = pool.acquire({"bootstrap_servers": "a:1", "linger_ms": 5})
+    pool.release({"linger_ms": 5, "bootstrap_servers": "a:1"}, first, healthy=True)
+    assert pool.acquire({"bootstrap_servers": "a:1", "linger_ms": 5}) is first
+    other = pool.acquire({"bootstrap_servers": "a:1", "linger_ms": 6})
+    assert other is not first and other.options == {"bootstrap_servers": "a:1", "linger_ms": 6}
+    assert len(pool) == 0
+
+
+def test_pool_closes_a_producer_after_a_failed_task() -> None:
+    pool = ProducerPool(FakeProducer)
+    producer = pool.acquire({"x": 1})
+    pool.release({"x": 1}, producer, healthy=False)
+    assert producer.closed_with == 0.0 and len(pool) == 0
+    assert pool.acquire({"x": 1}) is not producer
+
+
+def test_pool_closes_idle_and_surplus_producers() -> None:
+    now = [0.0]
+    pool = ProducerPool(FakeProducer, idle_s=10, max_idle=2, clock=lambda: now[0])
+    a, b, c = (pool.acquire({"n": i}) for i in range(3))
+    for i, producer in enumerate((a, b, c)):
+        pool.release({"n": i}, producer, healthy=True)
+    assert a.closed_with == 0.0 and len(pool) == 2  # the oldest made room
+    now[0] = 11.0
+    fresh = pool.acquire({"n": 1})
+    assert fresh is not b and b.closed_with == 0.0 and c.closed_with == 0.0
+    assert len(pool) == 0
+    pool.release({"n": 1}, fresh, healthy=True)
+    pool.close()
+    assert fresh.closed_with == 0.0
