@@ -130,8 +130,9 @@ def _drive(
     timeout_s: float,
     backoff_s: float,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, BaseException]:
-    deadline = time.monotonic() + timeout_s
+    deadline = clock() + timeout_s
     pending = dict(requests)
     failed: dict[str, BaseException] = {}
     last: dict[str, BaseException | int] = {}
@@ -140,7 +141,7 @@ def _drive(
             key: client.submit(request, target=TransactionCoordinator(key))
             for key, request in pending.items()
         }
-        remaining = max(deadline - time.monotonic(), 0.0)
+        remaining = max(deadline - clock(), 0.0)
         concurrent.futures.wait(list(futures.values()), timeout=remaining)
         answers: dict[str, int | BaseException] = {}
         for key, fut in futures.items():
@@ -154,8 +155,8 @@ def _drive(
         last.update(answers)
         retry, round_failed = settle(answers, table)
         failed.update(round_failed)
-        pending = {key: pending[key] for key in retry}
-        if pending and time.monotonic() + backoff_s >= deadline:
+        pending = {key: request for key, request in pending.items() if key in retry}
+        if pending and clock() + backoff_s >= deadline:
             for key in pending:
                 answer = last[key]
                 cause = answer if isinstance(answer, BaseException) else error_for_code(answer)

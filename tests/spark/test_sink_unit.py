@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
@@ -22,7 +24,14 @@ from pyspark_kafkacore._sink_options import SinkOptionError, parse_sink_options
 from pyspark_kafkacore._sink_producers import ProducerPool
 from pyspark_kafkacore._sink_rows import chunks
 from pyspark_kafkacore._sink_schema import SinkSchemaError, plan_layout
-from pyspark_kafkacore._txn import END_TXN_OUTCOMES, INIT_PID_OUTCOMES, Outcome, settle
+from pyspark_kafkacore._txn import (
+    END_TXN_OUTCOMES,
+    INIT_PID_OUTCOMES,
+    Outcome,
+    TransactionFencedError,
+    _drive,
+    settle,
+)
 
 BS = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 HEADERS = ArrayType(
@@ -349,3 +358,70 @@ def test_pool_closes_idle_and_surplus_producers() -> None:
     pool.release({"n": 1}, fresh, healthy=True)
     pool.close()
     assert fresh.closed_with == 0.0
+
+
+# ---------------------------------------------------------------- the EndTxn round loop
+class ScriptedCoordinator:
+    """Answers each request with the next code scripted for its transactional id."""
+
+    def __init__(self, script: dict[str, list[int | BaseException | None]]) -> None:
+        self.script = script
+        self.sent: list[str] = []
+
+    def submit(self, request: Any, *, target: Any) -> concurrent.futures.Future[Any]:
+        tid = target.transactional_id
+        self.sent.append(tid)
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        answer = self.script[tid].pop(0)
+        if isinstance(answer, BaseException):
+            fut.set_exception(answer)
+        elif answer is not None:  # None: never answers
+            fut.set_result(SimpleNamespace(error_code=answer))
+        return fut
+
+
+def test_end_transactions_retries_until_every_answer_settles() -> None:
+    coordinator = ScriptedCoordinator(
+        {"a": [51, 16, 0], "b": [0], "c": [KafkaConnectionError("lost"), 90]}
+    )
+    sleeps: list[float] = []
+    failed = _drive(
+        coordinator,
+        {"a": object(), "b": object(), "c": object()},
+        END_TXN_OUTCOMES,
+        timeout_s=30,
+        backoff_s=0.1,
+        sleep=sleeps.append,
+    )
+    assert coordinator.sent == ["a", "b", "c", "a", "c", "a"]
+    assert sleeps == [0.1, 0.1]
+    assert list(failed) == ["c"] and isinstance(failed["c"], TransactionFencedError)
+
+
+def test_end_transactions_gives_up_at_the_deadline_naming_the_last_answer() -> None:
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    coordinator = ScriptedCoordinator({"slow": [51] * 100})
+    failed = _drive(
+        coordinator,
+        {"slow": object()},
+        END_TXN_OUTCOMES,
+        timeout_s=1.0,
+        backoff_s=0.25,
+        sleep=sleep,
+        clock=lambda: now[0],
+    )
+    assert "not settled within 1.0 s" in str(failed["slow"])
+    assert "ConcurrentTransactions" in str(failed["slow"])
+    assert coordinator.sent.count("slow") == 4  # at 0, 0.25, 0.5, 0.75
+
+
+def test_an_unanswered_request_times_out() -> None:
+    coordinator = ScriptedCoordinator({"silent": [None]})
+    failed = _drive(
+        coordinator, {"silent": object()}, END_TXN_OUTCOMES, timeout_s=0.05, backoff_s=0.1
+    )
+    assert "no answer for 'silent' within 0.05 s" in str(failed["silent"])
