@@ -85,10 +85,18 @@ def read_topic(bootstrap: str, topic: str) -> list[Any]:
     with KafkaClient(bootstrap) as client:
         found = client.metadata([topic], timeout=30).partitions_for_topic(topic)
     partitions = [TopicPartition(topic, p) for p in sorted(found or ())]
+    with KafkaConsumer(bootstrap_servers=bootstrap) as plain:
+        written = plain.end_offsets(partitions, timeout=30)
     with KafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_committed") as consumer:
         consumer.assign(partitions)
         consumer.seek_to_beginning(*partitions)
+        # A commit is answered before its markers reach the partitions; wait
+        # (a little) until the last stable offsets caught up with what was written.
+        settle_by = time.monotonic() + 30
         ends = consumer.end_offsets(partitions, timeout=30)
+        while ends != written and time.monotonic() < settle_by:
+            time.sleep(0.1)
+            ends = consumer.end_offsets(partitions, timeout=30)
         records: list[Any] = []
         deadline = time.monotonic() + 120
         while any(consumer.position(tp) < (ends[tp] or 0) for tp in partitions):

@@ -18,7 +18,7 @@ import pytest
 from kafkacore.client import TopicPartition
 from kafkacore.records import Compression
 from tests.producer.readback import ReadRecord, read_partition
-from tests.spark.test_sink_txn import raw_batches
+from tests.spark.test_sink_txn import describe, raw_batches, wait_settled
 from transports.selector import KafkaClient, KafkaConsumer
 
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ def read(client: KafkaClient, topic: str, partitions: int = 3) -> dict[int, list
 
 
 def committed(client: KafkaClient, topic: str, partitions: int = 3) -> list[bytes]:
+    """What read_committed sees once the last transaction's markers are in (see wait_settled)."""
+    wait_settled(client, topic, partitions)
     return sorted(r.value or b"" for recs in read(client, topic, partitions).values() for r in recs)
 
 
@@ -241,7 +243,9 @@ def test_exactly_once_stream_survives_a_restart_from_its_checkpoint(
         last = query.lastProgress["batchId"]
     finally:
         query.stop()
-    assert committed(client, topic) == sorted(str(i * 10).encode() for i in range(30))
+    assert committed(client, topic) == sorted(str(i * 10).encode() for i in range(30)), describe(
+        client, topic, 3
+    )
     # Each task's marker group holds the last batch it committed.
     markers = [_marker(kafka_broker, f"eo-stream-{query_id}-{p}", topic) for p in range(2)]
     assert max(m for m in markers if m is not None) == last

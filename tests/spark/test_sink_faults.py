@@ -206,7 +206,7 @@ def test_exactly_once_under_a_killed_task_and_a_killed_driver(
     spark: SparkSession, kafka_broker: Any, tmp_path: Path
 ) -> None:
     from tests.spark.test_sink import committed
-    from tests.spark.test_sink_txn import raw_batches
+    from tests.spark.test_sink_txn import describe, raw_batches
     from transports.selector import KafkaClient
 
     batch_topic, stream_topic = "sink-faults-batch", "sink-faults-stream"
@@ -237,7 +237,9 @@ def test_exactly_once_under_a_killed_task_and_a_killed_driver(
     with KafkaClient(kafka_broker.bootstrap) as client:
         # The batch write: every row once, although the killed attempt's
         # records are in the log too (aborted).
-        assert committed(client, batch_topic) == sorted(str(i).encode() for i in range(200))
+        assert committed(client, batch_topic) == sorted(str(i).encode() for i in range(200)), (
+            describe(client, batch_topic, 3)
+        )
         logged = sum(
             b.record_count
             for p in range(3)
@@ -246,7 +248,9 @@ def test_exactly_once_under_a_killed_task_and_a_killed_driver(
         )
         assert logged > 200
         # The stream so far: batches 0 and 1 are in Kafka, once each.
-        assert committed(client, stream_topic) == sorted(str(i).encode() for i in range(200))
+        assert committed(client, stream_topic) == sorted(str(i).encode() for i in range(200)), (
+            describe(client, stream_topic, 3)
+        )
 
         # Restart from the checkpoint with the plain sink: batch 1 runs again
         # (Spark has no commit for it) and must write nothing; batch 2 is new.
@@ -267,7 +271,9 @@ def test_exactly_once_under_a_killed_task_and_a_killed_driver(
         finally:
             query.stop()
         assert _CRASH_BATCH in ran  # the batch was really run again
-        assert committed(client, stream_topic) == sorted(str(i).encode() for i in range(300))
+        assert committed(client, stream_topic) == sorted(str(i).encode() for i in range(300)), (
+            describe(client, stream_topic, 3) + f"\nbatches run after the restart: {ran}"
+        )
         stream_logged = sum(
             b.record_count
             for p in range(3)

@@ -8,6 +8,7 @@ partition and batch ids Spark would give.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,16 +63,8 @@ def batches(start: int, stop: int, size: int = 40) -> Iterator[pa.RecordBatch]:
         )
 
 
-def committed_values(client: KafkaClient, topic: str, partitions: int = 2) -> list[bytes]:
-    return sorted(
-        r.value or b""
-        for p in range(partitions)
-        for r in read_partition(client, topic, p, isolation_level=1)
-    )
-
-
-def raw_batches(client: KafkaClient, topic: str, partition: int) -> list[RecordBatch]:
-    """Every batch in the log (data and control), as the broker stores it."""
+def _fetch(client: KafkaClient, topic: str, partition: int) -> Any:
+    """One Fetch from offset 0 (read_uncommitted): the partition's answer."""
     cluster = client.metadata([topic])
     request = FetchRequest(
         max_wait_ms=0,
@@ -91,8 +84,58 @@ def raw_batches(client: KafkaClient, topic: str, partition: int) -> list[RecordB
         ],
     )
     response = client.send(request, target=PartitionLeader(topic, partition), timeout=30)
-    data = bytes(response.responses[0].partitions[0].records or b"")
+    return response.responses[0].partitions[0]
+
+
+def raw_batches(client: KafkaClient, topic: str, partition: int) -> list[RecordBatch]:
+    """Every batch in the log (data and control), as the broker stores it."""
+    data = bytes(_fetch(client, topic, partition).records or b"")
     return [b for b in iter_batches(data) if isinstance(b, RecordBatch)]
+
+
+def wait_settled(client: KafkaClient, topic: str, partitions: int, timeout: float = 30) -> None:
+    """Wait until no transaction is open in ``topic`` (last stable offset = high watermark).
+
+    EndTxn is answered once the coordinator logged its decision; the COMMIT
+    or ABORT markers reach the partitions just after, and only then do
+    read_committed readers see the records.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        parts = [_fetch(client, topic, p) for p in range(partitions)]
+        if all(x.last_stable_offset == x.high_watermark for x in parts):
+            return
+        if time.monotonic() > deadline:
+            return  # the caller's assertion shows what is missing
+        time.sleep(0.1)
+
+
+def describe(client: KafkaClient, topic: str, partitions: int) -> str:
+    """The log of ``topic`` batch by batch, for assertion messages."""
+    lines = []
+    for p in range(partitions):
+        x = _fetch(client, topic, p)
+        lines.append(f"{topic}-{p}: hw={x.high_watermark} lso={x.last_stable_offset}")
+        for b in raw_batches(client, topic, p):
+            kind = f"control {b.control_record().type.name}" if b.is_control else "data"
+            lines.append(
+                f"  @{b.base_offset} pid={b.producer_id} epoch={b.producer_epoch} "
+                f"n={b.record_count} txn={b.is_transactional} {kind}"
+            )
+    return "\n".join(lines)
+
+
+def committed_values(
+    client: KafkaClient, topic: str, partitions: int = 2, *, settle: bool = True
+) -> list[bytes]:
+    """What a read_committed reader sees, once no transaction is open (``settle``)."""
+    if settle:
+        wait_settled(client, topic, partitions)
+    return sorted(
+        r.value or b""
+        for p in range(partitions)
+        for r in read_partition(client, topic, p, isolation_level=1)
+    )
 
 
 def values(n: int, start: int = 0) -> list[bytes]:
@@ -143,7 +186,7 @@ def test_exactly_once_task_leaves_its_transaction_for_the_driver(
     assert msg.transaction.transactional_id == "t-leave-1"
     assert msg.transaction.v2  # the 4.3.1 broker runs transactions v2 (KIP-890)
     # The producer is closed, the transaction is still open: nothing is visible yet.
-    assert committed_values(client, topic) == []
+    assert committed_values(client, topic, settle=False) == []
     failed = end_transactions(client, [msg.transaction], commit=True, timeout_s=30, backoff_s=0.1)
     assert failed == {}
     assert committed_values(client, topic) == values(60)
