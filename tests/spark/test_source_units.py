@@ -251,8 +251,17 @@ def test_streams_have_no_end(key: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "ms"),
-    [("15m", 900_000), ("30s", 30_000), ("100ms", 100), ("2h", 7_200_000), ("1d", 86_400_000)]
-    + [("500", 500), ("1min", 60_000), (" 3 S ", 3000), ("1500us", 1)],
+    [
+        ("15m", 900_000),
+        ("30s", 30_000),
+        ("100ms", 100),
+        ("2h", 7_200_000),
+        ("1d", 86_400_000),
+        ("500", 500),
+        ("1min", 60_000),
+        (" 3 S ", 3000),
+        ("1500us", 1),
+    ],
 )
 def test_time_strings_like_sparks(text: str, ms: int) -> None:
     assert time_string_ms("maxTriggerDelay", text) == ms
@@ -427,7 +436,7 @@ def test_record_batch_columns() -> None:
     assert {r["topic"] for r in rows} == {"tö"} and {r["partition"] for r in rows} == {3}
     assert [r["offset"] for r in rows] == [5, 6, 9]
     assert {r["timestampType"] for r in rows} == {1}
-    utc = dt.timezone.utc
+    utc = dt.UTC
     assert rows[0]["timestamp"] == dt.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=utc)
     assert rows[1]["timestamp"] == dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=utc)
     assert [r["headers"] for r in rows] == [
