@@ -29,6 +29,7 @@ starting at 0) is raised or logged per ``failOnDataLoss``, as on executors.
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import time
 import uuid
@@ -196,6 +197,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._available_now = False
         self._target: dict[TopicPartition, int] | None = None
         self._latest: dict[TopicPartition, int] | None = None
+        self._committed: dict[TopicPartition, int] | None = None
+        self._commit_pending: concurrent.futures.Future[Any] | None = None
         self._delay = (
             None
             if parsed.min_offsets_per_trigger is None
@@ -207,6 +210,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         state = dict(self.__dict__)
         state["_admin"] = None
         state["_committer"] = None
+        state["_commit_pending"] = None
         return state
 
     def _lookups(self) -> SourceAdmin:
@@ -252,6 +256,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, dict[str, int]]:
         begin = offsets_from_json(start, "latestOffset: the start offset")
+        self._commit_to_group(begin)
         if self._available_now:
             if self._target is None:
                 self._target = self._fetch_latest(begin)
@@ -300,13 +305,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         return self._reading.read_partition(partition)
 
-    def commit(self, end: dict[str, Any]) -> None:
+    def _commit_to_group(self, finished: dict[TopicPartition, int]) -> None:
+        """``commitOffsetsToGroup``: the start of the next micro-batch is the end of
+        the last finished one (Spark asks for it after the batch's commit log is
+        written; its own ``commit()`` comes one batch later, and never for the last
+        batch of a run). Committed asynchronously; a failure is logged, never fatal."""
         group = self.parsed.commit_offsets_to_group
-        if group is None:
+        if group is None or not finished or finished == self._committed:
             return
-        offsets = offsets_from_json(end, "commit: the end offset")
-        if not offsets:
-            return
+        self._check_commit()
         if self._committer is None:
             self._committer = KafkaConsumer(
                 **_with_client_id(self.parsed, f"{self.group}-committer"),
@@ -314,12 +321,32 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 enable_auto_commit=False,
                 auto_offset_reset="none",
             )
-        self._committer.commit(offsets)
+        self._commit_pending = self._committer.commit_async(finished)
+        self._committed = dict(finished)
+
+    def _check_commit(self, timeout: float = 0.0) -> None:
+        pending, self._commit_pending = self._commit_pending, None
+        if pending is None:
+            return
+        try:
+            pending.result(timeout)
+        except Exception as exc:
+            _log.warning(
+                "committing offsets to group %r failed: %s",
+                self.parsed.commit_offsets_to_group,
+                exc,
+            )
+
+    def commit(self, end: dict[str, Any]) -> None:
+        # Spark's commit(end) means it will not ask for offsets before ``end`` again;
+        # there is nothing to free. The group commit happens in latestOffset.
+        pass
 
     def stop(self) -> None:
         admin, committer = self._admin, self._committer
         self._admin = self._committer = None
         if committer is not None:
+            self._check_commit(timeout=5.0)
             committer.close(timeout=5.0, autocommit=False)
         if admin is not None:
             admin.close()

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from localkafka import LocalKafka
+    from transports.selector import KafkaClient
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -53,14 +54,24 @@ class KafkaAdmin:
     """Topic chores for the source tests, through kafkacore's selector client."""
 
     def __init__(self, broker: LocalKafka) -> None:
-        from transports.selector import KafkaClient
-
         self.broker = broker
         self.bootstrap = broker.bootstrap
-        self.client = KafkaClient(self.bootstrap)
+        self._client: KafkaClient | None = None
+
+    @property
+    def client(self) -> KafkaClient:
+        # Made on first use: a KafkaClient's core starts connecting when it is
+        # built, but its loop only with the first call, so a client built long
+        # before its first request finds its connect deadline already passed.
+        if self._client is None:
+            from transports.selector import KafkaClient
+
+            self._client = KafkaClient(self.bootstrap)
+        return self._client
 
     def close(self) -> None:
-        self.client.close()
+        if self._client is not None:
+            self._client.close()
 
     def new_topic(
         self, prefix: str, partitions: int = 1, configs: Mapping[str, str] | None = None
