@@ -68,7 +68,9 @@ def test_micro_batches_match_the_connector(
 ) -> None:
     topic = kafka_admin.new_topic("stream", partitions=3)
     # uneven backlog: 60, 20 and 10 records, with headers on every record
-    records = [(0, b"k%d" % i, b"a%d" % i) for i in range(60)]
+    records: list[tuple[int, bytes | None, bytes | None]] = [
+        (0, b"k%d" % i, b"a%d" % i) for i in range(60)
+    ]
     records += [(1, None, b"b%d" % i) for i in range(20)]
     records += [(2, b"c", None) for _ in range(10)]
     kafka_admin.produce(topic, records, headers=[("h", b"1"), ("n", None)])
