@@ -22,6 +22,7 @@ partition, timestamp type) are written as buffers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,13 @@ from pyspark.sql.types import (
 
 from kafkacore.consumer import PartitionBatch
 
-__all__ = ["MalformedTimestampError", "arrow_schema", "record_batch", "spark_schema"]
+__all__ = [
+    "MalformedTimestampError",
+    "arrow_schema",
+    "record_batch",
+    "record_batch_of",
+    "spark_schema",
+]
 
 _HEADER_TYPE = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
 _HEADERS_TYPE = pa.list_(pa.field("element", _HEADER_TYPE))
@@ -123,28 +130,52 @@ def _headers(headers: list[tuple[tuple[str, bytes | None], ...]]) -> Any:
 
 def record_batch(batch: PartitionBatch, stop: int, include_headers: bool) -> Any:
     """The first ``stop`` records of ``batch`` as a ``pyarrow.RecordBatch``."""
-    whole = stop >= len(batch)
-    n = len(batch) if whole else stop
-    keys = batch.keys if whole else batch.keys[:n]
-    values = batch.values if whole else batch.values[:n]
-    offsets = np.frombuffer(batch.offsets, dtype=np.int64, count=n)
-    millis = np.frombuffer(batch.timestamps, dtype=np.int64, count=n)
+    return record_batch_of([(batch, stop)], include_headers)
+
+
+def record_batch_of(pieces: Sequence[tuple[PartitionBatch, int]], include_headers: bool) -> Any:
+    """The heads of several batches of one partition, in order, as one
+    ``pyarrow.RecordBatch`` (each piece: a batch and how many of its records).
+
+    One Arrow batch per poll rather than per Kafka record batch: Spark pays
+    a fixed cost per Arrow batch on both sides of its Python worker socket.
+    """
+    first = pieces[0][0]
+    keys: list[bytes | None] = []
+    values: list[bytes | None] = []
+    heads: list[tuple[tuple[str, bytes | None], ...]] = []
+    offsets_parts = []
+    millis_parts = []
+    types_parts = []
+    for batch, stop in pieces:
+        whole = stop >= len(batch)
+        n = len(batch) if whole else stop
+        keys += batch.keys if whole else batch.keys[:n]
+        values += batch.values if whole else batch.values[:n]
+        if include_headers:
+            heads += batch.headers if whole else batch.headers[:n]
+        offsets_parts.append(np.frombuffer(batch.offsets, dtype=np.int64, count=n))
+        millis_parts.append(np.frombuffer(batch.timestamps, dtype=np.int64, count=n))
+        types_parts.append(np.full(n, batch.timestamp_type, dtype=np.int32))
+    offsets = offsets_parts[0] if len(offsets_parts) == 1 else np.concatenate(offsets_parts)
+    millis = millis_parts[0] if len(millis_parts) == 1 else np.concatenate(millis_parts)
+    types = types_parts[0] if len(types_parts) == 1 else np.concatenate(types_parts)
+    n = len(offsets)
     if n and (int(millis.max()) > _MAX_MS or int(millis.min()) < -_MAX_MS):
         bad = int(np.argmax((millis > _MAX_MS) | (millis < -_MAX_MS)))
         raise MalformedTimestampError(
-            f"{batch.topic}-{batch.partition} offset {int(offsets[bad])}: timestamp "
+            f"{first.topic}-{first.partition} offset {int(offsets[bad])}: timestamp "
             f"{int(millis[bad])} ms is out of Spark's timestamp range"
         )
     columns = [
         pa.array(keys, pa.binary()),
         pa.array(values, pa.binary()),
-        _constant_string(batch.topic, n),
-        _constant_int32(batch.partition, n),
+        _constant_string(first.topic, n),
+        _constant_int32(first.partition, n),
         pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(offsets)]),
         pa.Array.from_buffers(_TIMESTAMP_TYPE, n, [None, pa.py_buffer(millis * 1000)]),
-        _constant_int32(batch.timestamp_type, n),
+        pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(types)]),
     ]
     if include_headers:
-        heads = batch.headers if whole else batch.headers[:n]
         columns.append(_headers(heads))
     return pa.RecordBatch.from_arrays(columns, schema=_SCHEMAS[include_headers])

@@ -42,10 +42,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import LogTruncationError, NoOffsetForPartitionError
+from kafkacore.consumer import LogTruncationError, NoOffsetForPartitionError, PartitionBatch
 from transports.selector import KafkaConsumer
 
-from ._arrow import record_batch
+from ._arrow import record_batch_of
 from ._offsets import EARLIEST, LATEST
 from ._ranges import OffsetRange
 
@@ -175,6 +175,7 @@ class _RangeRead:
                 nxt = self._out_of_range(nxt, until, exc)
                 last_progress = time.monotonic()
                 continue
+            pieces: list[tuple[PartitionBatch, int]] = []
             for batch in got:
                 offsets = batch.offsets
                 if offsets[0] < nxt:
@@ -183,12 +184,14 @@ class _RangeRead:
                     )
                 stop = bisect.bisect_left(offsets, until)
                 if stop:
-                    yield record_batch(batch, stop, self.include_headers)
+                    pieces.append((batch, stop))
                     nxt = offsets[stop - 1] + 1
-                    last_progress = time.monotonic()
                 if stop < len(offsets):
                     nxt = until
                     break
+            if pieces:
+                yield record_batch_of(pieces, self.include_headers)
+                last_progress = time.monotonic()
             if nxt >= until:
                 break
             position = c.position(tp, timeout=self.poll_timeout_s)

@@ -453,3 +453,41 @@ def test_timestamps_beyond_sparks_range_are_refused() -> None:
     batch.timestamps[2] = 2**62
     with pytest.raises(MalformedTimestampError, match="offset 9"):
         record_batch(batch, 3, False)
+
+
+# -- driver lookups: the connector's retries ------------------------------------------
+def test_lookups_retry_like_the_connector() -> None:
+    from pyspark_kafkacore._source_admin import SourceAdmin, UnknownTopicError
+
+    admin = SourceAdmin(
+        parse_source_options(
+            opts(**{"fetchOffset.numRetries": "3"}, **{"fetchOffset.retryIntervalMs": "0"})
+        )
+    )
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise ConnectionError("broker went away")
+        return "answer"
+
+    assert admin._retrying("test", flaky) == "answer" and len(calls) == 3
+    calls.clear()
+
+    def unknown() -> str:
+        calls.append(1)
+        raise UnknownTopicError("option 'subscribe': topic(s) ['x'] do not exist")
+
+    with pytest.raises(UnknownTopicError):
+        admin._retrying("test", unknown)
+    assert len(calls) == 3  # a topic being created may be unknown for a moment
+    calls.clear()
+
+    def misuse() -> str:
+        calls.append(1)
+        raise SourceOptionError("option 'startingOffsets' must give an offset for ...")
+
+    with pytest.raises(SourceOptionError):
+        admin._retrying("test", misuse)
+    assert len(calls) == 1  # the user's mistake does not get better by waiting
