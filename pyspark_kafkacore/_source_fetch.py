@@ -90,6 +90,8 @@ def _borrow(kafka: Mapping[str, Any]) -> KafkaConsumer:
 
 
 def _give_back(kafka: Mapping[str, Any], consumer: KafkaConsumer) -> None:
+    # Unassigned while idle: no fetching past the range into a buffer nobody reads.
+    consumer.assign([])
     with _pool_lock:
         _pool.append((_key(kafka), consumer))
         extra = _pool[:-POOL_SIZE] if len(_pool) > POOL_SIZE else []

@@ -205,6 +205,18 @@ def test_aborted_transactions_under_read_committed(
     assert len(collect_rows(load(spark, "kafkacore", options))) == 20
 
 
+def test_log_append_time_topic(spark: SparkSession, kafka_admin: KafkaAdmin) -> None:
+    topic = kafka_admin.new_topic(
+        "append-time", partitions=2, configs={"message.timestamp.type": "LogAppendTime"}
+    )
+    kafka_admin.produce(topic, [(i % 2, b"k", b"v%d" % i) for i in range(20)], timestamp=1000)
+    options = {"kafka.bootstrap.servers": kafka_admin.bootstrap, "subscribe": topic}
+    jvm, ours, _ = both(spark, options)
+    assert ours == jvm and len(ours) == 20
+    assert {r[6] for r in ours} == {1}  # timestampType LogAppendTime
+    assert all(r[5].year >= 2024 for r in ours)  # the broker's time, not the 1000 ms sent
+
+
 def test_delete_records_fails_or_skips_per_fail_on_data_loss(
     spark: SparkSession, kafka_admin: KafkaAdmin
 ) -> None:
