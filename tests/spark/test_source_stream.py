@@ -87,20 +87,28 @@ def test_micro_batches_match_the_connector(
             "startingOffsets": json.dumps({topic: {"0": 50, "1": -2, "2": -1}}),
             "minPartitions": "4",
         },
-        "startingTimestamp": {"startingTimestamp": str(before)},
+        "startingTimestamp": {"startingTimestamp": str(before), "groupIdPrefix": "bench"},
+        "assign, offsets by timestamp": {
+            "assign": json.dumps({topic: [0, 2]}),
+            "startingOffsetsByTimestamp": json.dumps({topic: {"0": before, "2": 0}}),
+            "kafka.group.id": "stream-conformance",
+        },
     }
-    for name, extra in cases.items():
-        options = {"kafka.bootstrap.servers": kafka_admin.bootstrap, "subscribe": topic, **extra}
-        jvm = available_now(spark, "kafka", options, tmp_path / f"jvm-{len(name)}")
-        ours = available_now(spark, "kafkacore", options, tmp_path / f"ours-{len(name)}")
+    for number, (name, extra) in enumerate(cases.items()):
+        options = {"kafka.bootstrap.servers": kafka_admin.bootstrap, **extra}
+        if "assign" not in extra:
+            options["subscribe"] = topic
+        jvm = available_now(spark, "kafka", options, tmp_path / f"jvm-{number}")
+        ours = available_now(spark, "kafkacore", options, tmp_path / f"ours-{number}")
         assert ours == jvm, name
         if "maxOffsetsPerTrigger" in extra:
             assert len(ours) > 1 and all(len(b) <= 25 for b in ours)
-        jvm_offsets = checkpoint_offsets(tmp_path / f"jvm-{len(name)}")
-        ours_offsets = checkpoint_offsets(tmp_path / f"ours-{len(name)}")
+        jvm_offsets = checkpoint_offsets(tmp_path / f"jvm-{number}")
+        ours_offsets = checkpoint_offsets(tmp_path / f"ours-{number}")
         assert ours_offsets == jvm_offsets, name
-        text = (tmp_path / f"ours-{len(name)}" / "offsets" / "0").read_text().splitlines()[-1]
-        assert list(json.loads(text)[topic]) == ["0", "1", "2"]  # partitions in order
+        text = (tmp_path / f"ours-{number}" / "offsets" / "0").read_text().splitlines()[-1]
+        partitions = list(json.loads(text)[topic])
+        assert partitions == sorted(partitions, key=int)  # in order
 
 
 def test_restart_from_checkpoint_resumes_exactly_and_commits_to_a_group(
