@@ -125,6 +125,17 @@ def _side_option(limit: OffsetLimit, side: str) -> str:
     return f"{side}OffsetsByTimestamp"
 
 
+def _needs_lookups(parsed: SourceOptions) -> bool:
+    """Whether planning a batch looks offsets up (else -2/-1 go to the executors)."""
+    plain = (type(None), Earliest, Latest, SpecificOffsets)
+    return (
+        not isinstance(parsed.starting, plain)
+        or not isinstance(parsed.ending, plain)
+        or parsed.min_partitions is not None
+        or parsed.max_records_per_partition is not None
+    )
+
+
 def _partitions_of(ranges: Sequence[OffsetRange]) -> list[InputPartition]:
     return [InputPartition(r) for r in ranges]
 
@@ -162,6 +173,8 @@ class KafkaBatchReader(DataSourceReader):
         parsed = self.parsed
         admin = SourceAdmin(parsed, client_id=f"{self.group}-driver")
         try:
+            if _needs_lookups(parsed):
+                admin.start_lookups()
             tps = admin.partitions()
             starting = parsed.starting or Earliest()
             ending = parsed.ending or Latest()
@@ -228,6 +241,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- offsets ----------------------------------------------------------------
     def initialOffset(self) -> dict[str, dict[str, int]]:
         admin = self._lookups()
+        admin.start_lookups()
         tps = admin.partitions()
         starting = self.parsed.starting or Latest()
         if isinstance(starting, Earliest):
@@ -252,6 +266,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _fetch_latest(self, start: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         admin = self._lookups()
+        admin.start_lookups()
         return admin.latest(admin.partitions(missing_ok=True), known=start)
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, dict[str, int]]:

@@ -97,10 +97,21 @@ class SourceAdmin:
 
     def consumer(self) -> KafkaConsumer:
         if self._consumer is None:
+            kafka = self._kafka()
+            # Metadata of every topic from the bootstrap request on (one consumer
+            # per query, on the driver): see start_lookups().
+            kafka.setdefault("metadata_all_topics", True)
             self._consumer = KafkaConsumer(
-                **self._kafka(), enable_auto_commit=False, auto_offset_reset="none"
+                **kafka, enable_auto_commit=False, auto_offset_reset="none"
             )
         return self._consumer
+
+    def start_lookups(self) -> None:
+        """Make the lookup consumer now, so it bootstraps while the partitions are
+        listed: a kafkacore lookup that finds no leader yet waits ``retry_backoff_ms``
+        (100 ms) before trying again, twice on a new consumer, instead of going on
+        when the metadata arrives."""
+        self.consumer()
 
     def close(self) -> None:
         client, consumer = self._client, self._consumer
