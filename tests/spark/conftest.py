@@ -169,6 +169,46 @@ def kafka_admin(kafka_broker: LocalKafka) -> Iterator[KafkaAdmin]:
 
 
 @dataclass(frozen=True)
+class CompactedTopic:
+    """A compacted topic whose log has gaps where the cleaner removed records."""
+
+    name: str
+    #: records produced: value ``v{i}``, key ``u{i}`` for every 4th record and
+    #: ``dup`` for the others (compaction keeps the last ``dup`` only)
+    produced: int
+
+
+@pytest.fixture(scope="session")
+def compacted_topic(kafka_admin: KafkaAdmin) -> CompactedTopic:
+    """Made early in the run (the first batch test asks for it): the broker's log
+    cleaner wakes every 15 s, so compaction happens while other tests run."""
+    name = kafka_admin.new_topic(
+        "compacted",
+        partitions=1,
+        configs={
+            "cleanup.policy": "compact",
+            "segment.ms": "100",
+            "min.cleanable.dirty.ratio": "0.01",
+            "min.compaction.lag.ms": "0",
+            "delete.retention.ms": "0",
+        },
+    )
+    produced = 0
+    for _ in range(4):  # several segments: each produce rolls the one before
+        kafka_admin.produce(
+            name,
+            [
+                (0, b"u%d" % i if i % 4 == 0 else b"dup", b"v%d" % i)
+                for i in range(produced, produced + 10)
+            ],
+        )
+        produced += 10
+        time.sleep(0.15)
+    kafka_admin.produce(name, [(0, b"last", b"v%d" % produced)])
+    return CompactedTopic(name=name, produced=produced + 1)
+
+
+@dataclass(frozen=True)
 class JavaRecords:
     """Topics ``{prefix}-{codec}`` written by the Java producer (SparkSourceRecords.java)."""
 

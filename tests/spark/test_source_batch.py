@@ -10,11 +10,12 @@ transactions.
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .conftest import CODECS, JavaRecords, KafkaAdmin, collect_rows
+from .conftest import CODECS, CompactedTopic, JavaRecords, KafkaAdmin, collect_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -35,7 +36,10 @@ def both(
 
 
 def test_java_producer_records_in_every_codec_read_identically(
-    spark: SparkSession, java_records: JavaRecords, kafka_broker: Any
+    spark: SparkSession,
+    java_records: JavaRecords,
+    kafka_broker: Any,
+    compacted_topic: CompactedTopic,  # made now: the log cleaner works while tests run
 ) -> None:
     options = {
         "kafka.bootstrap.servers": kafka_broker.bootstrap,
@@ -271,3 +275,26 @@ def test_unknown_topic_and_user_schema_are_refused(
     options = {"kafka.bootstrap.servers": kafka_broker.bootstrap, "subscribe": "t"}
     with pytest.raises(Exception, match="does not accept a user-specified"):
         spark.read.format("kafkacore").schema("value binary").options(**options).load().count()
+
+
+def test_compaction_gaps_are_no_data_loss(
+    spark: SparkSession, kafka_admin: KafkaAdmin, compacted_topic: CompactedTopic
+) -> None:
+    options = {
+        "kafka.bootstrap.servers": kafka_admin.bootstrap,
+        "subscribe": compacted_topic.name,
+        "failOnDataLoss": "true",
+        "kafkaConsumer.pollTimeoutMs": "5000",
+    }
+    deadline = time.monotonic() + 120
+    while True:  # wait for the log cleaner (it wakes every 15 s)
+        ours = collect_rows(load(spark, "kafkacore", options))
+        if len(ours) < compacted_topic.produced or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    offsets = [r[4] for r in ours]
+    assert len(ours) < compacted_topic.produced, "the cleaner did not compact in 120 s"
+    # unique keys stay, so the gaps are inside the read, which reaches the end
+    assert offsets[0] == 0 and offsets[-1] == compacted_topic.produced - 1
+    assert offsets != list(range(offsets[-1] + 1))
+    assert collect_rows(load(spark, "kafka", options)) == ours
