@@ -1,0 +1,260 @@
+"""Spark through Kafka: ``format("kafkacore")`` beside Spark's JVM ``format("kafka")``.
+
+Run: ``.venv/bin/python benchmarks/bench_spark.py [--records N] [--rounds R] [--bootstrap H:P]``
+
+One broker, one local Spark session (``local[2]``, both formats loaded),
+one topic of ``--records`` 100-byte records in 4 partitions written by the
+Java ``ProducerPerformance`` tool. Cases, each through both formats:
+
+* ``batch count``: ``spark.read...load().count()``;
+* ``batch noop``: the same read written to the ``noop`` sink (every column
+  materialized);
+* ``stream noop``: ``readStream`` from earliest, ``Trigger.AvailableNow``
+  into ``noop`` (query start to its end);
+* ``batch write``: a DataFrame of ``--records`` rows with a 100-byte binary
+  ``value`` written with ``.option("topic", ...)`` to a fresh 4-partition
+  topic. A format that cannot write yet is reported as such, not timed.
+
+Before timing, every case runs once per format on a small topic (JVM JIT,
+Python worker start-up). Then ``--rounds`` rounds alternate the two
+formats case by case (which goes first alternates too); the table shows
+the best (shortest) and the median wall time per case and format,
+records/s from the best, and kafkacore's ratio (its rate over the JVM
+connector's: above 1.0 is faster) from the best and from the medians. All
+rounds' times are printed too. The machine has 2 cores shared with other work: the load average is
+printed before and after; read the ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from _harness import broker, create_topics, markdown_table
+
+FORMATS = ("kafka", "kafkacore")
+PARTITIONS = 4
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f}, {five:.2f}, {fifteen:.2f}"
+
+
+def fill(bootstrap: str, topic: str, records: int) -> None:
+    """``records`` 100-byte records from Java's ProducerPerformance (fast and independent)."""
+    from localkafka.libs import ensure_libs
+
+    libs = ensure_libs()
+    subprocess.run(
+        [
+            "java",
+            "-Xmx512m",
+            "-cp",
+            f"{libs}/*",
+            "org.apache.kafka.tools.ProducerPerformance",
+            "--topic",
+            topic,
+            "--num-records",
+            str(records),
+            "--record-size",
+            "100",
+            "--throughput",
+            "-1",
+            "--producer-props",
+            f"bootstrap.servers={bootstrap}",
+            "acks=1",
+            "linger.ms=5",
+            "batch.size=65536",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
+
+
+class Cases:
+    """The timed operations, each taking a format name."""
+
+    def __init__(self, spark: Any, bootstrap: str, topic: str, records: int, work: str) -> None:
+        self.spark = spark
+        self.bootstrap = bootstrap
+        self.topic = topic
+        self.records = records
+        self.work = work
+
+    def _read(self, fmt: str) -> Any:
+        return (
+            self.spark.read.format(fmt)
+            .option("kafka.bootstrap.servers", self.bootstrap)
+            .option("subscribe", self.topic)
+            .load()
+        )
+
+    def batch_count(self, fmt: str) -> int:
+        return int(self._read(fmt).count())
+
+    def batch_noop(self, fmt: str) -> int:
+        self._read(fmt).write.format("noop").mode("overwrite").save()
+        return self.records
+
+    def stream_noop(self, fmt: str) -> int:
+        checkpoint = tempfile.mkdtemp(prefix="bench-spark-", dir=self.work)
+        query = (
+            self.spark.readStream.format(fmt)
+            .option("kafka.bootstrap.servers", self.bootstrap)
+            .option("subscribe", self.topic)
+            .option("startingOffsets", "earliest")
+            .load()
+            .writeStream.format("noop")
+            .option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+        progress = query.recentProgress
+        return sum(int(p["numInputRows"]) for p in progress)
+
+    def batch_write(self, fmt: str) -> int:
+        topic = f"bench-write-{fmt}-{uuid.uuid4().hex[:6]}"
+        create_topics(self.bootstrap, [topic], partitions=PARTITIONS)
+        df = self.spark.range(0, self.records, numPartitions=PARTITIONS).selectExpr(
+            "cast(concat(lpad(cast(id as string), 12, '0'), repeat('x', 88)) as binary) as value"
+        )
+        (
+            df.write.format(fmt)
+            .option("kafka.bootstrap.servers", self.bootstrap)
+            .option("topic", topic)
+            .mode("append")
+            .save()
+        )
+        return self.records
+
+
+CASES: list[tuple[str, Callable[[Cases, str], int]]] = [
+    ("batch read, count()", Cases.batch_count),
+    ("batch read, noop sink", Cases.batch_noop),
+    ("stream read (AvailableNow), noop sink", Cases.stream_noop),
+    ("batch write, 100-byte values", Cases.batch_write),
+]
+
+
+def timed(fn: Callable[[], int]) -> tuple[float, int]:
+    start = time.perf_counter()
+    count = fn()
+    return time.perf_counter() - start, count
+
+
+def why(exc: BaseException) -> str:
+    """The line of a (Python worker's) traceback that says what went wrong."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    named = [line for line in lines if "Error:" in line or "Exception:" in line]
+    text = (named or lines or [type(exc).__name__])[-1]
+    return text[:200]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=2_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--bootstrap")
+    args = ap.parse_args()
+    from localkafka.spark import local_spark
+
+    print(f"# bench_spark: {args.records} records, {args.rounds} rounds")
+    print(f"date {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")
+    print(f"machine {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
+    print(f"load average before: {load_average()}")
+    work = tempfile.mkdtemp(prefix="bench-spark-")
+    try:
+        with broker(args.bootstrap) as bootstrap:
+            topic = f"bench-read-{uuid.uuid4().hex[:6]}"
+            warm = f"bench-warm-{uuid.uuid4().hex[:6]}"
+            create_topics(bootstrap, [topic, warm], partitions=PARTITIONS)
+            t0 = time.perf_counter()
+            fill(bootstrap, topic, args.records)
+            fill(bootstrap, warm, 20_000)
+            print(f"filled {args.records} records in {time.perf_counter() - t0:.1f} s")
+            spark = local_spark("bench-spark")
+            import pyspark
+
+            print(f"pyspark {pyspark.__version__}, Python {platform.python_version()}")
+            cases = Cases(spark, bootstrap, topic, args.records, work)
+            warmup = Cases(spark, bootstrap, warm, 20_000, work)
+            broken: dict[tuple[str, str], str] = {}
+            for name, fn in CASES:
+                for fmt in FORMATS:
+                    try:
+                        fn(warmup, fmt)
+                    except Exception as exc:
+                        broken[(name, fmt)] = why(exc)
+                        print(f"warm-up {name} / {fmt}: cannot run: {broken[(name, fmt)]}")
+            times: dict[tuple[str, str], list[float]] = {}
+            for rnd in range(args.rounds):
+                for name, fn in CASES:
+                    order = FORMATS if rnd % 2 == 0 else tuple(reversed(FORMATS))
+                    for fmt in order:
+                        if (name, fmt) in broken:
+                            continue
+                        elapsed, count = timed(lambda fn=fn, fmt=fmt: fn(cases, fmt))
+                        if count != args.records:
+                            raise RuntimeError(
+                                f"{name} / {fmt}: {count} records, not {args.records}"
+                            )
+                        times.setdefault((name, fmt), []).append(elapsed)
+                        print(f"round {rnd + 1} {name} / {fmt}: {elapsed:.2f} s")
+            spark.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"load average after: {load_average()}")
+    rows = []
+    for name, _ in CASES:
+        cells: list[object] = [name]
+        best: dict[str, float] = {}
+        middle: dict[str, float] = {}
+        for fmt in FORMATS:
+            got = times.get((name, fmt))
+            if not got:
+                cells += ["not run", ""]
+                continue
+            best[fmt] = min(got)
+            middle[fmt] = statistics.median(got)
+            cells += [
+                f"{best[fmt]:.2f} s / {middle[fmt]:.2f} s",
+                f"{args.records / best[fmt]:,.0f}",
+            ]
+        if len(best) == 2:
+            cells.append(f"{best['kafka'] / best['kafkacore']:.2f}x")
+            cells.append(f"{middle['kafka'] / middle['kafkacore']:.2f}x")
+        else:
+            cells += ["n/a", "n/a"]
+        rows.append(cells)
+    head = [
+        "case",
+        "JVM kafka best / median",
+        "JVM rec/s (best)",
+        "kafkacore best / median",
+        "kafkacore rec/s (best)",
+        "kafkacore / JVM (best)",
+        "(median)",
+    ]
+    print()
+    print(markdown_table(head, rows))
+    for (name, fmt), reason in sorted(broken.items()):
+        print(f"* {name} through format('{fmt}') did not run: {reason}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
