@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow as pa
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,

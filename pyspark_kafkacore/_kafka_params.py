@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import MISSING, Field
+from dataclasses import Field
 from typing import Any, Literal
 
 from kafkacore.client import ClientConfig
@@ -105,25 +105,43 @@ def _fields(role: Role) -> dict[str, Field[Any]]:
     return {k: v for k, v in fields.items() if k not in _OBJECT_ONLY}
 
 
+def _acks(option: str, text: str) -> int | str:
+    # Java accepts all, -1, 0, 1 in any case (a case-insensitive valid-string set).
+    lowered = text.strip().lower()
+    if lowered in ("all", "-1"):
+        return "all"
+    if lowered in ("0", "1"):
+        return int(lowered)
+    raise KafkaOptionError(f"option {option!r}: expected all, -1, 0 or 1, got {text!r}")
+
+
 def _convert(option: str, name: str, field: Field[Any], text: str) -> Any:
-    default = field.default if field.default is not MISSING else None
-    kind = str(field.type)
+    """Convert Spark's string value to the field's type, read from its annotation.
+
+    Annotations are strings here (``from __future__ import annotations``), e.g.
+    ``"int"``, ``"bool | None"``, ``"int | str"``, ``"tuple[str, ...]"``.
+    """
+    if name == "acks":
+        return _acks(option, text)
+    kinds = {part.strip().split("[", 1)[0] for part in str(field.type).split("|")}
     value = text.strip()
-    if isinstance(default, bool) or kind == "bool":
-        lowered = value.lower()
+    lowered = value.lower()
+    if "None" in kinds and lowered in ("", "null", "none"):
+        return None
+    if "bool" in kinds:
         if lowered in ("true", "false"):
             return lowered == "true"
         raise KafkaOptionError(f"option {option!r}: expected true or false, got {text!r}")
-    if isinstance(default, int) or kind.startswith("int"):
-        if value.lower() in ("", "null", "none") and "None" in kind:
-            return None
+    if "int" in kinds:
         try:
             return int(value)
         except ValueError:
+            if "str" in kinds:  # e.g. acks: 0, 1 or "all"
+                return value
             raise KafkaOptionError(
                 f"option {option!r}: expected an integer, got {text!r}"
             ) from None
-    if isinstance(default, tuple) or kind.startswith("tuple"):
+    if "tuple" in kinds:
         return tuple(part.strip() for part in value.split(",") if part.strip())
     return value
 

@@ -51,7 +51,7 @@ from pyspark_kafkacore._sink_task import SinkCommit, TxnPlan, transactional_id, 
 from pyspark_kafkacore._txn import TaskTransaction, end_transactions, fence_transactional_ids
 
 if TYPE_CHECKING:
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
     from pyspark.sql.datasource import WriterCommitMessage
 
 __all__ = ["KafkaBatchWriter", "KafkaStreamWriter", "batch_writer", "stream_writer"]

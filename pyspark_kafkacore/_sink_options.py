@@ -101,34 +101,10 @@ def _text(options: Mapping[str, str], name: str) -> str | None:
 
 
 def _producer_options(options: Mapping[str, str]) -> dict[str, Any]:
-    # kafka.acks ("all" is not an int) and kafka.enable.idempotence (a
-    # bool-or-None field) are converted here: kafka_options() does not convert
-    # them yet (see the report for issue 9).
-    special: dict[str, str] = {}
-    rest: dict[str, str] = {}
-    for key, value in options.items():
-        lowered = key.lower()
-        if lowered in ("kafka.acks", "kafka.enable.idempotence"):
-            special[lowered] = "" if value is None else str(value).strip()
-        else:
-            rest[key] = value
     try:
-        out = kafka_options(rest, "producer")
+        return kafka_options(options, "producer")
     except KafkaOptionError as exc:
         raise SinkOptionError(str(exc)) from None
-    acks = special.get("kafka.acks")
-    if acks is not None:
-        if acks.lower() not in ("all", "-1", "0", "1"):
-            raise SinkOptionError(f"option 'kafka.acks': expected all, -1, 0 or 1, got {acks!r}")
-        out["acks"] = "all" if acks.lower() in ("all", "-1") else int(acks)
-    idem = special.get("kafka.enable.idempotence")
-    if idem is not None:
-        if idem.lower() not in ("true", "false"):
-            raise SinkOptionError(
-                f"option 'kafka.enable.idempotence': expected true or false, got {idem!r}"
-            )
-        out["enable_idempotence"] = idem.lower() == "true"
-    return out
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; see the report
+import pyarrow as pa
 
 from pyspark_kafkacore._sink_schema import SinkLayout
 

@@ -47,7 +47,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; see the report
+import pyarrow as pa
 from pyspark.sql.datasource import WriterCommitMessage
 
 from kafkacore.client import TopicPartition

@@ -79,3 +79,24 @@ def test_bad_values_and_stores_are_refused() -> None:
         )
     with pytest.raises(KafkaOptionError, match="PlainLoginModule"):
         kafka_options({"kafka.sasl.jaas.config": "com.example.Custom required;"}, "consumer")
+
+
+def test_union_typed_fields_convert_by_their_annotation() -> None:
+    got = kafka_options(
+        {
+            "kafka.acks": "all",
+            "kafka.enable.idempotence": "false",
+            "kafka.compression.type": "zstd",
+            "kafka.linger.ms": "20",
+        },
+        "producer",
+    )
+    assert got == {
+        "acks": "all",
+        "enable_idempotence": False,
+        "compression_type": "zstd",
+        "linger_ms": 20,
+    }
+    assert kafka_options({"kafka.acks": "1"}, "producer") == {"acks": 1}
+    with pytest.raises(KafkaOptionError, match="expected true or false"):
+        kafka_options({"kafka.enable.idempotence": "sometimes"}, "producer")
