@@ -68,11 +68,13 @@ class KafkaClient:
             ssl_server_hostname=ssl_server_hostname,
         )
         self._router = Router()
-        self._core = KafkaClientCore(parts.config, now=self._io.clock(), rng=parts.rng)
-        self._bridge = Bridge(
-            self._core, self._io, clock=self._io.clock, on_event=self._router.on_event
-        )
-        self._io.bridge = self._bridge
+        self._rng = parts.rng
+        # The core is built by start(), when the loop thread that will carry
+        # out its intents starts: a core built earlier would ask for
+        # connections nobody opens and time them out (socket set-up timeout)
+        # before the first call.
+        self._core: KafkaClientCore
+        self._bridge: Bridge
         self._state = ClientState.NEW
         self._state_lock = threading.Lock()
         self._stopping = False
@@ -92,6 +94,11 @@ class KafkaClient:
             if self._state is ClientState.RUNNING:
                 return
             self._state = ClientState.RUNNING
+            self._core = KafkaClientCore(self.config, now=self._io.clock(), rng=self._rng)
+            self._bridge = Bridge(
+                self._core, self._io, clock=self._io.clock, on_event=self._router.on_event
+            )
+            self._io.bridge = self._bridge
             self._thread = threading.Thread(
                 target=self._run, name="kafkacore-selector", daemon=True
             )
@@ -133,7 +140,9 @@ class KafkaClient:
             return
         thread = self._thread
         if old is ClientState.NEW or thread is None:
-            self._shutdown_core()
+            # Never started: no core, no socket; only waiters to release.
+            self._stopping = True
+            self._router.fail_all(RequestCancelled("KafkaClient closed"))
             self._io.close_all()
             return
         if thread is threading.current_thread():

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kafkacore.client import TopicPartition
 from kafkacore.errors import LocalProtocolError, RequestCancelled
 from transports.selector import ClientState, KafkaClient
 
@@ -88,3 +89,42 @@ def test_a_crashed_loop_fails_waiters_instead_of_hanging(kafka_broker: Any) -> N
             client.send(metadata_request())
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("kind", ["client", "producer", "consumer"])
+def test_a_blocking_object_used_long_after_it_was_built_still_connects(
+    kafka_broker: Any, kind: str
+) -> None:
+    # The loop thread starts on first use; time spent before that must not
+    # count against connection set-up (the core used to time out connects it
+    # had asked for at construction, failing the first call at once).
+    import time
+
+    from transports.selector import KafkaConsumer, KafkaProducer
+
+    options: dict[str, Any] = {"socket_connection_setup_timeout_ms": 300}
+    if kind == "client":
+        client = KafkaClient(kafka_broker.bootstrap, **options)
+        time.sleep(0.8)
+        try:
+            assert client.send(metadata_request(), timeout=10).brokers
+        finally:
+            client.close()
+    elif kind == "producer":
+        producer = KafkaProducer(kafka_broker.bootstrap, **options)
+        time.sleep(0.8)
+        try:
+            topic = "late-use-producer"
+            kafka_broker.create_topic(topic, partitions=1)
+            assert producer.send(topic, b"v").result(timeout=15).offset == 0
+        finally:
+            producer.close()
+    else:
+        consumer = KafkaConsumer(bootstrap_servers=kafka_broker.bootstrap, **options)
+        time.sleep(0.8)
+        try:
+            topic = "late-use-consumer"
+            kafka_broker.create_topic(topic, partitions=2)
+            assert len(consumer.end_offsets([TopicPartition(topic, 0)], timeout=10)) == 1
+        finally:
+            consumer.close()
