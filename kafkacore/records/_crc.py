@@ -1,43 +1,49 @@
-"""CRC-32C (Castagnoli) from the native ``crc32c`` package, loaded without its ``__init__``.
+"""CRC-32C (Castagnoli) of record batches (NOTES.md c.8).
 
-The package's ``__init__`` imports ``importlib.metadata`` and its command-line
-entry point, which pull in ``socket``, ``selectors`` and ``threading``; the
-core must not import those (tests/test_gates.py). Its compiled extension
-``crc32c._crc32c`` has no such imports, so it is loaded here by file. The
-result is the same function: hardware-accelerated (SSE 4.2 / ARMv8 CRC)
-where the CPU offers it, the package's own software tables otherwise.
+The compiled extension computes it with the ``crc32c`` crate (SSE 4.2 /
+ARMv8 CRC instructions where the CPU has them). The pure-Python version
+below is the reference and the fallback: table-driven, one byte per step,
+so about 50 ns a byte; a consumer on the pure path with ``check_crcs`` pays
+that for every batch (docs/records.md).
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import os
 from collections.abc import Callable
-from typing import cast
+from typing import Final
 
-__all__ = ["crc32c"]
+from kafkacore.records import _backend
 
-Crc32c = Callable[..., int]
+__all__ = ["crc32c", "crc32c_py"]
+
+_POLY: Final = 0x82F63B78  # CRC-32C, reflected
 
 
-def _load() -> Crc32c:
-    spec = importlib.util.find_spec("crc32c")  # finds, does not execute, the package
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("kafkacore.records needs the crc32c package: pip install crc32c")
-    for location in spec.submodule_search_locations:
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = os.path.join(location, "_crc32c" + suffix)
-            if not os.path.exists(path):
-                continue
-            ext_spec = importlib.util.spec_from_file_location("crc32c._crc32c", path)
-            if ext_spec is None or ext_spec.loader is None:
-                continue
-            module = importlib.util.module_from_spec(ext_spec)
-            ext_spec.loader.exec_module(module)
-            return cast(Crc32c, module.crc32c)
-    raise ImportError("the crc32c package has no compiled _crc32c extension; reinstall crc32c")
+def _table() -> tuple[int, ...]:
+    out = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ _POLY if c & 1 else c >> 1
+        out.append(c)
+    return tuple(out)
+
+
+_TABLE: Final = _table()
+
+
+def crc32c_py(data: bytes | bytearray | memoryview, value: int = 0) -> int:
+    """CRC-32C of ``data``, continuing from ``value`` (a previous result)."""
+    table = _TABLE
+    crc = value ^ 0xFFFFFFFF
+    for b in memoryview(data).cast("B"):
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
 
 
 #: ``crc32c(data, value=0) -> int``: CRC-32C of a bytes-like object, continuing from ``value``.
-crc32c: Crc32c = _load()
+crc32c: Callable[..., int]
+if _backend.NATIVE:
+    from kafkacore.records._native import crc32c
+else:
+    crc32c = crc32c_py
