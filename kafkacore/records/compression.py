@@ -458,12 +458,13 @@ def _unzstd_frames(
                 raise DecodeError("truncated zstd frame", api=api, field="records")
             budget = max_size - total
             step = max(_ZSTD_MIN_CHUNK, budget >> _ZSTD_WORST_RATIO_SHIFT)
-            chunk = d.decompress(view[pos : pos + step])
+            fed = view[pos : pos + step]
+            chunk = d.decompress(fed)
             total += len(chunk)
             if total > max_size:
                 raise _too_big("zstd", max_size, api)
             out.append(chunk)
-            pos += step
+            pos += len(fed)
         # Whatever the frame did not consume belongs to the next frame.
         pos -= len(d.unused_data)
     return b"".join(out)
