@@ -47,9 +47,13 @@ from typing import ClassVar, Final
 
 from kafkacore.errors import DecodeError, LocalProtocolError
 from kafkacore.records import _backend
-from kafkacore.records._crc import crc32c
+from kafkacore.records._crc import crc32c, crc32c_py
 from kafkacore.records._varint import read_zigzag
-from kafkacore.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, decompress
+from kafkacore.records.compression import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    Compression,
+    decompress_py,
+)
 from kafkacore.records.model import (
     ArrowColumns,
     BinaryColumn,
@@ -268,7 +272,8 @@ class RecordBatch:
 
     def crc_valid(self) -> bool:
         """Whether the stored CRC-32C matches bytes [21, end)."""
-        return crc32c(self._buf[CRC_START:]) == self.crc
+        crc = crc32c if self._compiled else crc32c_py
+        return crc(self._buf[CRC_START:]) == self.crc
 
     def __repr__(self) -> str:
         return (
@@ -281,8 +286,9 @@ class RecordBatch:
     # ---- records ------------------------------------------------------
 
     def _records_section(self) -> bytes:
+        # The pure path end to end: its CRC and its codecs too.
         if self._check_crc:
-            actual = crc32c(self._buf[CRC_START:])
+            actual = crc32c_py(self._buf[CRC_START:])
             if actual != self.crc:
                 raise CorruptRecordError(
                     f"CRC-32C is {actual:#010x}, header says {self.crc:#010x};"
@@ -295,7 +301,7 @@ class RecordBatch:
         codec = self.attributes & ATTR_COMPRESSION
         if codec == 0:
             return bytes(body)
-        data = decompress(codec, body, max_size=self._max_decompressed_size, api=API)
+        data = decompress_py(codec, body, max_size=self._max_decompressed_size, api=API)
         if self.record_count * MIN_RECORD_SIZE > len(data):
             raise DecodeError(
                 f"record count {self.record_count} cannot fit in {len(data)} decompressed bytes",

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Final, TypeAlias
 
 from kafkacore.errors import LocalProtocolError
 from kafkacore.records import _backend
-from kafkacore.records._crc import crc32c
+from kafkacore.records._crc import crc32c_py
 from kafkacore.records._varint import ZIGZAG, ZIGZAG_LIMIT, zigzag_bytes
 from kafkacore.records.batch import (
     ATTR_CONTROL,
@@ -53,7 +53,7 @@ from kafkacore.records.batch import (
     LOG_OVERHEAD,
     RECORD_BATCH_OVERHEAD,
 )
-from kafkacore.records.compression import Compression, check_level, compress
+from kafkacore.records.compression import Compression, check_level, compress_py
 from kafkacore.records.model import ControlRecordType, Header
 
 if _backend.NATIVE:
@@ -553,7 +553,7 @@ class PyRecordBatchBuilder(_BuilderSurface):
         if self.compression is Compression.NONE:
             body: bytes | bytearray = self._buf
         else:
-            body = compress(self.compression, self._buf, level=self._level)
+            body = compress_py(self.compression, self._buf, level=self._level)
         out = bytearray(RECORD_BATCH_OVERHEAD)
         out += body
         max_ts = self._max_ts if self._log_append_time is None else self._log_append_time
@@ -574,7 +574,7 @@ class PyRecordBatchBuilder(_BuilderSurface):
             self._base_sequence,
             self._count,
         )
-        _CRC.pack_into(out, 17, crc32c(memoryview(out)[CRC_START:]))
+        _CRC.pack_into(out, 17, crc32c_py(memoryview(out)[CRC_START:]))
         self._built = bytes(out)
         self._buf = bytearray()
         self.state = BuilderState.BUILT
