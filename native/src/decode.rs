@@ -131,9 +131,11 @@ pub struct Span {
 
 impl Span {
     const NULL: Span = Span { start: 0, len: -1 };
+    #[inline(always)]
     pub fn is_null(&self) -> bool {
         self.len < 0
     }
+    #[inline(always)]
     pub fn slice<'b>(&self, buf: &'b [u8]) -> &'b [u8] {
         &buf[self.start..self.start + self.len.max(0) as usize]
     }

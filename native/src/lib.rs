@@ -196,7 +196,7 @@ fn decode_arrow<'py>(py: Python<'py>, batch: &Bound<'py, PyAny>, check_crc: bool
     decode(py, batch, Mode::Arrow, check_crc, max_size)
 }
 
-#[pymodule]
+#[pymodule(gil_used = true)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_crc32c, m)?)?;
     m.add_function(wrap_pyfunction!(py_murmur2, m)?)?;

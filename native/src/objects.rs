@@ -40,10 +40,16 @@ fn int<'py>(py: Python<'py>, v: i64) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// A record's headers as a tuple of (str, bytes | None) pairs.
+#[inline(always)]
 fn headers<'py>(py: Python<'py>, buf: &[u8], spans: &[HeaderSpan], empty: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
     if spans.is_empty() {
         return Ok(empty.clone().into_any());
     }
+    header_tuple(py, buf, spans)
+}
+
+#[inline(never)]
+fn header_tuple<'py>(py: Python<'py>, buf: &[u8], spans: &[HeaderSpan]) -> PyResult<Bound<'py, PyAny>> {
     let mut pairs = Vec::with_capacity(spans.len());
     for h in spans {
         let key = h.key.slice(buf);
@@ -90,6 +96,7 @@ impl RecordMaker {
         value: Span,
         header_spans: &[HeaderSpan],
         last_ts: &mut Option<(i64, Py<PyAny>)>,
+        reuse: Option<&Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let offset = int(py, offset)?;
         let ts = match last_ts {
@@ -107,6 +114,35 @@ impl RecordMaker {
         if !self.tuple_layout {
             return self.record_type.bind(py).call1((offset, ts, key, value, hdrs));
         }
+        let items = [offset.into_ptr(), ts.into_ptr(), key.into_ptr(), value.into_ptr(), hdrs.into_ptr()];
+        // Safety: `reuse` is a Record this iterator made and nobody else
+        // holds (refcount 1: only the iterator's own reference), so refilling
+        // it in place is unobservable, as CPython's zip(), enumerate() and
+        // dict iterators do with their result tuples. The new items exist
+        // already, so no allocation (and no collection) can see a half-filled
+        // record; the old items are released afterwards.
+        if let Some(obj) = reuse {
+            let raw = obj.as_ptr();
+            unsafe {
+                if ffi::Py_REFCNT(raw) == 1 {
+                    let mut old = [std::ptr::null_mut(); 5];
+                    for (k, item) in items.iter().enumerate() {
+                        old[k] = ffi::PyTuple_GET_ITEM(raw, k as ffi::Py_ssize_t);
+                        ffi::PyTuple_SET_ITEM(raw, k as ffi::Py_ssize_t, *item);
+                    }
+                    let tracked = ffi::PyObject_GC_IsTracked(raw) != 0;
+                    if plain && tracked {
+                        ffi::PyObject_GC_UnTrack(raw as *mut std::ffi::c_void);
+                    } else if !plain && !tracked {
+                        ffi::PyObject_GC_Track(raw as *mut std::ffi::c_void);
+                    }
+                    for item in old {
+                        ffi::Py_DECREF(item);
+                    }
+                    return Ok(obj.bind(py).clone());
+                }
+            }
+        }
         let tp = self.record_type.bind(py).as_type_ptr();
         // Safety: Record has a tuple's layout (checked in errors.rs): a
         // 5-item variable-size GC object of that type is a Record tuple once
@@ -115,19 +151,22 @@ impl RecordMaker {
         // reference, as tuple.__new__ does. It is born untracked.
         unsafe {
             let raw = ffi::PyObject_GC_NewVar::<ffi::PyObject>(tp, 5);
-            let obj = Bound::from_owned_ptr_or_err(py, raw)?;
-            ffi::PyTuple_SET_ITEM(raw, 0, offset.into_ptr());
-            ffi::PyTuple_SET_ITEM(raw, 1, ts.into_ptr());
-            ffi::PyTuple_SET_ITEM(raw, 2, key.into_ptr());
-            ffi::PyTuple_SET_ITEM(raw, 3, value.into_ptr());
-            ffi::PyTuple_SET_ITEM(raw, 4, hdrs.into_ptr());
+            if raw.is_null() {
+                for item in items {
+                    ffi::Py_DECREF(item);
+                }
+                return Err(PyErr::fetch(py));
+            }
+            for (k, item) in items.into_iter().enumerate() {
+                ffi::PyTuple_SET_ITEM(raw, k as ffi::Py_ssize_t, item);
+            }
             if !plain {
                 // Ints, bytes, None and the empty tuple cannot take part in a
                 // reference cycle (CPython stops tracking such tuples too);
                 // header tuples are tracked as usual.
                 ffi::PyObject_GC_Track(raw as *mut std::ffi::c_void);
             }
-            Ok(obj)
+            Ok(Bound::from_owned_ptr(py, raw))
         }
     }
 }
@@ -151,6 +190,7 @@ pub fn records<'py>(py: Python<'py>, buf: &[u8], recs: &Records) -> PyResult<Bou
             recs.values[i],
             &recs.header_spans[first..first + nh],
             &mut last_ts,
+            None,
         )?;
         // Safety: i < n; steals the reference into the empty slot.
         unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, record.into_ptr()) };
@@ -205,6 +245,11 @@ struct IterState {
     pos: usize,
     header_spans: Vec<HeaderSpan>,
     last_ts: Option<(i64, Py<PyAny>)>,
+    /// The last two records returned: by the time a loop asks for the next
+    /// one, its variable has let go of the one before the last, which can
+    /// then be refilled instead of freed and allocated again.
+    recent: [Option<Py<PyAny>>; 2],
+    turn: usize,
 }
 
 impl RecordIterator {
@@ -220,6 +265,8 @@ impl RecordIterator {
                 pos: 0,
                 header_spans: Vec::new(),
                 last_ts: None,
+                recent: [None, None],
+                turn: 0,
             }),
             busy: AtomicBool::new(false),
         })
@@ -252,7 +299,22 @@ impl IterState {
         let Some((offset, ts)) = absolute(&self.header, &rec) else {
             return Err(self.fault(py));
         };
-        let record = self.maker.make(py, buf, offset, ts, rec.key, rec.value, &self.header_spans, &mut self.last_ts)?;
+        let slot = self.turn;
+        let record = self.maker.make(
+            py,
+            buf,
+            offset,
+            ts,
+            rec.key,
+            rec.value,
+            &self.header_spans,
+            &mut self.last_ts,
+            self.recent[slot].as_ref(),
+        )?;
+        if self.recent[slot].as_ref().map(|r| r.as_ptr()) != Some(record.as_ptr()) {
+            self.recent[slot] = Some(record.clone().unbind());
+        }
+        self.turn = slot ^ 1;
         self.pos = end;
         self.index += 1;
         Ok(Some(record))

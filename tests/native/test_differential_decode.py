@@ -196,3 +196,24 @@ def test_the_lazy_iterators_yield_the_same_records_before_a_fault() -> None:
     native_records, native_error = iterate(NativeBatch(damaged))
     assert len(pure_records) == 2 and pure_records == native_records
     assert pure_error is not None and same_error(pure_error, native_error)
+
+
+def test_records_kept_from_a_loop_are_never_refilled() -> None:
+    # The compiled iterator refills a record in place only when nobody else
+    # holds it: whatever a loop keeps must stay what it was.
+    recs = [
+        (b"k%d" % i, b"v%d" % i, [("h", b"%d" % i)] if i % 4 == 0 else [], i) for i in range(50)
+    ]
+    data = build(recs)
+    expected = PureBatch(data).records()
+    kept = []
+    for i, record in enumerate(NativeBatch(data)):
+        if i % 3 == 0:
+            kept.append(record)
+    assert kept == expected[::3]
+    it = iter(NativeBatch(data))
+    first, second = next(it), next(it)
+    rest = list(it)
+    assert [first, second, *rest] == expected
+    seen = [tuple(r) for r in NativeBatch(data)]  # copies: each record read in its turn
+    assert seen == [tuple(r) for r in expected]
