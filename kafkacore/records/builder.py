@@ -591,6 +591,21 @@ if _backend.NATIVE:
         def _headers_bytes(self, headers: Iterable[Header]) -> bytes:
             return _native.encode_headers(headers)
 
+        def append_many(
+            self,
+            values: Sequence[BytesLike | None],
+            keys: Sequence[BytesLike | None] | None = None,
+            *,
+            timestamps: int | Sequence[int],
+            headers: Sequence[Iterable[Header]] | None = None,
+        ) -> int:
+            # The common case (lists of bytes or None, int timestamps, no
+            # headers) is checked and encoded in one compiled pass; anything
+            # else, errors included, takes the shared path below.
+            if headers is None and self._append_columns(values, keys, timestamps):
+                return len(values)
+            return super().append_many(values, keys, timestamps=timestamps, headers=headers)
+
         def __new__(
             cls,
             *,

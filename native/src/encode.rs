@@ -383,6 +383,126 @@ impl Encoder {
         }
     }
 
+    /// append_many's fast path: lists of bytes or None and int timestamps
+    /// (one int or a list), no headers. Checks everything first and encodes
+    /// only when every record is acceptable; returns False (the builder
+    /// untouched) otherwise, and the Python path then raises its precise error.
+    fn _append_columns(
+        &mut self,
+        values: &Bound<'_, PyAny>,
+        keys: &Bound<'_, PyAny>,
+        timestamps: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        if self.built.is_some() {
+            return Ok(false);
+        }
+        let Ok(values) = values.cast_exact::<PyList>() else { return Ok(false) };
+        let n = values.len();
+        let keys = if keys.is_none() {
+            None
+        } else {
+            match keys.cast_exact::<PyList>() {
+                Ok(k) if k.len() == n => Some(k),
+                _ => return Ok(false),
+            }
+        };
+        // Safety: exact type check on a live object.
+        let single_ts = unsafe { ffi::PyLong_CheckExact(timestamps.as_ptr()) } != 0;
+        let ts_list = if single_ts {
+            None
+        } else {
+            match timestamps.cast_exact::<PyList>() {
+                Ok(t) if t.len() == n => Some(t),
+                _ => return Ok(false),
+            }
+        };
+        if n == 0 || self.count + n as i64 > INT32_MAX {
+            return Ok(false);
+        }
+        // Pass 1: types, sizes and the timestamp range; nothing here runs Python code.
+        let single: Option<i64> = if single_ts { timestamps.extract().ok() } else { None };
+        if single_ts && single.is_none() {
+            return Ok(false);
+        }
+        let (mut lo, mut hi, mut first) = (i64::MAX, i64::MIN, 0i64);
+        let mut payload = 0usize;
+        for i in 0..n {
+            for col in [Some(values), keys].into_iter().flatten() {
+                // Safety: i < len of a list no Python code can change meanwhile.
+                let item = unsafe { ffi::PyList_GET_ITEM(col.as_ptr(), i as ffi::Py_ssize_t) };
+                // Safety: type checks on a borrowed live item.
+                unsafe {
+                    if ffi::PyBytes_CheckExact(item) != 0 {
+                        payload += ffi::Py_SIZE(item) as usize;
+                    } else if item != ffi::Py_None() {
+                        return Ok(false);
+                    }
+                }
+            }
+            let t = match (single, ts_list) {
+                (Some(t), _) => t,
+                (None, Some(list)) => {
+                    // Safety: as above.
+                    let item = unsafe { ffi::PyList_GET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t) };
+                    // Safety: exact int check, then a conversion that cannot run Python code.
+                    unsafe {
+                        if ffi::PyLong_CheckExact(item) == 0 {
+                            return Ok(false);
+                        }
+                        let mut overflow = 0;
+                        let v = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
+                        if overflow != 0 || (v == -1 && !ffi::PyErr_Occurred().is_null()) {
+                            ffi::PyErr_Clear();
+                            return Ok(false);
+                        }
+                        v
+                    }
+                }
+                (None, None) => return Ok(false),
+            };
+            if i == 0 {
+                first = t;
+            }
+            lo = lo.min(t);
+            hi = hi.max(t);
+        }
+        let base = if self.count > 0 { self.base_ts } else { first };
+        let max_ts = if self.count > 0 { self.max_ts.max(hi) } else { hi };
+        if (lo as i128 - base as i128) < i64::MIN as i128 || (hi as i128 - base as i128) > i64::MAX as i128 {
+            return Ok(false);
+        }
+        // Pass 2: encode (cannot fail).
+        self.buf.reserve(payload + n * 24);
+        for i in 0..n {
+            // Safety: the items were checked in pass 1 and the lists cannot have changed.
+            let (v, k, t) = unsafe {
+                let bytes_at = |col: &Bound<'_, PyList>| -> Option<&[u8]> {
+                    let item = ffi::PyList_GET_ITEM(col.as_ptr(), i as ffi::Py_ssize_t);
+                    if item == ffi::Py_None() {
+                        None
+                    } else {
+                        let p = ffi::PyBytes_AS_STRING(item) as *const u8;
+                        Some(std::slice::from_raw_parts(p, ffi::Py_SIZE(item) as usize))
+                    }
+                };
+                let t = match (single, ts_list) {
+                    (Some(t), _) => t,
+                    (None, Some(list)) => {
+                        ffi::PyLong_AsLongLong(ffi::PyList_GET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t))
+                    }
+                    (None, None) => unreachable!("checked in pass 1"),
+                };
+                (bytes_at(values), keys.and_then(bytes_at), t)
+            };
+            let index = self.count;
+            self.write_record(t - base, index, k, v, &[0]);
+            self.count = index + 1;
+        }
+        self.max_ts = max_ts;
+        self.base_ts = base;
+        Ok(true)
+    }
+
     /// Finish the batch: compress, write the header and the CRC-32C. Idempotent.
     fn build(&mut self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
         if let Some(b) = &self.built {

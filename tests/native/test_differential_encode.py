@@ -160,3 +160,42 @@ def test_control_batches_are_identical() -> None:
         builder.append(b"\x00\x00\x00\x00\x00\x00", b"\x00\x00\x00\x01", timestamp=1)
     assert a.build() == b.build()
     assert NativeBatch(b.build()).control_record() == PureBatch(a.build()).control_record()
+
+
+column_items = (
+    st.none() | st.binary(max_size=20) | st.binary(max_size=5).map(bytearray) | st.just(7)
+)
+columns = st.lists(column_items, max_size=12)
+ts_columns = (
+    INT64
+    | st.lists(INT64, max_size=12)
+    | st.lists(st.integers(-(2**70), 2**70) | st.just(True), max_size=12)
+)
+
+
+@given(
+    values=columns,
+    keys=st.none() | columns,
+    timestamps=ts_columns,
+    as_tuple=st.booleans(),
+    before=st.lists(st.integers(-(2**40), 2**40), max_size=2),
+)
+def test_append_many_fast_and_shared_paths_agree(
+    values: list[Any], keys: list[Any] | None, timestamps: Any, as_tuple: bool, before: list[int]
+) -> None:
+    # Lists of bytes/None with int timestamps take the compiled fast path;
+    # anything else (tuples, bytearrays, wrong types, lengths, ranges) the
+    # shared Python checks. Both must end where the pure builder ends.
+    if keys is not None:
+        keys = (keys * 2)[: len(values)] if keys else None
+    if isinstance(timestamps, list) and len(timestamps) != len(values) and timestamps:
+        timestamps = (timestamps * (len(values) + 1))[: len(values)]
+    vals: Any = tuple(values) if as_tuple else values
+    traces = []
+    for cls in (PyRecordBatchBuilder, NativeRecordBatchBuilder):
+        builder = cls()
+        for t in before:
+            builder.append(b"x", timestamp=t)
+        got = outcome(lambda b=builder: b.append_many(vals, keys, timestamps=timestamps))
+        traces.append((got, builder.record_count, builder.size_in_bytes, builder.build()))
+    assert traces[0] == traces[1]
