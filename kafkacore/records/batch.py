@@ -148,6 +148,10 @@ class RecordBatch:
         max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
         check_crc: bool = True,
     ) -> None:
+        if max_decompressed_size < 0:
+            raise ValueError(
+                f"RecordBatch: max_decompressed_size must be >= 0, got {max_decompressed_size}"
+            )
         view = memoryview(buffer)
         if view.format != "B" or view.ndim != 1:
             view = view.cast("B")

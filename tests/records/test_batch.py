@@ -355,3 +355,8 @@ def test_the_active_path_is_the_one_the_environment_asks_for() -> None:
     pure = os.environ.get("KAFKACORE_PURE", "").strip() not in ("", "0")
     assert ("python" if pure else "native") == _backend.IMPLEMENTATION
     assert RecordBatch._compiled is (not pure)
+
+
+def test_a_negative_decompression_cap_is_caller_error() -> None:
+    with pytest.raises(ValueError, match="max_decompressed_size must be >= 0"):
+        RecordBatch(build([(None, b"v", [], 0)]), max_decompressed_size=-1)
