@@ -5,18 +5,22 @@ Run: ``.venv/bin/python benchmarks/bench_codec.py [--quick] [--markdown]``
 Cases
 -----
 * record batch v2 with 1,000 records (10-byte keys, 100-byte values, no
-  headers), uncompressed, lz4 and zstd: *build* (append every record, then
-  build the bytes) and *parse* (decode the bytes and touch every record's
-  key and value);
+  headers), uncompressed and in every codec (gzip, snappy, lz4, zstd):
+  *build* (append every record, then build the bytes) and *parse* (decode
+  the bytes and touch every record's key and value);
 * decode a Metadata response with 50 topics x 20 partitions (v5, the newest
   aiokafka speaks, and v12, flexible);
 * build and encode a Fetch request for 50 topics x 20 partitions (v11 and v12).
 
 Contenders
 ----------
-* kafkacore: per-record ``append`` and the batch call ``append_many``;
-  parse by iterating ``Record`` tuples and through ``columns()``.
-* kafka-python 3.x: ``kafka.record.default_records`` and its protocol classes.
+* kafkacore, compiled (the Rust extension, the default) and pure Python
+  (the reference path, as with ``KAFKACORE_PURE=1``), both in this one
+  process: per-record ``append`` and the batch call ``append_many``; parse
+  by iterating ``Record`` tuples and through ``columns()``; the compiled
+  path also through ``arrow_columns()`` (the buffers pyarrow wraps).
+* kafka-python 3.x: ``kafka.record.default_records`` and its protocol classes
+  (no snappy: it needs python-snappy, which the peers extra does not bring).
 * aiokafka: ``aiokafka.record.default_records`` with its compiled (Cython)
   classes *and* the pure-Python classes (``_DefaultRecordBatchBuilderPy`` /
   ``_DefaultRecordBatchPy``, which aiokafka itself picks when
@@ -44,13 +48,31 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kafkacore.records import Compression, RecordBatch, RecordBatchBuilder
+from kafkacore.records import Compression, RecordBatch
+from kafkacore.records.builder import NativeRecordBatchBuilder, PyRecordBatchBuilder
 
 N_RECORDS = 1000
 KEYS = [b"key-%06d" % i for i in range(N_RECORDS)]  # 10 bytes
 VALUES = [(b"%03d" % (i % 1000)) * 33 + b"x" for i in range(N_RECORDS)]  # 100 bytes
 TIMESTAMPS = [1_700_000_000_000 + i // 10 for i in range(N_RECORDS)]
-CODECS = {"none": Compression.NONE, "lz4": Compression.LZ4, "zstd": Compression.ZSTD}
+CODECS = {
+    "none": Compression.NONE,
+    "gzip": Compression.GZIP,
+    "snappy": Compression.SNAPPY,
+    "lz4": Compression.LZ4,
+    "zstd": Compression.ZSTD,
+}
+
+
+class CompiledBatch(RecordBatch):
+    __slots__ = ()
+    _compiled = True
+
+
+class PureBatch(RecordBatch):
+    __slots__ = ()
+    _compiled = False
+
 
 assert all(len(k) == 10 for k in KEYS) and all(len(v) == 100 for v in VALUES)
 
@@ -93,30 +115,38 @@ def measure(
 # ---- record batches --------------------------------------------------------
 
 
-def kc_build_append(codec: Compression) -> bytes:
-    builder = RecordBatchBuilder(compression=codec, batch_size=1 << 20)
+def kc_build_append(builder_cls: Any, codec: Compression) -> bytes:
+    builder = builder_cls(compression=codec, batch_size=1 << 20)
     append = builder.append
     for key, value, ts in zip(KEYS, VALUES, TIMESTAMPS, strict=True):
         append(value, key, timestamp=ts)
-    return builder.build()
+    data: bytes = builder.build()
+    return data
 
 
-def kc_build_many(codec: Compression) -> bytes:
-    builder = RecordBatchBuilder(compression=codec, batch_size=1 << 20)
+def kc_build_many(builder_cls: Any, codec: Compression) -> bytes:
+    builder = builder_cls(compression=codec, batch_size=1 << 20)
     builder.append_many(VALUES, KEYS, timestamps=TIMESTAMPS)
-    return builder.build()
+    data: bytes = builder.build()
+    return data
 
 
-def kc_parse_iter(data: bytes) -> int:
+def kc_parse_iter(batch_cls: type[RecordBatch], data: bytes) -> int:
     total = 0
-    for record in RecordBatch(data):
+    for record in batch_cls(data):
         total += len(record.key) + len(record.value)  # type: ignore[arg-type]
     return total
 
 
-def kc_parse_columns(data: bytes) -> int:
-    cols = RecordBatch(data).columns()
+def kc_parse_columns(batch_cls: type[RecordBatch], data: bytes) -> int:
+    cols = batch_cls(data).columns()
     return sum(map(len, cols.keys)) + sum(map(len, cols.values))  # type: ignore[arg-type]
+
+
+def kc_parse_arrow(batch_cls: type[RecordBatch], data: bytes) -> int:
+    cols = batch_cls(data).arrow_columns()
+    # The byte counts come from the offsets, as a reader of the Arrow arrays sees them.
+    return len(cols.keys.data) + len(cols.values.data)
 
 
 def peer_build(builder_cls: Any, codec: int) -> bytes:
@@ -152,9 +182,28 @@ def record_contenders() -> dict[str, tuple[Callable[[Compression], bytes], Calla
     def wrap_parse(cls: Any) -> Callable[[bytes], int]:
         return lambda data: peer_parse(cls, data)
 
+    compiled = partial(kc_build_many, NativeRecordBatchBuilder)
     return {
-        "kafkacore append / iter": (kc_build_append, kc_parse_iter),
-        "kafkacore append_many / columns": (kc_build_many, kc_parse_columns),
+        "kafkacore compiled append / iter": (
+            partial(kc_build_append, NativeRecordBatchBuilder),
+            partial(kc_parse_iter, CompiledBatch),
+        ),
+        "kafkacore compiled append_many / columns": (
+            compiled,
+            partial(kc_parse_columns, CompiledBatch),
+        ),
+        "kafkacore compiled append_many / arrow": (
+            compiled,
+            partial(kc_parse_arrow, CompiledBatch),
+        ),
+        "kafkacore pure append / iter": (
+            partial(kc_build_append, PyRecordBatchBuilder),
+            partial(kc_parse_iter, PureBatch),
+        ),
+        "kafkacore pure append_many / columns": (
+            partial(kc_build_many, PyRecordBatchBuilder),
+            partial(kc_parse_columns, PureBatch),
+        ),
         "kafka-python": (
             wrap_build(kp.DefaultRecordBatchBuilder),
             wrap_parse(kp.DefaultRecordBatch),
@@ -175,13 +224,22 @@ def bench_records(inner: int, repeat: int) -> list[Result]:
 
     if aio.DefaultRecordBatchBuilder is aio._DefaultRecordBatchBuilderPy:
         print("warning: aiokafka's C extension is not active", file=sys.stderr)
+    from kafka import codec as kp_codec  # type: ignore[import-untyped]
+
     results = []
     contenders = record_contenders()
     for name, codec in CODECS.items():
         # Everyone parses the same bytes: the batch kafkacore built.
-        data = kc_build_many(codec)
-        builds = {who: partial(build, codec) for who, (build, _) in contenders.items()}
-        parses = {who: partial(parse, data) for who, (_, parse) in contenders.items()}
+        data = kc_build_many(NativeRecordBatchBuilder, codec)
+        assert data == kc_build_many(PyRecordBatchBuilder, codec) or codec is not Compression.NONE
+        present = dict(contenders)
+        if codec is Compression.SNAPPY and not kp_codec.has_snappy():
+            del present["kafka-python"]
+        # The arrow row builds the same batch as the columns row: measured once.
+        builds = {
+            who: partial(build, codec) for who, (build, _) in present.items() if "arrow" not in who
+        }
+        parses = {who: partial(parse, data) for who, (_, parse) in present.items()}
         assert all(p() == 110 * N_RECORDS for p in parses.values())
         for who, seconds in measure(builds, inner=inner, repeat=repeat).items():
             results.append(Result(f"build 1000 records, {name}", who, N_RECORDS / seconds))
@@ -410,17 +468,28 @@ def report(results: list[Result], markdown: bool) -> None:
                 )
 
 
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
     parser.add_argument("--markdown", action="store_true", help="print tables for RESULTS.md")
+    parser.add_argument(
+        "--records-only", action="store_true", help="record batches only, no protocol cases"
+    )
     args = parser.parse_args()
     inner, repeat = (3, 3) if args.quick else (5, 30)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}")
+    print(f"# start: {load()}")
     results = bench_records(inner, repeat)
-    results += bench_protocol(inner, repeat)
+    if not args.records_only:
+        results += bench_protocol(inner, repeat)
+    print(f"# end: {load()}")
     report(results, args.markdown)
 
 

@@ -41,6 +41,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from kafkacore.records import _backend
+
+if _backend.NATIVE:
+    from kafkacore.records import _native
+
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DefaultPartitioner",
@@ -78,8 +83,11 @@ def _words(data: bytes | bytearray | memoryview, n4: int) -> Iterable[int]:
     return struct.unpack_from(f"<{n4}I", data)
 
 
-def murmur2(data: bytes | bytearray | memoryview) -> int:
+def murmur2_py(data: bytes | bytearray | memoryview) -> int:
     """Kafka's murmur2 of ``data`` as a signed 32-bit int (Java ``Utils.murmur2``).
+
+    The pure-Python reference; :func:`murmur2` is the compiled one when the
+    extension is active (kafkacore.records._backend), this one otherwise.
 
     Words are read little-endian, four bytes at a time; the 1-3 byte tail is
     folded in one step. Every product is reduced to 32 bits, as Java's int
@@ -104,6 +112,12 @@ def murmur2(data: bytes | bytearray | memoryview) -> int:
     h = (h * _M) & _MASK32
     h ^= h >> 15
     return h - 0x100000000 if h & 0x80000000 else h
+
+
+#: Kafka's murmur2 of a bytes-like key as a signed 32-bit int (Java ``Utils.murmur2``).
+murmur2: Callable[[bytes | bytearray | memoryview], int] = (
+    _native.murmur2 if _backend.NATIVE else murmur2_py
+)
 
 
 def to_positive(number: int) -> int:

@@ -17,11 +17,24 @@ Before records are decoded, the CRC-32C over bytes [21, end) is checked
 raises :class:`~kafkacore.records.model.CorruptRecordError`. A compressed
 records section is inflated once, bounded by ``max_decompressed_size``.
 
-Error handling: the record loops assume well-formed input and run without
-per-field checks; any failure inside them (index past the end, bad varint,
-bad UTF-8, bytes left over) is re-parsed by a careful slow decoder that names
-the record, the field and the byte offset in a
-:class:`~kafkacore.errors.DecodeError`. Nothing else escapes.
+* :meth:`RecordBatch.arrow_columns` gives the same columns in Arrow's
+  layout (int32 offsets and one data buffer per binary column), for
+  ``pyarrow.Array.from_buffers`` without a copy.
+
+Two implementations decode the records (:mod:`kafkacore.records._backend`
+picks one at import): the compiled extension (CRC check and decompression
+with the GIL released for large batches, then the records) and the
+pure-Python loops below, the reference. They yield the same records and
+raise the same errors for the same bytes; both iterators decode a record
+when it is asked for, so the records before a fault are yielded first.
+
+Error handling: the pure record loops assume well-formed input and run
+without per-field checks; any failure inside them (index past the end, bad
+varint, bad UTF-8, bytes left over, an absolute offset or timestamp outside
+int64) is re-parsed by a careful slow decoder that names the record, the
+field and the byte offset in a :class:`~kafkacore.errors.DecodeError`.
+Nothing else escapes. The compiled path runs that careful decoder's checks
+in one pass and reports the same error.
 """
 
 from __future__ import annotations
@@ -29,21 +42,33 @@ from __future__ import annotations
 import struct
 from array import array
 from collections.abc import Iterator
-from typing import Final
+from itertools import accumulate
+from typing import ClassVar, Final
 
 from kafkacore.errors import DecodeError, LocalProtocolError
-from kafkacore.records._crc import crc32c
+from kafkacore.records import _backend
+from kafkacore.records._crc import crc32c, crc32c_py
 from kafkacore.records._varint import read_zigzag
-from kafkacore.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, decompress
+from kafkacore.records.compression import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    Compression,
+    decompress_py,
+)
 from kafkacore.records.model import (
+    ArrowColumns,
+    BinaryColumn,
     ControlRecord,
     ControlRecordType,
     CorruptRecordError,
     Header,
+    HeaderColumns,
     Record,
     RecordColumns,
     TimestampType,
 )
+
+if _backend.NATIVE:
+    from kafkacore.records import _native
 
 __all__ = ["RECORD_BATCH_OVERHEAD", "RecordBatch"]
 
@@ -67,6 +92,11 @@ ATTR_CONTROL: Final = 0x20
 ATTR_DELETE_HORIZON: Final = 0x40
 
 _EMPTY: Final[tuple[Header, ...]] = ()
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+# A delta from a one- or two-byte varint is below 8192 in magnitude: base
+# values this far from the int64 limits cannot overflow with one.
+_SMALL_DELTA: Final = 8192
 # Zigzag decode table for every one- and two-byte varint: _ZZ[z] where z is
 # the varint's 7-bit groups put together (z = b for one byte, else
 # (b2 << 7) + b - 0x80). 16 Ki small ints: cheaper than the arithmetic.
@@ -95,6 +125,9 @@ class RecordBatch:
     )
 
     magic: Final = 2
+    #: Decode through the compiled extension. The backend decides once for
+    #: the process; tests subclass RecordBatch to run one path or the other.
+    _compiled: ClassVar[bool] = _backend.NATIVE
     base_offset: int
     batch_length: int
     partition_leader_epoch: int
@@ -115,6 +148,10 @@ class RecordBatch:
         max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
         check_crc: bool = True,
     ) -> None:
+        if max_decompressed_size < 0:
+            raise ValueError(
+                f"RecordBatch: max_decompressed_size must be >= 0, got {max_decompressed_size}"
+            )
         view = memoryview(buffer)
         if view.format != "B" or view.ndim != 1:
             view = view.cast("B")
@@ -239,7 +276,8 @@ class RecordBatch:
 
     def crc_valid(self) -> bool:
         """Whether the stored CRC-32C matches bytes [21, end)."""
-        return crc32c(self._buf[CRC_START:]) == self.crc
+        crc = crc32c if self._compiled else crc32c_py
+        return crc(self._buf[CRC_START:]) == self.crc
 
     def __repr__(self) -> str:
         return (
@@ -252,8 +290,9 @@ class RecordBatch:
     # ---- records ------------------------------------------------------
 
     def _records_section(self) -> bytes:
+        # The pure path end to end: its CRC and its codecs too.
         if self._check_crc:
-            actual = crc32c(self._buf[CRC_START:])
+            actual = crc32c_py(self._buf[CRC_START:])
             if actual != self.crc:
                 raise CorruptRecordError(
                     f"CRC-32C is {actual:#010x}, header says {self.crc:#010x};"
@@ -266,7 +305,7 @@ class RecordBatch:
         codec = self.attributes & ATTR_COMPRESSION
         if codec == 0:
             return bytes(body)
-        data = decompress(codec, body, max_size=self._max_decompressed_size, api=API)
+        data = decompress_py(codec, body, max_size=self._max_decompressed_size, api=API)
         if self.record_count * MIN_RECORD_SIZE > len(data):
             raise DecodeError(
                 f"record count {self.record_count} cannot fit in {len(data)} decompressed bytes",
@@ -280,7 +319,9 @@ class RecordBatch:
         return self.max_timestamp if self.attributes & ATTR_TIMESTAMP_TYPE else None
 
     def __iter__(self) -> Iterator[Record]:
-        """Yield the records one by one, decoding each when it is asked for."""
+        """Yield the records one by one (the pure path decodes each when it is asked for)."""
+        if self._compiled:
+            return _native.iter_records(self._buf, self._check_crc, self._max_decompressed_size)
         return _iter_records(
             self._records_section(),
             self.record_count,
@@ -291,11 +332,28 @@ class RecordBatch:
         )
 
     def records(self) -> list[Record]:
-        """All records as a list (through the columnar fast path)."""
+        """All records as a list."""
+        if self._compiled:
+            return _native.decode_records(self._buf, self._check_crc, self._max_decompressed_size)
         return self.columns().records()
 
     def columns(self) -> RecordColumns:
         """Decode every record at once into parallel columns (the bulk fast path)."""
+        if self._compiled:
+            offsets_b, timestamps_b, keys, values, headers = _native.decode_columns(
+                self._buf, self._check_crc, self._max_decompressed_size
+            )
+            offsets = array("q")
+            offsets.frombytes(offsets_b)
+            timestamps = array("q")
+            timestamps.frombytes(timestamps_b)
+            return RecordColumns(
+                offsets=offsets,
+                timestamps=timestamps,
+                keys=keys,
+                values=values,
+                headers=[_EMPTY] * len(keys) if headers is None else headers,
+            )
         return _decode_columns(
             self._records_section(),
             self.record_count,
@@ -304,6 +362,18 @@ class RecordBatch:
             self._fixed_timestamp(),
             RECORD_BATCH_OVERHEAD if self.attributes & ATTR_COMPRESSION == 0 else None,
         )
+
+    def arrow_columns(self) -> ArrowColumns:
+        """The records as Arrow-ready buffers (see :class:`~kafkacore.records.model.ArrowColumns`).
+
+        Raises OverflowError when the keys, values or headers of the batch
+        exceed 2 GiB (Arrow's int32 offsets); :meth:`columns` has no such limit.
+        """
+        if self._compiled:
+            return _arrow_from_native(
+                _native.decode_arrow(self._buf, self._check_crc, self._max_decompressed_size)
+            )
+        return _arrow_from_columns(self.columns())
 
     def control_record(self) -> ControlRecord:
         """Decode the record of a control batch (a transaction marker or a KRaft record)."""
@@ -317,6 +387,96 @@ class RecordBatch:
                 "control batch holds no record", api=API, field="recordsCount", offset=57
             )
         return decode_control_record(records[0])
+
+
+# ---------------------------------------------------------------------------
+# Arrow layout. The pure version builds from the columns; the compiled one
+# hands over buffers it filled without the GIL. Both give identical bytes.
+# ---------------------------------------------------------------------------
+
+_ARROW_TOO_BIG: Final = (
+    "the batch holds more than 2 GiB of keys, values or headers: "
+    "Arrow's int32 offsets cannot address it; use columns()"
+)
+
+
+def _binary_column(items: list[bytes | None]) -> BinaryColumn:
+    n = len(items)
+    ends = array("q", accumulate((0 if item is None else len(item) for item in items), initial=0))
+    if ends[-1] > 2**31 - 1:
+        raise OverflowError(_ARROW_TOO_BIG)
+    validity: memoryview | None = None
+    nulls = [i for i, item in enumerate(items) if item is None]
+    if nulls:
+        bits = bytearray(b"\xff" * ((n + 7) // 8))
+        if n % 8:
+            bits[-1] = (1 << (n % 8)) - 1
+        for i in nulls:
+            bits[i >> 3] &= ~(1 << (i & 7)) & 0xFF
+        validity = memoryview(bytes(bits))
+    return BinaryColumn(
+        offsets=memoryview(array("i", ends)),
+        data=memoryview(b"".join(item for item in items if item)),
+        validity=validity,
+        null_count=len(nulls),
+    )
+
+
+def _arrow_from_columns(cols: RecordColumns) -> ArrowColumns:
+    headers: HeaderColumns | None = None
+    if any(cols.headers):
+        flat = [h for hdrs in cols.headers for h in hdrs]
+        ends = array("q", accumulate(map(len, cols.headers), initial=0))
+        headers = HeaderColumns(
+            offsets=memoryview(array("i", ends)),
+            keys=_binary_column([k.encode("utf-8") for k, _ in flat]),
+            values=_binary_column([v for _, v in flat]),
+        )
+    return ArrowColumns(
+        offsets=memoryview(cols.offsets),
+        timestamps=memoryview(cols.timestamps),
+        keys=_binary_column(cols.keys),
+        values=_binary_column(cols.values),
+        headers=headers,
+    )
+
+
+if _backend.NATIVE:
+
+    def _native_column(raw: _native._Column) -> BinaryColumn:
+        offsets, data, validity, null_count = raw
+        return BinaryColumn(
+            offsets=memoryview(offsets),
+            data=memoryview(data),
+            validity=None if validity is None else memoryview(validity),
+            null_count=null_count,
+        )
+
+    def _arrow_from_native(
+        raw: tuple[
+            _native.Buffer,
+            _native.Buffer,
+            _native._Column,
+            _native._Column,
+            tuple[_native.Buffer, _native._Column, _native._Column] | None,
+        ],
+    ) -> ArrowColumns:
+        offsets, timestamps, keys, values, hdrs = raw
+        headers = None
+        if hdrs is not None:
+            list_offsets, hkeys, hvalues = hdrs
+            headers = HeaderColumns(
+                offsets=memoryview(list_offsets),
+                keys=_native_column(hkeys),
+                values=_native_column(hvalues),
+            )
+        return ArrowColumns(
+            offsets=memoryview(offsets),
+            timestamps=memoryview(timestamps),
+            keys=_native_column(keys),
+            values=_native_column(values),
+            headers=headers,
+        )
 
 
 def decode_control_record(record: Record) -> ControlRecord:
@@ -469,7 +629,14 @@ def _decode_columns(
             timestamps = array("q", map(base_ts.__add__, ts_deltas))
         else:
             timestamps = array("q", (fixed_ts,)) * count
-        offsets = array("q", range(base_offset, base_offset + count))
+        try:
+            offsets = array("q", range(base_offset, base_offset + count))
+        except OverflowError:
+            # The index-based guess left int64; only real offsets may do that.
+            exact = list(range(base_offset, base_offset + count))
+            for index, delta in odd_offsets:
+                exact[index] = base_offset + delta
+            offsets = array("q", exact)
         for index, delta in odd_offsets:
             offsets[index] = base_offset + delta
     except (IndexError, ValueError, OverflowError) as exc:
@@ -500,6 +667,13 @@ def _iter_records(
     empty = _EMPTY
     key: bytes | None
     value: bytes | None
+    # Absolute offsets and timestamps must stay int64, as in _decode_columns.
+    # Offset deltas are int32 and fast-path timestamp deltas small, so only
+    # batches near the limits (or a slow-path timestamp) need the check.
+    check_offsets = not (_INT64_MIN + 2**31 <= base_offset <= _INT64_MAX - 2**31)
+    check_ts = fixed_ts is None and not (
+        _INT64_MIN + _SMALL_DELTA <= base_ts <= _INT64_MAX - _SMALL_DELTA
+    )
     pos = 0
     try:
         for _ in range(count):
@@ -527,6 +701,7 @@ def _iter_records(
                     pos += 2
                 else:
                     ts_delta, pos = slow(buf, pos, 10)
+                    check_ts = fixed_ts is None
             b = buf[pos]
             if b < 0x80:
                 offset_delta = zz[b]
@@ -538,6 +713,11 @@ def _iter_records(
                     pos += 2
                 else:
                     offset_delta, pos = slow(buf, pos, 5)
+            if (check_offsets or check_ts) and not (
+                _INT64_MIN <= base_offset + offset_delta <= _INT64_MAX
+                and (fixed_ts is not None or _INT64_MIN <= base_ts + ts_delta <= _INT64_MAX)
+            ):
+                raise OverflowError
             b = buf[pos]
             if b < 0x80:
                 n = zz[b]
@@ -593,7 +773,7 @@ def _iter_records(
                     hdrs,
                 ),
             )
-    except (IndexError, ValueError) as exc:
+    except (IndexError, ValueError, OverflowError) as exc:
         raise _diagnose(buf, count, offset_base) from exc
     if pos != len(buf):
         raise _leftover(buf, pos, count, offset_base)

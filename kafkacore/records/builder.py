@@ -23,6 +23,14 @@ CRC, is the broker's to change) and returns immutable ``bytes``.
 Offsets inside the batch are 0..n-1 (``base_offset`` is 0 for a producer;
 the broker assigns the real one). The base timestamp is the first record's
 timestamp; the core has no clock, so every record's timestamp is given.
+
+Two implementations share this surface (:mod:`kafkacore.records._backend`
+picks one, at import, as ``RecordBatchBuilder``): :class:`PyRecordBatchBuilder`
+(pure Python, the reference) and :class:`NativeRecordBatchBuilder`, whose
+``append`` and ``build`` are compiled (its Rust core checks each record as
+the Python one does, with the same errors, and writes the same bytes).
+Argument checks, ``append_many``'s column checks and ``has_room_for`` are
+Python code shared by both.
 """
 
 from __future__ import annotations
@@ -30,10 +38,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from kafkacore.errors import LocalProtocolError
-from kafkacore.records._crc import crc32c
+from kafkacore.records import _backend
+from kafkacore.records._crc import crc32c_py
 from kafkacore.records._varint import ZIGZAG, ZIGZAG_LIMIT, zigzag_bytes
 from kafkacore.records.batch import (
     ATTR_CONTROL,
@@ -44,13 +53,23 @@ from kafkacore.records.batch import (
     LOG_OVERHEAD,
     RECORD_BATCH_OVERHEAD,
 )
-from kafkacore.records.compression import Compression, compress
+from kafkacore.records.compression import Compression, check_level, compress_py
 from kafkacore.records.model import ControlRecordType, Header
+
+if _backend.NATIVE:
+    from kafkacore.records import _native
 
 #: What a key, value or header value may be given as (None means null).
 BytesLike: TypeAlias = bytes | bytearray | memoryview
 
-__all__ = ["BuilderState", "RecordBatchBuilder", "control_batch", "estimate_record_size"]
+__all__ = [
+    "BuilderState",
+    "NativeRecordBatchBuilder",
+    "PyRecordBatchBuilder",
+    "RecordBatchBuilder",
+    "control_batch",
+    "estimate_record_size",
+]
 
 _CRC: Final = struct.Struct(">I")
 _NULL: Final = b"\x01"  # zigzag(-1): null key, value or header value
@@ -59,6 +78,9 @@ _ATTR: Final = b"\x00"
 _INT32_MAX: Final = 2**31 - 1
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
+_INT32_MIN: Final = -(2**31)
+_INT16_MIN: Final = -(2**15)
+_INT16_MAX: Final = 2**15 - 1
 
 
 class BuilderState(Enum):
@@ -80,7 +102,7 @@ def estimate_record_size(key_size: int, value_size: int, headers: Iterable[Heade
     return size
 
 
-def _encode_headers(headers: Iterable[Header]) -> bytes:
+def _encode_headers_py(headers: Iterable[Header]) -> bytes:
     parts = []
     count = 0
     for hkey, hvalue in headers:
@@ -119,8 +141,192 @@ def _normalized(column: Sequence[BytesLike | None], what: str) -> Sequence[bytes
     return [None if item is None else _as_bytes(item, what) for item in column]
 
 
-class RecordBatchBuilder:
-    """Accumulates records and builds one magic-2 batch."""
+def _check_args(
+    compression: Compression,
+    compression_level: int | None,
+    batch_size: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    transactional: bool,
+    base_offset: int,
+    partition_leader_epoch: int,
+    log_append_time: int | None,
+) -> Compression:
+    """Check a builder's arguments (both implementations); returns the codec."""
+    compression = Compression(compression)
+    if transactional and producer_id < 0:
+        raise LocalProtocolError(
+            "RecordBatchBuilder: a transactional batch needs a producer_id >= 0"
+        )
+    if batch_size <= 0:
+        raise ValueError(f"RecordBatchBuilder: batch_size must be positive, got {batch_size}")
+    check_level(compression, compression_level)
+    # Each value goes into a fixed-width header field (NOTES.md c.2).
+    for name, value, lo, hi in (
+        ("producer_id", producer_id, _INT64_MIN, _INT64_MAX),
+        ("producer_epoch", producer_epoch, _INT16_MIN, _INT16_MAX),
+        ("base_sequence", base_sequence, _INT32_MIN, _INT32_MAX),
+        ("base_offset", base_offset, _INT64_MIN, _INT64_MAX),
+        ("partition_leader_epoch", partition_leader_epoch, _INT32_MIN, _INT32_MAX),
+        ("batch_size", batch_size, 1, _INT64_MAX),
+    ):
+        if type(value) is not int or not lo <= value <= hi:
+            raise ValueError(
+                f"RecordBatchBuilder: {name} must be an int in [{lo}, {hi}], got {value!r}"
+            )
+    if log_append_time is not None and (
+        type(log_append_time) is not int or not _INT64_MIN <= log_append_time <= _INT64_MAX
+    ):
+        raise ValueError(
+            f"RecordBatchBuilder: log_append_time must be None or an int64, got {log_append_time!r}"
+        )
+    return compression
+
+
+class _BuilderSurface:
+    """What both builders share: checks, ``has_room_for`` and ``append_many``."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+        # Provided by each implementation.
+        state: BuilderState
+        _base_ts: int
+        _max_ts: int
+        _batch_size: int
+
+        @property
+        def record_count(self) -> int: ...
+        @property
+        def size_in_bytes(self) -> int: ...
+
+        def _headers_bytes(self, headers: Iterable[Header]) -> bytes: ...
+
+        def _extend(
+            self,
+            values: list[bytes | None],
+            keys: list[bytes | None],
+            timestamps: list[int],
+            headers: list[bytes],
+            base_ts: int,
+            max_ts: int,
+        ) -> None: ...
+
+    def _check_open(self) -> None:
+        if self.state is not BuilderState.OPEN:
+            raise LocalProtocolError(
+                "RecordBatchBuilder is built; start a new builder for more records"
+            )
+
+    def _check_timestamp(self, ts: int) -> None:
+        if type(ts) is not int or not _INT64_MIN <= ts <= _INT64_MAX:
+            raise TypeError(f"record timestamp must be an int64 (ms since the epoch), got {ts!r}")
+        if self.record_count and not _INT64_MIN <= ts - self._base_ts <= _INT64_MAX:
+            raise ValueError(
+                f"record timestamp {ts} is too far from the batch base timestamp {self._base_ts}"
+            )
+
+    def has_room_for(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Iterable[Header] = (),
+        *,
+        timestamp: int | None = None,
+    ) -> bool:
+        """Whether one more record keeps the batch within ``batch_size`` (True when empty).
+
+        The record's size is computed exactly, as Java's ``hasRoomFor`` does;
+        without ``timestamp`` its delta counts as the 10-byte worst case.
+        """
+        if self.state is not BuilderState.OPEN:
+            return False
+        count = self.record_count
+        if count == 0:
+            return True
+        ts_size = 10 if timestamp is None else len(zigzag_bytes(timestamp - self._base_ts))
+        body = 1 + ts_size + len(zigzag_bytes(count)) + len(self._headers_bytes(headers))
+        for item in (key, value):
+            body += 1 if item is None else len(zigzag_bytes(len(item))) + len(item)
+        size = len(zigzag_bytes(body)) + body
+        return self.size_in_bytes + size <= self._batch_size
+
+    def append_many(
+        self,
+        values: Sequence[BytesLike | None],
+        keys: Sequence[BytesLike | None] | None = None,
+        *,
+        timestamps: int | Sequence[int],
+        headers: Sequence[Iterable[Header]] | None = None,
+    ) -> int:
+        """Append records given as columns; returns how many were appended (all of them).
+
+        ``keys`` (None: all keys null) and ``headers`` (None: no headers) must
+        be as long as ``values``; ``timestamps`` is one int for all records or
+        a sequence as long as ``values``. Does not look at ``batch_size``: the
+        caller decides how many records one batch gets.
+        """
+        self._check_open()
+        n = len(values)
+        if n == 0:
+            return 0
+        count = self.record_count
+        if count + n > _INT32_MAX:
+            raise LocalProtocolError(
+                "RecordBatchBuilder would exceed 2**31 - 1 records; split the columns"
+            )
+        vcol = _normalized(values, "value")
+        kcol: Sequence[bytes | None]
+        if keys is None:
+            kcol = [None] * n
+        elif len(keys) != n:
+            raise ValueError(
+                f"append_many: {len(keys)} keys for {n} values; give one key per value"
+            )
+        else:
+            kcol = _normalized(keys, "key")
+        hcol: list[bytes]
+        if headers is None:
+            hcol = [_NO_HEADERS] * n
+        elif len(headers) != n:
+            raise ValueError(
+                f"append_many: {len(headers)} header lists for {n} values; give one per value"
+            )
+        else:
+            encode = self._headers_bytes
+            hcol = [encode(h) for h in headers]
+        tcol: Sequence[int]
+        if isinstance(timestamps, int):
+            lo = hi = first = timestamps
+            tcol = [timestamps] * n
+        else:
+            if len(timestamps) != n:
+                raise ValueError(
+                    f"append_many: {len(timestamps)} timestamps for {n} values; give one per value"
+                )
+            if not set(map(type, timestamps)) <= {int}:
+                raise TypeError("append_many: timestamps must be ints (ms since the epoch)")
+            lo, hi, first = min(timestamps), max(timestamps), timestamps[0]
+            tcol = timestamps
+        self._check_timestamp(lo)
+        self._check_timestamp(hi)
+        base = self._base_ts if count else first
+        if not (lo - base >= _INT64_MIN and hi - base <= _INT64_MAX):
+            raise ValueError("append_many: timestamps too far apart for one batch")
+        self._extend(
+            vcol if type(vcol) is list else list(vcol),
+            kcol if type(kcol) is list else list(kcol),
+            tcol if type(tcol) is list else list(tcol),
+            hcol,
+            base,
+            max(hi, self._max_ts) if count else hi,
+        )
+        return n
+
+
+class PyRecordBatchBuilder(_BuilderSurface):
+    """Accumulates records and builds one magic-2 batch (pure Python, the reference)."""
 
     __slots__ = (
         "_attributes",
@@ -140,6 +346,9 @@ class RecordBatchBuilder:
         "compression",
         "state",
     )
+
+    def _headers_bytes(self, headers: Iterable[Header]) -> bytes:
+        return _encode_headers_py(headers)
 
     def __init__(
         self,
@@ -162,13 +371,18 @@ class RecordBatchBuilder:
         (KIP-98). ``log_append_time`` marks the batch LogAppendTime with that
         broker time, as a broker would; producers leave it None.
         """
-        compression = Compression(compression)
-        if transactional and producer_id < 0:
-            raise LocalProtocolError(
-                "RecordBatchBuilder: a transactional batch needs a producer_id >= 0"
-            )
-        if batch_size <= 0:
-            raise ValueError(f"RecordBatchBuilder: batch_size must be positive, got {batch_size}")
+        compression = _check_args(
+            compression,
+            compression_level,
+            batch_size,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            transactional,
+            base_offset,
+            partition_leader_epoch,
+            log_append_time,
+        )
         self.compression = compression
         self._level = compression_level
         self._batch_size = batch_size
@@ -202,45 +416,10 @@ class RecordBatchBuilder:
         """Uncompressed size of the batch so far, header included."""
         return RECORD_BATCH_OVERHEAD + len(self._buf)
 
-    def has_room_for(
-        self,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Iterable[Header] = (),
-        *,
-        timestamp: int | None = None,
-    ) -> bool:
-        """Whether one more record keeps the batch within ``batch_size`` (True when empty).
-
-        The record's size is computed exactly, as Java's ``hasRoomFor`` does;
-        without ``timestamp`` its delta counts as the 10-byte worst case.
-        """
-        if self.state is not BuilderState.OPEN:
-            return False
-        if self._count == 0:
-            return True
-        ts_size = 10 if timestamp is None else len(zigzag_bytes(timestamp - self._base_ts))
-        body = 1 + ts_size + len(zigzag_bytes(self._count)) + len(_encode_headers(headers))
-        for item in (key, value):
-            body += 1 if item is None else len(zigzag_bytes(len(item))) + len(item)
-        size = len(zigzag_bytes(body)) + body
-        return self.size_in_bytes + size <= self._batch_size
+    def _mark_control(self) -> None:
+        self._attributes |= ATTR_CONTROL
 
     # ---- appending ----------------------------------------------------
-
-    def _check_open(self) -> None:
-        if self.state is not BuilderState.OPEN:
-            raise LocalProtocolError(
-                "RecordBatchBuilder is built; start a new builder for more records"
-            )
-
-    def _check_timestamp(self, ts: int) -> None:
-        if type(ts) is not int or not _INT64_MIN <= ts <= _INT64_MAX:
-            raise TypeError(f"record timestamp must be an int64 (ms since the epoch), got {ts!r}")
-        if self._count and not _INT64_MIN <= ts - self._base_ts <= _INT64_MAX:
-            raise ValueError(
-                f"record timestamp {ts} is too far from the batch base timestamp {self._base_ts}"
-            )
 
     def append(
         self,
@@ -273,7 +452,7 @@ class RecordBatchBuilder:
                 value = _as_bytes(value, "value")
             n = len(value)
             vh = table[n] if n < ZIGZAG_LIMIT else zigzag_bytes(n)
-        hb = _encode_headers(headers) if headers else _NO_HEADERS
+        hb = _encode_headers_py(headers) if headers else _NO_HEADERS
         index = self._count
         if index:
             d = timestamp - self._base_ts
@@ -303,84 +482,32 @@ class RecordBatchBuilder:
         self._count = index + 1
         return index
 
-    def append_many(
+    def _extend(
         self,
-        values: Sequence[BytesLike | None],
-        keys: Sequence[BytesLike | None] | None = None,
-        *,
-        timestamps: int | Sequence[int],
-        headers: Sequence[Iterable[Header]] | None = None,
-    ) -> int:
-        """Append records given as columns; returns how many were appended (all of them).
-
-        ``keys`` (None: all keys null) and ``headers`` (None: no headers) must
-        be as long as ``values``; ``timestamps`` is one int for all records or
-        a sequence as long as ``values``. Does not look at ``batch_size``: the
-        caller decides how many records one batch gets.
-        """
-        self._check_open()
-        n = len(values)
-        if n == 0:
-            return 0
-        if self._count + n > _INT32_MAX:
-            raise LocalProtocolError(
-                "RecordBatchBuilder would exceed 2**31 - 1 records; split the columns"
-            )
-        vcol = _normalized(values, "value")
-        kcol: Sequence[bytes | None]
-        if keys is None:
-            kcol = [None] * n
-        elif len(keys) != n:
-            raise ValueError(
-                f"append_many: {len(keys)} keys for {n} values; give one key per value"
-            )
-        else:
-            kcol = _normalized(keys, "key")
-        hcol: Sequence[bytes]
-        if headers is None:
-            hcol = [_NO_HEADERS] * n
-        elif len(headers) != n:
-            raise ValueError(
-                f"append_many: {len(headers)} header lists for {n} values; give one per value"
-            )
-        else:
-            hcol = [_encode_headers(h) for h in headers]
-        tcol: Sequence[int]
-        if isinstance(timestamps, int):
-            lo = hi = first = timestamps
-            tcol = [timestamps] * n
-        else:
-            if len(timestamps) != n:
-                raise ValueError(
-                    f"append_many: {len(timestamps)} timestamps for {n} values; give one per value"
-                )
-            if not set(map(type, timestamps)) <= {int}:
-                raise TypeError("append_many: timestamps must be ints (ms since the epoch)")
-            lo, hi, first = min(timestamps), max(timestamps), timestamps[0]
-            tcol = timestamps
-        self._check_timestamp(lo)
-        self._check_timestamp(hi)
-        base = self._base_ts if self._count else first
-        if not (lo - base >= _INT64_MIN and hi - base <= _INT64_MAX):
-            raise ValueError("append_many: timestamps too far apart for one batch")
-        saved = (self._base_ts, self._max_ts, len(self._buf))
-        self._base_ts = base
-        self._max_ts = max(hi, self._max_ts) if self._count else hi
+        values: list[bytes | None],
+        keys: list[bytes | None],
+        timestamps: list[int],
+        headers: list[bytes],
+        base_ts: int,
+        max_ts: int,
+    ) -> None:
+        # All or nothing: on any failure the builder is left as it was.
+        size = len(self._buf)
         try:
-            self._encode_columns(vcol, kcol, tcol, hcol)
+            self._encode_columns(values, keys, timestamps, headers, base_ts)
         except BaseException:
-            # Leave the builder as it was: no half-written record survives.
-            self._base_ts, self._max_ts, size = saved
             del self._buf[size:]
             raise
-        return n
+        self._base_ts = base_ts
+        self._max_ts = max_ts
 
     def _encode_columns(
         self,
-        values: Sequence[bytes | None],
-        keys: Sequence[bytes | None],
-        timestamps: Sequence[int],
-        headers: Sequence[bytes],
+        values: list[bytes | None],
+        keys: list[bytes | None],
+        timestamps: list[int],
+        headers: list[bytes],
+        base_ts: int,
     ) -> None:
         table = ZIGZAG
         limit = ZIGZAG_LIMIT
@@ -389,7 +516,6 @@ class RecordBatchBuilder:
         empty = b""
         attr = _ATTR
         join = b"".join
-        base_ts = self._base_ts
         index = self._count
         # Each record's body is joined once (its length prefix needs its
         # size); all records are joined once more at the end. Measured faster
@@ -427,7 +553,7 @@ class RecordBatchBuilder:
         if self.compression is Compression.NONE:
             body: bytes | bytearray = self._buf
         else:
-            body = compress(self.compression, self._buf, level=self._level)
+            body = compress_py(self.compression, self._buf, level=self._level)
         out = bytearray(RECORD_BATCH_OVERHEAD)
         out += body
         max_ts = self._max_ts if self._log_append_time is None else self._log_append_time
@@ -448,11 +574,94 @@ class RecordBatchBuilder:
             self._base_sequence,
             self._count,
         )
-        _CRC.pack_into(out, 17, crc32c(memoryview(out)[CRC_START:]))
+        _CRC.pack_into(out, 17, crc32c_py(memoryview(out)[CRC_START:]))
         self._built = bytes(out)
         self._buf = bytearray()
         self.state = BuilderState.BUILT
         return self._built
+
+
+if _backend.NATIVE:
+    # The compiled base exposes state and the timestamps read-only.
+    class NativeRecordBatchBuilder(_native.RecordBatchEncoder, _BuilderSurface):  # type: ignore[override]
+        """The same builder with a compiled ``append`` and ``build`` (kafkacore.records._native)."""
+
+        __slots__ = ()
+
+        def _headers_bytes(self, headers: Iterable[Header]) -> bytes:
+            return _native.encode_headers(headers)
+
+        def append_many(
+            self,
+            values: Sequence[BytesLike | None],
+            keys: Sequence[BytesLike | None] | None = None,
+            *,
+            timestamps: int | Sequence[int],
+            headers: Sequence[Iterable[Header]] | None = None,
+        ) -> int:
+            # The common case (lists of bytes or None, int timestamps, no
+            # headers) is checked and encoded in one compiled pass; anything
+            # else, errors included, takes the shared path below.
+            if headers is None and self._append_columns(values, keys, timestamps):
+                return len(values)
+            return super().append_many(values, keys, timestamps=timestamps, headers=headers)
+
+        def __new__(
+            cls,
+            *,
+            compression: Compression = Compression.NONE,
+            compression_level: int | None = None,
+            batch_size: int = 16384,
+            producer_id: int = -1,
+            producer_epoch: int = -1,
+            base_sequence: int = -1,
+            transactional: bool = False,
+            base_offset: int = 0,
+            partition_leader_epoch: int = -1,
+            log_append_time: int | None = None,
+        ) -> NativeRecordBatchBuilder:
+            codec = _check_args(
+                compression,
+                compression_level,
+                batch_size,
+                producer_id,
+                producer_epoch,
+                base_sequence,
+                transactional,
+                base_offset,
+                partition_leader_epoch,
+                log_append_time,
+            )
+            return super().__new__(
+                cls,
+                int(codec),
+                compression_level,
+                batch_size,
+                producer_id,
+                producer_epoch,
+                base_sequence,
+                transactional,
+                base_offset,
+                partition_leader_epoch,
+                log_append_time,
+            )
+
+        @property
+        def compression(self) -> Compression:
+            return Compression(self._codec)
+
+        @property
+        def state(self) -> BuilderState:  # type: ignore[override]  # read-only here
+            return BuilderState.BUILT if self._is_built else BuilderState.OPEN
+
+else:
+    NativeRecordBatchBuilder = None  # type: ignore[assignment,misc]  # no extension
+
+if TYPE_CHECKING:
+    RecordBatchBuilder = PyRecordBatchBuilder
+else:
+    #: The active builder (see the module docstring and kafkacore.records._backend).
+    RecordBatchBuilder = NativeRecordBatchBuilder if _backend.NATIVE else PyRecordBatchBuilder
 
 
 def control_batch(
@@ -481,6 +690,6 @@ def control_batch(
         base_offset=base_offset,
         partition_leader_epoch=partition_leader_epoch,
     )
-    builder._attributes |= ATTR_CONTROL
+    builder._mark_control()
     builder.append(value, key, timestamp=timestamp)
     return builder.build()

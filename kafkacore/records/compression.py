@@ -26,8 +26,13 @@ bytes (plus a small, fixed overshoot inside the native library) and raises
 client allocate without limit. Truncated or corrupt streams raise
 :class:`~kafkacore.errors.DecodeError` too; nothing else escapes.
 
-Compression and decompression run in native code (zlib, cramjam, lz4,
-zstandard); only framing is parsed here.
+Two implementations (:mod:`kafkacore.records._backend` picks one at
+import): the compiled extension (flate2 over zlib-rs, snap, liblz4, libzstd,
+with the same framings, bounds and error texts, the GIL released for large
+inputs) and the functions below, the reference, which call the native
+codec packages (zlib, cramjam, lz4, zstandard) and parse only framing in
+Python. :func:`compress` and :func:`decompress` dispatch; ``compress_py``
+and ``decompress_py`` are always the pure ones.
 """
 
 from __future__ import annotations
@@ -42,12 +47,19 @@ import lz4.frame  # type: ignore[import-untyped]  # lz4 ships no type informatio
 import zstandard
 
 from kafkacore.errors import DecodeError, LocalProtocolError
+from kafkacore.records import _backend
+
+if _backend.NATIVE:
+    from kafkacore.records import _native
 
 __all__ = [
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "Compression",
+    "check_level",
     "compress",
+    "compress_py",
     "decompress",
+    "decompress_py",
 ]
 
 #: Default cap on the decompressed size of one batch's records (64 MiB):
@@ -90,6 +102,30 @@ _ZSTD_WORST_RATIO_SHIFT: Final = 15
 _ZSTD_MIN_CHUNK: Final = 256
 
 
+# Levels each codec accepts (None is always the Java client's default).
+# gzip: zlib's; lz4: Java's 1-17 (liblz4 caps HC at 12) and 0 for the fast
+# compressor; zstd: libzstd's, negative levels included.
+_LEVELS: Final = {
+    Compression.GZIP: range(-1, 10),
+    Compression.LZ4: range(18),
+    Compression.ZSTD: range(-(1 << 17), 23),
+}
+
+
+def check_level(codec: Compression, level: int | None) -> None:
+    """Raise ValueError unless ``level`` is None or a level ``codec`` accepts."""
+    if level is None:
+        return
+    if type(level) is not int:
+        raise TypeError(f"compression level must be an int or None, not {type(level).__name__}")
+    allowed = _LEVELS.get(codec)
+    if allowed is not None and level not in allowed:
+        raise ValueError(
+            f"compression level {level} is out of range for {codec.name.lower()}"
+            f" ({allowed.start}..{allowed.stop - 1}, or None for the default)"
+        )
+
+
 def compress(
     codec: Compression, data: bytes | bytearray | memoryview, *, level: int | None = None
 ) -> bytes:
@@ -98,6 +134,18 @@ def compress(
     ``level`` is the codec's level (None: the Java client's default, which for
     lz4 is the fast compressor).
     """
+    if type(codec) is not Compression:
+        raise LocalProtocolError(f"compress: unknown codec {codec!r}; use a Compression member")
+    check_level(codec, level)
+    if _backend.NATIVE:
+        return _native.compress(codec.value, data, level)
+    return compress_py(codec, data, level=level)
+
+
+def compress_py(
+    codec: Compression, data: bytes | bytearray | memoryview, *, level: int | None = None
+) -> bytes:
+    """:func:`compress` in pure Python over the codec packages (the reference)."""
     if codec is Compression.NONE:
         return bytes(data)
     if codec is Compression.GZIP:
@@ -158,6 +206,22 @@ def decompress(
     ``magic`` selects format quirks (KAFKA-3160 for lz4 with magic 0);
     ``api`` names the enclosing structure in errors.
     """
+    if max_size < 0:
+        raise ValueError(f"decompress: max_size must be >= 0, got {max_size}")
+    if _backend.NATIVE and 0 <= codec < 256 and 0 <= magic < 256:
+        return _native.decompress(codec, data, max_size, magic, api)
+    return decompress_py(codec, data, max_size=max_size, magic=magic, api=api)
+
+
+def decompress_py(
+    codec: int,
+    data: bytes | bytearray | memoryview,
+    *,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    magic: int = 2,
+    api: str = "RecordBatch v2",
+) -> bytes:
+    """:func:`decompress` in pure Python over the codec packages (the reference)."""
     field = "records"
     try:
         if codec == Compression.GZIP:
@@ -394,12 +458,13 @@ def _unzstd_frames(
                 raise DecodeError("truncated zstd frame", api=api, field="records")
             budget = max_size - total
             step = max(_ZSTD_MIN_CHUNK, budget >> _ZSTD_WORST_RATIO_SHIFT)
-            chunk = d.decompress(view[pos : pos + step])
+            fed = view[pos : pos + step]
+            chunk = d.decompress(fed)
             total += len(chunk)
             if total > max_size:
                 raise _too_big("zstd", max_size, api)
             out.append(chunk)
-            pos += step
+            pos += len(fed)
         # Whatever the frame did not consume belongs to the next frame.
         pos -= len(d.unused_data)
     return b"".join(out)

@@ -10,10 +10,13 @@ from typing import NamedTuple, TypeAlias
 from kafkacore.errors import DecodeError
 
 __all__ = [
+    "ArrowColumns",
+    "BinaryColumn",
     "ControlRecord",
     "ControlRecordType",
     "CorruptRecordError",
     "Header",
+    "HeaderColumns",
     "Record",
     "RecordColumns",
     "TimestampType",
@@ -78,6 +81,78 @@ class RecordColumns:
                 ),
             )
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BinaryColumn:
+    """A nullable binary column in Arrow's layout, ready for ``pyarrow.Array.from_buffers``.
+
+    ``offsets`` is int32 (format ``"i"``), one more entry than values: value
+    ``i`` is ``data[offsets[i]:offsets[i + 1]]``. ``validity`` is Arrow's
+    bitmap (bit ``i % 8`` of byte ``i // 8`` set when value ``i`` is not
+    null), None when no value is null. All buffers are native byte order and
+    read-only; the compiled path fills them without holding the GIL and
+    pyarrow wraps them without a copy::
+
+        pa.Array.from_buffers(
+            pa.binary(), len(col),
+            [col.validity and pa.py_buffer(col.validity), pa.py_buffer(col.offsets),
+             pa.py_buffer(col.data)],
+            null_count=col.null_count,
+        )
+    """
+
+    offsets: memoryview
+    data: memoryview
+    validity: memoryview | None
+    null_count: int
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def to_list(self) -> list[bytes | None]:
+        """The values as Python objects (for tests and small batches)."""
+        ends = self.offsets.cast("B").cast("i")
+        data = self.data.cast("B")
+        bits = self.validity
+        return [
+            None
+            if bits is not None and not bits[i >> 3] & (1 << (i & 7))
+            else bytes(data[ends[i] : ends[i + 1]])
+            for i in range(len(self))
+        ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeaderColumns:
+    """Record headers as Arrow ``list<struct<key: string, value: binary>>`` buffers.
+
+    ``offsets`` (int32, one more than records) delimits each record's
+    headers in the flattened ``keys`` (UTF-8, never null) and ``values``.
+    """
+
+    offsets: memoryview
+    keys: BinaryColumn
+    values: BinaryColumn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArrowColumns:
+    """The records of one batch as Arrow-ready buffers (``RecordBatch.arrow_columns()``).
+
+    ``offsets`` and ``timestamps`` are int64 (format ``"q"``) for
+    ``pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(...)])``;
+    ``headers`` is None when no record has a header.
+    """
+
+    offsets: memoryview
+    timestamps: memoryview
+    keys: BinaryColumn
+    values: BinaryColumn
+    headers: HeaderColumns | None
+
+    def __len__(self) -> int:
+        return len(self.keys)
 
 
 class ControlRecordType(IntEnum):

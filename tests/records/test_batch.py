@@ -321,7 +321,8 @@ def test_rejected_append_leaves_no_trace() -> None:
     assert batch.records() == [Record(0, 10, None, b"a", ())]
 
 
-def test_crc32c_is_the_native_package_function() -> None:
+def test_crc32c_agrees_with_an_independent_implementation() -> None:
+    # The active one: the extension's crate, or the pure-Python table (KAFKACORE_PURE=1).
     import crc32c as package
 
     from kafkacore.records import crc32c
@@ -343,3 +344,19 @@ def test_signed_byte_memoryviews_are_read_as_bytes() -> None:
     view = memoryview(bytearray(data)).cast("b")  # signed char items
     (batch,) = iter_batches(view)
     assert batch.records() == [Record(0, 5, b"k", b"v" * 200, (("h", b"\xff"),))]
+
+
+def test_the_active_path_is_the_one_the_environment_asks_for() -> None:
+    # The suite runs these tests twice: compiled, then KAFKACORE_PURE=1 (tests/native).
+    import os
+
+    from kafkacore.records import _backend
+
+    pure = os.environ.get("KAFKACORE_PURE", "").strip() not in ("", "0")
+    assert ("python" if pure else "native") == _backend.IMPLEMENTATION
+    assert RecordBatch._compiled is (not pure)
+
+
+def test_a_negative_decompression_cap_is_caller_error() -> None:
+    with pytest.raises(ValueError, match="max_decompressed_size must be >= 0"):
+        RecordBatch(build([(None, b"v", [], 0)]), max_decompressed_size=-1)

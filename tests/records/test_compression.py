@@ -227,3 +227,14 @@ def test_zstd_declared_content_size_is_not_trusted() -> None:
     assert zstandard.get_frame_parameters(forged).content_size == 1 << 40
     with pytest.raises(DecodeError):
         decompress(Compression.ZSTD, forged, max_size=1 << 20)
+
+
+def test_bytes_after_the_last_zstd_frame_are_a_decode_error() -> None:
+    # Found by the differential test (tests/native): the pure reader advanced
+    # by its chunk size, not by what it had fed, and dropped short garbage
+    # after a frame instead of reading it as the start of another frame.
+    frame = compress(Compression.ZSTD, b"records")
+    for tail in (b"\x29\xb5\x2f\xfd\x20", b"\x00", frame[:4]):
+        with pytest.raises(DecodeError):
+            decompress(Compression.ZSTD, frame + tail)
+    assert decompress(Compression.ZSTD, frame + frame) == b"records" * 2
