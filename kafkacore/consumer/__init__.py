@@ -16,6 +16,7 @@ from kafkacore.consumer.events import (
     OperationHandle,
     PartitionBatch,
     PartitionsRevoking,
+    RebalanceInProgressCommitError,
     RecordsAvailable,
     TruncationDetected,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "PartitionsLost",
     "PartitionsRevoked",
     "PartitionsRevoking",
+    "RebalanceInProgressCommitError",
     "RecordsAvailable",
     "TruncationDetected",
 ]

@@ -65,6 +65,7 @@ from kafkacore.consumer.events import (
     OperationHandle,
     PartitionBatch,
     PartitionsRevoking,
+    RebalanceInProgressCommitError,
     RecordsAvailable,
     TruncationDetected,
 )
@@ -113,6 +114,9 @@ _RETRY_COMMIT = _COORDINATOR | {7, 87}  # + REQUEST_TIMED_OUT, THROTTLING_QUOTA_
 # ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID,
 # FENCED_MEMBER_EPOCH, STALE_MEMBER_EPOCH.
 _FENCED_COMMIT = frozenset({22, 25, 27, 82, 110, 113})
+# Fenced answers that may mean the member's own membership is gone.
+_MEMBERSHIP_FENCED = frozenset({22, 25, 110})
+_REBALANCE_IN_PROGRESS = 27
 _OFFSET_METADATA_TOO_LARGE = 12
 _UNSTABLE_OFFSET_COMMIT = 88
 _OFFSET_OUT_OF_RANGE = 1
@@ -565,9 +569,23 @@ class ConsumerCore:
                 lambda t: self._send_commit(todo, handle, deadline, t),
             )
             return
+        member = self._member
+        refusal = member.commit_refusal() if member is not None else None
+        if refusal is not None:
+            # Java refuses locally too: sent now, the commit would carry a
+            # generation about to be replaced and come back ILLEGAL_GENERATION.
+            self._complete(
+                handle,
+                None,
+                RebalanceInProgressCommitError(
+                    f"commit not sent: {refusal}; poll() to finish the rebalance, "
+                    "then commit what you then own"
+                ),
+            )
+            return
         generation, member_id, instance_id = (
-            self._member.commit_identity()
-            if self._member is not None
+            member.commit_identity()
+            if member is not None
             else (-1, "", self.config.group_instance_id)
         )
         topics: dict[str, list[OffsetCommitRequestPartition]] = {}
@@ -594,7 +612,7 @@ class ConsumerCore:
         )
 
         def done(resp: Any, err: BaseException | None, t: float) -> None:
-            self._on_commit(todo, handle, deadline, resp, err, t)
+            self._on_commit(todo, handle, deadline, resp, err, t, (generation, member_id))
 
         self.request(request, target=GroupCoordinator(group_id), now=now, on_done=done)
 
@@ -606,6 +624,7 @@ class ConsumerCore:
         resp: Any,
         err: BaseException | None,
         now: float,
+        sent_as: tuple[int, str],
     ) -> None:
         if handle.done:
             return
@@ -630,13 +649,7 @@ class ConsumerCore:
                 elif code in _RETRY_COMMIT:
                     retry[tp] = oam
                 elif code in _FENCED_COMMIT:
-                    fatal = CommitFailedError(
-                        f"commit for group {self.config.group_id!r} was fenced "
-                        f"({error_for_code(code)}): the group rebalanced; the partitions may "
-                        "now belong to another member, poll again and commit what you then own"
-                    )
-                    if code in (22, 25, 110) and self._member is not None:
-                        self._member.request_rejoin(now=now, reason="commit fenced")
+                    fatal = self._fenced(code, sent_as, now) if fatal is None else fatal
                 else:
                     fatal = error_for_code(code, f"committing {tp}")
         if fatal is not None:
@@ -657,6 +670,33 @@ class ConsumerCore:
             if st is not None:
                 st.committed_position = oam.offset
         self._complete(handle, dict(todo), None)
+
+    def _fenced(self, code: int, sent_as: tuple[int, str], now: float) -> CommitFailedError:
+        """The error for a fenced commit; the member rejoins only if the answer
+        is about the membership it still holds (see ClassicMember.on_commit_fenced)."""
+        member = self._member
+        stale = False
+        if code in _MEMBERSHIP_FENCED and member is not None:
+            generation, member_id = sent_as
+            stale = not member.on_commit_fenced(
+                generation=generation, member_id=member_id, code=code, now=now
+            )
+        group = self.config.group_id
+        if code == _REBALANCE_IN_PROGRESS or stale:
+            why = (
+                "the group is rebalancing"
+                if code == _REBALANCE_IN_PROGRESS
+                else f"sent for generation {sent_as[0]}, which this member has since left"
+            )
+            return RebalanceInProgressCommitError(
+                f"commit for group {group!r} was not made ({error_for_code(code)}: {why}); "
+                "poll() to finish the rebalance, then commit what you then own"
+            )
+        return CommitFailedError(
+            f"commit for group {group!r} was fenced ({error_for_code(code)}): the group "
+            "rebalanced; the partitions may now belong to another member, poll again and "
+            "commit what you then own"
+        )
 
     def committed(self, partitions: Iterable[TopicPartition], *, now: float) -> OperationHandle:
         """The group's committed offsets: handle value ``{tp: OffsetAndMetadata | None}``."""

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.errors import KafkaError, LocalProtocolError
+from kafkacore.protocol.error_codes import RebalanceInProgressError
 from kafkacore.records.model import Header
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "OperationHandle",
     "PartitionBatch",
     "PartitionsRevoking",
+    "RebalanceInProgressCommitError",
     "RecordsAvailable",
     "TruncationDetected",
 ]
@@ -90,6 +92,17 @@ class LogTruncationError(KafkaError):
 
 class CommitFailedError(KafkaError):
     """The commit was fenced: the group rebalanced (generation or member epoch is stale)."""
+
+
+class RebalanceInProgressCommitError(CommitFailedError, RebalanceInProgressError):
+    """The commit was not made because the group is rebalancing (Java's
+    RebalanceInProgressException): refused before sending while the member's
+    JoinGroup/SyncGroup is in flight, or answered REBALANCE_IN_PROGRESS, or
+    fenced for a generation the member has already left. Retriable: poll()
+    to finish the rebalance, then commit what you then own.
+    """
+
+    retriable = True
 
 
 class OperationHandle:
