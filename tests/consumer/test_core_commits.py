@@ -78,7 +78,7 @@ def test_late_illegal_generation_for_a_left_generation_changes_nothing() -> None
 
 
 def test_illegal_generation_for_the_held_generation_loses_and_rejoins() -> None:
-    core, pump, kafka, member = joined()
+    core, pump, kafka, _member = joined()
     generation = kafka.coord.generation
     kafka.commit_errors = [{T0: 22}]
     handle = core.commit({T0: 1}, now=pump.now)
