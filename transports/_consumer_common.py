@@ -13,6 +13,20 @@ truncation notices are queued for the user's rebalance listener, which the
 facade calls from ``poll`` (in the user's thread or task, as Java does);
 every event bumps ``seq`` and calls ``wake`` so a waiting ``poll`` looks
 again. Kafka logic stays in the core.
+
+:class:`HeldRecords` is the record-by-record iterator's batch (``for record
+in consumer``). The iterator takes a batch from the core as a *loan*
+(``poll_records(lend=True)``) and hands it over one record at a time; a
+record counts as consumed once the iterator has handed it to the user (as
+with kafka-python's iterator, and as with Java's ``poll``, which hands a
+whole batch at once). So the record being processed when the loop body
+breaks or raises is consumed; the ones after it are not: before a commit,
+``position``, ``lag`` or ``close`` the facade tells the core how far the
+user got (``note_consumed``), and before anything that moves positions or
+hands out records another way (``poll``, ``seek``, ``pause``, ...) it gives
+the rest back (``return_lent``), to be fetched and handed out again.
+Records of partitions the core took away (revoked, lost, truncated) are
+dropped from the batch before the next one is handed over.
 """
 
 from __future__ import annotations
@@ -25,6 +39,8 @@ from typing import Any, Protocol
 
 from kafkacore.consumer import (
     ConsumerConfig,
+    ConsumerCore,
+    ConsumerRecord,
     OperationCompleted,
     PartitionsAssigned,
     PartitionsLost,
@@ -36,7 +52,7 @@ from kafkacore.consumer import (
 from ._common import Parts, make_parts
 from ._sockets import Address
 
-__all__ = ["ConsumerRouter", "RebalanceListener", "split_options"]
+__all__ = ["ConsumerRouter", "HeldRecords", "RebalanceListener", "split_options"]
 
 _CONSUMER_FIELDS = frozenset(f.name for f in fields(ConsumerConfig))
 Completion = Callable[[Any, BaseException | None], None]
@@ -85,11 +101,14 @@ def split_options(
 class ConsumerRouter:
     """Routes consumer-core events; see the module docstring."""
 
-    __slots__ = ("_announced", "_ops", "notices", "seq", "wake")
+    __slots__ = ("_announced", "_ops", "notices", "removed", "seq", "wake")
 
     def __init__(self, wake: Callable[[], None] = lambda: None) -> None:
         self._ops: dict[object, Completion] = {}
         self.notices: deque[object] = deque(maxlen=10000)
+        #: Partitions the core took away (revoked, lost, truncated), for the
+        #: iterator's batch; appended on the loop, drained by the iterator.
+        self.removed: deque[frozenset[Any]] = deque(maxlen=10000)
         self.seq = 0
         self.wake = wake
         self._announced: set[object] = set()
@@ -119,6 +138,10 @@ class ConsumerRouter:
             | TruncationDetected,
         ):
             self.notices.append(event)
+            if isinstance(event, PartitionsRevoked | PartitionsLost):
+                self.removed.append(event.partitions)
+            elif isinstance(event, TruncationDetected):
+                self.removed.append(frozenset({event.partition}))
         self.seq += 1
         self.wake()
 
@@ -153,3 +176,67 @@ class ConsumerRouter:
                     listener.on_partitions_revoked(fresh)
             elif isinstance(event, PartitionsLost):
                 listener.on_partitions_lost(event.partitions)
+
+
+class HeldRecords:
+    """The iterator's lent batch; see the module docstring.
+
+    Touched only from the user's thread (or task); the core is told through
+    :meth:`sync` and :meth:`give_back`, which run as core commands.
+    """
+
+    __slots__ = ("_progress", "_queue")
+
+    def __init__(self) -> None:
+        self._queue: deque[ConsumerRecord] = deque()
+        # (topic, partition) -> (next offset, leader epoch) of what was handed over.
+        self._progress: dict[tuple[str, int], tuple[int, int | None]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._queue)
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def fill(self, core: ConsumerCore, router: ConsumerRouter, now: float) -> list[ConsumerRecord]:
+        """Borrow the next batch (a core command): everything lent before was handed over."""
+        router.removed.clear()  # earlier removals concern earlier batches
+        self._progress.clear()
+        batch = core.poll_records(now=now, lend=True)
+        self._queue.extend(batch)
+        return batch
+
+    def pop(self) -> ConsumerRecord:
+        """The next record, which from now on counts as consumed."""
+        record = self._queue.popleft()
+        self._progress[(record.topic, record.partition)] = (record.offset + 1, record.leader_epoch)
+        return record
+
+    def drop(self, partitions: set[Any]) -> None:
+        """Forget the records of ``partitions`` (no longer ours, or moved)."""
+        self._queue = deque(r for r in self._queue if (r.topic, r.partition) not in partitions)
+
+    def progress(self) -> tuple[dict[Any, tuple[int, int | None]], bool]:
+        """What was handed over since the last call, and whether that is all."""
+        out, self._progress = self._progress, {}
+        return out, not self._queue
+
+    def sync(self, core: ConsumerCore, now: float) -> None:
+        """Core command: commits from now on cover every record handed over."""
+        progress, everything = self.progress()
+        core.note_consumed(progress, now=now, everything=everything)
+
+    def give_back(self, core: ConsumerCore, now: float) -> None:
+        """Core command: the records not handed over go back to the core."""
+        progress, _ = self.progress()
+        self._queue.clear()
+        core.note_consumed(progress, now=now)
+        core.return_lent(now=now)
+
+    def prune(self, router: ConsumerRouter) -> None:
+        """Drop records of partitions the core took away since the batch came."""
+        gone: set[Any] = set()
+        while router.removed:
+            gone.update(router.removed.popleft())
+        if gone and self._queue:
+            self.drop(gone)

@@ -14,6 +14,11 @@ it sleeps on a condition that every core event notifies (the router bumps
 a sequence number), then asks again, until records arrive or the timeout
 passes. Rebalance listeners are called from ``poll`` in the user's thread.
 
+``for record in consumer`` borrows a batch and hands it over one record at
+a time (:class:`~transports._consumer_common.HeldRecords`): commits, also
+automatic and on ``close``, cover the records handed over, the one being
+processed when the loop breaks or raises included, and never the rest.
+
 Life (:class:`ConsumerState`): RUNNING from construction, CLOSED after
 ``close()``, which is bounded: commit (with auto-commit) and leave the
 group within ``timeout``, then stop the loop and close every socket.
@@ -42,7 +47,7 @@ from kafkacore.consumer import (
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
 from ._bridge import Bridge
-from ._consumer_common import ConsumerRouter, RebalanceListener, split_options
+from ._consumer_common import ConsumerRouter, HeldRecords, RebalanceListener, split_options
 from ._selector_io import SelectorIo
 from ._sockets import Address
 
@@ -93,6 +98,7 @@ class KafkaConsumer:
         self._io.bridge = self._bridge
         self._listener = listener
         self._core.await_revocation_ack = listener is not None
+        self._held = HeldRecords()
         self._state = ConsumerState.RUNNING
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="kafkacore-consumer", daemon=True)
@@ -122,7 +128,9 @@ class KafkaConsumer:
         if self._state is ConsumerState.CLOSED:
             return
         try:
-            handle_fut = self._op(lambda now: self._core.close(now=now, autocommit=autocommit))
+            handle_fut = self._op(
+                lambda now: self._synced(now, self._core.close, autocommit=autocommit)
+            )
             # Best effort on the network side; the sockets close below either way.
             with contextlib.suppress(concurrent.futures.TimeoutError, Exception):
                 handle_fut.result(timeout)
@@ -159,17 +167,18 @@ class KafkaConsumer:
         wait = self._listener is not None
 
         def issue(now: float) -> None:
+            self._held.give_back(self._core, now)
             self._core.await_revocation_ack = wait
             self._core.subscribe(names, pattern=pattern, now=now)
 
         self._call(issue)
 
     def unsubscribe(self) -> None:
-        self._call(lambda now: self._core.unsubscribe(now=now))
+        self._call(lambda now: self._given_back(now, self._core.unsubscribe))
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         tps = [TopicPartition(*tp) for tp in partitions]
-        self._call(lambda now: self._core.assign(tps, now=now))
+        self._call(lambda now: self._given_back(now, self._core.assign, tps))
 
     def assignment(self) -> frozenset[TopicPartition]:
         return self._call(lambda now: self._core.assignment())
@@ -179,19 +188,42 @@ class KafkaConsumer:
 
     # -- polling ---------------------------------------------------------------
     def poll(self, timeout: float = 0.0, max_records: int | None = None) -> list[ConsumerRecord]:
-        """Records fetched so far, waiting up to ``timeout`` s for some to arrive."""
+        """Records fetched so far, waiting up to ``timeout`` s for some to arrive.
+
+        Every record returned counts as consumed (Java's ``poll``).
+        """
+        if self._held:
+            self._call(lambda now: self._held.give_back(self._core, now))
         return self._poll(lambda now: self._core.poll_records(max_records, now=now), timeout)
 
     def poll_batches(
         self, timeout: float = 0.0, max_records: int | None = None
     ) -> list[PartitionBatch]:
         """Like :meth:`poll`, as per-partition columnar batches (the bulk path)."""
+        if self._held:
+            self._call(lambda now: self._held.give_back(self._core, now))
         return self._poll(lambda now: self._core.poll_batches(max_records, now=now), timeout)
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
-        """Records one by one, for ever (until ``close()``)."""
+        """Records one by one, for ever (until ``close()``).
+
+        A record counts as consumed once it is handed over: leaving the loop
+        (``break``, an exception) commits it with those before it, and not
+        the ones after it, which the next iteration (or the next member of
+        the group) gets again.
+        """
+        held = self._held
+        router = self._router
         while self._state is ConsumerState.RUNNING:
-            yield from self.poll(1.0)
+            if router.removed:
+                held.prune(router)
+            if router.notices:
+                router.dispatch(self._listener, self._ack)  # Java runs listeners in poll
+                held.prune(router)
+            if held:
+                yield held.pop()
+                continue
+            self._poll(lambda now: held.fill(self._core, router, now), 1.0)
 
     def _poll(self, fn: Callable[[float], list[T]], timeout: float) -> list[T]:
         deadline = time.monotonic() + max(timeout, 0.0)
@@ -208,13 +240,14 @@ class KafkaConsumer:
 
     # -- positions ----------------------------------------------------------------
     def seek(self, partition: TopicPartition, offset: int) -> None:
-        self._call(lambda now: self._core.seek(TopicPartition(*partition), offset, now=now))
+        tp = TopicPartition(*partition)
+        self._call(lambda now: self._given_back(now, self._core.seek, tp, offset))
 
     def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        self._call(lambda now: self._core.seek_to_beginning(partitions, now=now))
+        self._call(lambda now: self._given_back(now, self._core.seek_to_beginning, partitions))
 
     def seek_to_end(self, *partitions: TopicPartition) -> None:
-        self._call(lambda now: self._core.seek_to_end(partitions, now=now))
+        self._call(lambda now: self._given_back(now, self._core.seek_to_end, partitions))
 
     def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
         """The next offset to hand out, waiting until it is known (reset, committed)."""
@@ -223,7 +256,7 @@ class KafkaConsumer:
         deadline = time.monotonic() + limit
         while True:
             seq = self._router.seq
-            pos = self._call(lambda now: self._core.position(tp))
+            pos = self._call(lambda now: self._synced(now, self._core.position, tp))
             if pos is not None:
                 return pos
             remaining = deadline - time.monotonic()
@@ -232,16 +265,17 @@ class KafkaConsumer:
             self._wait_change(seq, remaining)
 
     def pause(self, *partitions: TopicPartition) -> None:
-        self._call(lambda now: self._core.pause(partitions, now=now))
+        self._call(lambda now: self._given_back(now, self._core.pause, partitions))
 
     def resume(self, *partitions: TopicPartition) -> None:
-        self._call(lambda now: self._core.resume(partitions, now=now))
+        self._call(lambda now: self._given_back(now, self._core.resume, partitions))
 
     def paused(self) -> frozenset[TopicPartition]:
         return self._call(lambda now: self._core.paused())
 
     def lag(self, partition: TopicPartition) -> int | None:
-        return self._call(lambda now: self._core.lag(TopicPartition(*partition)))
+        tp = TopicPartition(*partition)
+        return self._call(lambda now: self._synced(now, self._core.lag, tp))
 
     # -- offsets ----------------------------------------------------------------------
     def commit(
@@ -258,7 +292,7 @@ class KafkaConsumer:
     def commit_async(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
     ) -> concurrent.futures.Future[Any]:
-        return self._op(lambda now: self._core.commit(offsets, now=now))
+        return self._op(lambda now: self._synced(now, self._core.commit, offsets))
 
     def committed(
         self, partitions: Iterable[TopicPartition], timeout: float | None = None
@@ -305,6 +339,16 @@ class KafkaConsumer:
         return self._call(lambda now: fn(self._core))
 
     # -- plumbing -------------------------------------------------------------------
+    def _synced(self, now: float, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        """On the loop: tell the core what the iterator handed over, then ``fn``."""
+        self._held.sync(self._core, now)
+        return fn(*args, now=now, **kw)
+
+    def _given_back(self, now: float, fn: Callable[..., T], *args: Any) -> T:
+        """On the loop: give the iterator's unhanded records back, then ``fn``."""
+        self._held.give_back(self._core, now)
+        return fn(*args, now=now)
+
     def _ack(self, token: int) -> None:
         self._call(lambda now: self._core.revocation_done(token, now=now))
 

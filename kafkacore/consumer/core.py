@@ -26,7 +26,20 @@ Each partition has one state (:class:`FetchState`)::
 plus a ``paused`` flag. Fetched data waits in a bounded buffer
 (``fetch_buffer_bytes``; a partition with unread data is not fetched
 again) until ``poll_records``/``poll_batches`` hands it out; positions move
-only as records are handed out. Recoverable broker answers (leader moved,
+only as records are handed out.
+
+A transport's record-by-record iterator takes a batch with
+``poll_records(lend=True)`` but hands it to the user one record at a time:
+the batch is *lent*. Each lent partition remembers where it stood before
+(``lent_from``); commits (automatic, on revocation, on close, or
+``commit()`` without offsets), ``position`` and ``lag`` use that until the
+transport reports how far the user got (:meth:`ConsumerCore.note_consumed`),
+or gives the rest back (:meth:`ConsumerCore.return_lent`, which moves the
+position back so the records are fetched again). So a commit never covers
+a record the user was not handed (issue 10, fault 7; kafka-python's
+iterator and Java's ``poll`` count a record consumed once it is handed over).
+
+Recoverable broker answers (leader moved,
 coordinator moved, rebalance in progress) are retries inside the core;
 what the user must act on (no offset with ``auto_offset_reset="none"``,
 truncation, a fatal group error) is raised by the next poll.
@@ -151,6 +164,16 @@ class PartitionState:
     last_stable_offset: int | None = None
     log_start_offset: int | None = None
     committed_position: int | None = None  # what auto-commit last committed
+    #: (position, epoch) before records lent to an iterator that the user has
+    #: not been handed yet; commits and queries use it. None: nothing lent.
+    lent_from: tuple[int, int | None] | None = None
+
+    @property
+    def consumed(self) -> tuple[int | None, int | None]:
+        """(offset, epoch) of the next record the user has not been handed."""
+        if self.lent_from is not None:
+            return self.lent_from
+        return self.position, self.position_epoch
 
 
 class _Mode(enum.Enum):
@@ -294,7 +317,7 @@ class ConsumerCore:
     def position(self, tp: TopicPartition) -> int | None:
         """The offset of the next record to hand out, None until it is known."""
         st = self._state(tp, "position")
-        return st.position if st.state is FetchState.FETCHING else None
+        return st.consumed[0] if st.state is FetchState.FETCHING else None
 
     def positions_known(self, tps: Iterable[TopicPartition]) -> bool:
         return all(self.position(tp) is not None for tp in tps)
@@ -303,9 +326,10 @@ class ConsumerCore:
         """Records between the position and the end (the LSO with read_committed)."""
         st = self._state(tp, "lag")
         end = st.last_stable_offset if self.config.read_committed else st.high_watermark
-        if end is None or end < 0 or st.position is None:
+        position = st.consumed[0]
+        if end is None or end < 0 or position is None:
             return None
-        return max(end - st.position, 0)
+        return max(end - position, 0)
 
     def has_buffered(self) -> bool:
         return bool(self._buffer) or self._error is not None
@@ -408,6 +432,7 @@ class ConsumerCore:
         st.state = FetchState.FETCHING
         st.position = offset
         st.position_epoch = None
+        st.lent_from = None
         st.busy = False
         self._step(now)
 
@@ -426,18 +451,29 @@ class ConsumerCore:
             self._drop_buffered(tp)
             st.state = FetchState.AWAIT_RESET
             st.reset_to = where
+            st.lent_from = None
             st.busy = False
             st.retry_at = 0.0
         self._step(now)
 
     # ------------------------------------------------------------------ poll
-    def poll_records(self, max_records: int | None = None, *, now: float) -> list[ConsumerRecord]:
+    def poll_records(
+        self, max_records: int | None = None, *, now: float, lend: bool = False
+    ) -> list[ConsumerRecord]:
         """Hand out up to ``max_records`` buffered records (never blocks).
 
         Raises what the user must act on (NoOffsetForPartitionError,
         LogTruncationError, GroupFatalError, a fetch error) once.
+
+        With ``lend`` the records go to an iterator that hands them over one
+        by one: they count as consumed only as :meth:`note_consumed` reports
+        (see the module docstring). Lending again means every record lent
+        before has been handed over.
         """
         self._before_poll("poll_records", now)
+        if lend:
+            for part in self._parts.values():
+                part.lent_from = None
         limit = self.config.max_poll_records if max_records is None else max_records
         out: list[ConsumerRecord] = []
         while self._buffer and len(out) < limit:
@@ -446,11 +482,49 @@ class ConsumerCore:
             if st is None or st.paused or st.position != cf.next_offset:
                 self._pop_buffered()
                 continue
+            if lend and st.lent_from is None:
+                assert st.position is not None
+                st.lent_from = (st.position, st.position_epoch)
             got = cf.take(limit - len(out))
             self._after_take(cf, st)
             out.extend(got)
         self._step(now)
         return out
+
+    def note_consumed(
+        self,
+        progress: Mapping[TopicPartition, tuple[int, int | None]],
+        *,
+        now: float,
+        everything: bool = False,
+    ) -> None:
+        """The user was handed lent records up to ``progress``: ``{tp: (next
+        offset, leader epoch of the last record handed)}``; commits now cover
+        them. ``everything``: every lent record has been handed over."""
+        if everything:
+            for part in self._parts.values():
+                part.lent_from = None
+            progress = {}
+        for tp, (offset, epoch) in progress.items():
+            st = self._parts.get(TopicPartition(*tp))
+            if st is None or st.lent_from is None or st.position is None:
+                continue  # revoked, or the position jumped since (seek, reset)
+            if offset >= st.position:
+                st.lent_from = None
+            elif offset > st.lent_from[0]:
+                st.lent_from = (offset, epoch)
+        self._step(now)
+
+    def return_lent(self, *, now: float) -> None:
+        """Lent records the user was not handed are given back: positions move
+        back to the first of them, to be fetched and handed out again."""
+        for tp, st in self._parts.items():
+            if st.lent_from is None:
+                continue
+            self._drop_buffered(tp)
+            st.position, st.position_epoch = st.lent_from
+            st.lent_from = None
+        self._step(now)
 
     def poll_batches(self, max_records: int | None = None, *, now: float) -> list[PartitionBatch]:
         """Like :meth:`poll_records`, as per-partition columnar batches (the bulk path)."""
@@ -542,11 +616,13 @@ class ConsumerCore:
         return handle
 
     def _current_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
-        return {
-            tp: OffsetAndMetadata(st.position, "", st.position_epoch)
-            for tp, st in self._parts.items()
-            if st.state is FetchState.FETCHING and st.position is not None
-        }
+        """What the user was handed: lent records not handed yet are left out."""
+        out: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, st in self._parts.items():
+            offset, epoch = st.consumed
+            if st.state is FetchState.FETCHING and offset is not None:
+                out[tp] = OffsetAndMetadata(offset, "", epoch)
+        return out
 
     def _send_commit(
         self,
@@ -1526,6 +1602,7 @@ class ConsumerCore:
     ) -> None:
         old = st.position if st.position is not None else end_offset
         self._drop_buffered(tp)
+        st.lent_from = None
         if self.config.auto_offset_reset == "none":
             st.state = FetchState.AWAIT_RESET
             st.reset_to = None
@@ -1543,6 +1620,7 @@ class ConsumerCore:
 
     def _out_of_range(self, tp: TopicPartition, st: PartitionState, now: float) -> None:
         self._drop_buffered(tp)
+        st.lent_from = None
         st.state = FetchState.AWAIT_RESET
         st.reset_to = self._default_reset()
         st.position_epoch = None
