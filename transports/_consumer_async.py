@@ -41,10 +41,10 @@ from kafkacore.consumer import (
     OperationHandle,
     PartitionBatch,
 )
-from kafkacore.errors import KafkaTimeoutError
+from kafkacore.errors import AuthenticationError
 
 from ._bridge import Bridge
-from ._consumer_common import ConsumerRouter, HeldRecords, RebalanceListener
+from ._consumer_common import ConsumerRouter, HeldRecords, RebalanceListener, position_timeout
 
 __all__ = ["AsyncConsumerBase", "ConsumerState"]
 
@@ -188,12 +188,14 @@ class AsyncConsumerBase:
         deadline = self._loop_time() + limit
         while True:
             self._clear_changed()
-            pos = self._call(lambda core, now: self._synced(core, now, core.position, tp))
+            pos, cause = self._call(lambda core, now: self._position(core, tp, now))
             if pos is not None:
                 await self._checkpoint()
                 return pos
+            if isinstance(cause, AuthenticationError):
+                raise cause  # no retry will help
             if self._loop_time() >= deadline:
-                raise KafkaTimeoutError(f"{self._NAME}.position: {tp} unknown after {limit} s")
+                raise position_timeout(self._NAME, tp, limit, cause)
             await self._wait_changed(deadline)
 
     def pause(self, *partitions: TopicPartition) -> None:
@@ -207,7 +209,7 @@ class AsyncConsumerBase:
 
     def lag(self, partition: TopicPartition) -> int | None:
         tp = TopicPartition(*partition)
-        return self._call(lambda core, now: self._synced(core, now, core.lag, tp))
+        return self._call(lambda core, now: self._lag(core, tp, now))
 
     # -- offsets ----------------------------------------------------------------------
     async def commit(
@@ -259,6 +261,10 @@ class AsyncConsumerBase:
         )
         return result
 
+    def missing_topics(self) -> frozenset[str]:
+        """Followed topics that metadata says do not exist (logged as a warning too)."""
+        return self._call(lambda core, now: core.missing_topics())
+
     def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
         return self._call(lambda core, now: fn(core))
 
@@ -269,6 +275,16 @@ class AsyncConsumerBase:
         """Tell the core what the iterator handed over, then ``fn``."""
         self._held.sync(core, now)
         return fn(*args, now=now, **kw)
+
+    def _position(
+        self, core: ConsumerCore, tp: TopicPartition, now: float
+    ) -> tuple[int | None, BaseException | None]:
+        self._held.sync(core, now)
+        return core.position(tp), core.stall_cause()
+
+    def _lag(self, core: ConsumerCore, tp: TopicPartition, now: float) -> int | None:
+        self._held.sync(core, now)
+        return core.lag(tp)
 
     def _given_back(self, core: ConsumerCore, now: float, fn: Callable[..., T], *args: Any) -> T:
         """Give the iterator's unhanded records back to the core, then ``fn``."""

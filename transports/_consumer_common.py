@@ -12,7 +12,9 @@ resolves the completion registered for its handle; assignment changes and
 truncation notices are queued for the user's rebalance listener, which the
 facade calls from ``poll`` (in the user's thread or task, as Java does);
 every event bumps ``seq`` and calls ``wake`` so a waiting ``poll`` looks
-again. Kafka logic stays in the core.
+again. What the user should hear about without an exception (followed topics
+that do not exist, a cluster no broker of which answers) is logged as a
+warning on the ``kafkacore.consumer`` logger. Kafka logic stays in the core.
 
 :class:`HeldRecords` is the record-by-record iterator's batch (``for record
 in consumer``). The iterator takes a batch from the core as a *loan*
@@ -31,13 +33,16 @@ dropped from the batch before the next one is handed over.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Any, Protocol
 
+from kafkacore.client import TopicPartition
 from kafkacore.consumer import (
+    BrokersUnreachable,
     ConsumerConfig,
     ConsumerCore,
     ConsumerRecord,
@@ -46,13 +51,24 @@ from kafkacore.consumer import (
     PartitionsLost,
     PartitionsRevoked,
     PartitionsRevoking,
+    TopicsNotFound,
     TruncationDetected,
 )
+from kafkacore.errors import KafkaTimeoutError
 
 from ._common import Parts, make_parts
 from ._sockets import Address
 
-__all__ = ["ConsumerRouter", "HeldRecords", "RebalanceListener", "split_options"]
+__all__ = [
+    "ConsumerRouter",
+    "HeldRecords",
+    "RebalanceListener",
+    "position_timeout",
+    "split_options",
+    "timeout_ms",
+]
+
+log = logging.getLogger("kafkacore.consumer")
 
 _CONSUMER_FIELDS = frozenset(f.name for f in fields(ConsumerConfig))
 Completion = Callable[[Any, BaseException | None], None]
@@ -142,6 +158,14 @@ class ConsumerRouter:
                 self.removed.append(event.partitions)
             elif isinstance(event, TruncationDetected):
                 self.removed.append(frozenset({event.partition}))
+        elif isinstance(event, TopicsNotFound):
+            log.warning(
+                "topics %s do not exist (UNKNOWN_TOPIC_OR_PARTITION); waiting for them "
+                "to be created",
+                sorted(event.topics),
+            )
+        elif isinstance(event, BrokersUnreachable):
+            log.warning("%s", event.error)
         self.seq += 1
         self.wake()
 
@@ -176,6 +200,21 @@ class ConsumerRouter:
                     listener.on_partitions_revoked(fresh)
             elif isinstance(event, PartitionsLost):
                 listener.on_partitions_lost(event.partitions)
+
+
+def timeout_ms(timeout: float | None) -> int | None:
+    """A facade's ``timeout`` (seconds, None: the default) for the core."""
+    return None if timeout is None else max(int(timeout * 1000), 0)
+
+
+def position_timeout(
+    owner: str, tp: TopicPartition, limit: float, cause: BaseException | None
+) -> KafkaTimeoutError:
+    """``position`` gave up: say why nothing was known, with the cause attached."""
+    why = "" if cause is None else f"; last error: {type(cause).__name__}: {cause}"
+    error = KafkaTimeoutError(f"{owner}.position: {tp} unknown after {limit} s{why}")
+    error.__cause__ = cause
+    return error
 
 
 class HeldRecords:

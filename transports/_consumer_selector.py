@@ -44,10 +44,22 @@ from kafkacore.consumer import (
     OperationHandle,
     PartitionBatch,
 )
-from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
+from kafkacore.errors import (
+    AuthenticationError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+    RequestCancelled,
+)
 
 from ._bridge import Bridge
-from ._consumer_common import ConsumerRouter, HeldRecords, RebalanceListener, split_options
+from ._consumer_common import (
+    ConsumerRouter,
+    HeldRecords,
+    RebalanceListener,
+    position_timeout,
+    split_options,
+    timeout_ms,
+)
 from ._selector_io import SelectorIo
 from ._sockets import Address
 
@@ -256,12 +268,14 @@ class KafkaConsumer:
         deadline = time.monotonic() + limit
         while True:
             seq = self._router.seq
-            pos = self._call(lambda now: self._synced(now, self._core.position, tp))
+            pos, cause = self._call(lambda now: self._position(tp, now))
             if pos is not None:
                 return pos
+            if isinstance(cause, AuthenticationError):
+                raise cause  # no retry will help
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise KafkaTimeoutError(f"KafkaConsumer.position: {tp} unknown after {limit} s")
+                raise position_timeout("KafkaConsumer", tp, limit, cause)
             self._wait_change(seq, remaining)
 
     def pause(self, *partitions: TopicPartition) -> None:
@@ -275,7 +289,7 @@ class KafkaConsumer:
 
     def lag(self, partition: TopicPartition) -> int | None:
         tp = TopicPartition(*partition)
-        return self._call(lambda now: self._synced(now, self._core.lag, tp))
+        return self._call(lambda now: self._lag(tp, now))
 
     # -- offsets ----------------------------------------------------------------------
     def commit(
@@ -284,8 +298,11 @@ class KafkaConsumer:
         timeout: float | None = None,
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         """Commit and wait (default: every position consumed so far)."""
+        ms = timeout_ms(timeout)
         result: dict[TopicPartition, OffsetAndMetadata] = self._wait(
-            self.commit_async(offsets), timeout, "commit"
+            self._op(lambda now: self._synced(now, self._core.commit, offsets, timeout_ms=ms)),
+            timeout,
+            "commit",
         )
         return result
 
@@ -299,7 +316,11 @@ class KafkaConsumer:
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         tps = [TopicPartition(*tp) for tp in partitions]
         result: dict[TopicPartition, OffsetAndMetadata | None] = self._wait(
-            self._op(lambda now: self._core.committed(tps, now=now)), timeout, "committed"
+            self._op(
+                lambda now: self._core.committed(tps, now=now, timeout_ms=timeout_ms(timeout))
+            ),
+            timeout,
+            "committed",
         )
         return result
 
@@ -308,7 +329,11 @@ class KafkaConsumer:
     ) -> dict[TopicPartition, int | None]:
         tps = [TopicPartition(*tp) for tp in partitions]
         result: dict[TopicPartition, int | None] = self._wait(
-            self._op(lambda now: self._core.end_offsets(tps, now=now)), timeout, "end_offsets"
+            self._op(
+                lambda now: self._core.end_offsets(tps, now=now, timeout_ms=timeout_ms(timeout))
+            ),
+            timeout,
+            "end_offsets",
         )
         return result
 
@@ -317,7 +342,11 @@ class KafkaConsumer:
     ) -> dict[TopicPartition, int | None]:
         tps = [TopicPartition(*tp) for tp in partitions]
         result: dict[TopicPartition, int | None] = self._wait(
-            self._op(lambda now: self._core.beginning_offsets(tps, now=now)),
+            self._op(
+                lambda now: self._core.beginning_offsets(
+                    tps, now=now, timeout_ms=timeout_ms(timeout)
+                )
+            ),
             timeout,
             "beginning_offsets",
         )
@@ -328,11 +357,19 @@ class KafkaConsumer:
     ) -> dict[TopicPartition, tuple[int, int] | None]:
         query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
         result: dict[TopicPartition, tuple[int, int] | None] = self._wait(
-            self._op(lambda now: self._core.offsets_for_times(query, now=now)),
+            self._op(
+                lambda now: self._core.offsets_for_times(
+                    query, now=now, timeout_ms=timeout_ms(timeout)
+                )
+            ),
             timeout,
             "offsets_for_times",
         )
         return result
+
+    def missing_topics(self) -> frozenset[str]:
+        """Followed topics that metadata says do not exist (logged as a warning too)."""
+        return self._call(lambda now: self._core.missing_topics())
 
     def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
         """Run ``fn(core)`` on the loop thread (for queries in tests and tools)."""
@@ -343,6 +380,14 @@ class KafkaConsumer:
         """On the loop: tell the core what the iterator handed over, then ``fn``."""
         self._held.sync(self._core, now)
         return fn(*args, now=now, **kw)
+
+    def _position(self, tp: TopicPartition, now: float) -> tuple[int | None, BaseException | None]:
+        self._held.sync(self._core, now)
+        return self._core.position(tp), self._core.stall_cause()
+
+    def _lag(self, tp: TopicPartition, now: float) -> int | None:
+        self._held.sync(self._core, now)
+        return self._core.lag(tp)
 
     def _given_back(self, now: float, fn: Callable[..., T], *args: Any) -> T:
         """On the loop: give the iterator's unhanded records back, then ``fn``."""
@@ -404,7 +449,9 @@ class KafkaConsumer:
         return fut
 
     def _wait(self, fut: concurrent.futures.Future[T], timeout: float | None, what: str) -> T:
-        limit = self.config.default_api_timeout_ms / 1000 + 1 if timeout is None else timeout
+        # The core fails the operation at its timeout, naming the cause; this
+        # is a backstop a second later.
+        limit = (self.config.default_api_timeout_ms / 1000 if timeout is None else timeout) + 1
         try:
             return fut.result(limit)
         except concurrent.futures.TimeoutError:

@@ -7,6 +7,7 @@ stacked on the client core). See ``docs/consumer.md``.
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.core import FETCH_LANE, ConsumerCore, FetchState, PartitionState
 from kafkacore.consumer.events import (
+    BrokersUnreachable,
     CommitFailedError,
     ConsumerRecord,
     LogTruncationError,
@@ -18,6 +19,7 @@ from kafkacore.consumer.events import (
     PartitionsRevoking,
     RebalanceInProgressCommitError,
     RecordsAvailable,
+    TopicsNotFound,
     TruncationDetected,
 )
 from kafkacore.group import (
@@ -30,6 +32,7 @@ from kafkacore.group import (
 
 __all__ = [
     "FETCH_LANE",
+    "BrokersUnreachable",
     "CommitFailedError",
     "ConsumerConfig",
     "ConsumerCore",
@@ -50,5 +53,6 @@ __all__ = [
     "PartitionsRevoking",
     "RebalanceInProgressCommitError",
     "RecordsAvailable",
+    "TopicsNotFound",
     "TruncationDetected",
 ]

@@ -47,6 +47,22 @@ truncation, a fatal group error) is raised by the next poll.
 Commands that complete later (commit, committed, offset lookups, close)
 return an :class:`~kafkacore.consumer.events.OperationHandle`, completed
 with an :class:`~kafkacore.consumer.events.OperationCompleted` event.
+
+Causes (issue 10, fault 8): the core watches the client's events for the
+last failure (a connect refused, ``NoBrokersAvailable`` after every
+bootstrap address failed, a failed metadata refresh, an
+``AuthenticationError``) and for the last contact (a connection ready, a
+response, fresh metadata). An operation that runs out of time fails with
+a ``KafkaTimeoutError`` that names that failure and carries it as
+``__cause__``. An authentication failure is not retried: pending operations
+fail with it at once and the next poll raises it (Java's ``poll`` does).
+With partitions to follow and no contact at all for
+``default_api_timeout_ms``, the next poll raises ``NoBrokersAvailable``
+(and :class:`~kafkacore.consumer.events.BrokersUnreachable` is emitted),
+again after each further period; followed topics that metadata says do
+not exist are reported by :class:`~kafkacore.consumer.events.TopicsNotFound`
+(the consumer waits for them, as Java's does), topics the principal may not
+read raise ``TopicAuthorizationFailedError`` from poll.
 """
 
 from __future__ import annotations
@@ -61,14 +77,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client.config import ClientConfig
+from kafkacore.client.connection import ConnectionState
 from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore
 from kafkacore.client.driver import Action, ConnId
-from kafkacore.client.events import MetadataUpdated, RequestCompleted
+from kafkacore.client.events import (
+    BootstrapFailed,
+    ConnectionStateChanged,
+    MetadataUpdated,
+    MetadataUpdateFailed,
+    RequestCompleted,
+)
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import AnyNode, GroupCoordinator, Node, Target
 from kafkacore.consumer.completed import CompletedFetch
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import (
+    BrokersUnreachable,
     CommitFailedError,
     ConsumerRecord,
     LogTruncationError,
@@ -80,10 +104,17 @@ from kafkacore.consumer.events import (
     PartitionsRevoking,
     RebalanceInProgressCommitError,
     RecordsAvailable,
+    TopicsNotFound,
     TruncationDetected,
 )
 from kafkacore.consumer.fetch_session import SESSION_ERRORS, FetchSession, PartitionFetch
-from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
+from kafkacore.errors import (
+    AuthenticationError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+    NoBrokersAvailable,
+    RequestCancelled,
+)
 from kafkacore.group.base import (
     GROUP_LANE,
     GroupFailed,
@@ -95,7 +126,7 @@ from kafkacore.group.base import (
 from kafkacore.group.classic import ClassicMember
 from kafkacore.group.kip848 import Kip848Member
 from kafkacore.protocol import messages as m
-from kafkacore.protocol.error_codes import error_for_code
+from kafkacore.protocol.error_codes import TopicAuthorizationFailedError, error_for_code
 from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic, ForgottenTopic
 from kafkacore.protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsTopic
 from kafkacore.protocol.messages.offset_commit_request import (
@@ -136,6 +167,8 @@ _OFFSET_OUT_OF_RANGE = 1
 # Answers after which the leader must be looked up again (then fetch again).
 _LEADER_MOVED = frozenset({3, 5, 6, 56, 74, 75, 100, 103})
 _FENCED_LEADER_EPOCH = 74
+_UNKNOWN_TOPIC_OR_PARTITION = 3
+_TOPIC_AUTHORIZATION_FAILED = 29
 
 
 class FetchState(enum.Enum):
@@ -226,6 +259,14 @@ class ConsumerCore:
         self.await_revocation_ack = False
         self._closed = False
         self._now = now
+        # Causes (see the module docstring): the last failure, the last contact.
+        self._cause: BaseException | None = None
+        self._cause_at = float("-inf")
+        self._contact_at = now
+        self._unreachable_reported_at = float("-inf")
+        self._missing_topics: frozenset[str] = frozenset()
+        self._denied_topics: frozenset[str] = frozenset()
+        self._ops: dict[int, tuple[OperationHandle, float]] = {}  # pending: (handle, started)
         self._step(now)
 
     # ================================================================ Driven
@@ -254,6 +295,7 @@ class ConsumerCore:
             self._member.handle_timeout(now=now)
         if not self._closed:
             self._maybe_autocommit(now)
+            self._check_unreachable(now)
         self._step(now)
 
     def next_deadline(self) -> float | None:
@@ -264,6 +306,7 @@ class ConsumerCore:
             times.append(self._member.next_deadline())
         times.append(self._next_autocommit)
         times.append(self._next_listing)
+        times.append(self._unreachable_deadline())
         times.extend(t for t in self._node_retry.values() if t > self._now)
         times.extend(p.retry_at for p in self._parts.values() if p.retry_at > self._now)
         found = [t for t in times if t is not None]
@@ -330,6 +373,16 @@ class ConsumerCore:
         if end is None or end < 0 or position is None:
             return None
         return max(end - position, 0)
+
+    def stall_cause(self) -> BaseException | None:
+        """The last failure, when no broker has answered since (None otherwise)."""
+        if self._cause is None or self._cause_at < self._contact_at:
+            return None
+        return self._cause
+
+    def missing_topics(self) -> frozenset[str]:
+        """Followed topics that metadata says do not exist (see TopicsNotFound)."""
+        return self._missing_topics
 
     def has_buffered(self) -> bool:
         return bool(self._buffer) or self._error is not None
@@ -553,6 +606,7 @@ class ConsumerCore:
             self._member.poll(now=now)
         # Seed 003: with auto-commit, commit what was consumed before fetching more.
         self._maybe_autocommit(now)
+        self._check_unreachable(now)
         if self._error is not None:
             error, self._error = self._error, None
             self._step(now)
@@ -591,6 +645,7 @@ class ConsumerCore:
         offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
         *,
         now: float,
+        timeout_ms: int | None = None,
     ) -> OperationHandle:
         """Commit ``offsets`` (default: every position consumed so far).
 
@@ -600,7 +655,8 @@ class ConsumerCore:
         self._check_open("commit")
         if self.config.group_id is None:
             raise LocalProtocolError("commit: needs a group_id; set it in the consumer config")
-        handle = self._new_op("commit")
+        deadline = now + self._timeout("commit", timeout_ms)
+        handle = self._new_op("commit", now)
         if offsets is None:
             todo = self._current_offsets()
         else:
@@ -610,7 +666,6 @@ class ConsumerCore:
                 if oam.offset < 0:
                     raise LocalProtocolError(f"commit: offset {oam.offset} for {tp} must be >= 0")
                 todo[TopicPartition(*tp)] = oam
-        deadline = now + self.config.default_api_timeout_ms / 1000
         self._send_commit(todo, handle, deadline, now)
         self._step(now)
         return handle
@@ -774,14 +829,20 @@ class ConsumerCore:
             "commit what you then own"
         )
 
-    def committed(self, partitions: Iterable[TopicPartition], *, now: float) -> OperationHandle:
+    def committed(
+        self,
+        partitions: Iterable[TopicPartition],
+        *,
+        now: float,
+        timeout_ms: int | None = None,
+    ) -> OperationHandle:
         """The group's committed offsets: handle value ``{tp: OffsetAndMetadata | None}``."""
         self._check_open("committed")
         if self.config.group_id is None:
             raise LocalProtocolError("committed: needs a group_id; set it in the consumer config")
         tps = sorted({TopicPartition(*tp) for tp in partitions})
-        handle = self._new_op("committed")
-        deadline = now + self.config.default_api_timeout_ms / 1000
+        deadline = now + self._timeout("committed", timeout_ms)
+        handle = self._new_op("committed", now)
 
         def finish(
             result: dict[TopicPartition, OffsetAndMetadata | None] | None,
@@ -812,7 +873,8 @@ class ConsumerCore:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
 
         def retry(t: float) -> None:
-            self._offset_fetch(tps, deadline, finish, t, handle)
+            if handle is None or not handle.done:
+                self._offset_fetch(tps, deadline, finish, t, handle)
 
         if not self._ids_ready(by_topic, now):
             self._retry_or_fail(
@@ -900,32 +962,52 @@ class ConsumerCore:
 
     # --------------------------------------------------------- offset lookups
     def offsets_for_times(
-        self, timestamps: Mapping[TopicPartition, int], *, now: float
+        self,
+        timestamps: Mapping[TopicPartition, int],
+        *,
+        now: float,
+        timeout_ms: int | None = None,
     ) -> OperationHandle:
         """Earliest offset whose timestamp is >= the given one: ``{tp: (offset, ts) | None}``."""
         query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
         for tp, ts in query.items():
             if ts < 0:
                 raise LocalProtocolError(f"offsets_for_times: timestamp {ts} for {tp} must be >= 0")
-        return self._lookup("offsets_for_times", query, now, keep_ts=True)
+        return self._lookup("offsets_for_times", query, now, timeout_ms, keep_ts=True)
 
-    def end_offsets(self, partitions: Iterable[TopicPartition], *, now: float) -> OperationHandle:
+    def end_offsets(
+        self,
+        partitions: Iterable[TopicPartition],
+        *,
+        now: float,
+        timeout_ms: int | None = None,
+    ) -> OperationHandle:
         """The end (high watermark, or LSO with read_committed): ``{tp: offset}``."""
-        return self._lookup("end_offsets", {TopicPartition(*tp): _LATEST for tp in partitions}, now)
+        query = {TopicPartition(*tp): _LATEST for tp in partitions}
+        return self._lookup("end_offsets", query, now, timeout_ms)
 
     def beginning_offsets(
-        self, partitions: Iterable[TopicPartition], *, now: float
+        self,
+        partitions: Iterable[TopicPartition],
+        *,
+        now: float,
+        timeout_ms: int | None = None,
     ) -> OperationHandle:
-        return self._lookup(
-            "beginning_offsets", {TopicPartition(*tp): _EARLIEST for tp in partitions}, now
-        )
+        query = {TopicPartition(*tp): _EARLIEST for tp in partitions}
+        return self._lookup("beginning_offsets", query, now, timeout_ms)
 
     def _lookup(
-        self, kind: str, query: dict[TopicPartition, int], now: float, *, keep_ts: bool = False
+        self,
+        kind: str,
+        query: dict[TopicPartition, int],
+        now: float,
+        timeout_ms: int | None,
+        *,
+        keep_ts: bool = False,
     ) -> OperationHandle:
         self._check_open(kind)
-        handle = self._new_op(kind)
-        deadline = now + self.config.default_api_timeout_ms / 1000
+        deadline = now + self._timeout(kind, timeout_ms)
+        handle = self._new_op(kind, now)
         result: dict[TopicPartition, Any] = {}
         self._track_topics({tp.topic for tp in query}, now)
 
@@ -953,7 +1035,10 @@ class ConsumerCore:
                             handle,
                             deadline,
                             t2,
-                            KafkaTimeoutError(f"{kind}: no leader answered for {sorted(again)}"),
+                            KafkaTimeoutError(
+                                f"{kind}: no leader answered for {sorted(again)}"
+                                + self._topic_problems({tp.topic for tp in again})
+                            ),
                             lambda t3: one_round(dict(again), t3),
                         )
                     else:
@@ -1045,7 +1130,7 @@ class ConsumerCore:
         The handle completes when done; then shut the client down
         (:meth:`shutdown`).
         """
-        handle = self._new_op("close")
+        handle = self._new_op("close", now)
         if self._closed:
             self._complete(handle, None, None)
             return handle
@@ -1263,7 +1348,7 @@ class ConsumerCore:
         if not offsets:
             then(now)
             return
-        handle = self._new_op("auto-commit")
+        handle = self._new_op("auto-commit", now)
         deadline = now + self.config.default_api_timeout_ms / 1000
         self._send_commit(offsets, handle, deadline, now)
         if handle.done:
@@ -1288,14 +1373,24 @@ class ConsumerCore:
         self._commit_offsets_then(self._current_offsets(), now, done)
 
     # -- ops and timers -----------------------------------------------------
-    def _new_op(self, kind: str) -> OperationHandle:
+    def _new_op(self, kind: str, now: float) -> OperationHandle:
         handle = OperationHandle(self._next_op, kind)
         self._next_op += 1
+        self._ops[handle.id] = (handle, now)
         return handle
+
+    def _timeout(self, what: str, timeout_ms: int | None) -> float:
+        """Seconds an operation may take: ``timeout_ms`` or ``default_api_timeout_ms``."""
+        if timeout_ms is None:
+            return self.config.default_api_timeout_ms / 1000
+        if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms < 0:
+            raise LocalProtocolError(f"{what}: timeout_ms {timeout_ms!r} must be an int >= 0")
+        return timeout_ms / 1000
 
     def _complete(self, handle: OperationHandle, value: Any, error: BaseException | None) -> None:
         if handle.done:
             return
+        self._ops.pop(handle.id, None)
         handle._complete(value, error)
         if handle.kind == "auto-commit":
             for pair in [p for p in self._waiting_commits if p[0] is handle]:
@@ -1326,13 +1421,15 @@ class ConsumerCore:
         *,
         immediate: bool = False,
     ) -> None:
+        pending = self._ops.get(handle.id)
         self._retry_or_fail(
             deadline,
             now,
             error,
-            again,
+            lambda t: None if handle.done else again(t),
             lambda e: self._complete(handle, None, e),
             immediate=immediate,
+            since=None if pending is None else pending[1],
         )
 
     def _retry_or_fail(
@@ -1344,12 +1441,125 @@ class ConsumerCore:
         fail: Callable[[BaseException], None],
         *,
         immediate: bool = False,
+        since: float | None = None,
     ) -> None:
+        if isinstance(error, AuthenticationError):
+            fail(error)  # the same credentials get the same answer: no retry
+            return
         at = now if immediate else now + self.config.retry_backoff_ms / 1000
         if at >= deadline:
-            fail(error if error is not None else KafkaTimeoutError("deadline passed"))
+            fail(self._explain(error or KafkaTimeoutError("deadline passed"), since))
             return
         self._later(at, again)
+
+    # -- causes (issue 10, fault 8) ---------------------------------------------
+    def _observe(self, event: object, now: float) -> None:
+        """Note the last contact with a broker and the last failure."""
+        if isinstance(event, RequestCompleted):
+            if event.error is None:
+                self._contact_at = now
+            else:
+                self._note_cause(event.error, now)
+        elif isinstance(event, MetadataUpdated):
+            self._contact_at = now
+        elif isinstance(event, ConnectionStateChanged):
+            if event.state is ConnectionState.READY:
+                self._contact_at = now
+            elif event.error is not None:
+                self._note_cause(event.error, now)
+        elif isinstance(event, BootstrapFailed | MetadataUpdateFailed):
+            self._note_cause(event.error, now)
+
+    def _note_cause(self, error: BaseException, now: float) -> None:
+        if isinstance(error, RequestCancelled):
+            return  # our own doing (close, cancel), not the cluster's
+        if (
+            isinstance(self._cause, NoBrokersAvailable)
+            and self._cause_at >= self._contact_at
+            and not isinstance(error, AuthenticationError)
+        ):
+            # Still unreachable: keep the summary, which names every address.
+            self._cause_at = now
+            return
+        self._cause, self._cause_at = error, now
+        if isinstance(error, AuthenticationError) and not self._closed:
+            # Not retriable: what waits fails now, and the next poll raises it.
+            if self._error is None:
+                self._error = error
+            for handle, _ in list(self._ops.values()):
+                if handle.kind != "close":
+                    self._complete(handle, None, error)
+
+    def _explain(self, error: BaseException, since: float | None) -> BaseException:
+        """A timeout that names the failure behind it (and carries it as __cause__)."""
+        cause = self._cause
+        if cause is None or cause is error or not isinstance(error, KafkaTimeoutError):
+            return error
+        current = self._cause_at >= self._contact_at
+        if not current and (since is None or self._cause_at < since):
+            return error
+        out = KafkaTimeoutError(f"{error}; last error: {type(cause).__name__}: {cause}")
+        out.__cause__ = cause
+        return out
+
+    def _topic_problems(self, topics: Iterable[str]) -> str:
+        cluster = self.client.cluster
+        found = []
+        for topic in sorted(topics):
+            code = cluster.topic_error(topic)
+            if code:
+                found.append(f"{topic}: {error_for_code(code)}")
+        return f" (metadata: {'; '.join(found)})" if found else ""
+
+    def _unreachable_deadline(self) -> float | None:
+        if self._mode is _Mode.NONE or self._closed or self.stall_cause() is None:
+            return None
+        since = max(self._contact_at, self._unreachable_reported_at)
+        return since + self.config.default_api_timeout_ms / 1000
+
+    def _check_unreachable(self, now: float) -> None:
+        due = self._unreachable_deadline()
+        if due is None or now < due:
+            return
+        cause = self._cause
+        self._unreachable_reported_at = now
+        error = NoBrokersAvailable(
+            f"no broker has answered this consumer for {now - self._contact_at:.0f} s "
+            f"(default_api_timeout_ms), still trying; last error: {type(cause).__name__}: "
+            f"{cause}"
+        )
+        error.__cause__ = cause
+        if self._error is None:
+            self._error = error
+        self._events.append(BrokersUnreachable(error=error))
+
+    def _check_topics(self) -> None:
+        """TopicsNotFound when the set of missing followed topics changes;
+        an authorization failure is raised by the next poll (as Java does)."""
+        if self._mode is _Mode.SUBSCRIBED:
+            wanted = set(self._topics)
+        elif self._mode is _Mode.ASSIGNED:
+            wanted = {tp.topic for tp in self._parts}
+        else:
+            wanted = set()
+        cluster = self.client.cluster
+        missing = frozenset(
+            t for t in wanted if cluster.topic_error(t) == _UNKNOWN_TOPIC_OR_PARTITION
+        )
+        if missing != self._missing_topics:
+            self._missing_topics = missing
+            if missing:
+                self._events.append(TopicsNotFound(topics=missing))
+        denied = frozenset(
+            t for t in wanted if cluster.topic_error(t) == _TOPIC_AUTHORIZATION_FAILED
+        )
+        fresh = denied - self._denied_topics
+        self._denied_topics = denied
+        if fresh and self._error is None:
+            self._error = TopicAuthorizationFailedError(
+                f"not allowed to read {sorted(fresh)}; grant READ (and DESCRIBE) on them "
+                "to this principal, or stop following them"
+            )
 
     # -- the step ------------------------------------------------------------
     def _step(self, now: float) -> None:
@@ -1367,6 +1577,7 @@ class ConsumerCore:
         events = self.client.pull_events()
         member_events = self._member.pull_events() if self._member is not None else []
         for event in events:
+            self._observe(event, now)
             if isinstance(event, RequestCompleted):
                 cb = self._handlers.pop(event.handle.id, None)
                 if cb is not None:
@@ -1393,6 +1604,7 @@ class ConsumerCore:
         self._events.append(event)
 
     def _on_metadata(self, now: float) -> None:
+        self._check_topics()
         if self._member is not None:
             self._member.on_metadata(now=now)
         cluster = self.client.cluster

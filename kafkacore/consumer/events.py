@@ -17,6 +17,7 @@ from kafkacore.protocol.error_codes import RebalanceInProgressError
 from kafkacore.records.model import Header
 
 __all__ = [
+    "BrokersUnreachable",
     "CommitFailedError",
     "ConsumerRecord",
     "LogTruncationError",
@@ -28,6 +29,7 @@ __all__ = [
     "PartitionsRevoking",
     "RebalanceInProgressCommitError",
     "RecordsAvailable",
+    "TopicsNotFound",
     "TruncationDetected",
 ]
 
@@ -186,3 +188,24 @@ class TruncationDetected:
     partition: TopicPartition
     old_position: int
     offset: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokersUnreachable:
+    """No broker has answered this consumer for ``default_api_timeout_ms``
+    while it had partitions to follow. ``error`` (a NoBrokersAvailable naming
+    the last failure, also raised by the next poll) says why; the consumer
+    keeps trying and reports again after each further period."""
+
+    error: BaseException
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicsNotFound:
+    """Metadata says these followed topics do not exist (UNKNOWN_TOPIC_OR_PARTITION).
+
+    Emitted when the set changes. Like Java's consumer, this one keeps
+    waiting for them (they may be created); the transports log a warning.
+    """
+
+    topics: frozenset[str]
