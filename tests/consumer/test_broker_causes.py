@@ -133,9 +133,7 @@ def test_poll_raises_when_the_cluster_never_answers(transport: str) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_wrong_password_fails_at_once_and_poll_raises_it(
-    kafka_broker: Any, transport: str
-) -> None:
+def test_wrong_password_fails_at_once_and_poll_raises_it(kafka_broker: Any, transport: str) -> None:
     topic = f"auth-{uuid.uuid4().hex[:8]}"
     kafka_broker.create_topic(topic, 1)
     tp = TopicPartition(topic, 0)
