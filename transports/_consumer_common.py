@@ -42,7 +42,6 @@ from typing import Any, Protocol
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import (
-    BrokersUnreachable,
     ConsumerConfig,
     ConsumerCore,
     ConsumerRecord,
@@ -51,9 +50,9 @@ from kafkacore.consumer import (
     PartitionsLost,
     PartitionsRevoked,
     PartitionsRevoking,
-    TopicsNotFound,
     TruncationDetected,
 )
+from kafkacore.consumer.events import BrokersUnreachable, TopicsNotFound
 from kafkacore.errors import KafkaTimeoutError
 
 from ._common import Parts, make_parts

@@ -22,11 +22,10 @@ import pytest
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.consumer import (
-    BrokersUnreachable,
     ConsumerConfig,
     ConsumerCore,
-    TopicsNotFound,
 )
+from kafkacore.consumer.events import BrokersUnreachable, TopicsNotFound
 from kafkacore.errors import (
     AuthenticationError,
     KafkaConnectionError,

@@ -19,8 +19,8 @@ from kafkacore.client.metadata import TopicPartition
 from kafkacore.consumer import (
     CommitFailedError,
     PartitionsLost,
-    RebalanceInProgressCommitError,
 )
+from kafkacore.consumer.events import RebalanceInProgressCommitError
 from kafkacore.group import ClassicMember, ClassicState
 from tests.consumer.fake import boot_consumer
 
