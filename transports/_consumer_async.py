@@ -72,7 +72,7 @@ class AsyncConsumerBase:
     @property
     def _held(self) -> HeldRecords:
         if self._held_batch is None:
-            self._held_batch = HeldRecords()
+            self._held_batch = HeldRecords(self._router)
         return self._held_batch
 
     @property
@@ -147,16 +147,22 @@ class AsyncConsumerBase:
         handed over (leaving the loop commits it, not the ones after it)."""
         held = self._held
         router = self._router
+
+        def run_listener() -> None:
+            router.dispatch(self._listener, self._ack)
+
         while self._state is ConsumerState.RUNNING:
-            if router.removed:
-                held.prune(router)
-            if router.notices:
-                router.dispatch(self._listener, self._ack)  # Java runs listeners in poll
-                held.prune(router)
-            if held:
-                yield held.pop()
-                continue
-            await self._poll(lambda core, now: held.fill(core, router, now), 1.0)
+            if router.changed:
+                held.look(run_listener)
+            records = held.records
+            for record in records:
+                if router.changed:  # look again before handing more over
+                    if held.records is records:  # (not replaced by seek, poll, ...)
+                        held.unpull()
+                    break
+                yield record  # handed over, hence consumed, from here on
+            else:
+                await self._poll(lambda core, now: held.fill(core, now), 1.0)
 
     async def _poll(self, fn: Callable[[ConsumerCore, float], list[T]], timeout: float) -> list[T]:
         deadline = self._loop_time() + max(timeout, 0.0)

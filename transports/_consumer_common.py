@@ -36,8 +36,9 @@ from __future__ import annotations
 import logging
 import random
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
+from operator import length_hint
 from typing import Any, Protocol
 
 from kafkacore.client import TopicPartition
@@ -116,7 +117,7 @@ def split_options(
 class ConsumerRouter:
     """Routes consumer-core events; see the module docstring."""
 
-    __slots__ = ("_announced", "_ops", "notices", "removed", "seq", "wake")
+    __slots__ = ("_announced", "_ops", "changed", "notices", "removed", "seq", "wake")
 
     def __init__(self, wake: Callable[[], None] = lambda: None) -> None:
         self._ops: dict[object, Completion] = {}
@@ -124,6 +125,10 @@ class ConsumerRouter:
         #: Partitions the core took away (revoked, lost, truncated), for the
         #: iterator's batch; appended on the loop, drained by the iterator.
         self.removed: deque[frozenset[Any]] = deque(maxlen=10000)
+        #: Set (after the append) whenever ``notices`` or ``removed`` grows:
+        #: the one flag the iterator reads per record. The reader clears it
+        #: before draining both, so nothing appended meanwhile goes unseen.
+        self.changed = False
         self.seq = 0
         self.wake = wake
         self._announced: set[object] = set()
@@ -157,6 +162,7 @@ class ConsumerRouter:
                 self.removed.append(event.partitions)
             elif isinstance(event, TruncationDetected):
                 self.removed.append(frozenset({event.partition}))
+            self.changed = True
         elif isinstance(event, TopicsNotFound):
             log.warning(
                 "topics %s do not exist (UNKNOWN_TOPIC_OR_PARTITION); waiting for them "
@@ -219,45 +225,58 @@ def position_timeout(
 class HeldRecords:
     """The iterator's lent batch; see the module docstring.
 
-    Touched only from the user's thread (or task); the core is told through
-    :meth:`sync` and :meth:`give_back`, which run as core commands.
+    ``records`` walks ``batch``: what it has passed was handed over. The
+    iterator pulls from it directly (no bookkeeping per record); how far the
+    user got per partition is worked out only when the core must know
+    (:meth:`progress`), from the records handed over since the last time.
+    Touched only from the user's thread (or task), or from a core command
+    while that thread waits for it.
     """
 
-    __slots__ = ("_progress", "_queue")
+    __slots__ = ("_reported", "_router", "batch", "records")
 
-    def __init__(self) -> None:
-        self._queue: deque[ConsumerRecord] = deque()
-        # (topic, partition) -> (next offset, leader epoch) of what was handed over.
-        self._progress: dict[tuple[str, int], tuple[int, int | None]] = {}
+    def __init__(self, router: ConsumerRouter) -> None:
+        self._router = router
+        self.batch: list[ConsumerRecord] = []
+        self.records: Iterator[ConsumerRecord] = iter(self.batch)
+        self._reported = 0  # records before this index were reported to the core
+
+    @property
+    def handed(self) -> int:
+        """How many records of the batch were handed over."""
+        return len(self.batch) - length_hint(self.records)
 
     def __bool__(self) -> bool:
-        return bool(self._queue)
+        return length_hint(self.records) > 0
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return length_hint(self.records)
 
-    def fill(self, core: ConsumerCore, router: ConsumerRouter, now: float) -> list[ConsumerRecord]:
+    def fill(self, core: ConsumerCore, now: float) -> list[ConsumerRecord]:
         """Borrow the next batch (a core command): everything lent before was handed over."""
-        router.removed.clear()  # earlier removals concern earlier batches
-        self._progress.clear()
-        batch = core.poll_records(now=now, lend=True)
-        self._queue.extend(batch)
-        return batch
+        self._router.removed.clear()  # earlier removals concern earlier batches
+        self._reset(core.poll_records(now=now, lend=True), 0)
+        return self.batch
 
-    def pop(self) -> ConsumerRecord:
-        """The next record, which from now on counts as consumed."""
-        record = self._queue.popleft()
-        self._progress[(record.topic, record.partition)] = (record.offset + 1, record.leader_epoch)
-        return record
+    def unpull(self) -> None:
+        """The last record pulled from ``records`` was not handed over after all."""
+        self._reset(self.batch, self.handed - 1)
 
     def drop(self, partitions: set[Any]) -> None:
-        """Forget the records of ``partitions`` (no longer ours, or moved)."""
-        self._queue = deque(r for r in self._queue if (r.topic, r.partition) not in partitions)
+        """Forget the unhanded records of ``partitions`` (no longer ours, or moved)."""
+        handed = self.handed
+        rest = [r for r in self.batch[handed:] if (r.topic, r.partition) not in partitions]
+        self._reset(self.batch[:handed] + rest, handed)
 
     def progress(self) -> tuple[dict[Any, tuple[int, int | None]], bool]:
-        """What was handed over since the last call, and whether that is all."""
-        out, self._progress = self._progress, {}
-        return out, not self._queue
+        """How far the user got since the last call, per partition: (next offset,
+        leader epoch of the last record handed); and whether that is all."""
+        handed = self.handed
+        out: dict[Any, tuple[int, int | None]] = {}
+        for record in self.batch[self._reported : handed]:
+            out[(record.topic, record.partition)] = (record.offset + 1, record.leader_epoch)
+        self._reported = handed
+        return out, handed >= len(self.batch)
 
     def sync(self, core: ConsumerCore, now: float) -> None:
         """Core command: commits from now on cover every record handed over."""
@@ -267,14 +286,27 @@ class HeldRecords:
     def give_back(self, core: ConsumerCore, now: float) -> None:
         """Core command: the records not handed over go back to the core."""
         progress, _ = self.progress()
-        self._queue.clear()
+        self._reset([], 0)
         core.note_consumed(progress, now=now)
         core.return_lent(now=now)
 
-    def prune(self, router: ConsumerRouter) -> None:
-        """Drop records of partitions the core took away since the batch came."""
+    def look(self, run_listener: Callable[[], None]) -> None:
+        """The assignment changed: run the listener (Java runs it in poll) and
+        drop records of partitions the core took away since the batch came."""
+        router = self._router
+        router.changed = False  # before draining: a later change sets it again
+        if router.notices:
+            run_listener()
         gone: set[Any] = set()
         while router.removed:
             gone.update(router.removed.popleft())
-        if gone and self._queue:
+        if gone and self:
             self.drop(gone)
+
+    def _reset(self, batch: list[ConsumerRecord], handed: int) -> None:
+        self.batch = batch
+        self.records = iter(batch)
+        self.records.__setstate__(handed)  # type: ignore[attr-defined]
+        self._reported = min(self._reported, handed) if batch else 0
+        # An iterator suspended in the middle of the old batch must look again.
+        self._router.changed = True

@@ -110,7 +110,7 @@ class KafkaConsumer:
         self._io.bridge = self._bridge
         self._listener = listener
         self._core.await_revocation_ack = listener is not None
-        self._held = HeldRecords()
+        self._held = HeldRecords(self._router)
         self._state = ConsumerState.RUNNING
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="kafkacore-consumer", daemon=True)
@@ -226,16 +226,22 @@ class KafkaConsumer:
         """
         held = self._held
         router = self._router
+
+        def run_listener() -> None:
+            router.dispatch(self._listener, self._ack)
+
         while self._state is ConsumerState.RUNNING:
-            if router.removed:
-                held.prune(router)
-            if router.notices:
-                router.dispatch(self._listener, self._ack)  # Java runs listeners in poll
-                held.prune(router)
-            if held:
-                yield held.pop()
-                continue
-            self._poll(lambda now: held.fill(self._core, router, now), 1.0)
+            if router.changed:
+                held.look(run_listener)
+            records = held.records
+            for record in records:
+                if router.changed:  # look again before handing more over
+                    if held.records is records:  # (not replaced by seek, poll, ...)
+                        held.unpull()
+                    break
+                yield record  # handed over, hence consumed, from here on
+            else:
+                self._poll(lambda now: held.fill(self._core, now), 1.0)
 
     def _poll(self, fn: Callable[[float], list[T]], timeout: float) -> list[T]:
         deadline = time.monotonic() + max(timeout, 0.0)

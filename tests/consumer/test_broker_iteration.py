@@ -128,3 +128,65 @@ def test_leaving_the_loop_commits_only_what_was_handed_over(
     assert first_two(transport, bootstrap, group, topic, how) == [0, 1]
     rest = the_rest(bootstrap, group, topic)
     assert rest == list(range(2, TOTAL)), f"after handing over 2 of {TOTAL}: {rest}"
+
+
+def test_iterator_hands_out_nothing_of_a_partition_taken_away_mid_batch(
+    kafka_broker: Any,
+) -> None:
+    """A slow ``for`` loop holds a batch of two partitions when a second member
+    joins and the cooperative rebalance moves one partition away: from then on
+    the loop gets no record of it (the rest of the batch for it is dropped), and
+    the new owner starts where the loop's commits left off: nothing lost."""
+    topic = f"iter-moved-{uuid.uuid4().hex[:6]}"
+    kafka_broker.create_topic(topic, 2)
+    bootstrap = kafka_broker.bootstrap
+    with KafkaClient(bootstrap) as client:
+        for p in (0, 1):  # small record batches: each fetch brings a little of each
+            produce(client, topic, p, [b"v%d" % i for i in range(300)], batch_records=10)
+    opts = dict(
+        options(bootstrap, f"g-{topic}"),
+        partition_assignment_strategy=("cooperative-sticky",),
+        auto_commit_interval_ms=200,
+        heartbeat_interval_ms=300,
+        max_partition_fetch_bytes=2048,  # small fetches: each batch mixes both partitions
+    )
+    stop = threading.Event()
+    theirs: list[tuple[int, int]] = []
+    late: list[tuple[int, int]] = []
+    ours: list[tuple[int, int]] = []
+    after = 0  # records handed since the assignment shrank
+
+    def second_member() -> None:
+        with KafkaConsumer(topic, **opts) as other:
+            while not stop.is_set():
+                theirs.extend((r.partition, r.offset) for r in other.poll(0.2))
+
+    joiner = threading.Thread(target=second_member, daemon=True)
+    with KafkaConsumer(topic, **opts) as c:
+        end = time.monotonic() + 60
+        for record in c:
+            ours.append((record.partition, record.offset))
+            if record.partition not in {tp.partition for tp in c.assignment()}:
+                late.append((record.partition, record.offset))
+            if len(ours) == 20:
+                joiner.start()
+            assert time.monotonic() < end, f"no rebalance: {len(ours)} records, {len(theirs)}"
+            if len(ours) > 20 and len(c.assignment()) == 1 and theirs:
+                # The partition moved and its new owner reads it: go on past the
+                # rest of the batch held when it moved (at most 500 records).
+                after += 1
+                if after == 500 or record.offset == 299:
+                    break
+                continue
+            time.sleep(0.02)  # a slow loop body: the batch outlives the assignment
+    try:
+        assert not late, f"handed out after their partition moved away: {late[:5]}"
+        moved = ({0, 1} - {p for p, _ in ours[-1:]}).pop()
+        done = time.monotonic() + 60
+        want = {(moved, o) for o in range(300)}
+        while not want <= set(ours) | set(theirs):
+            assert time.monotonic() < done, "records of the moved partition were lost"
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        joiner.join(60)
