@@ -1,9 +1,10 @@
 """Failures that must reach the consumer's caller as themselves, against real
 sockets, on each transport (issue 10, fault 8).
 
-- ``end_offsets`` on a dead bootstrap address fails at its timeout with a
-  KafkaTimeoutError whose ``__cause__`` is NoBrokersAvailable naming the
-  address (it used to say only "no leader answered", after 60 s);
+- ``end_offsets``, ``committed`` and ``position`` on a dead bootstrap
+  address fail at their timeout with a KafkaTimeoutError whose
+  ``__cause__`` is NoBrokersAvailable naming the address (``end_offsets``
+  used to say only "no leader answered", after 60 s);
 - ``poll`` with partitions to follow and no broker answering raises
   NoBrokersAvailable after ``default_api_timeout_ms`` (it used to return
   ``[]`` for ever);
@@ -109,6 +110,32 @@ def test_dead_bootstrap_is_the_cause_of_a_lookup_timeout(transport: str) -> None
     error = seen[0]
     assert isinstance(error.__cause__, NoBrokersAvailable), repr(error.__cause__)
     assert address in str(error) and "no leader answered" in str(error), str(error)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_dead_bootstrap_is_the_cause_of_committed_and_position_timeouts(transport: str) -> None:
+    address = f"127.0.0.1:{dead_port()}"
+    tp = TopicPartition("anything", 0)
+
+    async def scenario(c: Any) -> None:
+        with pytest.raises(KafkaTimeoutError) as info:
+            await call(c, "committed", [tp])
+        assert isinstance(info.value.__cause__, NoBrokersAvailable), repr(info.value.__cause__)
+        assert address in str(info.value)
+        await call(c, "assign", [tp])
+        with pytest.raises(KafkaTimeoutError) as info:
+            await call(c, "position", tp, 2.0)
+        assert isinstance(info.value.__cause__, NoBrokersAvailable), repr(info.value.__cause__)
+        assert address in str(info.value) and "unknown after" in str(info.value)
+
+    run(
+        transport,
+        scenario,
+        bootstrap_servers=address,
+        group_id="g",
+        default_api_timeout_ms=2000,
+        reconnect_backoff_ms=50,
+    )
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
