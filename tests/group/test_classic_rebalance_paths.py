@@ -139,3 +139,28 @@ def test_member_dropped_while_joining_loses_its_partitions_before_rejoining() ->
     assert lost and lost[0].partitions == owned  # type: ignore[attr-defined]
     assert not first.owned and first.member_id == ""
     h.settle()
+
+
+def test_a_long_join_does_not_expire_the_member_locally() -> None:
+    """The coordinator keeps a member alive while it holds its JoinGroup (here
+    waiting for a slow newcomer), so the member must not time its session out
+    meanwhile: that used to drop the JoinGroup and start the join again."""
+    h = Harness(("cooperative-sticky",))
+    h.add()
+    h.settle(commits=False)
+    first = h.members[0]
+    owned = frozenset(first.owned)
+    h.add()
+    deliver_where(h, of(1, m.JoinGroupRequest))  # MEMBER_ID_REQUIRED
+    deliver_where(h, of(1, m.JoinGroupRequest))  # parked: a rebalance is prepared
+    heartbeat_now(h, 0)  # REBALANCE_IN_PROGRESS
+    deliver_where(h, of(0, m.JoinGroupRequest))
+    assert first.state is ClassicState.JOINING or first.state is ClassicState.SYNCING
+    rounds = first._round
+    h.coord.joins.clear()  # the coordinator holds the joins for as long as it likes
+    h.coord.inflight.clear()
+    for _ in range(10):  # 30 s: three session timeouts
+        h.coord.now += 3.0
+        first.handle_timeout(now=h.coord.now)
+    assert first._round == rounds and first.owned == owned
+    assert not any(isinstance(e, PartitionsLost) for e in first._events)
