@@ -164,3 +164,24 @@ def test_a_long_join_does_not_expire_the_member_locally() -> None:
         first.handle_timeout(now=h.coord.now)
     assert first._round == rounds and first.owned == owned
     assert not any(isinstance(e, PartitionsLost) for e in first._events)
+
+
+def test_partitions_lost_while_their_revocation_waits_are_not_revoked_again() -> None:
+    """A listener's revocation can take a while; if the member loses its
+    partitions meanwhile (session expiry), they were announced as lost and
+    the late end of the revocation must not announce them again."""
+    h = Harness(("range",))
+    h.add()
+    h.settle(commits=False)
+    first = h.members[0]
+    pending: list[Any] = []
+    first.revoke_hook = lambda partitions, now, done: pending.append(done)
+    first.request_rejoin(now=h.coord.now)  # eager: revoke everything, waiting for the hook
+    assert pending and first.state is ClassicState.PREPARING
+    first._session_deadline = h.coord.now  # the session runs out meanwhile
+    first.handle_timeout(now=h.coord.now)
+    h.absorb()  # PartitionsLost for all of them
+    assert not first.owned
+    pending[0](h.coord.now)  # the listener finally returns
+    assert not [e for e in first._events if isinstance(e, PartitionsRevoked)]
+    h.absorb()
