@@ -69,6 +69,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("kafkacore.consumer")
+log.addHandler(
+    logging.NullHandler()
+)  # a library stays quiet until the application configures logging
 
 _CONSUMER_FIELDS = frozenset(f.name for f in fields(ConsumerConfig))
 Completion = Callable[[Any, BaseException | None], None]
