@@ -17,6 +17,13 @@ them:
   and ``position`` sleep on instead of spinning;
 - ``_checkpoint()``: trio's rule that every async call is a checkpoint
   (a no-op on asyncio).
+
+``async for record in consumer`` borrows a batch and hands it over one
+record at a time (:class:`~transports._consumer_common.HeldRecords`):
+commits, also automatic and on ``close``, cover the records handed over,
+the one being processed when the loop breaks or raises included, and never
+the rest. The batch lives on the consumer, not in the async generator, so
+leaving the loop needs no generator finalisation to be exact.
 """
 
 from __future__ import annotations
@@ -34,10 +41,10 @@ from kafkacore.consumer import (
     OperationHandle,
     PartitionBatch,
 )
-from kafkacore.errors import KafkaTimeoutError
+from kafkacore.errors import AuthenticationError
 
 from ._bridge import Bridge
-from ._consumer_common import ConsumerRouter, RebalanceListener
+from ._consumer_common import ConsumerRouter, HeldRecords, RebalanceListener, position_timeout
 
 __all__ = ["AsyncConsumerBase", "ConsumerState"]
 
@@ -60,6 +67,13 @@ class AsyncConsumerBase:
     _state: ConsumerState
     _core: ConsumerCore | None
     _bridge: Bridge | None
+    _held_batch: HeldRecords | None = None
+
+    @property
+    def _held(self) -> HeldRecords:
+        if self._held_batch is None:
+            self._held_batch = HeldRecords(self._router)
+        return self._held_batch
 
     @property
     def state(self) -> ConsumerState:
@@ -98,17 +112,18 @@ class AsyncConsumerBase:
         wait = self._listener is not None
 
         def issue(core: ConsumerCore, now: float) -> None:
+            self._held.give_back(core, now)
             core.await_revocation_ack = wait
             core.subscribe(names, pattern=pattern, now=now)
 
         self._call(issue)
 
     def unsubscribe(self) -> None:
-        self._call(lambda core, now: core.unsubscribe(now=now))
+        self._call(lambda core, now: self._given_back(core, now, core.unsubscribe))
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         tps = [TopicPartition(*tp) for tp in partitions]
-        self._call(lambda core, now: core.assign(tps, now=now))
+        self._call(lambda core, now: self._given_back(core, now, core.assign, tps))
 
     def assignment(self) -> frozenset[TopicPartition]:
         return self._call(lambda core, now: core.assignment())
@@ -117,17 +132,37 @@ class AsyncConsumerBase:
     async def poll(
         self, timeout: float = 0.0, max_records: int | None = None
     ) -> list[ConsumerRecord]:
+        """Every record returned counts as consumed (Java's ``poll``)."""
+        self._give_back_held()
         return await self._poll(lambda core, now: core.poll_records(max_records, now=now), timeout)
 
     async def poll_batches(
         self, timeout: float = 0.0, max_records: int | None = None
     ) -> list[PartitionBatch]:
+        self._give_back_held()
         return await self._poll(lambda core, now: core.poll_batches(max_records, now=now), timeout)
 
     async def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
+        """Records one by one until ``close()``; a record counts as consumed once
+        handed over (leaving the loop commits it, not the ones after it)."""
+        held = self._held
+        router = self._router
+
+        def run_listener() -> None:
+            router.dispatch(self._listener, self._ack)
+
         while self._state is ConsumerState.RUNNING:
-            for record in await self.poll(1.0):
-                yield record
+            if router.changed:
+                held.look(run_listener)
+            records = held.records
+            for record in records:
+                if router.changed:  # look again before handing more over
+                    if held.records is records:  # (not replaced by seek, poll, ...)
+                        held.unpull()
+                    break
+                yield record  # handed over, hence consumed, from here on
+            else:
+                await self._poll(lambda core, now: held.fill(core, now), 1.0)
 
     async def _poll(self, fn: Callable[[ConsumerCore, float], list[T]], timeout: float) -> list[T]:
         deadline = self._loop_time() + max(timeout, 0.0)
@@ -142,13 +177,16 @@ class AsyncConsumerBase:
 
     # -- positions ----------------------------------------------------------------
     def seek(self, partition: TopicPartition, offset: int) -> None:
-        self._call(lambda core, now: core.seek(TopicPartition(*partition), offset, now=now))
+        tp = TopicPartition(*partition)
+        self._call(lambda core, now: self._given_back(core, now, core.seek, tp, offset))
 
     def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.seek_to_beginning(partitions, now=now))
+        self._call(
+            lambda core, now: self._given_back(core, now, core.seek_to_beginning, partitions)
+        )
 
     def seek_to_end(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.seek_to_end(partitions, now=now))
+        self._call(lambda core, now: self._given_back(core, now, core.seek_to_end, partitions))
 
     async def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
         tp = TopicPartition(*partition)
@@ -156,25 +194,28 @@ class AsyncConsumerBase:
         deadline = self._loop_time() + limit
         while True:
             self._clear_changed()
-            pos = self._call(lambda core, now: core.position(tp))
+            pos, cause = self._call(lambda core, now: self._position(core, tp, now))
             if pos is not None:
                 await self._checkpoint()
                 return pos
+            if isinstance(cause, AuthenticationError):
+                raise cause  # no retry will help
             if self._loop_time() >= deadline:
-                raise KafkaTimeoutError(f"{self._NAME}.position: {tp} unknown after {limit} s")
+                raise position_timeout(self._NAME, tp, limit, cause)
             await self._wait_changed(deadline)
 
     def pause(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.pause(partitions, now=now))
+        self._call(lambda core, now: self._given_back(core, now, core.pause, partitions))
 
     def resume(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: core.resume(partitions, now=now))
+        self._call(lambda core, now: self._given_back(core, now, core.resume, partitions))
 
     def paused(self) -> frozenset[TopicPartition]:
         return self._call(lambda core, now: core.paused())
 
     def lag(self, partition: TopicPartition) -> int | None:
-        return self._call(lambda core, now: core.lag(TopicPartition(*partition)))
+        tp = TopicPartition(*partition)
+        return self._call(lambda core, now: self._lag(core, tp, now))
 
     # -- offsets ----------------------------------------------------------------------
     async def commit(
@@ -182,7 +223,7 @@ class AsyncConsumerBase:
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         core, _ = self._running("commit")
         result: dict[TopicPartition, OffsetAndMetadata] = await self._op(
-            lambda now: core.commit(offsets, now=now)
+            lambda now: self._synced(core, now, core.commit, offsets)
         )
         return result
 
@@ -226,10 +267,40 @@ class AsyncConsumerBase:
         )
         return result
 
+    def missing_topics(self) -> frozenset[str]:
+        """Followed topics that metadata says do not exist (logged as a warning too)."""
+        return self._call(lambda core, now: core.missing_topics())
+
     def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
         return self._call(lambda core, now: fn(core))
 
     # -- plumbing -------------------------------------------------------------------
+    def _synced(
+        self, core: ConsumerCore, now: float, fn: Callable[..., T], *args: Any, **kw: Any
+    ) -> T:
+        """Tell the core what the iterator handed over, then ``fn``."""
+        self._held.sync(core, now)
+        return fn(*args, now=now, **kw)
+
+    def _position(
+        self, core: ConsumerCore, tp: TopicPartition, now: float
+    ) -> tuple[int | None, BaseException | None]:
+        self._held.sync(core, now)
+        return core.position(tp), core.stall_cause()
+
+    def _lag(self, core: ConsumerCore, tp: TopicPartition, now: float) -> int | None:
+        self._held.sync(core, now)
+        return core.lag(tp)
+
+    def _given_back(self, core: ConsumerCore, now: float, fn: Callable[..., T], *args: Any) -> T:
+        """Give the iterator's unhanded records back to the core, then ``fn``."""
+        self._held.give_back(core, now)
+        return fn(*args, now=now)
+
+    def _give_back_held(self) -> None:
+        if self._held:
+            self._call(lambda core, now: self._held.give_back(core, now))
+
     def _ack(self, token: int) -> None:
         self._call(lambda core, now: core.revocation_done(token, now=now))
 

@@ -117,7 +117,10 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
             # Best effort on the network side; the sockets are aborted below either way.
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(
-                    self._op(lambda now: core.close(now=now, autocommit=autocommit)), timeout
+                    self._op(
+                        lambda now: self._synced(core, now, core.close, autocommit=autocommit)
+                    ),
+                    timeout,
                 )
         finally:
             self._state = ConsumerState.CLOSED
@@ -132,7 +135,7 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
     ) -> asyncio.Future[Any]:
         """Start a commit now; await the returned future (or don't) for its outcome."""
         core, _ = self._running("commit_async")
-        return self._issue(lambda now: core.commit(offsets, now=now))
+        return self._issue(lambda now: self._synced(core, now, core.commit, offsets))
 
     # -- framework hooks (see transports._consumer_async) -------------------------
     def _running(self, what: str) -> tuple[ConsumerCore, Bridge]:

@@ -14,6 +14,11 @@ it sleeps on a condition that every core event notifies (the router bumps
 a sequence number), then asks again, until records arrive or the timeout
 passes. Rebalance listeners are called from ``poll`` in the user's thread.
 
+``for record in consumer`` borrows a batch and hands it over one record at
+a time (:class:`~transports._consumer_common.HeldRecords`): commits, also
+automatic and on ``close``, cover the records handed over, the one being
+processed when the loop breaks or raises included, and never the rest.
+
 Life (:class:`ConsumerState`): RUNNING from construction, CLOSED after
 ``close()``, which is bounded: commit (with auto-commit) and leave the
 group within ``timeout``, then stop the loop and close every socket.
@@ -39,10 +44,22 @@ from kafkacore.consumer import (
     OperationHandle,
     PartitionBatch,
 )
-from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
+from kafkacore.errors import (
+    AuthenticationError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+    RequestCancelled,
+)
 
 from ._bridge import Bridge
-from ._consumer_common import ConsumerRouter, RebalanceListener, split_options
+from ._consumer_common import (
+    ConsumerRouter,
+    HeldRecords,
+    RebalanceListener,
+    position_timeout,
+    split_options,
+    timeout_ms,
+)
 from ._selector_io import SelectorIo
 from ._sockets import Address
 
@@ -93,6 +110,7 @@ class KafkaConsumer:
         self._io.bridge = self._bridge
         self._listener = listener
         self._core.await_revocation_ack = listener is not None
+        self._held = HeldRecords(self._router)
         self._state = ConsumerState.RUNNING
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="kafkacore-consumer", daemon=True)
@@ -122,7 +140,9 @@ class KafkaConsumer:
         if self._state is ConsumerState.CLOSED:
             return
         try:
-            handle_fut = self._op(lambda now: self._core.close(now=now, autocommit=autocommit))
+            handle_fut = self._op(
+                lambda now: self._synced(now, self._core.close, autocommit=autocommit)
+            )
             # Best effort on the network side; the sockets close below either way.
             with contextlib.suppress(concurrent.futures.TimeoutError, Exception):
                 handle_fut.result(timeout)
@@ -159,17 +179,18 @@ class KafkaConsumer:
         wait = self._listener is not None
 
         def issue(now: float) -> None:
+            self._held.give_back(self._core, now)
             self._core.await_revocation_ack = wait
             self._core.subscribe(names, pattern=pattern, now=now)
 
         self._call(issue)
 
     def unsubscribe(self) -> None:
-        self._call(lambda now: self._core.unsubscribe(now=now))
+        self._call(lambda now: self._given_back(now, self._core.unsubscribe))
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         tps = [TopicPartition(*tp) for tp in partitions]
-        self._call(lambda now: self._core.assign(tps, now=now))
+        self._call(lambda now: self._given_back(now, self._core.assign, tps))
 
     def assignment(self) -> frozenset[TopicPartition]:
         return self._call(lambda now: self._core.assignment())
@@ -179,19 +200,48 @@ class KafkaConsumer:
 
     # -- polling ---------------------------------------------------------------
     def poll(self, timeout: float = 0.0, max_records: int | None = None) -> list[ConsumerRecord]:
-        """Records fetched so far, waiting up to ``timeout`` s for some to arrive."""
+        """Records fetched so far, waiting up to ``timeout`` s for some to arrive.
+
+        Every record returned counts as consumed (Java's ``poll``).
+        """
+        if self._held:
+            self._call(lambda now: self._held.give_back(self._core, now))
         return self._poll(lambda now: self._core.poll_records(max_records, now=now), timeout)
 
     def poll_batches(
         self, timeout: float = 0.0, max_records: int | None = None
     ) -> list[PartitionBatch]:
         """Like :meth:`poll`, as per-partition columnar batches (the bulk path)."""
+        if self._held:
+            self._call(lambda now: self._held.give_back(self._core, now))
         return self._poll(lambda now: self._core.poll_batches(max_records, now=now), timeout)
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
-        """Records one by one, for ever (until ``close()``)."""
+        """Records one by one, for ever (until ``close()``).
+
+        A record counts as consumed once it is handed over: leaving the loop
+        (``break``, an exception) commits it with those before it, and not
+        the ones after it, which the next iteration (or the next member of
+        the group) gets again.
+        """
+        held = self._held
+        router = self._router
+
+        def run_listener() -> None:
+            router.dispatch(self._listener, self._ack)
+
         while self._state is ConsumerState.RUNNING:
-            yield from self.poll(1.0)
+            if router.changed:
+                held.look(run_listener)
+            records = held.records
+            for record in records:
+                if router.changed:  # look again before handing more over
+                    if held.records is records:  # (not replaced by seek, poll, ...)
+                        held.unpull()
+                    break
+                yield record  # handed over, hence consumed, from here on
+            else:
+                self._poll(lambda now: held.fill(self._core, now), 1.0)
 
     def _poll(self, fn: Callable[[float], list[T]], timeout: float) -> list[T]:
         deadline = time.monotonic() + max(timeout, 0.0)
@@ -208,13 +258,14 @@ class KafkaConsumer:
 
     # -- positions ----------------------------------------------------------------
     def seek(self, partition: TopicPartition, offset: int) -> None:
-        self._call(lambda now: self._core.seek(TopicPartition(*partition), offset, now=now))
+        tp = TopicPartition(*partition)
+        self._call(lambda now: self._given_back(now, self._core.seek, tp, offset))
 
     def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        self._call(lambda now: self._core.seek_to_beginning(partitions, now=now))
+        self._call(lambda now: self._given_back(now, self._core.seek_to_beginning, partitions))
 
     def seek_to_end(self, *partitions: TopicPartition) -> None:
-        self._call(lambda now: self._core.seek_to_end(partitions, now=now))
+        self._call(lambda now: self._given_back(now, self._core.seek_to_end, partitions))
 
     def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
         """The next offset to hand out, waiting until it is known (reset, committed)."""
@@ -223,25 +274,28 @@ class KafkaConsumer:
         deadline = time.monotonic() + limit
         while True:
             seq = self._router.seq
-            pos = self._call(lambda now: self._core.position(tp))
+            pos, cause = self._call(lambda now: self._position(tp, now))
             if pos is not None:
                 return pos
+            if isinstance(cause, AuthenticationError):
+                raise cause  # no retry will help
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise KafkaTimeoutError(f"KafkaConsumer.position: {tp} unknown after {limit} s")
+                raise position_timeout("KafkaConsumer", tp, limit, cause)
             self._wait_change(seq, remaining)
 
     def pause(self, *partitions: TopicPartition) -> None:
-        self._call(lambda now: self._core.pause(partitions, now=now))
+        self._call(lambda now: self._given_back(now, self._core.pause, partitions))
 
     def resume(self, *partitions: TopicPartition) -> None:
-        self._call(lambda now: self._core.resume(partitions, now=now))
+        self._call(lambda now: self._given_back(now, self._core.resume, partitions))
 
     def paused(self) -> frozenset[TopicPartition]:
         return self._call(lambda now: self._core.paused())
 
     def lag(self, partition: TopicPartition) -> int | None:
-        return self._call(lambda now: self._core.lag(TopicPartition(*partition)))
+        tp = TopicPartition(*partition)
+        return self._call(lambda now: self._lag(tp, now))
 
     # -- offsets ----------------------------------------------------------------------
     def commit(
@@ -250,22 +304,29 @@ class KafkaConsumer:
         timeout: float | None = None,
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         """Commit and wait (default: every position consumed so far)."""
+        ms = timeout_ms(timeout)
         result: dict[TopicPartition, OffsetAndMetadata] = self._wait(
-            self.commit_async(offsets), timeout, "commit"
+            self._op(lambda now: self._synced(now, self._core.commit, offsets, timeout_ms=ms)),
+            timeout,
+            "commit",
         )
         return result
 
     def commit_async(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
     ) -> concurrent.futures.Future[Any]:
-        return self._op(lambda now: self._core.commit(offsets, now=now))
+        return self._op(lambda now: self._synced(now, self._core.commit, offsets))
 
     def committed(
         self, partitions: Iterable[TopicPartition], timeout: float | None = None
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         tps = [TopicPartition(*tp) for tp in partitions]
         result: dict[TopicPartition, OffsetAndMetadata | None] = self._wait(
-            self._op(lambda now: self._core.committed(tps, now=now)), timeout, "committed"
+            self._op(
+                lambda now: self._core.committed(tps, now=now, timeout_ms=timeout_ms(timeout))
+            ),
+            timeout,
+            "committed",
         )
         return result
 
@@ -274,7 +335,11 @@ class KafkaConsumer:
     ) -> dict[TopicPartition, int | None]:
         tps = [TopicPartition(*tp) for tp in partitions]
         result: dict[TopicPartition, int | None] = self._wait(
-            self._op(lambda now: self._core.end_offsets(tps, now=now)), timeout, "end_offsets"
+            self._op(
+                lambda now: self._core.end_offsets(tps, now=now, timeout_ms=timeout_ms(timeout))
+            ),
+            timeout,
+            "end_offsets",
         )
         return result
 
@@ -283,7 +348,11 @@ class KafkaConsumer:
     ) -> dict[TopicPartition, int | None]:
         tps = [TopicPartition(*tp) for tp in partitions]
         result: dict[TopicPartition, int | None] = self._wait(
-            self._op(lambda now: self._core.beginning_offsets(tps, now=now)),
+            self._op(
+                lambda now: self._core.beginning_offsets(
+                    tps, now=now, timeout_ms=timeout_ms(timeout)
+                )
+            ),
             timeout,
             "beginning_offsets",
         )
@@ -294,17 +363,43 @@ class KafkaConsumer:
     ) -> dict[TopicPartition, tuple[int, int] | None]:
         query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
         result: dict[TopicPartition, tuple[int, int] | None] = self._wait(
-            self._op(lambda now: self._core.offsets_for_times(query, now=now)),
+            self._op(
+                lambda now: self._core.offsets_for_times(
+                    query, now=now, timeout_ms=timeout_ms(timeout)
+                )
+            ),
             timeout,
             "offsets_for_times",
         )
         return result
+
+    def missing_topics(self) -> frozenset[str]:
+        """Followed topics that metadata says do not exist (logged as a warning too)."""
+        return self._call(lambda now: self._core.missing_topics())
 
     def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
         """Run ``fn(core)`` on the loop thread (for queries in tests and tools)."""
         return self._call(lambda now: fn(self._core))
 
     # -- plumbing -------------------------------------------------------------------
+    def _synced(self, now: float, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        """On the loop: tell the core what the iterator handed over, then ``fn``."""
+        self._held.sync(self._core, now)
+        return fn(*args, now=now, **kw)
+
+    def _position(self, tp: TopicPartition, now: float) -> tuple[int | None, BaseException | None]:
+        self._held.sync(self._core, now)
+        return self._core.position(tp), self._core.stall_cause()
+
+    def _lag(self, tp: TopicPartition, now: float) -> int | None:
+        self._held.sync(self._core, now)
+        return self._core.lag(tp)
+
+    def _given_back(self, now: float, fn: Callable[..., T], *args: Any) -> T:
+        """On the loop: give the iterator's unhanded records back, then ``fn``."""
+        self._held.give_back(self._core, now)
+        return fn(*args, now=now)
+
     def _ack(self, token: int) -> None:
         self._call(lambda now: self._core.revocation_done(token, now=now))
 
@@ -360,7 +455,9 @@ class KafkaConsumer:
         return fut
 
     def _wait(self, fut: concurrent.futures.Future[T], timeout: float | None, what: str) -> T:
-        limit = self.config.default_api_timeout_ms / 1000 + 1 if timeout is None else timeout
+        # The core fails the operation at its timeout, naming the cause; this
+        # is a backstop a second later.
+        limit = (self.config.default_api_timeout_ms / 1000 if timeout is None else timeout) + 1
         try:
             return fut.result(limit)
         except concurrent.futures.TimeoutError:

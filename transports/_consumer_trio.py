@@ -116,7 +116,9 @@ class TrioKafkaConsumer(AsyncConsumerBase):
         with trio.move_on_after(timeout):
             # Best effort on the network side; the sockets close below either way.
             with contextlib.suppress(Exception):
-                await self._op(lambda now: core.close(now=now, autocommit=autocommit))
+                await self._op(
+                    lambda now: self._synced(core, now, core.close, autocommit=autocommit)
+                )
         self._state = ConsumerState.CLOSED
         bridge.command(lambda now: core.shutdown(now=now))
         assert self._io is not None
@@ -129,7 +131,7 @@ class TrioKafkaConsumer(AsyncConsumerBase):
     ) -> None:
         """Start a commit and return at once (its outcome is not reported)."""
         core, bridge = self._running("commit_async")
-        bridge.command(lambda now: core.commit(offsets, now=now))
+        bridge.command(lambda now: self._synced(core, now, core.commit, offsets))
 
     # -- framework hooks (see transports._consumer_async) -------------------------
     def _running(self, what: str) -> tuple[ConsumerCore, Bridge]:

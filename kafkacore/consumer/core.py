@@ -26,7 +26,20 @@ Each partition has one state (:class:`FetchState`)::
 plus a ``paused`` flag. Fetched data waits in a bounded buffer
 (``fetch_buffer_bytes``; a partition with unread data is not fetched
 again) until ``poll_records``/``poll_batches`` hands it out; positions move
-only as records are handed out. Recoverable broker answers (leader moved,
+only as records are handed out.
+
+A transport's record-by-record iterator takes a batch with
+``poll_records(lend=True)`` but hands it to the user one record at a time:
+the batch is *lent*. Each lent partition remembers where it stood before
+(``lent_from``); commits (automatic, on revocation, on close, or
+``commit()`` without offsets), ``position`` and ``lag`` use that until the
+transport reports how far the user got (:meth:`ConsumerCore.note_consumed`),
+or gives the rest back (:meth:`ConsumerCore.return_lent`, which moves the
+position back so the records are fetched again). So a commit never covers
+a record the user was not handed (issue 10, fault 7; kafka-python's
+iterator and Java's ``poll`` count a record consumed once it is handed over).
+
+Recoverable broker answers (leader moved,
 coordinator moved, rebalance in progress) are retries inside the core;
 what the user must act on (no offset with ``auto_offset_reset="none"``,
 truncation, a fatal group error) is raised by the next poll.
@@ -34,6 +47,22 @@ truncation, a fatal group error) is raised by the next poll.
 Commands that complete later (commit, committed, offset lookups, close)
 return an :class:`~kafkacore.consumer.events.OperationHandle`, completed
 with an :class:`~kafkacore.consumer.events.OperationCompleted` event.
+
+Causes (issue 10, fault 8): the core watches the client's events for the
+last failure (a connect refused, ``NoBrokersAvailable`` after every
+bootstrap address failed, a failed metadata refresh, an
+``AuthenticationError``) and for the last contact (a connection ready, a
+response, fresh metadata). An operation that runs out of time fails with
+a ``KafkaTimeoutError`` that names that failure and carries it as
+``__cause__``. An authentication failure is not retried: pending operations
+fail with it at once and the next poll raises it (Java's ``poll`` does).
+With partitions to follow and no contact at all for
+``default_api_timeout_ms``, the next poll raises ``NoBrokersAvailable``
+(and :class:`~kafkacore.consumer.events.BrokersUnreachable` is emitted),
+again after each further period; followed topics that metadata says do
+not exist are reported by :class:`~kafkacore.consumer.events.TopicsNotFound`
+(the consumer waits for them, as Java's does), topics the principal may not
+read raise ``TopicAuthorizationFailedError`` from poll.
 """
 
 from __future__ import annotations
@@ -48,14 +77,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client.config import ClientConfig
+from kafkacore.client.connection import ConnectionState
 from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore
 from kafkacore.client.driver import Action, ConnId
-from kafkacore.client.events import MetadataUpdated, RequestCompleted
+from kafkacore.client.events import (
+    BootstrapFailed,
+    ConnectionStateChanged,
+    MetadataUpdated,
+    MetadataUpdateFailed,
+    RequestCompleted,
+)
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import AnyNode, GroupCoordinator, Node, Target
 from kafkacore.consumer.completed import CompletedFetch
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import (
+    BrokersUnreachable,
     CommitFailedError,
     ConsumerRecord,
     LogTruncationError,
@@ -65,11 +102,19 @@ from kafkacore.consumer.events import (
     OperationHandle,
     PartitionBatch,
     PartitionsRevoking,
+    RebalanceInProgressCommitError,
     RecordsAvailable,
+    TopicsNotFound,
     TruncationDetected,
 )
 from kafkacore.consumer.fetch_session import SESSION_ERRORS, FetchSession, PartitionFetch
-from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
+from kafkacore.errors import (
+    AuthenticationError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+    NoBrokersAvailable,
+    RequestCancelled,
+)
 from kafkacore.group.base import (
     GROUP_LANE,
     GroupFailed,
@@ -81,7 +126,7 @@ from kafkacore.group.base import (
 from kafkacore.group.classic import ClassicMember
 from kafkacore.group.kip848 import Kip848Member
 from kafkacore.protocol import messages as m
-from kafkacore.protocol.error_codes import error_for_code
+from kafkacore.protocol.error_codes import TopicAuthorizationFailedError, error_for_code
 from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic, ForgottenTopic
 from kafkacore.protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsTopic
 from kafkacore.protocol.messages.offset_commit_request import (
@@ -113,12 +158,17 @@ _RETRY_COMMIT = _COORDINATOR | {7, 87}  # + REQUEST_TIMED_OUT, THROTTLING_QUOTA_
 # ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID,
 # FENCED_MEMBER_EPOCH, STALE_MEMBER_EPOCH.
 _FENCED_COMMIT = frozenset({22, 25, 27, 82, 110, 113})
+# Fenced answers that may mean the member's own membership is gone.
+_MEMBERSHIP_FENCED = frozenset({22, 25, 110})
+_REBALANCE_IN_PROGRESS = 27
 _OFFSET_METADATA_TOO_LARGE = 12
 _UNSTABLE_OFFSET_COMMIT = 88
 _OFFSET_OUT_OF_RANGE = 1
 # Answers after which the leader must be looked up again (then fetch again).
 _LEADER_MOVED = frozenset({3, 5, 6, 56, 74, 75, 100, 103})
 _FENCED_LEADER_EPOCH = 74
+_UNKNOWN_TOPIC_OR_PARTITION = 3
+_TOPIC_AUTHORIZATION_FAILED = 29
 
 
 class FetchState(enum.Enum):
@@ -147,6 +197,16 @@ class PartitionState:
     last_stable_offset: int | None = None
     log_start_offset: int | None = None
     committed_position: int | None = None  # what auto-commit last committed
+    #: (position, epoch) before records lent to an iterator that the user has
+    #: not been handed yet; commits and queries use it. None: nothing lent.
+    lent_from: tuple[int, int | None] | None = None
+
+    @property
+    def consumed(self) -> tuple[int | None, int | None]:
+        """(offset, epoch) of the next record the user has not been handed."""
+        if self.lent_from is not None:
+            return self.lent_from
+        return self.position, self.position_epoch
 
 
 class _Mode(enum.Enum):
@@ -199,6 +259,14 @@ class ConsumerCore:
         self.await_revocation_ack = False
         self._closed = False
         self._now = now
+        # Causes (see the module docstring): the last failure, the last contact.
+        self._cause: BaseException | None = None
+        self._cause_at = float("-inf")
+        self._contact_at = now
+        self._unreachable_reported_at = float("-inf")
+        self._missing_topics: frozenset[str] = frozenset()
+        self._denied_topics: frozenset[str] = frozenset()
+        self._ops: dict[int, tuple[OperationHandle, float]] = {}  # pending: (handle, started)
         self._step(now)
 
     # ================================================================ Driven
@@ -227,6 +295,7 @@ class ConsumerCore:
             self._member.handle_timeout(now=now)
         if not self._closed:
             self._maybe_autocommit(now)
+            self._check_unreachable(now)
         self._step(now)
 
     def next_deadline(self) -> float | None:
@@ -237,6 +306,7 @@ class ConsumerCore:
             times.append(self._member.next_deadline())
         times.append(self._next_autocommit)
         times.append(self._next_listing)
+        times.append(self._unreachable_deadline())
         times.extend(t for t in self._node_retry.values() if t > self._now)
         times.extend(p.retry_at for p in self._parts.values() if p.retry_at > self._now)
         found = [t for t in times if t is not None]
@@ -290,7 +360,7 @@ class ConsumerCore:
     def position(self, tp: TopicPartition) -> int | None:
         """The offset of the next record to hand out, None until it is known."""
         st = self._state(tp, "position")
-        return st.position if st.state is FetchState.FETCHING else None
+        return st.consumed[0] if st.state is FetchState.FETCHING else None
 
     def positions_known(self, tps: Iterable[TopicPartition]) -> bool:
         return all(self.position(tp) is not None for tp in tps)
@@ -299,9 +369,20 @@ class ConsumerCore:
         """Records between the position and the end (the LSO with read_committed)."""
         st = self._state(tp, "lag")
         end = st.last_stable_offset if self.config.read_committed else st.high_watermark
-        if end is None or end < 0 or st.position is None:
+        position = st.consumed[0]
+        if end is None or end < 0 or position is None:
             return None
-        return max(end - st.position, 0)
+        return max(end - position, 0)
+
+    def stall_cause(self) -> BaseException | None:
+        """The last failure, when no broker has answered since (None otherwise)."""
+        if self._cause is None or self._cause_at < self._contact_at:
+            return None
+        return self._cause
+
+    def missing_topics(self) -> frozenset[str]:
+        """Followed topics that metadata says do not exist (see TopicsNotFound)."""
+        return self._missing_topics
 
     def has_buffered(self) -> bool:
         return bool(self._buffer) or self._error is not None
@@ -404,6 +485,7 @@ class ConsumerCore:
         st.state = FetchState.FETCHING
         st.position = offset
         st.position_epoch = None
+        st.lent_from = None
         st.busy = False
         self._step(now)
 
@@ -422,18 +504,29 @@ class ConsumerCore:
             self._drop_buffered(tp)
             st.state = FetchState.AWAIT_RESET
             st.reset_to = where
+            st.lent_from = None
             st.busy = False
             st.retry_at = 0.0
         self._step(now)
 
     # ------------------------------------------------------------------ poll
-    def poll_records(self, max_records: int | None = None, *, now: float) -> list[ConsumerRecord]:
+    def poll_records(
+        self, max_records: int | None = None, *, now: float, lend: bool = False
+    ) -> list[ConsumerRecord]:
         """Hand out up to ``max_records`` buffered records (never blocks).
 
         Raises what the user must act on (NoOffsetForPartitionError,
         LogTruncationError, GroupFatalError, a fetch error) once.
+
+        With ``lend`` the records go to an iterator that hands them over one
+        by one: they count as consumed only as :meth:`note_consumed` reports
+        (see the module docstring). Lending again means every record lent
+        before has been handed over.
         """
         self._before_poll("poll_records", now)
+        if lend:
+            for part in self._parts.values():
+                part.lent_from = None
         limit = self.config.max_poll_records if max_records is None else max_records
         out: list[ConsumerRecord] = []
         while self._buffer and len(out) < limit:
@@ -442,11 +535,49 @@ class ConsumerCore:
             if st is None or st.paused or st.position != cf.next_offset:
                 self._pop_buffered()
                 continue
+            if lend and st.lent_from is None:
+                assert st.position is not None
+                st.lent_from = (st.position, st.position_epoch)
             got = cf.take(limit - len(out))
             self._after_take(cf, st)
             out.extend(got)
         self._step(now)
         return out
+
+    def note_consumed(
+        self,
+        progress: Mapping[TopicPartition, tuple[int, int | None]],
+        *,
+        now: float,
+        everything: bool = False,
+    ) -> None:
+        """The user was handed lent records up to ``progress``: ``{tp: (next
+        offset, leader epoch of the last record handed)}``; commits now cover
+        them. ``everything``: every lent record has been handed over."""
+        if everything:
+            for part in self._parts.values():
+                part.lent_from = None
+            progress = {}
+        for tp, (offset, epoch) in progress.items():
+            st = self._parts.get(TopicPartition(*tp))
+            if st is None or st.lent_from is None or st.position is None:
+                continue  # revoked, or the position jumped since (seek, reset)
+            if offset >= st.position:
+                st.lent_from = None
+            elif offset > st.lent_from[0]:
+                st.lent_from = (offset, epoch)
+        self._step(now)
+
+    def return_lent(self, *, now: float) -> None:
+        """Lent records the user was not handed are given back: positions move
+        back to the first of them, to be fetched and handed out again."""
+        for tp, st in self._parts.items():
+            if st.lent_from is None:
+                continue
+            self._drop_buffered(tp)
+            st.position, st.position_epoch = st.lent_from
+            st.lent_from = None
+        self._step(now)
 
     def poll_batches(self, max_records: int | None = None, *, now: float) -> list[PartitionBatch]:
         """Like :meth:`poll_records`, as per-partition columnar batches (the bulk path)."""
@@ -475,6 +606,7 @@ class ConsumerCore:
             self._member.poll(now=now)
         # Seed 003: with auto-commit, commit what was consumed before fetching more.
         self._maybe_autocommit(now)
+        self._check_unreachable(now)
         if self._error is not None:
             error, self._error = self._error, None
             self._step(now)
@@ -513,6 +645,7 @@ class ConsumerCore:
         offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
         *,
         now: float,
+        timeout_ms: int | None = None,
     ) -> OperationHandle:
         """Commit ``offsets`` (default: every position consumed so far).
 
@@ -522,7 +655,8 @@ class ConsumerCore:
         self._check_open("commit")
         if self.config.group_id is None:
             raise LocalProtocolError("commit: needs a group_id; set it in the consumer config")
-        handle = self._new_op("commit")
+        deadline = now + self._timeout("commit", timeout_ms)
+        handle = self._new_op("commit", now)
         if offsets is None:
             todo = self._current_offsets()
         else:
@@ -532,17 +666,18 @@ class ConsumerCore:
                 if oam.offset < 0:
                     raise LocalProtocolError(f"commit: offset {oam.offset} for {tp} must be >= 0")
                 todo[TopicPartition(*tp)] = oam
-        deadline = now + self.config.default_api_timeout_ms / 1000
         self._send_commit(todo, handle, deadline, now)
         self._step(now)
         return handle
 
     def _current_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
-        return {
-            tp: OffsetAndMetadata(st.position, "", st.position_epoch)
-            for tp, st in self._parts.items()
-            if st.state is FetchState.FETCHING and st.position is not None
-        }
+        """What the user was handed: lent records not handed yet are left out."""
+        out: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, st in self._parts.items():
+            offset, epoch = st.consumed
+            if st.state is FetchState.FETCHING and offset is not None:
+                out[tp] = OffsetAndMetadata(offset, "", epoch)
+        return out
 
     def _send_commit(
         self,
@@ -565,9 +700,23 @@ class ConsumerCore:
                 lambda t: self._send_commit(todo, handle, deadline, t),
             )
             return
+        member = self._member
+        refusal = member.commit_refusal() if member is not None else None
+        if refusal is not None:
+            # Java refuses locally too: sent now, the commit would carry a
+            # generation about to be replaced and come back ILLEGAL_GENERATION.
+            self._complete(
+                handle,
+                None,
+                RebalanceInProgressCommitError(
+                    f"commit not sent: {refusal}; poll() to finish the rebalance, "
+                    "then commit what you then own"
+                ),
+            )
+            return
         generation, member_id, instance_id = (
-            self._member.commit_identity()
-            if self._member is not None
+            member.commit_identity()
+            if member is not None
             else (-1, "", self.config.group_instance_id)
         )
         topics: dict[str, list[OffsetCommitRequestPartition]] = {}
@@ -594,7 +743,7 @@ class ConsumerCore:
         )
 
         def done(resp: Any, err: BaseException | None, t: float) -> None:
-            self._on_commit(todo, handle, deadline, resp, err, t)
+            self._on_commit(todo, handle, deadline, resp, err, t, (generation, member_id))
 
         self.request(request, target=GroupCoordinator(group_id), now=now, on_done=done)
 
@@ -606,6 +755,7 @@ class ConsumerCore:
         resp: Any,
         err: BaseException | None,
         now: float,
+        sent_as: tuple[int, str],
     ) -> None:
         if handle.done:
             return
@@ -630,13 +780,7 @@ class ConsumerCore:
                 elif code in _RETRY_COMMIT:
                     retry[tp] = oam
                 elif code in _FENCED_COMMIT:
-                    fatal = CommitFailedError(
-                        f"commit for group {self.config.group_id!r} was fenced "
-                        f"({error_for_code(code)}): the group rebalanced; the partitions may "
-                        "now belong to another member, poll again and commit what you then own"
-                    )
-                    if code in (22, 25, 110) and self._member is not None:
-                        self._member.request_rejoin(now=now, reason="commit fenced")
+                    fatal = self._fenced(code, sent_as, now) if fatal is None else fatal
                 else:
                     fatal = error_for_code(code, f"committing {tp}")
         if fatal is not None:
@@ -658,14 +802,47 @@ class ConsumerCore:
                 st.committed_position = oam.offset
         self._complete(handle, dict(todo), None)
 
-    def committed(self, partitions: Iterable[TopicPartition], *, now: float) -> OperationHandle:
+    def _fenced(self, code: int, sent_as: tuple[int, str], now: float) -> CommitFailedError:
+        """The error for a fenced commit; the member rejoins only if the answer
+        is about the membership it still holds (see ClassicMember.on_commit_fenced)."""
+        member = self._member
+        stale = False
+        if code in _MEMBERSHIP_FENCED and member is not None:
+            generation, member_id = sent_as
+            stale = not member.on_commit_fenced(
+                generation=generation, member_id=member_id, code=code, now=now
+            )
+        group = self.config.group_id
+        if code == _REBALANCE_IN_PROGRESS or stale:
+            why = (
+                "the group is rebalancing"
+                if code == _REBALANCE_IN_PROGRESS
+                else f"sent for generation {sent_as[0]}, which this member has since left"
+            )
+            return RebalanceInProgressCommitError(
+                f"commit for group {group!r} was not made ({error_for_code(code)}: {why}); "
+                "poll() to finish the rebalance, then commit what you then own"
+            )
+        return CommitFailedError(
+            f"commit for group {group!r} was fenced ({error_for_code(code)}): the group "
+            "rebalanced; the partitions may now belong to another member, poll again and "
+            "commit what you then own"
+        )
+
+    def committed(
+        self,
+        partitions: Iterable[TopicPartition],
+        *,
+        now: float,
+        timeout_ms: int | None = None,
+    ) -> OperationHandle:
         """The group's committed offsets: handle value ``{tp: OffsetAndMetadata | None}``."""
         self._check_open("committed")
         if self.config.group_id is None:
             raise LocalProtocolError("committed: needs a group_id; set it in the consumer config")
         tps = sorted({TopicPartition(*tp) for tp in partitions})
-        handle = self._new_op("committed")
-        deadline = now + self.config.default_api_timeout_ms / 1000
+        deadline = now + self._timeout("committed", timeout_ms)
+        handle = self._new_op("committed", now)
 
         def finish(
             result: dict[TopicPartition, OffsetAndMetadata | None] | None,
@@ -696,7 +873,8 @@ class ConsumerCore:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
 
         def retry(t: float) -> None:
-            self._offset_fetch(tps, deadline, finish, t, handle)
+            if handle is None or not handle.done:
+                self._offset_fetch(tps, deadline, finish, t, handle)
 
         if not self._ids_ready(by_topic, now):
             self._retry_or_fail(
@@ -784,32 +962,52 @@ class ConsumerCore:
 
     # --------------------------------------------------------- offset lookups
     def offsets_for_times(
-        self, timestamps: Mapping[TopicPartition, int], *, now: float
+        self,
+        timestamps: Mapping[TopicPartition, int],
+        *,
+        now: float,
+        timeout_ms: int | None = None,
     ) -> OperationHandle:
         """Earliest offset whose timestamp is >= the given one: ``{tp: (offset, ts) | None}``."""
         query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
         for tp, ts in query.items():
             if ts < 0:
                 raise LocalProtocolError(f"offsets_for_times: timestamp {ts} for {tp} must be >= 0")
-        return self._lookup("offsets_for_times", query, now, keep_ts=True)
+        return self._lookup("offsets_for_times", query, now, timeout_ms, keep_ts=True)
 
-    def end_offsets(self, partitions: Iterable[TopicPartition], *, now: float) -> OperationHandle:
+    def end_offsets(
+        self,
+        partitions: Iterable[TopicPartition],
+        *,
+        now: float,
+        timeout_ms: int | None = None,
+    ) -> OperationHandle:
         """The end (high watermark, or LSO with read_committed): ``{tp: offset}``."""
-        return self._lookup("end_offsets", {TopicPartition(*tp): _LATEST for tp in partitions}, now)
+        query = {TopicPartition(*tp): _LATEST for tp in partitions}
+        return self._lookup("end_offsets", query, now, timeout_ms)
 
     def beginning_offsets(
-        self, partitions: Iterable[TopicPartition], *, now: float
+        self,
+        partitions: Iterable[TopicPartition],
+        *,
+        now: float,
+        timeout_ms: int | None = None,
     ) -> OperationHandle:
-        return self._lookup(
-            "beginning_offsets", {TopicPartition(*tp): _EARLIEST for tp in partitions}, now
-        )
+        query = {TopicPartition(*tp): _EARLIEST for tp in partitions}
+        return self._lookup("beginning_offsets", query, now, timeout_ms)
 
     def _lookup(
-        self, kind: str, query: dict[TopicPartition, int], now: float, *, keep_ts: bool = False
+        self,
+        kind: str,
+        query: dict[TopicPartition, int],
+        now: float,
+        timeout_ms: int | None,
+        *,
+        keep_ts: bool = False,
     ) -> OperationHandle:
         self._check_open(kind)
-        handle = self._new_op(kind)
-        deadline = now + self.config.default_api_timeout_ms / 1000
+        deadline = now + self._timeout(kind, timeout_ms)
+        handle = self._new_op(kind, now)
         result: dict[TopicPartition, Any] = {}
         self._track_topics({tp.topic for tp in query}, now)
 
@@ -837,7 +1035,10 @@ class ConsumerCore:
                             handle,
                             deadline,
                             t2,
-                            KafkaTimeoutError(f"{kind}: no leader answered for {sorted(again)}"),
+                            KafkaTimeoutError(
+                                f"{kind}: no leader answered for {sorted(again)}"
+                                + self._topic_problems({tp.topic for tp in again})
+                            ),
                             lambda t3: one_round(dict(again), t3),
                         )
                     else:
@@ -929,7 +1130,7 @@ class ConsumerCore:
         The handle completes when done; then shut the client down
         (:meth:`shutdown`).
         """
-        handle = self._new_op("close")
+        handle = self._new_op("close", now)
         if self._closed:
             self._complete(handle, None, None)
             return handle
@@ -1147,7 +1348,7 @@ class ConsumerCore:
         if not offsets:
             then(now)
             return
-        handle = self._new_op("auto-commit")
+        handle = self._new_op("auto-commit", now)
         deadline = now + self.config.default_api_timeout_ms / 1000
         self._send_commit(offsets, handle, deadline, now)
         if handle.done:
@@ -1172,14 +1373,24 @@ class ConsumerCore:
         self._commit_offsets_then(self._current_offsets(), now, done)
 
     # -- ops and timers -----------------------------------------------------
-    def _new_op(self, kind: str) -> OperationHandle:
+    def _new_op(self, kind: str, now: float) -> OperationHandle:
         handle = OperationHandle(self._next_op, kind)
         self._next_op += 1
+        self._ops[handle.id] = (handle, now)
         return handle
+
+    def _timeout(self, what: str, timeout_ms: int | None) -> float:
+        """Seconds an operation may take: ``timeout_ms`` or ``default_api_timeout_ms``."""
+        if timeout_ms is None:
+            return self.config.default_api_timeout_ms / 1000
+        if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms < 0:
+            raise LocalProtocolError(f"{what}: timeout_ms {timeout_ms!r} must be an int >= 0")
+        return timeout_ms / 1000
 
     def _complete(self, handle: OperationHandle, value: Any, error: BaseException | None) -> None:
         if handle.done:
             return
+        self._ops.pop(handle.id, None)
         handle._complete(value, error)
         if handle.kind == "auto-commit":
             for pair in [p for p in self._waiting_commits if p[0] is handle]:
@@ -1210,13 +1421,15 @@ class ConsumerCore:
         *,
         immediate: bool = False,
     ) -> None:
+        pending = self._ops.get(handle.id)
         self._retry_or_fail(
             deadline,
             now,
             error,
-            again,
+            lambda t: None if handle.done else again(t),
             lambda e: self._complete(handle, None, e),
             immediate=immediate,
+            since=None if pending is None else pending[1],
         )
 
     def _retry_or_fail(
@@ -1228,12 +1441,125 @@ class ConsumerCore:
         fail: Callable[[BaseException], None],
         *,
         immediate: bool = False,
+        since: float | None = None,
     ) -> None:
+        if isinstance(error, AuthenticationError):
+            fail(error)  # the same credentials get the same answer: no retry
+            return
         at = now if immediate else now + self.config.retry_backoff_ms / 1000
         if at >= deadline:
-            fail(error if error is not None else KafkaTimeoutError("deadline passed"))
+            fail(self._explain(error or KafkaTimeoutError("deadline passed"), since))
             return
         self._later(at, again)
+
+    # -- causes (issue 10, fault 8) ---------------------------------------------
+    def _observe(self, event: object, now: float) -> None:
+        """Note the last contact with a broker and the last failure."""
+        if isinstance(event, RequestCompleted):
+            if event.error is None:
+                self._contact_at = now
+            else:
+                self._note_cause(event.error, now)
+        elif isinstance(event, MetadataUpdated):
+            self._contact_at = now
+        elif isinstance(event, ConnectionStateChanged):
+            if event.state is ConnectionState.READY:
+                self._contact_at = now
+            elif event.error is not None:
+                self._note_cause(event.error, now)
+        elif isinstance(event, BootstrapFailed | MetadataUpdateFailed):
+            self._note_cause(event.error, now)
+
+    def _note_cause(self, error: BaseException, now: float) -> None:
+        if isinstance(error, RequestCancelled):
+            return  # our own doing (close, cancel), not the cluster's
+        if (
+            isinstance(self._cause, NoBrokersAvailable)
+            and self._cause_at >= self._contact_at
+            and not isinstance(error, AuthenticationError)
+        ):
+            # Still unreachable: keep the summary, which names every address.
+            self._cause_at = now
+            return
+        self._cause, self._cause_at = error, now
+        if isinstance(error, AuthenticationError) and not self._closed:
+            # Not retriable: what waits fails now, and the next poll raises it.
+            if self._error is None:
+                self._error = error
+            for handle, _ in list(self._ops.values()):
+                if handle.kind != "close":
+                    self._complete(handle, None, error)
+
+    def _explain(self, error: BaseException, since: float | None) -> BaseException:
+        """A timeout that names the failure behind it (and carries it as __cause__)."""
+        cause = self._cause
+        if cause is None or cause is error or not isinstance(error, KafkaTimeoutError):
+            return error
+        current = self._cause_at >= self._contact_at
+        if not current and (since is None or self._cause_at < since):
+            return error
+        out = KafkaTimeoutError(f"{error}; last error: {type(cause).__name__}: {cause}")
+        out.__cause__ = cause
+        return out
+
+    def _topic_problems(self, topics: Iterable[str]) -> str:
+        cluster = self.client.cluster
+        found = []
+        for topic in sorted(topics):
+            code = cluster.topic_error(topic)
+            if code:
+                found.append(f"{topic}: {error_for_code(code)}")
+        return f" (metadata: {'; '.join(found)})" if found else ""
+
+    def _unreachable_deadline(self) -> float | None:
+        if self._mode is _Mode.NONE or self._closed or self.stall_cause() is None:
+            return None
+        since = max(self._contact_at, self._unreachable_reported_at)
+        return since + self.config.default_api_timeout_ms / 1000
+
+    def _check_unreachable(self, now: float) -> None:
+        due = self._unreachable_deadline()
+        if due is None or now < due:
+            return
+        cause = self._cause
+        self._unreachable_reported_at = now
+        error = NoBrokersAvailable(
+            f"no broker has answered this consumer for {now - self._contact_at:.0f} s "
+            f"(default_api_timeout_ms), still trying; last error: {type(cause).__name__}: "
+            f"{cause}"
+        )
+        error.__cause__ = cause
+        if self._error is None:
+            self._error = error
+        self._events.append(BrokersUnreachable(error=error))
+
+    def _check_topics(self) -> None:
+        """TopicsNotFound when the set of missing followed topics changes;
+        an authorization failure is raised by the next poll (as Java does)."""
+        if self._mode is _Mode.SUBSCRIBED:
+            wanted = set(self._topics)
+        elif self._mode is _Mode.ASSIGNED:
+            wanted = {tp.topic for tp in self._parts}
+        else:
+            wanted = set()
+        cluster = self.client.cluster
+        missing = frozenset(
+            t for t in wanted if cluster.topic_error(t) == _UNKNOWN_TOPIC_OR_PARTITION
+        )
+        if missing != self._missing_topics:
+            self._missing_topics = missing
+            if missing:
+                self._events.append(TopicsNotFound(topics=missing))
+        denied = frozenset(
+            t for t in wanted if cluster.topic_error(t) == _TOPIC_AUTHORIZATION_FAILED
+        )
+        fresh = denied - self._denied_topics
+        self._denied_topics = denied
+        if fresh and self._error is None:
+            self._error = TopicAuthorizationFailedError(
+                f"not allowed to read {sorted(fresh)}; grant READ (and DESCRIBE) on them "
+                "to this principal, or stop following them"
+            )
 
     # -- the step ------------------------------------------------------------
     def _step(self, now: float) -> None:
@@ -1251,6 +1577,7 @@ class ConsumerCore:
         events = self.client.pull_events()
         member_events = self._member.pull_events() if self._member is not None else []
         for event in events:
+            self._observe(event, now)
             if isinstance(event, RequestCompleted):
                 cb = self._handlers.pop(event.handle.id, None)
                 if cb is not None:
@@ -1277,6 +1604,7 @@ class ConsumerCore:
         self._events.append(event)
 
     def _on_metadata(self, now: float) -> None:
+        self._check_topics()
         if self._member is not None:
             self._member.on_metadata(now=now)
         cluster = self.client.cluster
@@ -1486,6 +1814,7 @@ class ConsumerCore:
     ) -> None:
         old = st.position if st.position is not None else end_offset
         self._drop_buffered(tp)
+        st.lent_from = None
         if self.config.auto_offset_reset == "none":
             st.state = FetchState.AWAIT_RESET
             st.reset_to = None
@@ -1503,6 +1832,7 @@ class ConsumerCore:
 
     def _out_of_range(self, tp: TopicPartition, st: PartitionState, now: float) -> None:
         self._drop_buffered(tp)
+        st.lent_from = None
         st.state = FetchState.AWAIT_RESET
         st.reset_to = self._default_reset()
         st.position_epoch = None

@@ -13,9 +13,11 @@ from typing import Any, NamedTuple
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.errors import KafkaError, LocalProtocolError
+from kafkacore.protocol.error_codes import RebalanceInProgressError
 from kafkacore.records.model import Header
 
 __all__ = [
+    "BrokersUnreachable",
     "CommitFailedError",
     "ConsumerRecord",
     "LogTruncationError",
@@ -25,7 +27,9 @@ __all__ = [
     "OperationHandle",
     "PartitionBatch",
     "PartitionsRevoking",
+    "RebalanceInProgressCommitError",
     "RecordsAvailable",
+    "TopicsNotFound",
     "TruncationDetected",
 ]
 
@@ -90,6 +94,17 @@ class LogTruncationError(KafkaError):
 
 class CommitFailedError(KafkaError):
     """The commit was fenced: the group rebalanced (generation or member epoch is stale)."""
+
+
+class RebalanceInProgressCommitError(CommitFailedError, RebalanceInProgressError):
+    """The commit was not made because the group is rebalancing (Java's
+    RebalanceInProgressException): refused before sending while the member's
+    JoinGroup/SyncGroup is in flight, or answered REBALANCE_IN_PROGRESS, or
+    fenced for a generation the member has already left. Retriable: poll()
+    to finish the rebalance, then commit what you then own.
+    """
+
+    retriable = True
 
 
 class OperationHandle:
@@ -173,3 +188,24 @@ class TruncationDetected:
     partition: TopicPartition
     old_position: int
     offset: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokersUnreachable:
+    """No broker has answered this consumer for ``default_api_timeout_ms``
+    while it had partitions to follow. ``error`` (a NoBrokersAvailable naming
+    the last failure, also raised by the next poll) says why; the consumer
+    keeps trying and reports again after each further period."""
+
+    error: BaseException
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicsNotFound:
+    """Metadata says these followed topics do not exist (UNKNOWN_TOPIC_OR_PARTITION).
+
+    Emitted when the set changes. Like Java's consumer, this one keeps
+    waiting for them (they may be created); the transports log a warning.
+    """
+
+    topics: frozenset[str]

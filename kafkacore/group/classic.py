@@ -17,11 +17,27 @@ States (:class:`ClassicState`)::
     any --leave()--> LEAVING --LeaveGroup answered or failed--> CLOSED
     any --fatal broker error--> FAILED
 
+Commits (as Java's ConsumerCoordinator): an OffsetCommit is fenced by the
+generation, and the generation is only worth something in STABLE and in
+PREPARING (JoinGroup not sent yet: the broker still accepts it, which is
+what lets the revocation commit of an eager rebalance through). Once the
+JoinGroup is out the generation is about to be replaced, so
+:meth:`ClassicMember.commit_refusal` refuses the commit locally (the owner
+answers a retriable error) instead of sending it and reading a late
+ILLEGAL_GENERATION. A fenced answer makes the member rejoin only when it
+is about the generation the member still holds
+(:meth:`ClassicMember.on_commit_fenced`): an answer about an older
+generation says nothing new, and acting on it would drop the SyncGroup in
+flight and start one more rebalance.
+
 Rebalancing is eager or cooperative (KIP-429), the protocol the configured
 assignors have in common. Eager: everything owned is revoked in PREPARING,
 before JoinGroup. Cooperative: the member keeps what it owns, reports it in
 its subscription, revokes only what SyncGroup takes away and then rejoins
-at once so the freed partitions can move in a second round.
+at once so the freed partitions can move in a second round. Every
+successful SyncGroup ends in one PartitionsAssigned with what was added,
+the empty set included (Java and librdkafka call ``onPartitionsAssigned``
+after every rebalance), after the revocation it brings.
 
 Every request carries the round it belongs to; an answer from an older
 round (a heartbeat answered after a new join began) is dropped. Recoverable
@@ -29,8 +45,10 @@ answers (coordinator moved or loading, rebalance in progress) become a
 retry after ``retry_backoff_ms``, never an error at the user.
 
 Timers: the next heartbeat (``heartbeat_interval_ms`` after the last one
-was sent), the session (no successful heartbeat for ``session_timeout_ms``:
-the coordinator has expelled us, so our partitions are lost and we rejoin),
+was sent), the session (no successful heartbeat for ``session_timeout_ms``
+while STABLE: the coordinator has expelled us, so our partitions are lost
+and we rejoin; the coordinator does not expire a member whose JoinGroup or
+SyncGroup it holds, so the timer does not run then),
 the poll interval (no ``poll()`` for ``max_poll_interval_ms``: leave the
 group, rejoin on the next poll; KIP-62) and a retry time.
 """
@@ -164,6 +182,11 @@ class ClassicMember:
         self._poll_deadline: float | None = None
         self._left_for_poll = False
         self._pending_join: Any = None  # JoinGroup answer of a leader waiting for metadata
+        self._join_sent_at: float | None = None  # when the JoinGroup in flight went out
+        # A rejoin asked for while a SyncGroup is in flight waits for its answer:
+        # abandoning the SyncGroup would start yet another round (seen with
+        # members that commit after every poll).
+        self._rejoin_after_sync = False
         self._leave_done: Callable[[float], None] | None = None
         self._now = now
 
@@ -181,6 +204,48 @@ class ClassicMember:
         if self.state is ClassicState.STABLE or self.generation >= 0:
             return self.generation, self.member_id, self.group_instance_id
         return -1, "", self.group_instance_id
+
+    def commit_refusal(self) -> str | None:
+        """Why an OffsetCommit must not be sent now; None when it may go.
+
+        While the member rebalances (JoinGroup or SyncGroup in flight, or a
+        rejoin pending) its generation is about to be replaced: a commit sent
+        with it is answered ILLEGAL_GENERATION once the round completes.
+        Java's ConsumerCoordinator refuses such commits locally with a
+        retriable RebalanceInProgressException; so do we.
+        """
+        rebalancing = self.state in (ClassicState.JOINING, ClassicState.SYNCING) or (
+            self.state is ClassicState.UNJOINED and bool(self.subscription)
+        )
+        if not rebalancing:
+            return None
+        return (
+            f"group {self.group_id!r} is rebalancing (member {self.state.value}, "
+            f"generation {self.generation} is being replaced)"
+        )
+
+    def on_commit_fenced(self, *, generation: int, member_id: str, code: int, now: float) -> bool:
+        """An OffsetCommit sent as (``generation``, ``member_id``) was answered
+        ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID (``code``).
+
+        Returns True when the answer is about the membership the member still
+        holds: the coordinator has moved on without it, so its partitions are
+        lost and it rejoins (as a fenced heartbeat does). Returns False, and
+        does nothing, when the member has moved on itself (a newer generation,
+        a new member id, or a rebalance under way): the answer refers to the
+        old generation, and rejoining would abandon the SyncGroup in flight.
+        """
+        if (
+            generation != self.generation
+            or member_id != self.member_id
+            or self.state not in (ClassicState.STABLE, ClassicState.PREPARING)
+        ):
+            return False
+        if code == _UNKNOWN_MEMBER_ID:
+            self.member_id = ""
+        self._lose(now, "OffsetCommit: generation is gone")
+        self._rejoin_at = now
+        return True
 
     def pull_events(self) -> list[object]:
         out, self._events = self._events, []
@@ -217,6 +282,9 @@ class ClassicMember:
         if self.state in (ClassicState.LEAVING, ClassicState.CLOSED, ClassicState.FAILED):
             return
         if self.state in (ClassicState.PREPARING, ClassicState.JOINING):
+            return
+        if self.state is ClassicState.SYNCING:
+            self._rejoin_after_sync = True
             return
         if not self.subscription:
             if self.owned:
@@ -308,6 +376,7 @@ class ClassicMember:
         self._next_heartbeat = None
         self._heartbeat_in_flight = False
         self._pending_join = None
+        self._rejoin_after_sync = False
         self.state = ClassicState.PREPARING
         round_ = self._round
         if self.protocol is RebalanceProtocol.EAGER and self.owned:
@@ -321,6 +390,10 @@ class ClassicMember:
 
     def _join(self, now: float) -> None:
         self.state = ClassicState.JOINING
+        # The coordinator keeps a member alive while it holds its JoinGroup
+        # (and then its SyncGroup): no local session expiry meanwhile.
+        self._session_deadline = None
+        self._join_sent_at = now
         round_ = self._round
         protocols = []
         owned = sorted(self.owned)
@@ -375,9 +448,12 @@ class ClassicMember:
             self.member_id = resp.member_id
             self._join(now)
         elif code == _UNKNOWN_MEMBER_ID:
+            # The coordinator dropped this member: what it owned may be another
+            # member's already, so it is lost before joining afresh (Java's
+            # onPartitionsLost on a reset generation).
             self.member_id = ""
-            self.generation = -1
-            self._join(now)
+            self._lose(now, "JoinGroup: member is unknown")
+            self._rejoin_at = now
         elif code in _FATAL:
             self._fail(code, "JoinGroup", resp)
         else:
@@ -386,6 +462,10 @@ class ClassicMember:
     def _retry_join(self, now: float) -> None:
         self.state = ClassicState.UNJOINED
         self._rejoin_at = now + self._backoff
+        if self.owned and self._join_sent_at is not None:
+            # Cooperative members keep their partitions across a failed round;
+            # the coordinator last heard from us when that JoinGroup went out.
+            self._session_deadline = self._join_sent_at + self._session_ms / 1000
 
     def _sync(self, join: Any, now: float) -> None:
         assignments: list[SyncGroupRequestAssignment] = []
@@ -486,22 +566,29 @@ class ClassicMember:
         self._next_heartbeat = now + self._heartbeat_ms / 1000
         revoked = self.owned - new
         added = new - self.owned
-        if added:
-            self.owned = self.owned | added
-            self._events.append(PartitionsAssigned(partitions=added, generation=self.generation))
-        elif not revoked and not self.owned:
-            # An empty assignment is still an answer the user may wait for.
-            self._events.append(
-                PartitionsAssigned(partitions=frozenset(), generation=self.generation)
-            )
-        if revoked:
-            # KIP-429: give up what moved, then rejoin at once so it can be handed over.
-            round_ = self._round
-            self._revoke(revoked, now, lambda t: self._rejoin_after_revoke(round_, t))
+        rejoin, self._rejoin_after_sync = self._rejoin_after_sync, False
+        if not revoked:
+            self._assigned(added)
+            if rejoin:
+                self._prepare(now)
+            return
+        # KIP-429: give up what moved first (Java calls onPartitionsRevoked
+        # before onPartitionsAssigned), then rejoin at once so it can be
+        # handed over in the next round.
+        round_ = self._round
 
-    def _rejoin_after_revoke(self, round_: int, now: float) -> None:
-        if round_ == self._round and self.state is ClassicState.STABLE:
-            self._prepare(now)
+        def revoked_done(t: float) -> None:
+            if round_ == self._round and self.state is ClassicState.STABLE:
+                self._assigned(added)
+                self._prepare(t)
+
+        self._revoke(revoked, now, revoked_done)
+
+    def _assigned(self, added: frozenset[TopicPartition]) -> None:
+        # Emitted after every successful SyncGroup, even when nothing was
+        # added: the user's on_partitions_assigned runs once per rebalance.
+        self.owned = self.owned | added
+        self._events.append(PartitionsAssigned(partitions=added, generation=self.generation))
 
     # ---------------------------------------------------------------- heartbeat
     def _heartbeat(self, now: float) -> None:
@@ -573,10 +660,11 @@ class ClassicMember:
         self, partitions: frozenset[TopicPartition], now: float, then: Callable[[float], None]
     ) -> None:
         def done(t: float) -> None:
-            self.owned = self.owned - partitions
-            self._events.append(
-                PartitionsRevoked(partitions=partitions, generation=self.generation)
-            )
+            # Partitions lost while the hook ran were announced as lost already.
+            still = partitions & self.owned
+            self.owned = self.owned - still
+            if still:
+                self._events.append(PartitionsRevoked(partitions=still, generation=self.generation))
             then(t)
 
         self.revoke_hook(partitions, now, done)
@@ -596,6 +684,7 @@ class ClassicMember:
         self._session_deadline = None
         self._rejoin_at = None
         self._pending_join = None
+        self._rejoin_after_sync = False
 
     def _fail(self, code: int, api: str, resp: Any) -> None:
         cause = error_for_code(code)

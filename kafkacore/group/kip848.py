@@ -141,6 +141,21 @@ class Kip848Member:
             return self.member_epoch, self.member_id, self.group_instance_id
         return -1, "", self.group_instance_id
 
+    def commit_refusal(self) -> str | None:
+        """Never refused locally: a KIP-848 commit carries the member epoch, and
+        the coordinator takes commits from any epoch the member still holds."""
+        return None
+
+    def on_commit_fenced(self, *, generation: int, member_id: str, code: int, now: float) -> bool:
+        """An OffsetCommit sent with member epoch ``generation`` was fenced
+        (FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID): heartbeat at once to learn
+        the member's fate, unless the epoch has moved on since (a stale answer).
+        """
+        if generation != self.member_epoch or member_id != self.member_id:
+            return False
+        self.request_rejoin(now=now, reason="commit fenced")
+        return True
+
     def pull_events(self) -> list[object]:
         out, self._events = self._events, []
         return out

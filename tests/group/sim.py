@@ -4,9 +4,12 @@ The coordinator follows the broker's rules closely enough for the members'
 invariants to mean something: KIP-394 member ids, a join round that ends
 when every known member has rejoined, the leader's SyncGroup assignment
 handed to all, heartbeats answering REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION
-/ UNKNOWN_MEMBER_ID, LeaveGroup and session expiry (``expire``) starting a
-new round. Requests wait in ``inflight`` until the test delivers them, in any
-order it likes, or fails them.
+/ UNKNOWN_MEMBER_ID, OffsetCommit fenced as the broker's classic group fences
+it (unknown member, generation other than the current one, REBALANCE_IN_PROGRESS
+while completing; accepted commits are kept in ``commits``), LeaveGroup and
+session expiry (``expire``) starting a new round. Requests wait in
+``inflight`` until the test delivers them, in any order it likes, or fails
+them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from typing import Any
 from kafkacore.errors import KafkaConnectionError
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.messages.join_group_response import JoinGroupResponseMember
+from kafkacore.protocol.messages.offset_commit_response import (
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
 
 Respond = Callable[[Any], None]
 
@@ -51,6 +58,11 @@ class Coordinator:
     next_id: int = 0
     last_seen: dict[str, float] = field(default_factory=dict)
     session_s: float = 10.0
+    #: Accepted OffsetCommits: (member id, generation, {(topic, partition)}, the
+    #: member's assignment in that generation as SyncGroup handed it out).
+    commits: list[tuple[str, int, frozenset[tuple[str, int]], bytes | None]] = field(
+        default_factory=list
+    )
 
     # -- the Requester each member gets ------------------------------------
     def requester(self, owner: int) -> SimRequester:
@@ -79,6 +91,8 @@ class Coordinator:
             resp = m.SyncGroupResponse(error_code=code)
         elif isinstance(req, m.HeartbeatRequest):
             resp = m.HeartbeatResponse(error_code=code)
+        elif isinstance(req, m.OffsetCommitRequest):
+            resp = _commit_response(req, code)
         else:
             resp = m.LeaveGroupResponse(error_code=code)
         item.on_done(resp, None, self.now)
@@ -94,6 +108,15 @@ class Coordinator:
             self._sync(req, respond)
         elif isinstance(req, m.HeartbeatRequest):
             respond(m.HeartbeatResponse(error_code=self._heartbeat_code(req)))
+        elif isinstance(req, m.OffsetCommitRequest):
+            code = self._commit_code(req)
+            if code == 0:
+                parts = frozenset(
+                    (t.name, p.partition_index) for t in req.topics for p in t.partitions
+                )
+                generation = req.generation_id_or_member_epoch
+                self.commits.append((mid, generation, parts, self.assignments.get(mid)))
+            respond(_commit_response(req, code))
         elif isinstance(req, m.LeaveGroupRequest):
             for ident in req.members:
                 self._remove(ident.member_id)
@@ -204,6 +227,22 @@ class Coordinator:
             return 22
         return 0
 
+    def _commit_code(self, req: Any) -> int:
+        """The broker's classic-group OffsetCommit checks, in its order."""
+        generation = req.generation_id_or_member_epoch
+        if generation < 0 and not self.members:
+            return 0  # a commit from outside the group, into an empty group
+        if generation >= 0 or req.member_id:
+            if req.member_id not in self.members:
+                return 25
+            if generation != self.generation:
+                return 22
+        elif self.members:
+            return 25
+        if self.state == "completing":
+            return 27
+        return 0
+
     def _remove(self, mid: str) -> None:
         if self.members.pop(mid, None) is None:
             return
@@ -247,3 +286,20 @@ class SimRequester:
 
     def negotiated_version(self, api_key: int) -> int | None:
         return None
+
+
+def _commit_response(req: Any, code: int) -> Any:
+    return m.OffsetCommitResponse(
+        topics=[
+            OffsetCommitResponseTopic(
+                name=t.name,
+                partitions=[
+                    OffsetCommitResponsePartition(
+                        partition_index=p.partition_index, error_code=code
+                    )
+                    for p in t.partitions
+                ],
+            )
+            for t in req.topics
+        ]
+    )

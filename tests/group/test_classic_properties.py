@@ -1,14 +1,22 @@
 """ClassicMember machines in one group against a scripted coordinator, over
 random interleavings (hypothesis): joins, leaves, session expiry, coordinator
-moves, lost connections, heartbeat errors, time jumps. No sockets, no sleeps:
-time only moves when a step says so.
+moves, lost connections, heartbeat errors, time jumps, and OffsetCommits sent
+the way the consumer core sends them (refused while the member rebalances,
+fenced answers handed to ``on_commit_fenced``), delivered in any order. No
+sockets, no sleeps: time only moves when a step says so.
 
 Invariants after every step:
 - a member's events (assigned / revoked / lost) add up to what it owns, and
   never assign a partition it already owns nor take one it does not own;
 - members stable in the coordinator's current generation own disjoint sets;
-and at the end, delivering requests in order and jumping time, the group
-settles: every partition has exactly one owner.
+- a commit the coordinator accepts covers only partitions the sender was
+  assigned in that generation;
+- a fenced commit answered after the member moved on (new generation, or a
+  rebalance under way) changes nothing: no new round, no SyncGroup dropped;
+and at the end, delivering requests in order, jumping time and committing
+after every step (as a consumer that commits after each poll), the group
+settles - every partition has exactly one owner - and then stays in its
+generation: commits alone never start a rebalance.
 """
 
 from __future__ import annotations
@@ -29,7 +37,13 @@ from kafkacore.group import (
     PartitionsLost,
     PartitionsRevoked,
 )
-from tests.group.sim import Coordinator
+from kafkacore.protocol import messages as m
+from kafkacore.protocol.consumer_protocol import decode_assignment
+from kafkacore.protocol.messages.offset_commit_request import (
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from tests.group.sim import Coordinator, Inflight
 
 PARTITIONS = {"t1": 5, "t2": 3}
 ALL = {TopicPartition(t, p) for t, n in PARTITIONS.items() for p in range(n)}
@@ -42,6 +56,10 @@ class Harness:
         self.members: list[ClassicMember] = []
         self.owned: list[set[TopicPartition]] = []
         self.live: list[bool] = []
+        self.refused = 0
+        self.checked_commits = 0
+        self.committing: set[int] = set()  # one commit in flight per member (commitSync)
+        self.committed_at: dict[int, float] = {}  # one commit per poll, one poll per instant
 
     def add(self) -> None:
         idx = len(self.members)
@@ -76,7 +94,87 @@ class Harness:
                     raise AssertionError(f"member {i} failed: {event.error}")
             assert owned == set(member.owned), f"member {i}: events disagree with owned"
 
+    def commit(self, idx: int) -> None:
+        """Member ``idx`` commits what it owns, as ConsumerCore does."""
+        member = self.members[idx]
+        if not self.live[idx] or not member.owned or idx in self.committing:
+            return
+        if self.committed_at.get(idx) == self.coord.now:
+            return
+        self.committed_at[idx] = self.coord.now
+        rebalancing = member.state in (ClassicState.JOINING, ClassicState.SYNCING)
+        if member.commit_refusal() is not None:
+            self.refused += 1
+            return
+        # Java refuses too: the generation is about to be replaced.
+        assert not rebalancing, f"member {idx} would commit while {member.state.value}"
+        generation, member_id, instance_id = member.commit_identity()
+        topics: dict[str, list[int]] = {}
+        for tp in sorted(member.owned):
+            topics.setdefault(tp.topic, []).append(tp.partition)
+        request = m.OffsetCommitRequest(
+            group_id="g",
+            generation_id_or_member_epoch=generation,
+            member_id=member_id,
+            group_instance_id=instance_id,
+            topics=[
+                OffsetCommitRequestTopic(
+                    name=t,
+                    partitions=[
+                        OffsetCommitRequestPartition(partition_index=p, committed_offset=1)
+                        for p in ps
+                    ],
+                )
+                for t, ps in topics.items()
+            ],
+        )
+
+        def done(resp: Any, err: BaseException | None, now: float) -> None:
+            self.committing.discard(idx)
+            if err is not None or not self.live[idx]:
+                return
+            code = resp.topics[0].partitions[0].error_code
+            if code not in (22, 25):
+                return
+            moved_on = member.generation != generation or member.state in (
+                ClassicState.JOINING,
+                ClassicState.SYNCING,
+            )
+
+            def snapshot() -> tuple[Any, ...]:
+                pending = (member._rejoin_at, member._rejoin_after_sync)
+                return (member._round, member.state, member.generation, pending)
+
+            before = snapshot()
+            member.on_commit_fenced(generation=generation, member_id=member_id, code=code, now=now)
+            if moved_on:
+                after = snapshot()
+                assert after == before, (
+                    f"member {idx}: a commit fenced for generation {generation} "
+                    f"(answered {code}) after it moved on changed {before} to {after}"
+                )
+            self.absorb()
+
+        self.committing.add(idx)
+        self.coord.inflight.append(Inflight(idx, request, done))
+
+    def check_commits(self) -> None:
+        coord = self.coord
+        for member_id, generation, parts, blob in coord.commits[self.checked_commits :]:
+            _, assignment = decode_assignment(blob) if blob else (0, None)
+            given = {
+                (t.topic, p)
+                for t in (assignment.assigned_partitions if assignment is not None else [])
+                for p in t.partitions
+            }
+            assert parts <= given, (
+                f"{member_id} committed {sorted(parts - given)} in generation {generation} "
+                "without being assigned them"
+            )
+        self.checked_commits = len(coord.commits)
+
     def check_safety(self) -> None:
+        self.check_commits()
         coord = self.coord
         for i, member in enumerate(self.members):
             if member.protocol is RebalanceProtocol.EAGER and member.state in (
@@ -104,13 +202,16 @@ class Harness:
                 member.handle_timeout(now=self.coord.now)
         self.absorb()
 
-    def settle(self) -> None:
+    def settle(self, *, commits: bool = True) -> None:
         for _ in range(3000):
             live = [m for i, m in enumerate(self.members) if self.live[i]]
             if self.settled(live):
                 return
-            for member in live:
-                member.poll(now=self.coord.now)
+            for i, member in enumerate(self.members):
+                if self.live[i]:
+                    member.poll(now=self.coord.now)
+                    if commits:
+                        self.commit(i)  # a consumer committing after every poll
             if self.coord.inflight:
                 self.coord.deliver(0)
                 self.absorb()
@@ -134,16 +235,34 @@ class Harness:
         ):
             return False
         owners: dict[TopicPartition, int] = {}
-        for i, m in enumerate(live):
-            for tp in m.owned:
+        for i, member in enumerate(live):
+            for tp in member.owned:
                 assert tp not in owners, f"{tp} owned by two members after settling"
                 owners[tp] = i
         return set(owners) == ALL
+
+    def stay_stable(self, rounds: int = 40) -> None:
+        """Committing after every poll with no membership change: no new round."""
+        generation = self.coord.generation
+        for _ in range(rounds):
+            for i, member in enumerate(self.members):
+                if self.live[i]:
+                    member.poll(now=self.coord.now)
+                    self.commit(i)
+            while self.coord.inflight:
+                self.coord.deliver(0)
+                self.absorb()
+            self.tick(1.0)
+            self.check_safety()
+        assert self.coord.generation == generation, (
+            f"commits alone moved the group from generation {generation} to {self.coord.generation}"
+        )
 
 
 actions = st.lists(
     st.one_of(
         st.tuples(st.just("deliver"), st.integers(0, 50)),
+        st.tuples(st.just("commit"), st.integers(0, 5)),
         st.tuples(st.just("fail"), st.integers(0, 50)),
         st.tuples(st.just("notcoord"), st.integers(0, 50)),
         st.tuples(st.just("tick"), st.floats(0.0, 12.0)),
@@ -190,8 +309,11 @@ def test_classic_group_random_interleavings(
             h.absorb()
         elif kind == "add" and len(h.members) < 5:
             h.add()
+        elif kind == "commit":
+            h.commit(arg % len(h.members))
         h.check_safety()
     h.settle()
+    h.stay_stable()
 
 
 def test_member_id_required_then_stable_with_one_member() -> None:

@@ -298,3 +298,21 @@ def test_fenced_member_loses_partitions_and_rejoins_with_epoch_zero() -> None:
     assert not member.owned and member.member_epoch == 0 and member.state is Kip848State.JOINING
     h.settle()
     assert member.owned == frozenset(ALL)
+
+
+def test_fenced_commit_heartbeats_at_once_only_for_the_epoch_still_held() -> None:
+    h = H()
+    h.add()
+    h.settle()
+    member = h.members[0]
+    epoch = member.member_epoch
+    scheduled = member._next_heartbeat
+    assert member.commit_refusal() is None  # KIP-848 commits carry the epoch: never refused
+    stale = member.on_commit_fenced(
+        generation=epoch - 1, member_id=member.member_id, code=110, now=h.coord.now
+    )
+    assert not stale and member._next_heartbeat == scheduled, "a stale answer moved the heartbeat"
+    current = member.on_commit_fenced(
+        generation=epoch, member_id=member.member_id, code=110, now=h.coord.now
+    )
+    assert current and member._next_heartbeat == h.coord.now
