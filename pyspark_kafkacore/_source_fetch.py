@@ -34,7 +34,6 @@ connection and metadata start-up (the connector pools its consumers too).
 from __future__ import annotations
 
 import bisect
-import contextlib
 import logging
 import threading
 import time
@@ -159,11 +158,6 @@ class _RangeRead:
     def _seek(self, offset: int) -> None:
         c, tp = self.consumer, self.tp
         c.assign([tp])
-        # kafkacore sets NoOffsetForPartitionError as soon as a partition is
-        # assigned with auto_offset_reset "none" and no group, and seek() does
-        # not clear it; take it here, before any fetch of ours could fail.
-        with contextlib.suppress(NoOffsetForPartitionError):
-            c.poll_batches(0.0, max_records=1)
         c.seek(tp, offset)
 
     def batches(self) -> Iterator[Any]:

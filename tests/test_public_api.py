@@ -111,6 +111,7 @@ PUBLIC: dict[str, list[str]] = {
         "prepare_record",
     ],
     "kafkacore.consumer": [
+        "BrokersUnreachable",
         "CommitFailedError",
         "ConsumerConfig",
         "ConsumerCore",
@@ -130,7 +131,9 @@ PUBLIC: dict[str, list[str]] = {
         "PartitionsLost",
         "PartitionsRevoked",
         "PartitionsRevoking",
+        "RebalanceInProgressCommitError",
         "RecordsAvailable",
+        "TopicsNotFound",
         "TruncationDetected",
     ],
     "kafkacore.group": [

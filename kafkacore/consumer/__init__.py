@@ -7,6 +7,7 @@ stacked on the client core). See ``docs/consumer.md``.
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.core import FETCH_LANE, ConsumerCore, FetchState, PartitionState
 from kafkacore.consumer.events import (
+    BrokersUnreachable,
     CommitFailedError,
     ConsumerRecord,
     LogTruncationError,
@@ -16,7 +17,9 @@ from kafkacore.consumer.events import (
     OperationHandle,
     PartitionBatch,
     PartitionsRevoking,
+    RebalanceInProgressCommitError,
     RecordsAvailable,
+    TopicsNotFound,
     TruncationDetected,
 )
 from kafkacore.group import (
@@ -29,6 +32,7 @@ from kafkacore.group import (
 
 __all__ = [
     "FETCH_LANE",
+    "BrokersUnreachable",
     "CommitFailedError",
     "ConsumerConfig",
     "ConsumerCore",
@@ -47,6 +51,8 @@ __all__ = [
     "PartitionsLost",
     "PartitionsRevoked",
     "PartitionsRevoking",
+    "RebalanceInProgressCommitError",
     "RecordsAvailable",
+    "TopicsNotFound",
     "TruncationDetected",
 ]

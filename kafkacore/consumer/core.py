@@ -607,6 +607,13 @@ class ConsumerCore:
         # Seed 003: with auto-commit, commit what was consumed before fetching more.
         self._maybe_autocommit(now)
         self._check_unreachable(now)
+        if isinstance(self._error, NoOffsetForPartitionError) and not any(
+            st.state is FetchState.AWAIT_RESET and st.reset_to is None
+            for st in self._parts.values()
+        ):
+            # The user positioned the partition (seek) after the error was
+            # noted and before this poll, as Java's assign-seek-poll allows.
+            self._error = None
         if self._error is not None:
             error, self._error = self._error, None
             self._step(now)

@@ -81,6 +81,18 @@ def test_latest_starts_at_the_end_and_none_raises_until_seek() -> None:
     assert [r.value for r in drain(core2, pump2, 2)] == [b"x", b"x"]
 
 
+def test_seek_after_assign_before_the_first_poll_needs_no_reset_policy() -> None:
+    # Java's assign -> seek -> poll with auto_offset_reset="none": the poll
+    # must not raise NoOffsetForPartitionError for a partition that now has
+    # a position (the Spark source's executor does exactly this).
+    core, pump, kafka, _ = boot_consumer(auto_offset_reset="none")
+    kafka.log("t", 0).append([b"a", b"b", b"c"])
+    core.assign([T0], now=pump.now)
+    pump.run(until=lambda: core._error is not None)
+    core.seek(T0, 1, now=pump.now)
+    assert [r.value for r in drain(core, pump, 2)] == [b"b", b"c"]
+
+
 def test_fetch_session_goes_incremental_and_forgets_paused_partitions() -> None:
     core, pump, kafka, _ = boot_consumer(auto_offset_reset="earliest")
     kafka.log("t", 0).append([b"a"])

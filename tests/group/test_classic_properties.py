@@ -205,7 +205,10 @@ class Harness:
     def settle(self, *, commits: bool = True) -> None:
         for _ in range(3000):
             live = [m for i, m in enumerate(self.members) if self.live[i]]
-            if self.settled(live):
+            # Settled means nothing is still on its way to the coordinator: a
+            # JoinGroup of a member that left since is a membership change
+            # still to come, not something commits would cause.
+            if not self.coord.inflight and self.settled(live):
                 return
             for i, member in enumerate(self.members):
                 if self.live[i]:
