@@ -11,6 +11,11 @@ Steps:
    trio, the KIP-848 ``consumer`` protocol for asyncio) and check that every
    record came back exactly once.
 3. A throughput table.
+4. The Spark pipeline of ``examples/spark_pipeline.py`` on the same broker:
+   a local Spark reads an ``orders`` topic with ``format("kafkacore")``,
+   aggregates per user, and writes the totals exactly once with
+   ``format("kafkacore")``; the result is checked against the input.
+   ``--no-spark`` skips it.
 """
 
 from __future__ import annotations
@@ -187,6 +192,7 @@ def print_table(rows: list[Row]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=50_000, help="records per call style")
+    parser.add_argument("--no-spark", action="store_true", help="skip the Spark pipeline")
     args = parser.parse_args(argv)
     print(f"Starting a local Apache Kafka {KAFKA_VERSION} broker (KRaft, 127.0.0.1) ...")
     began = time.monotonic()
@@ -198,8 +204,27 @@ def main(argv: list[str] | None = None) -> int:
         rows = produce_and_consume(kafka, args.records)
         print("\n== Throughput")
         print_table(rows)
-        print("\nEvery record came back exactly once on every transport. Stopping the broker.")
-    return 0
+        print("\nEvery record came back exactly once on every transport.")
+        status = 0
+        if not args.no_spark:
+            print("\n== Spark: a pipeline on format('kafkacore'), exactly once")
+            status = spark_pipeline(kafka.bootstrap)
+        print("Stopping the broker.")
+    return status
+
+
+def spark_pipeline(bootstrap: str) -> int:
+    """Run examples/spark_pipeline.py against this broker (a local Spark starts here)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).with_name("spark_pipeline.py")
+    spec = importlib.util.spec_from_file_location("spark_pipeline", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    status: int = module.main(["--bootstrap", bootstrap])
+    return status
 
 
 if __name__ == "__main__":

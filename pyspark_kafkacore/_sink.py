@@ -26,7 +26,7 @@ task (:func:`._sink_task.write_task`), and Spark calls ``commit`` or
 messages (for streams on a fresh writer each batch, so the writer keeps no
 state of its own between calls). With ``exactlyOnce`` the driver ends the
 tasks' transactions there (:mod:`._txn`); the whole protocol and its crash
-windows are in ``docs/spark-sink.md``.
+windows are in ``docs/spark.md`` (Write).
 
 Write ids: a batch write draws a random id when its writer is made (every
 task attempt and the commit see the same pickled id); a stream uses its
