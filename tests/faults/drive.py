@@ -198,36 +198,67 @@ def client_call(
 
     A failed bootstrap is the outcome too: the clock starts before opening.
     """
+    return client_calls(flavor, bootstrap, [(method, arg)], bound_s=bound_s, **options)[0]
+
+
+def client_calls(
+    flavor: str,
+    bootstrap: str,
+    calls: Sequence[tuple[str, Any]],
+    *,
+    bound_s: float,
+    **options: Any,
+) -> list[Outcome]:
+    """One client, ``client.<method>(arg)`` for each call in turn; one outcome each.
+
+    The first call's time includes the bootstrap; a failed bootstrap is the
+    only outcome.
+    """
     if flavor == "selector":
         from transports.selector import KafkaClient
 
+        out: list[Outcome] = []
         t0 = time.monotonic()
         client = KafkaClient(bootstrap, **options)
         try:
             client.connect(timeout=bound_s)
-            value = getattr(client, method)(arg, timeout=bound_s)
         except Exception as exc:
-            value = exc
-        finally:
-            elapsed = time.monotonic() - t0
             client.close()
-        return Outcome(value, elapsed)
+            return [Outcome(exc, time.monotonic() - t0)]
+        try:
+            for method, arg in calls:
+                try:
+                    value = getattr(client, method)(arg, timeout=bound_s)
+                except Exception as exc:
+                    value = exc
+                out.append(Outcome(value, time.monotonic() - t0))
+                t0 = time.monotonic()
+        finally:
+            client.close()
+        return out
 
-    async def main() -> Outcome:
+    async def main() -> list[Outcome]:
         if flavor == "asyncio":
             from transports.asyncio import AsyncKafkaClient as cls
         else:
             from transports.trio import TrioKafkaClient as cls  # type: ignore[assignment]
+        out: list[Outcome] = []
         t0 = time.monotonic()
         try:
             async with cls(bootstrap, **options) as client:
-                value = await getattr(client, method)(arg)
-                elapsed = time.monotonic() - t0
+                for method, arg in calls:
+                    try:
+                        with anyio.fail_after(bound_s):
+                            value = await getattr(client, method)(arg)
+                    except Exception as exc:  # TimeoutError too: the call overran bound_s
+                        value = exc
+                    out.append(Outcome(value, time.monotonic() - t0))
+                    t0 = time.monotonic()
         except Exception as exc:
-            return Outcome(exc, time.monotonic() - t0)
-        return Outcome(value, elapsed)
+            return [Outcome(exc, time.monotonic() - t0)]
+        return out
 
-    result: Outcome = _run_async(flavor, main, bound_s + 10)
+    result: list[Outcome] = _run_async(flavor, main, bound_s * len(calls) + 10)
     return result
 
 
