@@ -195,6 +195,22 @@ class Consumer:
             )
         return await self.timer.run("commit", timeout, lambda: self.inner.commit(offsets))
 
+    async def committed(
+        self, partitions: list[TopicPartition], timeout: float
+    ) -> dict[TopicPartition, Any]:
+        if self.flavor == "selector":
+            out: dict[TopicPartition, Any] = await self.timer.run(
+                "committed",
+                timeout,
+                lambda: anyio.to_thread.run_sync(lambda: self.inner.committed(partitions, timeout)),
+            )
+            return out
+        out = await self.timer.run("committed", timeout, lambda: self.inner.committed(partitions))
+        return out
+
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        self.inner.seek(partition, offset)
+
     def assign(self, partitions: list[TopicPartition]) -> None:
         self.inner.assign(partitions)
 

@@ -484,3 +484,186 @@ def check_group(logs: Sequence[MemberLog], ends: dict[int, int]) -> Verdict:
                     f"{p}/{highs[i]} at {times[i]:.2f}"
                 )
     return v
+
+
+# -- consume-transform-produce with transactions ----------------------------------------
+
+
+class Rebalances:
+    """A rebalance listener that only counts; its presence makes revocations
+    wait for ``poll`` (the consumer's Java-like contract), so that a
+    transaction begun after a poll is never crossed by one."""
+
+    def __init__(self) -> None:
+        self.assigned = 0
+        self.revoked = 0
+        self.lost = 0
+
+    def on_partitions_assigned(self, partitions: frozenset[Any]) -> None:
+        self.assigned += 1
+
+    def on_partitions_revoked(self, partitions: frozenset[Any]) -> None:
+        self.revoked += 1
+
+    def on_partitions_lost(self, partitions: frozenset[Any]) -> None:
+        self.lost += 1
+
+
+@dataclass
+class EosRun:
+    flavor: str
+    processed: int = 0
+    committed_txns: int = 0
+    failed_txns: int = 0
+    producers: int = 0
+    timer: CallTimer = field(default_factory=CallTimer)
+    rebalances: Rebalances = field(default_factory=Rebalances)
+    errors: list[str] = field(default_factory=list)
+
+
+def eos_job(
+    flavor: str,
+    bootstrap: str,
+    source: str,
+    sink: str,
+    partitions: int,
+    total: int,
+    *,
+    group_id: str,
+    transactional_id: str,
+    consumer_options: dict[str, Any],
+    producer_options: dict[str, Any],
+    budget_s: float,
+    pace_s: float = 0.0,
+) -> Callable[[], Awaitable[EosRun]]:
+    """Read ``source`` (read_committed, in ``group_id``), write ``out|<value>`` to
+    ``sink`` and commit the input offsets in the same transaction, until every one
+    of the ``total`` input records is committed. After any failure the producer is
+    replaced (its init_transactions settles the open transaction) and the consumer
+    rewinds to the group's committed offsets, the source of truth."""
+    op_s = 30.0
+    tps = [TopicPartition(source, p) for p in range(partitions)]
+
+    async def main() -> EosRun:
+        run = EosRun(flavor)
+        deadline = time.monotonic() + budget_s
+        async with contextlib.AsyncExitStack() as outer:
+            consumer = await outer.enter_async_context(
+                open_consumer(
+                    flavor,
+                    [source],
+                    run.timer,
+                    bootstrap_servers=bootstrap,
+                    group_id=group_id,
+                    isolation_level="read_committed",
+                    auto_offset_reset="earliest",
+                    enable_auto_commit=False,
+                    max_poll_records=20,
+                    listener=run.rebalances,
+                    **consumer_options,
+                )
+            )
+            while run.processed < total:
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"{flavor}: {run.processed} of {total} committed within {budget_s} s"
+                    )
+                async with open_producer(
+                    flavor,
+                    bootstrap,
+                    run.timer,
+                    transactional_id=transactional_id,
+                    **producer_options,
+                ) as producer:
+                    run.producers += 1
+                    try:
+                        await producer.init_transactions(op_s)
+                        # What is committed now is the truth: rewind to it.
+                        committed = await consumer.committed(tps, op_s)
+                        run.processed = 0
+                        for tp in tps:
+                            om = committed.get(tp)
+                            offset = 0 if om is None else om.offset
+                            run.processed += offset
+                            if tp in consumer.assignment():
+                                consumer.seek(tp, offset)
+                    except Exception as exc:
+                        run.errors.append(f"recover: {exc!r}")
+                        await anyio.sleep(0.5)
+                        continue
+                    while run.processed < total and time.monotonic() < deadline:
+                        records = await consumer.poll(0.5)
+                        if not records:
+                            continue
+                        if not await _eos_txn(producer, sink, records, group_id, op_s, run):
+                            break  # a new producer, and a rewind
+                        run.processed += len(records)
+                        run.committed_txns += 1
+                        await anyio.sleep(pace_s * random.random())  # spread over the chaos
+        return run
+
+    return main
+
+
+async def _eos_txn(
+    producer: Any, sink: str, records: list[Any], group_id: str, op_s: float, run: EosRun
+) -> bool:
+    offsets: dict[TopicPartition, int] = {}
+    for r in records:
+        tp = TopicPartition(r.topic, r.partition)
+        offsets[tp] = max(offsets.get(tp, 0), r.offset + 1)
+    outcomes: list[Any] = []
+    try:
+        await producer.begin_transaction()
+        async with anyio.create_task_group() as tg:
+            for r in records:
+                await producer.send(
+                    tg, sink, b"out|" + r.value, r.key, lambda x, t: outcomes.append(x)
+                )
+        await producer.send_offsets_to_transaction(offsets, group_id, op_s)
+        await producer.commit_transaction(op_s)
+        return True
+    except Exception as exc:
+        run.failed_txns += 1
+        run.errors.append(repr(exc)[:200])
+        return False
+
+
+class ClusterChaos:
+    """SIGKILL or SIGSTOP one random broker at a time, then bring it back (seeded)."""
+
+    def __init__(self, kafka: Any, rng: random.Random, *, gap_s: tuple[float, float]) -> None:
+        self.kafka = kafka
+        self.rng = rng
+        self.gap_s = gap_s
+        self.actions: list[str] = []
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cluster-chaos", daemon=True)
+
+    def __enter__(self) -> ClusterChaos:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(180)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.rng.uniform(*self.gap_s)):
+                node = self.rng.choice(self.kafka.nodes)
+                if self.rng.random() < 0.5:
+                    down = self.rng.uniform(1.0, 4.0)
+                    self.actions.append(f"SIGKILL node {node.node_id}, restart after {down:.1f} s")
+                    self.kafka.kill(node.node_id)
+                    self._stop.wait(down)
+                    self.kafka.restart(node.node_id)
+                else:
+                    frozen = self.rng.uniform(1.0, 5.0)
+                    self.actions.append(f"SIGSTOP node {node.node_id} for {frozen:.1f} s")
+                    self.kafka.pause(node.node_id)
+                    self._stop.wait(frozen)
+                    self.kafka.resume(node.node_id)
+        except BaseException as exc:
+            self.error = exc
