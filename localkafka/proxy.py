@@ -278,6 +278,10 @@ class FaultProxy:
     def release(self) -> None:
         self._released.set()
 
+    @property
+    def held(self) -> bool:
+        return not self._released.is_set()
+
     def close(self) -> None:
         self._closing.set()
         self._released.set()

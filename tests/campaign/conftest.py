@@ -42,3 +42,16 @@ def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, object, None
                 f"seed {seed}; replay with: ./dev pytest '{item.nodeid}' --campaign-seed {seed}",
             )
         )
+
+
+def say(config: pytest.Config, line: str) -> None:
+    """Write ``line`` to the terminal even while the test's output is captured."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capman = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        return
+    if capman is None:
+        reporter.write_line(line)
+        return
+    with capman.global_and_fixture_disabled():
+        reporter.write_line(line)

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from kafkacore.client.config import ClientConfig
@@ -43,6 +43,7 @@ from kafkacore.protocol import framing
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.api import APIS
 from kafkacore.protocol.messages.api_versions_response import ApiVersion
+from tests.campaign.conftest import say
 from tests.protocol.strategies import message_strategy
 
 MAX_RESPONSE = 1 << 20
@@ -156,9 +157,7 @@ API_KEYS = sorted(APIS)
 def report_fuzz_count(request: pytest.FixtureRequest) -> Iterator[None]:
     """Print how many inputs this module fed (the count docs/reliability.md records)."""
     yield
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"fuzz: {FED['inputs']} inputs fed through BrokerConnection")
+    say(request.config, f"fuzz: {FED['inputs']} inputs fed through BrokerConnection")
 
 
 def _examples(request: pytest.FixtureRequest) -> int:
@@ -176,6 +175,9 @@ def test_any_answer_to_any_request_closes_cleanly_or_completes(
         max_examples=_examples(request),
         deadline=None,
         derandomize=False,
+        # No shrinking: the failure message names API, version, mutation and
+        # seed already, and shrinking costs minutes per failing API.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @given(
@@ -200,7 +202,12 @@ def test_any_answer_to_any_request_closes_cleanly_or_completes(
     run()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     first=st.sampled_from(API_KEYS),
     second=st.sampled_from(API_KEYS),

@@ -31,6 +31,7 @@ from kafkacore.client import TopicPartition
 from localkafka import FaultMix, LocalKafka
 from localkafka.pytest_plugin import repair
 from tests.campaign.adapters import FLAVORS, CallTimer, open_consumer, run_flavor
+from tests.campaign.conftest import say
 from tests.campaign.scenarios import (
     Chaos,
     MemberLog,
@@ -85,9 +86,7 @@ def _faults_on(kafka: LocalKafka, seed: int) -> dict[str, int]:
 
 def _report(request: pytest.FixtureRequest, row: dict[str, Any]) -> None:
     line = json.dumps(row, sort_keys=True)
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"campaign: {line}")
+    say(request.config, f"campaign: {line}")
     path = os.environ.get("KAFKACORE_CAMPAIGN_LOG")
     if path:
         with open(path, "a") as f:
