@@ -343,6 +343,49 @@ def consumer_poll_until_error(
     return result
 
 
+def consumer_assign_poll(
+    flavor: str,
+    bootstrap: str,
+    tps: Sequence[TopicPartition],
+    *,
+    want: int,
+    window_s: float,
+    **options: Any,
+) -> Outcome:
+    """Assign ``tps`` (no group needed) and poll until ``want`` records came, an
+    error was raised, or ``window_s`` passed; the records or the error."""
+    cls = _consumer_class(flavor)
+    seen: list[Any] = []
+    if flavor == "selector":
+        t0 = time.monotonic()
+        consumer = cls(bootstrap_servers=bootstrap, **options)
+        try:
+            consumer.assign(list(tps))
+            while len(seen) < want and time.monotonic() - t0 < window_s:
+                seen.extend(consumer.poll(0.5))
+            value: Any = seen
+        except Exception as exc:
+            value = exc
+        finally:
+            elapsed = time.monotonic() - t0
+            consumer.close(5.0)
+        return Outcome(value, elapsed)
+
+    async def main() -> Outcome:
+        t0 = time.monotonic()
+        try:
+            async with cls(bootstrap_servers=bootstrap, **options) as consumer:
+                consumer.assign(list(tps))
+                while len(seen) < want and time.monotonic() - t0 < window_s:
+                    seen.extend(await consumer.poll(0.5))
+                return Outcome(seen, time.monotonic() - t0)
+        except Exception as exc:
+            return Outcome(exc, time.monotonic() - t0)
+
+    result: Outcome = _run_async(flavor, main, window_s + 20)
+    return result
+
+
 def metadata_request(*names: str) -> Any:
     from kafkacore.protocol.messages import MetadataRequest
     from kafkacore.protocol.messages.metadata_request import MetadataRequestTopic

@@ -8,7 +8,7 @@ bootstrap, produce and look up coordinators: ApiVersions (kafkacore's own
 ranges), Metadata (every requested topic led by this broker, node id 1),
 Produce (acks with a per-partition offset counter), InitProducerId,
 FindCoordinator (itself), Fetch (empty), ListOffsets (offset 0) and SASL
-PLAIN. Requests are decoded and responses encoded with kafkacore's generated
+PLAIN (OAUTHBEARER is offered, and every token refused). Requests are decoded and responses encoded with kafkacore's generated
 codec, so only the misbehaviour is hand-made.
 
 Misbehaviour is a script: ``broker.faults[api_key]`` is a callable that gets
@@ -152,6 +152,7 @@ class WireBroker:
         self._conns: list[socket.socket] = []
         self._threads: list[threading.Thread] = []
         self._offsets: dict[tuple[str, int], int] = {}
+        self._mechanisms: dict[int, str] = {}  # connection number -> SASL mechanism
         self._acceptor = threading.Thread(target=self._accept, name="wirebroker-accept")
         self._acceptor.start()
 
@@ -424,11 +425,22 @@ class WireBroker:
         )
 
     def _sasl_handshake(self, seen: Seen) -> Any:
-        return m.SaslHandshakeResponse(mechanisms=["PLAIN"])
+        mechanisms = ["PLAIN", "OAUTHBEARER"]
+        if seen.body.mechanism not in mechanisms:
+            return m.SaslHandshakeResponse(error_code=33, mechanisms=mechanisms)
+        with self._lock:
+            self._mechanisms[seen.conn] = seen.body.mechanism
+        return m.SaslHandshakeResponse(mechanisms=mechanisms)
 
     def _sasl_authenticate(self, seen: Seen) -> Any:
         assert self.sasl_user is not None, "wire broker: SASL not configured"
         user, password = self.sasl_user
+        with self._lock:
+            mechanism = self._mechanisms.get(seen.conn)
+        if mechanism == "OAUTHBEARER":  # every token is refused
+            return m.SaslAuthenticateResponse(
+                error_code=58, error_message="Authentication failed: invalid token"
+            )
         if bytes(seen.body.auth_bytes) == b"\0" + user.encode() + b"\0" + password.encode():
             return m.SaslAuthenticateResponse(auth_bytes=b"")
         return m.SaslAuthenticateResponse(
