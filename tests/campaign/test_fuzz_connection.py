@@ -48,7 +48,7 @@ from tests.protocol.strategies import message_strategy
 
 MAX_RESPONSE = 1 << 20
 CONFIG = ClientConfig(bootstrap_servers="127.0.0.1:9092", max_response_bytes=MAX_RESPONSE)
-SHORT_EXAMPLES = 6
+SHORT_EXAMPLES = 25
 LONG_EXAMPLES = 600
 #: Inputs fed by the tests of this module in this process (printed by --long).
 FED = {"inputs": 0}
