@@ -8,8 +8,9 @@ bootstrap, produce and look up coordinators: ApiVersions (kafkacore's own
 ranges), Metadata (every requested topic led by this broker, node id 1),
 Produce (acks with a per-partition offset counter), InitProducerId,
 FindCoordinator (itself), Fetch (empty), ListOffsets (offset 0) and SASL
-PLAIN (OAUTHBEARER is offered, and every token refused). Requests are decoded and responses encoded with kafkacore's generated
-codec, so only the misbehaviour is hand-made.
+PLAIN (OAUTHBEARER is offered, and every token refused). Requests are
+decoded and responses encoded with kafkacore's generated codec, so only the
+misbehaviour is hand-made.
 
 Misbehaviour is a script: ``broker.faults[api_key]`` is a callable that gets
 the :class:`Seen` request (its api key, version, per-API count, connection
