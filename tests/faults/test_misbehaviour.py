@@ -27,7 +27,6 @@ from kafkacore.protocol.messages.produce_response import (
     TopicProduceResponse,
 )
 from tests.faults.drive import (
-    FLAVORS,
     Outcome,
     chain,
     chain_text,
@@ -45,11 +44,6 @@ SLACK_S = 0.6
 
 #: MetadataResponse v12+ body: throttle_time_ms, then a compact array count of ~2**32.
 HUGE_COMPACT_ARRAY = b"\0\0\0\0" + b"\xff\xff\xff\xff\x0f" + b"\0" * 8
-
-
-@pytest.fixture(params=FLAVORS)
-def flavor(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def _twice(broker: WireBroker, flavor: str, fault: Fault) -> tuple[Outcome, Outcome]:
