@@ -2,19 +2,23 @@
 
 Kafka's jars come from Maven Central into a per-user cache
 (:func:`ensure_libs`); :class:`LocalKafka` formats and starts one combined
-KRaft node or a 3-node cluster with PLAINTEXT, SASL_PLAINTEXT, SSL and
-SASL_SSL listeners on demand. See ``docs/localkafka.md``.
+KRaft node or a 3-node cluster with PLAINTEXT, SASL_PLAINTEXT, SSL,
+SASL_SSL and MTLS listeners on demand, optionally behind fault-injecting
+proxies (:class:`FaultProxy`). See ``docs/localkafka.md``.
 """
 
 from localkafka.cluster import KafkaNode, LocalKafka, NodeState, StartError, TopicError
 from localkafka.config import CLIENT_LISTENERS, DEFAULT_USERS, Profile
 from localkafka.libs import KAFKA_VERSION, LibsError, ensure_libs
 from localkafka.process import reap_stale
+from localkafka.proxy import FaultMix, FaultProxy
 
 __all__ = [
     "CLIENT_LISTENERS",
     "DEFAULT_USERS",
     "KAFKA_VERSION",
+    "FaultMix",
+    "FaultProxy",
     "KafkaNode",
     "LibsError",
     "LocalKafka",

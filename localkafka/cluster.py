@@ -15,7 +15,17 @@ Node lifecycle (``NodeState``)::
 
     NEW --start--> STARTING --answers--> RUNNING --stop--> STOPPED
                         \\--dies--> FAILED      \\--kill--> KILLED
+                                   RUNNING --pause--> PAUSED --resume--> RUNNING
     STOPPED / KILLED / FAILED --start--> STARTING      (restart keeps its data)
+
+``pause`` is SIGSTOP to the JVM's process group: the node keeps its sockets
+but answers nothing (a long GC pause, a frozen VM); ``resume`` is SIGCONT.
+
+With ``proxy=True`` every node also opens a PROXIED listener whose advertised
+port belongs to a :class:`~localkafka.proxy.FaultProxy` forwarding to it, so
+a client bootstrapped on ``proxy_bootstrap`` reaches every broker through the
+proxies (metadata names the proxies' ports), while the other listeners stay
+direct (for setup and for reading back what the brokers really hold).
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from localkafka.process import (
     reap_stale,
     reap_stale_workdirs,
 )
+from localkafka.proxy import FaultProxy
 from localkafka.tls import make_tls_files
 
 if TYPE_CHECKING:
@@ -70,13 +81,16 @@ class NodeState(enum.Enum):
     STOPPED = "stopped"
     KILLED = "killed"
     FAILED = "failed"
+    PAUSED = "paused"
 
 
 # Which commands each state accepts: transitions as data.
 _ALLOWED: Mapping[str, frozenset[NodeState]] = {
     "start": frozenset({NodeState.NEW, NodeState.STOPPED, NodeState.KILLED, NodeState.FAILED}),
     "stop": frozenset(NodeState),
-    "kill": frozenset({NodeState.STARTING, NodeState.RUNNING}),
+    "kill": frozenset({NodeState.STARTING, NodeState.RUNNING, NodeState.PAUSED}),
+    "pause": frozenset({NodeState.RUNNING}),
+    "resume": frozenset({NodeState.PAUSED}),
 }
 
 
@@ -190,10 +204,26 @@ class KafkaNode:
     def stop(self, timeout: float = 15.0) -> None:
         """SIGTERM (controlled shutdown), SIGKILL after ``timeout`` seconds."""
         self._check("stop")
+        if self.state is NodeState.PAUSED:
+            self.resume()  # a stopped JVM would not act on SIGTERM
         if self._proc is not None:
             self._proc.stop(timeout)
         if self.state in (NodeState.STARTING, NodeState.RUNNING):
             self.state = NodeState.STOPPED
+
+    def pause(self) -> None:
+        """SIGSTOP the JVM: it keeps its sockets open and answers nothing."""
+        self._check("pause")
+        assert self._proc is not None
+        self._proc.pause()
+        self.state = NodeState.PAUSED
+
+    def resume(self) -> None:
+        """SIGCONT a paused JVM."""
+        self._check("resume")
+        assert self._proc is not None
+        self._proc.resume()
+        self.state = NodeState.RUNNING
 
     def kill(self) -> None:
         """SIGKILL the JVM: a crash, no controlled shutdown."""
@@ -222,17 +252,24 @@ class LocalKafka:
         keep_workdir: bool = False,
         start_timeout: float = 120.0,
         kerberos: LocalKdc | None = None,
+        proxy: bool = False,
     ) -> None:
         if size < 1:
             raise ValueError(f"LocalKafka: size must be >= 1, got {size}")
-        unknown = set(listeners) - set(config.CLIENT_LISTENERS)
+        unknown = set(listeners) - set(config.ALL_LISTENERS)
         if unknown or "PLAINTEXT" not in listeners:
             raise ValueError(
                 f"LocalKafka: listeners must include PLAINTEXT and be among "
-                f"{config.CLIENT_LISTENERS}, got {list(listeners)}"
+                f"{config.ALL_LISTENERS}, got {list(listeners)}"
             )
         self.size = size
-        self.listener_names = tuple(n for n in config.CLIENT_LISTENERS if n in listeners)
+        self.listener_names = tuple(n for n in config.ALL_LISTENERS if n in listeners)
+        # What each node binds: the asked-for listeners, plus PROXIED behind the proxies.
+        self._bound_names = self.listener_names + ((config.PROXIED_LISTENER,) if proxy else ())
+        #: One FaultProxy per node (``proxy=True``), in node order; pass-through
+        #: until a test sets a fault mix.
+        self.proxies: list[FaultProxy] = []
+        self._proxy = proxy
         self.users: dict[str, str] = dict(users)
         self.authorizer = authorizer
         self.profile = profile
@@ -252,6 +289,9 @@ class LocalKafka:
         self.cluster_id = config.new_cluster_id()
         self.libs: Path | None = None
         self.ca_file: Path | None = None
+        #: Client certificate and key issued by the CA (for the MTLS listener).
+        self.client_cert: Path | None = None
+        self.client_key: Path | None = None
         self._keystore: Path | None = None
         self.nodes: list[KafkaNode] = []
         self._started = False
@@ -295,6 +335,19 @@ class LocalKafka:
         """Bootstrap string for listener ``name`` across all nodes."""
         return ",".join("{}:{}".format(*self.listener(name, n.node_id)) for n in self.nodes)
 
+    @property
+    def proxy_bootstrap(self) -> str:
+        """Bootstrap string of the proxies (``proxy=True``): every broker via its proxy."""
+        if not self.proxies:
+            raise RuntimeError("LocalKafka: no proxies; start with LocalKafka(proxy=True)")
+        return ",".join(p.address for p in self.proxies)
+
+    def proxy(self, node_id: int) -> FaultProxy:
+        """The proxy in front of ``node_id``."""
+        if not self.proxies:
+            raise RuntimeError("LocalKafka: no proxies; start with LocalKafka(proxy=True)")
+        return self.proxies[[n.node_id for n in self._require_nodes()].index(node_id)]
+
     def node(self, node_id: int) -> KafkaNode:
         for n in self._require_nodes():
             if n.node_id == node_id:
@@ -337,10 +390,15 @@ class LocalKafka:
             reap_stale_workdirs(self.workdir.parent)
             mark_workdir(self.workdir)
         self._require_libs()
-        if {"SSL", "SASL_SSL"} & set(self.listener_names):
+        if {"SSL", "SASL_SSL", "MTLS"} & set(self.listener_names):
             tls = make_tls_files(self.workdir)
             self.ca_file, self._keystore = tls.ca_file, tls.keystore
+            self.client_cert, self.client_key = tls.client_cert, tls.client_key
         (self.workdir / "log4j2.properties").write_text(config.render_log4j())
+        if self._proxy and not self.proxies:
+            # Bound now and kept across retries and restarts: the advertised
+            # ports must not change under clients.
+            self.proxies = [FaultProxy(name=f"node-{i + 1}") for i in range(self.size)]
         attempts = 3
         try:
             for attempt in range(1, attempts + 1):
@@ -348,6 +406,8 @@ class LocalKafka:
                 self._format()
                 for n in self.nodes:
                     n.start()
+                for p in self.proxies:
+                    p.start()
                 try:
                     self._wait_all(time.monotonic() + self.start_timeout)
                     return self
@@ -363,7 +423,7 @@ class LocalKafka:
 
     def _layout(self) -> None:
         """Pick ports and write properties; fresh data directories every attempt."""
-        per_node = len(self.listener_names) + 1
+        per_node = len(self._bound_names) + 1
         ports = config.free_ports(per_node * self.size)
         layouts = []
         for i in range(self.size):
@@ -377,13 +437,18 @@ class LocalKafka:
                 config.NodeLayout(
                     node_id=node_id,
                     controller_port=chunk[-1],
-                    listener_ports=dict(zip(self.listener_names, chunk[:-1], strict=True)),
+                    listener_ports=dict(zip(self._bound_names, chunk[:-1], strict=True)),
                     data_dir=node_dir / "data",
                     props_path=node_dir / "server.properties",
                     log_path=node_dir / "server.log",
                     extra=self._overrides,
+                    advertised_ports=(
+                        {config.PROXIED_LISTENER: self.proxies[i].port} if self.proxies else {}
+                    ),
                 )
             )
+        for proxy, lay in zip(self.proxies, layouts, strict=False):
+            proxy.upstream = ("127.0.0.1", lay.listener_ports[config.PROXIED_LISTENER])
         for lay in layouts:
             lay.props_path.write_text(
                 config.render_properties(
@@ -393,6 +458,7 @@ class LocalKafka:
                     keystore=self._keystore,
                     authorizer=self.authorizer,
                     cluster_size=self.size,
+                    truststore=self.ca_file,
                 )
             )
         self.nodes = [
@@ -461,6 +527,14 @@ class LocalKafka:
         """SIGKILL one node (a crash)."""
         self.node(node_id).kill()
 
+    def pause(self, node_id: int) -> None:
+        """SIGSTOP one node: its sockets stay open, it answers nothing."""
+        self.node(node_id).pause()
+
+    def resume(self, node_id: int) -> None:
+        """SIGCONT a paused node (it catches up on its own; see wait_for_brokers)."""
+        self.node(node_id).resume()
+
     def stop_node(self, node_id: int, timeout: float = 15.0) -> None:
         """Stop one node cleanly (SIGTERM, bounded)."""
         self.node(node_id).stop(timeout)
@@ -469,7 +543,7 @@ class LocalKafka:
         """Start a stopped or killed node again on the same ports and data, and
         wait until it answers and every running node lists all brokers again."""
         node = self.node(node_id)
-        if node.state in (NodeState.STARTING, NodeState.RUNNING):
+        if node.state in (NodeState.STARTING, NodeState.RUNNING, NodeState.PAUSED):
             node.stop()
         node.start()
         deadline = time.monotonic() + self.start_timeout
@@ -477,7 +551,11 @@ class LocalKafka:
         self.wait_for_brokers(deadline=deadline)
 
     def _stop_nodes(self, timeout: float) -> None:
-        live = [n for n in self.nodes if n.state in (NodeState.STARTING, NodeState.RUNNING)]
+        live = [
+            n
+            for n in self.nodes
+            if n.state in (NodeState.STARTING, NodeState.RUNNING, NodeState.PAUSED)
+        ]
         # Stop all at once: a node shut down last in a lone quorum can wait a
         # long time for controllers that are already gone.
         with ThreadPoolExecutor(max_workers=max(len(live), 1)) as pool:
@@ -486,6 +564,9 @@ class LocalKafka:
     def stop(self, timeout: float = 15.0) -> None:
         """Stop every node; remove the work directory unless asked to keep it."""
         self._stop_nodes(timeout)
+        for p in self.proxies:
+            p.close()
+        self.proxies = []
         if self._own_workdir and not self._keep:
             shutil.rmtree(self.workdir, ignore_errors=True)
         self._started = False

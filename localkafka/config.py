@@ -5,7 +5,10 @@ be read and tested without starting a JVM. The settings follow Kafka's own
 test harness (``TestUtils``/``KafkaClusterTestKit``): few partitions for the
 internal topics, no initial rebalance delay, a 2 MiB cleaner dedupe buffer
 (the 128 MiB default is heap-allocated and would not fit the small heap).
-Client listeners are PLAINTEXT, SASL_PLAINTEXT, SSL and SASL_SSL; broker to
+Client listeners are PLAINTEXT, SASL_PLAINTEXT, SSL and SASL_SSL, plus on
+demand MTLS (SSL that requires a client certificate issued by the throwaway
+CA) and PROXIED (PLAINTEXT whose advertised port is a fault-injecting proxy's,
+so that metadata keeps clients on the proxy; see ``proxy.py``). Broker to
 broker and controller traffic always stays on PLAINTEXT and CONTROLLER.
 """
 
@@ -21,8 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "ALL_LISTENERS",
     "CLIENT_LISTENERS",
     "DEFAULT_USERS",
+    "EXTRA_LISTENERS",
+    "LISTENER_PROTOCOLS",
+    "MTLS_CLIENT_CN",
+    "PROXIED_LISTENER",
     "SASL_MECHANISMS",
     "NodeLayout",
     "Profile",
@@ -35,6 +43,24 @@ __all__ = [
 ]
 
 CLIENT_LISTENERS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
+#: Listeners opened only when asked for by name (``LocalKafka(listeners=...)``).
+EXTRA_LISTENERS = ("MTLS",)
+ALL_LISTENERS = CLIENT_LISTENERS + EXTRA_LISTENERS
+#: Opened by ``LocalKafka(proxy=True)``; advertised on the proxies' ports.
+PROXIED_LISTENER = "PROXIED"
+#: Security protocol of every listener name (Kafka's listener.security.protocol.map).
+LISTENER_PROTOCOLS: Mapping[str, str] = {
+    "CONTROLLER": "PLAINTEXT",
+    "PLAINTEXT": "PLAINTEXT",
+    "SSL": "SSL",
+    "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+    "SASL_SSL": "SASL_SSL",
+    "MTLS": "SSL",
+    "PROXIED": "PLAINTEXT",
+}
+#: The common name of the client certificate the CA issues for MTLS; the
+#: listener maps it to the principal ``User:<this>`` (ssl.principal.mapping.rules).
+MTLS_CLIENT_CN = "localkafka-client"
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 # Every user exists for PLAIN and for both SCRAM mechanisms. ``admin`` is the
 # super user when the authorizer is on.
@@ -105,6 +131,8 @@ class NodeLayout:
     props_path: Path
     log_path: Path
     extra: Mapping[str, str] = field(default_factory=dict)
+    #: Listener name -> port to advertise instead of the bound one (PROXIED).
+    advertised_ports: Mapping[str, int] = field(default_factory=dict)
 
 
 def _jaas_plain(users: Mapping[str, str]) -> str:
@@ -120,9 +148,23 @@ def render_properties(
     keystore: Path | None,
     authorizer: bool,
     cluster_size: int,
+    truststore: Path | None = None,
 ) -> str:
-    """Return the server.properties text of ``node``."""
+    """Return the server.properties text of ``node``.
+
+    ``truststore`` (the CA's PEM) is needed by the MTLS listener, which
+    verifies client certificates against it.
+    """
     listeners = [f"{name}://127.0.0.1:{port}" for name, port in node.listener_ports.items()]
+    advertised = [
+        f"{name}://127.0.0.1:{node.advertised_ports.get(name, port)}"
+        for name, port in node.listener_ports.items()
+    ]
+    extra_names = [n for n in node.listener_ports if n not in CLIENT_LISTENERS]
+    protocol_map = (
+        "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,"
+        "SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+    ) + "".join(f",{n}:{LISTENER_PROTOCOLS[n]}" for n in extra_names)
     props: dict[str, str] = {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
@@ -130,13 +172,10 @@ def render_properties(
             f"{v.node_id}@127.0.0.1:{v.controller_port}" for v in voters
         ),
         "listeners": ",".join([*listeners, f"CONTROLLER://127.0.0.1:{node.controller_port}"]),
-        "advertised.listeners": ",".join(listeners),
+        "advertised.listeners": ",".join(advertised),
         "inter.broker.listener.name": "PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
-        "listener.security.protocol.map": (
-            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,"
-            "SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
-        ),
+        "listener.security.protocol.map": protocol_map,
         "log.dirs": str(node.data_dir),
         "num.partitions": "1",
         "default.replication.factor": str(min(cluster_size, 3)),
@@ -174,6 +213,15 @@ def render_properties(
         props["ssl.keystore.type"] = "PEM"
         props["ssl.keystore.location"] = str(keystore)
         props["ssl.client.auth"] = "none"
+    if "MTLS" in node.listener_ports:
+        if keystore is None or truststore is None:
+            raise ValueError("render_properties: the MTLS listener needs keystore and truststore")
+        prefix = "listener.name.mtls"
+        props[f"{prefix}.ssl.client.auth"] = "required"
+        props[f"{prefix}.ssl.truststore.type"] = "PEM"
+        props[f"{prefix}.ssl.truststore.location"] = str(truststore)
+        # "CN=localkafka-client,OU=...,O=..." -> User:localkafka-client
+        props[f"{prefix}.ssl.principal.mapping.rules"] = "RULE:^CN=([^,]*).*$/$1/,DEFAULT"
     if authorizer:
         props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
         # Brokers and controllers talk over PLAINTEXT as ANONYMOUS, so it must be

@@ -135,6 +135,14 @@ class ManagedProcess:
         self.popen.wait()
         self._reaped()
 
+    def pause(self) -> None:
+        """SIGSTOP the process group (a frozen process keeps its sockets open)."""
+        self._signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT the process group."""
+        self._signal_group(signal.SIGCONT)
+
     def stop(self, timeout: float) -> int:
         """SIGTERM, then SIGKILL if the process is still there after ``timeout`` s."""
         if self.popen.poll() is None:

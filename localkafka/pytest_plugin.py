@@ -4,14 +4,17 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``). Fixtures:
 
 * ``kafka_libs`` (session): ``Path`` of the cached Kafka jar directory.
 * ``kafka_broker`` (session): one combined KRaft node with PLAINTEXT,
-  SASL_PLAINTEXT, SSL and SASL_SSL listeners (a :class:`LocalKafka`).
+  SASL_PLAINTEXT, SSL and SASL_SSL listeners (a :class:`LocalKafka`), and a
+  pass-through fault proxy in front of a PROXIED listener (``proxy_bootstrap``).
 * ``kafka_kdc`` (session): a local Kerberos KDC (:class:`LocalKdc`); sets
   ``KRB5_CONFIG`` for this process so MIT's GSS-API library uses it.
 * ``kafka_gssapi_broker`` (session): a broker whose SASL listeners also
   accept GSSAPI from the ``kafka_kdc`` realm (principal ``kafka/localhost``).
-* ``kafka_cluster``: a 3-node cluster started once per session on first use;
-  after each test that used it, any node the test killed or stopped is
-  started again, so tests do not leak a broken cluster to each other.
+* ``kafka_cluster``: a 3-node cluster started once per session on first use
+  (with a pass-through fault proxy per node, as ``kafka_broker``); after each
+  test that used it, any node the test killed, stopped or paused is running
+  again and every proxy is back to pass-through, so tests do not leak a
+  broken cluster to each other.
 
 Tests that use these fixtures get the ``broker``/``cluster``/``java`` markers
 automatically, so ``pytest -m "not broker"`` runs only the socket-free tests.
@@ -30,6 +33,7 @@ from localkafka.cluster import LocalKafka, NodeState
 from localkafka.config import CLIENT_LISTENERS
 from localkafka.kerberos import LocalKdc
 from localkafka.libs import ensure_libs
+from localkafka.proxy import FaultMix
 
 _FIXTURE_MARKERS = {
     "kafka_broker": "broker",
@@ -63,7 +67,7 @@ def kafka_libs() -> Path:
 @pytest.fixture(scope="session")
 def kafka_broker(kafka_libs: Path) -> Iterator[LocalKafka]:
     """One local broker with all four client listeners open."""
-    with LocalKafka(size=1, listeners=CLIENT_LISTENERS, keep_workdir=_keep()) as kafka:
+    with LocalKafka(size=1, listeners=CLIENT_LISTENERS, keep_workdir=_keep(), proxy=True) as kafka:
         yield kafka
 
 
@@ -97,14 +101,27 @@ def kafka_gssapi_broker(kafka_libs: Path, kafka_kdc: LocalKdc) -> Iterator[Local
 @pytest.fixture(scope="session")
 def kafka_cluster_session(kafka_libs: Path) -> Iterator[LocalKafka]:
     """The 3-node cluster itself (PLAINTEXT), started on first use."""
-    with LocalKafka(size=3, listeners=("PLAINTEXT",), keep_workdir=_keep()) as kafka:
+    with LocalKafka(size=3, listeners=("PLAINTEXT",), keep_workdir=_keep(), proxy=True) as kafka:
         yield kafka
+
+
+def repair(kafka: LocalKafka) -> None:
+    """Every node running and every proxy a clean pass-through again."""
+    for proxy in kafka.proxies:
+        proxy.release()
+        proxy.set_mix(FaultMix())
+    paused = [n.node_id for n in kafka.nodes if n.state is NodeState.PAUSED]
+    for node_id in paused:
+        kafka.resume(node_id)
+    for node in kafka.nodes:
+        if node.state is not NodeState.RUNNING:
+            kafka.restart(node.node_id)
+    if paused:
+        kafka.wait_for_brokers()
 
 
 @pytest.fixture
 def kafka_cluster(kafka_cluster_session: LocalKafka) -> Iterator[LocalKafka]:
     """The 3-node cluster, with every node running again after the test."""
     yield kafka_cluster_session
-    for node in kafka_cluster_session.nodes:
-        if node.state is not NodeState.RUNNING:
-            kafka_cluster_session.restart(node.node_id)
+    repair(kafka_cluster_session)

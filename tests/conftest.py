@@ -4,15 +4,39 @@ The fixtures (``kafka_broker``, ``kafka_cluster``, ``kafka_libs``) live in
 :mod:`localkafka.pytest_plugin`. The "ci" hypothesis profile bounds the work
 per property and prints a reproduction blob on failure; ``./dev test`` and
 CI (``CI=true``) select it, ``HYPOTHESIS_PROFILE`` overrides.
+
+Options of the reliability campaign (``docs/reliability.md``): ``--long``
+runs its long variants (also ``KAFKACORE_LONG=1``); ``--campaign-seed N``
+(also ``KAFKACORE_CAMPAIGN_SEED``) replays one seed.
 """
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["localkafka.pytest_plugin"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kafkacore campaign")
+    group.addoption(
+        "--long",
+        action="store_true",
+        default=os.environ.get("KAFKACORE_LONG", "") not in ("", "0"),
+        help="run the long variants of the fault campaign and the fuzzers",
+    )
+    group.addoption(
+        "--campaign-seed",
+        type=int,
+        default=int(os.environ["KAFKACORE_CAMPAIGN_SEED"])
+        if os.environ.get("KAFKACORE_CAMPAIGN_SEED")
+        else None,
+        help="replay the fault campaign with this seed (printed by a failing run)",
+    )
+
 
 settings.register_profile(
     "ci",

@@ -96,3 +96,70 @@ def test_test_profile_never_used_for_benchmarks() -> None:
     assert "-XX:TieredStopAtLevel=1" in config.jvm_flags(config.Profile.TEST)
     bench = config.jvm_flags(config.Profile.BENCHMARK)
     assert not any("TieredStopAtLevel" in f or "SerialGC" in f for f in bench)
+
+
+def test_proxied_listener_advertises_the_proxy_port(tmp_path: Path) -> None:
+    node = config.NodeLayout(
+        node_id=1,
+        controller_port=9001,
+        listener_ports={"PLAINTEXT": 9101, "PROXIED": 9102},
+        data_dir=tmp_path / "n1",
+        props_path=tmp_path / "n1.properties",
+        log_path=tmp_path / "n1.log",
+        advertised_ports={"PROXIED": 7777},
+    )
+    props = parse(
+        config.render_properties(
+            node, voters=[node], users={}, keystore=None, authorizer=False, cluster_size=1
+        )
+    )
+    assert props["listeners"] == (
+        "PLAINTEXT://127.0.0.1:9101,PROXIED://127.0.0.1:9102,CONTROLLER://127.0.0.1:9001"
+    )
+    # Metadata answered on PROXIED names the proxy; PLAINTEXT stays direct.
+    assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:9101,PROXIED://127.0.0.1:7777"
+    assert props["listener.security.protocol.map"].endswith(",PROXIED:PLAINTEXT")
+
+
+def test_mtls_listener_requires_client_certificates(tmp_path: Path) -> None:
+    node = layout(1, {"PLAINTEXT": 1, "SSL": 2, "MTLS": 3}, tmp_path)
+    props = parse(
+        config.render_properties(
+            node,
+            voters=[node],
+            users={},
+            keystore=tmp_path / "ks.pem",
+            truststore=tmp_path / "ca.pem",
+            authorizer=False,
+            cluster_size=1,
+        )
+    )
+    assert props["ssl.client.auth"] == "none"  # the plain SSL listener stays one-way
+    assert props["listener.name.mtls.ssl.client.auth"] == "required"
+    assert props["listener.name.mtls.ssl.truststore.type"] == "PEM"
+    assert props["listener.name.mtls.ssl.truststore.location"] == str(tmp_path / "ca.pem")
+    assert "MTLS:SSL" in props["listener.security.protocol.map"].split(",")
+    assert props["listener.name.mtls.ssl.principal.mapping.rules"].startswith("RULE:^CN=")
+
+
+def test_mtls_without_a_truststore_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    node = layout(1, {"PLAINTEXT": 1, "MTLS": 3}, tmp_path)
+    with pytest.raises(ValueError, match="MTLS"):
+        config.render_properties(
+            node, voters=[node], users={}, keystore=None, authorizer=False, cluster_size=1
+        )
+
+
+def test_tls_files_include_a_client_certificate(tmp_path: Path) -> None:
+    import ssl
+
+    from localkafka.tls import make_tls_files
+
+    files = make_tls_files(tmp_path)
+    ctx = ssl.create_default_context(cafile=str(files.ca_file))
+    ctx.load_cert_chain(str(files.client_cert), str(files.client_key))  # loads: a valid pair
+    assert files.client_key.stat().st_mode & 0o077 == 0
+    text = files.client_cert.read_text()
+    assert text.count("BEGIN CERTIFICATE") >= 1
