@@ -115,6 +115,7 @@ PUBLIC: dict[str, list[str]] = {
         "CommitFailedError",
         "ConsumerConfig",
         "ConsumerCore",
+        "ConsumerGroupMetadata",
         "ConsumerRecord",
         "FETCH_LANE",
         "FetchState",

@@ -41,6 +41,7 @@ from kafkacore.client.driver import (
 )
 
 from ._log import attach_client_log
+from ._tls import refused_certificate
 
 __all__ = ["Bridge", "DrivenCore", "IoBackend"]
 
@@ -102,7 +103,10 @@ class Bridge:
         self._feed(lambda now: self._core.data_received(conn_id, data, now=now))
 
     def feed_lost(self, conn_id: ConnId, error: BaseException | None) -> None:
-        self._feed(lambda now: self._core.connection_lost(conn_id, error, now=now))
+        # A certificate the broker refused is an authentication verdict, not
+        # a lost connection to retry.
+        reason = refused_certificate(error) or error
+        self._feed(lambda now: self._core.connection_lost(conn_id, reason, now=now))
 
     def feed_timeout(self) -> None:
         self._feed(lambda now: self._core.handle_timeout(now=now))

@@ -36,12 +36,12 @@ from kafkacore.client import TopicPartition
 from kafkacore.consumer import (
     ConsumerConfig,
     ConsumerCore,
+    ConsumerGroupMetadata,
     ConsumerRecord,
     OffsetAndMetadata,
     OperationHandle,
     PartitionBatch,
 )
-from kafkacore.errors import AuthenticationError
 
 from ._bridge import Bridge
 from ._consumer_common import ConsumerRouter, HeldRecords, RebalanceListener, position_timeout
@@ -128,6 +128,10 @@ class AsyncConsumerBase:
     def assignment(self) -> frozenset[TopicPartition]:
         return self._call(lambda core, now: core.assignment())
 
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This member's group identity, for ``send_offsets_to_transaction`` (KIP-447)."""
+        return self._call(lambda core, now: core.group_metadata())
+
     # -- polling ---------------------------------------------------------------
     async def poll(
         self, timeout: float = 0.0, max_records: int | None = None
@@ -194,11 +198,12 @@ class AsyncConsumerBase:
         deadline = self._loop_time() + limit
         while True:
             self._clear_changed()
-            pos, cause = self._call(lambda core, now: self._position(core, tp, now))
+            pos, cause, hopeless = self._call(lambda core, now: self._position(core, tp, now))
             if pos is not None:
                 await self._checkpoint()
                 return pos
-            if isinstance(cause, AuthenticationError):
+            if hopeless:
+                assert cause is not None
                 raise cause  # no retry will help
             if self._loop_time() >= deadline:
                 raise position_timeout(self._NAME, tp, limit, cause)
@@ -284,9 +289,10 @@ class AsyncConsumerBase:
 
     def _position(
         self, core: ConsumerCore, tp: TopicPartition, now: float
-    ) -> tuple[int | None, BaseException | None]:
+    ) -> tuple[int | None, BaseException | None, bool]:
         self._held.sync(core, now)
-        return core.position(tp), core.stall_cause()
+        hopeless = core.hopeless_cause()
+        return core.position(tp), hopeless or core.stall_cause(), hopeless is not None
 
     def _lag(self, core: ConsumerCore, tp: TopicPartition, now: float) -> int | None:
         self._held.sync(core, now)

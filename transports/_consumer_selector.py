@@ -39,13 +39,13 @@ from typing import Any, TypeVar
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import (
     ConsumerCore,
+    ConsumerGroupMetadata,
     ConsumerRecord,
     OffsetAndMetadata,
     OperationHandle,
     PartitionBatch,
 )
 from kafkacore.errors import (
-    AuthenticationError,
     KafkaTimeoutError,
     LocalProtocolError,
     RequestCancelled,
@@ -195,6 +195,10 @@ class KafkaConsumer:
     def assignment(self) -> frozenset[TopicPartition]:
         return self._call(lambda now: self._core.assignment())
 
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This member's group identity, for ``send_offsets_to_transaction`` (KIP-447)."""
+        return self._call(lambda now: self._core.group_metadata())
+
     def subscription(self) -> frozenset[str]:
         return self._call(lambda now: self._core.subscription())
 
@@ -274,10 +278,11 @@ class KafkaConsumer:
         deadline = time.monotonic() + limit
         while True:
             seq = self._router.seq
-            pos, cause = self._call(lambda now: self._position(tp, now))
+            pos, cause, hopeless = self._call(lambda now: self._position(tp, now))
             if pos is not None:
                 return pos
-            if isinstance(cause, AuthenticationError):
+            if hopeless:
+                assert cause is not None
                 raise cause  # no retry will help
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -387,9 +392,12 @@ class KafkaConsumer:
         self._held.sync(self._core, now)
         return fn(*args, now=now, **kw)
 
-    def _position(self, tp: TopicPartition, now: float) -> tuple[int | None, BaseException | None]:
+    def _position(
+        self, tp: TopicPartition, now: float
+    ) -> tuple[int | None, BaseException | None, bool]:
         self._held.sync(self._core, now)
-        return self._core.position(tp), self._core.stall_cause()
+        hopeless = self._core.hopeless_cause()
+        return self._core.position(tp), hopeless or self._core.stall_cause(), hopeless is not None
 
     def _lag(self, tp: TopicPartition, now: float) -> int | None:
         self._held.sync(self._core, now)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kafkacore.client import TopicPartition
+from kafkacore.consumer import ConsumerGroupMetadata
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
 from kafkacore.producer import (
     BatchCompleted,
@@ -354,7 +355,7 @@ class AsyncProducerBase:
     async def send_offsets_to_transaction(
         self,
         offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int],
-        group_id: str,
+        group_id: str | ConsumerGroupMetadata,
         timeout: float | None = None,
     ) -> None:
         await self._operation(

@@ -37,6 +37,7 @@ from types import TracebackType
 from typing import Any
 
 from kafkacore.client import TopicPartition
+from kafkacore.consumer import ConsumerGroupMetadata
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
 from kafkacore.producer import (
     BatchCompleted,
@@ -447,7 +448,7 @@ class KafkaProducer:
     def send_offsets_to_transaction(
         self,
         offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int],
-        group_id: str,
+        group_id: str | ConsumerGroupMetadata,
         timeout: float | None = None,
     ) -> None:
         self._operation(

@@ -154,3 +154,37 @@ def describe_tls_failure(
         err = KafkaConnectionError(f"TLS handshake with {host}:{port} failed: {exc}")
     err.__cause__ = exc
     return err
+
+
+#: TLS alerts a broker sends when it refuses the client's certificate. With
+#: TLS 1.3 the client's handshake finishes before the broker has checked the
+#: certificate, so the alert arrives on the first read, as a lost connection.
+_CLIENT_CERTIFICATE_ALERTS = frozenset(
+    {
+        "SSLV3_ALERT_BAD_CERTIFICATE",
+        "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
+        "SSLV3_ALERT_CERTIFICATE_EXPIRED",
+        "SSLV3_ALERT_CERTIFICATE_REVOKED",
+        "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE",
+        "TLSV1_ALERT_UNKNOWN_CA",
+        "TLSV1_ALERT_ACCESS_DENIED",
+        "TLSV13_ALERT_CERTIFICATE_REQUIRED",
+    }
+)
+
+
+def refused_certificate(error: BaseException | None) -> AuthenticationError | None:
+    """An AuthenticationError when ``error`` (or its cause) is the broker's
+    TLS alert refusing our certificate; None for any other loss."""
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, ssl.SSLError) and error.reason in _CLIENT_CERTIFICATE_ALERTS:
+            refusal = AuthenticationError(
+                f"the broker refused this client's TLS certificate ({error.reason}); "
+                "check ssl_certfile and ssl_keyfile, and that the broker trusts their CA"
+            )
+            refusal.__cause__ = error
+            return refusal
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return None

@@ -493,12 +493,17 @@ class BrokerConnection:
                 f"{self.peer}: response correlation id {correlation_id}, expected "
                 f"{head.correlation_id}; responses out of order"
             )
-        self._in_flight.popleft()
-        self.latencies_ms.append((now - head.sent_at) * 1000)
         if head.handle is not None:
+            # Decode while the request is still in flight: if the answer does
+            # not decode, close() fails this request with the DecodeError as
+            # its cause instead of dropping it unanswered.
             response = _codec.parse_response(frame, head.api_key, head.version)
+            self._in_flight.popleft()
+            self.latencies_ms.append((now - head.sent_at) * 1000)
             self._completions.append(Completion(head.handle, response, None))
             return
+        self._in_flight.popleft()
+        self.latencies_ms.append((now - head.sent_at) * 1000)
         if head.api_key == _API_VERSIONS:
             self._on_api_versions(frame, head.version, now=now)
         elif head.api_key == _SASL_HANDSHAKE:

@@ -122,10 +122,16 @@ from kafkacore.errors import (
     RequestCancelled,
     UnsupportedVersionError,
 )
+from kafkacore.protocol.error_codes import error_class
 
 __all__ = ["DEFAULT_LANE", "KafkaClientCore", "TraceHook"]
 
 DEFAULT_LANE = "default"
+#: Consecutive failures of every bootstrap server, before any broker was ever
+#: reached, after which :meth:`KafkaClientCore.unreachable_from_the_start`
+#: reports the cluster unreachable (with the reconnect backoff's defaults,
+#: about half a second of trying).
+FIRST_CONTACT_ATTEMPTS = 3
 
 #: ``trace(name, fields)``: called synchronously at notable points.
 TraceHook = Callable[[str, Mapping[str, object]], None]
@@ -199,10 +205,15 @@ class KafkaClientCore:
         self._metadata_pending: Pending | None = None
         self._coord_wanted: dict[tuple[int, str], float] = {}  # key -> not before
         self._coord_misses: dict[tuple[int, str], int] = {}  # key -> consecutive misses
+        # key -> a FindCoordinator refusal that waiting will not fix
+        # (GROUP_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED...):
+        # the requests waiting for that coordinator fail with it, once.
+        self._coord_failures: dict[tuple[int, str], BaseException] = {}
         self._coord_busy: set[int] = set()  # key types with a lookup in flight
         self._bootstrap_failed: set[int] = set()
         # True until the first metadata, and again after a rebootstrap.
         self._bootstrapping = True
+        self._ever_ready = False  # no connection has reached READY yet
         self._auth_error: AuthenticationError | None = None
         self._last_metadata_error: BaseException | None = None
         # Since when metadata refreshes fail (None: the last one succeeded).
@@ -313,6 +324,25 @@ class KafkaClientCore:
         )
         error.__cause__ = max(failed, key=lambda item: item[1].failed_at)[1].last_error
         return error
+
+    def unreachable_from_the_start(self) -> NoBrokersAvailable | None:
+        """NoBrokersAvailable when this client never reached any broker and every
+        bootstrap server failed :data:`FIRST_CONTACT_ATTEMPTS` times in a row.
+
+        A wrong address or port, or a cluster that is down when the program
+        starts, is then reported at once (as kafka-python and aiokafka do at
+        start) instead of when a request's own timeout passes. Once any
+        broker has answered, outages are transient: callers wait for their
+        timeouts (and :meth:`unavailable_cause` explains them).
+        """
+        if self._ever_ready or self._auth_error is not None or not self._bootstrapping:
+            return None
+        for broker in self.cluster.bootstrap_brokers():
+            health = self._health.get(broker.node_id)
+            if health is None or health.failures < FIRST_CONTACT_ATTEMPTS:
+                return None
+        cause = self.unavailable_cause()
+        return cause if isinstance(cause, NoBrokersAvailable) else None
 
     def describe_node(self, node_id: int) -> str:
         """How errors and logs name a node: 'broker 1 at host:port' or 'bootstrap server h:p'."""
@@ -701,10 +731,16 @@ class KafkaClientCore:
         conn = self._conns.get(conn_id)
         if conn is None:
             return
-        exc = KafkaConnectionError(
-            f"connection to {conn.peer} lost"
-            + (f": {_reason(error)}" if error else " (closed by the broker)")
-        )
+        exc: BaseException
+        if isinstance(error, AuthenticationError):
+            # The transport's TLS verdict (the broker refused our
+            # certificate): not retriable.
+            exc = AuthenticationError(f"{conn.peer}: {error}")
+        else:
+            exc = KafkaConnectionError(
+                f"connection to {conn.peer} lost"
+                + (f": {_reason(error)}" if error else " (closed by the broker)")
+            )
         if error is not None:
             exc.__cause__ = error
         self._close_conn(conn, exc, now, reported=True)
@@ -781,6 +817,7 @@ class KafkaClientCore:
         slot = self._slots.get((conn.node_id, conn.lane))
         if conn.state is ConnectionState.READY:
             self._counters.connections_ready += 1
+            self._ever_ready = True
             self._api_versions.pop(conn.node_id, None)
             self._api_versions[conn.node_id] = dict(conn.broker_versions)
             self._features.pop(conn.node_id, None)
@@ -918,6 +955,7 @@ class KafkaClientCore:
         self._bootstrap_failed.clear()
         self._coord_wanted.clear()
         self._coord_misses.clear()
+        self._coord_failures.clear()
         for pending in self._queue.take_where(lambda key: True):
             self._finish(pending, None, error, now)
         if self.cluster.waiting:
@@ -1101,8 +1139,16 @@ class KafkaClientCore:
         source = self._metadata_source(handle.node_id, response)
         if error is None:
             code = getattr(response, "error_code", 0)  # top level: Metadata v13+ (KIP-1102)
-            if code == _REBOOTSTRAP_REQUIRED and self._rebootstrap_enabled:
+            if (
+                code == _REBOOTSTRAP_REQUIRED
+                and self._rebootstrap_enabled
+                and not self._bootstrapping
+            ):
+                # KIP-1102: ask the bootstrap servers instead; whoever
+                # waits for metadata waits for that answer.
                 self._rebootstrap(f"{source or 'a broker'} answered REBOOTSTRAP_REQUIRED", now)
+                self.cluster.update_abandoned()
+                return
             if code:
                 error = _codec.error_for_code(
                     code, f"{source or 'the broker'} refused the Metadata request"
@@ -1279,9 +1325,16 @@ class KafkaClientCore:
         needed = self._coordinator_keys_waited_for()
         for key in keys or [k for kt, k in self._coord_wanted if kt == key_type]:
             found = None
+            wanted = (key_type, key)
             if error is None and response is not None:
                 found = self.cluster.add_coordinator(key_type, key, response)
-            wanted = (key_type, key)
+                refusal = _coordinator_refusal(key_type, key, response)
+                if refusal is not None:
+                    if wanted in needed:
+                        self._coord_failures[wanted] = refusal
+                    self._coord_wanted.pop(wanted, None)
+                    self._coord_misses.pop(wanted, None)
+                    continue
             if found is None and wanted in needed:
                 # KIP-580: each consecutive miss doubles the wait (jittered).
                 misses = self._coord_misses.get(wanted, 0) + 1
@@ -1397,6 +1450,12 @@ class KafkaClientCore:
                     # fail now rather than when the request's deadline passes.
                     for doomed in queue.take_where(_same_group(key)):
                         self._finish(doomed, None, failure, now)
+                    continue
+            elif isinstance(target, (GroupCoordinator, TransactionCoordinator)):
+                refusal = self._coord_failures.pop(_coordinator_key(target), None)
+                if refusal is not None:
+                    for doomed in queue.take_where(_same_group(key)):
+                        self._finish(doomed, None, refusal, now)
                     continue
             node, reason, cause = self._route(target, lane, now)
             if node is None:
@@ -1522,6 +1581,22 @@ def _reason(error: BaseException) -> str:
 def _address(broker: BrokerMetadata) -> str:
     host = f"[{broker.host}]" if ":" in broker.host else broker.host
     return f"{host}:{broker.port}"
+
+
+def _coordinator_key(target: GroupCoordinator | TransactionCoordinator) -> tuple[int, str]:
+    if isinstance(target, GroupCoordinator):
+        return (_KEY_GROUP, target.group_id)
+    return (_KEY_TXN, target.transactional_id)
+
+
+def _coordinator_refusal(key_type: int, key: str, response: Any) -> BaseException | None:
+    """A FindCoordinator error for ``key`` that retrying will not fix, or None."""
+    code = ClusterMetadata.coordinator_error_code(key, response)
+    cls = error_class(code) if code else None
+    if cls is None or cls.retriable:
+        return None
+    what = "group" if key_type == _KEY_GROUP else "transactional id"
+    return cls(f"FindCoordinator for {what} {key!r} refused: error code {code}")
 
 
 def _same_group(key: GroupKey) -> Callable[[GroupKey], bool]:

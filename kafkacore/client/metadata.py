@@ -356,6 +356,12 @@ class ClusterMetadata:
         """The client built a Metadata request now; its answer covers what was asked so far."""
         self._in_flight = (self._topic_requests, len(self._waiters))
 
+    def update_abandoned(self) -> None:
+        """The refresh in flight will give no usable answer (the client went
+        back to its bootstrap servers): ask again at once; waiters keep waiting."""
+        self._in_flight = None
+        self.need_update = True
+
     def take_finished_waiters(self) -> list[MetadataWaiter]:
         out, self._finished = self._finished, []
         return out
@@ -521,6 +527,17 @@ class ClusterMetadata:
         )
         self._coordinators[(key_type, key)] = node_id
         return node_id
+
+    @staticmethod
+    def coordinator_error_code(key: str, response: Any) -> int:
+        """The error code of ``key``'s entry in a FindCoordinator answer (0: none)."""
+        coordinators = getattr(response, "coordinators", None)
+        if coordinators:  # v4+ (KIP-699): one entry per key
+            for entry in coordinators:
+                if entry.key == key:
+                    return int(entry.error_code)
+            return 0
+        return int(getattr(response, "error_code", 0) or 0)
 
     def coordinator_for_group(self, group: str) -> int | None:
         return self._coordinators.get((_COORDINATOR_KEY_GROUP, group))

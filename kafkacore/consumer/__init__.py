@@ -22,6 +22,7 @@ from kafkacore.consumer.events import (
     TopicsNotFound,
     TruncationDetected,
 )
+from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
 from kafkacore.group import (
     GroupFailed,
     GroupFatalError,
@@ -36,6 +37,7 @@ __all__ = [
     "CommitFailedError",
     "ConsumerConfig",
     "ConsumerCore",
+    "ConsumerGroupMetadata",
     "ConsumerRecord",
     "FetchState",
     "GroupFailed",

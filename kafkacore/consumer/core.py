@@ -108,6 +108,7 @@ from kafkacore.consumer.events import (
     TruncationDetected,
 )
 from kafkacore.consumer.fetch_session import SESSION_ERRORS, FetchSession, PartitionFetch
+from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
 from kafkacore.errors import (
     AuthenticationError,
     KafkaTimeoutError,
@@ -348,6 +349,23 @@ class ConsumerCore:
     def assignment(self) -> frozenset[TopicPartition]:
         return frozenset(self._parts)
 
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This consumer's group identity now, for a transactional producer's
+        ``send_offsets_to_transaction`` (KIP-447 fencing of zombies)."""
+        group_id = self.config.group_id
+        if group_id is None:
+            raise LocalProtocolError(
+                "group_metadata: this consumer has no group_id; only a group member "
+                "has an identity to fence offsets with"
+            )
+        member = self._member
+        generation, member_id, instance_id = (
+            member.commit_identity()
+            if member is not None
+            else (-1, "", self.config.group_instance_id)
+        )
+        return ConsumerGroupMetadata(group_id, generation, member_id, instance_id)
+
     def subscription(self) -> frozenset[str]:
         return self._topics
 
@@ -379,6 +397,14 @@ class ConsumerCore:
         if self._cause is None or self._cause_at < self._contact_at:
             return None
         return self._cause
+
+    def hopeless_cause(self) -> BaseException | None:
+        """A failure no waiting will fix, for callers that wait (``position``):
+        refused credentials, or a cluster this consumer never reached."""
+        cause = self.stall_cause()
+        if isinstance(cause, AuthenticationError):
+            return cause
+        return self.client.unreachable_from_the_start()
 
     def missing_topics(self) -> frozenset[str]:
         """Followed topics that metadata says do not exist (see TopicsNotFound)."""
@@ -1453,6 +1479,13 @@ class ConsumerCore:
         if isinstance(error, AuthenticationError):
             fail(error)  # the same credentials get the same answer: no retry
             return
+        unreachable = self.client.unreachable_from_the_start()
+        if unreachable is not None:
+            # A cluster never reached (wrong address, down at start): say so now.
+            early = NoBrokersAvailable(f"{error or 'gave up'}: {unreachable}")
+            early.__cause__ = unreachable.__cause__
+            fail(early)
+            return
         at = now if immediate else now + self.config.retry_backoff_ms / 1000
         if at >= deadline:
             fail(self._explain(error or KafkaTimeoutError("deadline passed"), since))
@@ -1522,6 +1555,10 @@ class ConsumerCore:
         if self._mode is _Mode.NONE or self._closed or self.stall_cause() is None:
             return None
         since = max(self._contact_at, self._unreachable_reported_at)
+        if self._unreachable_reported_at < self._contact_at and (
+            self.client.unreachable_from_the_start() is not None
+        ):
+            return since  # never reached: report it once, at once
         return since + self.config.default_api_timeout_ms / 1000
 
     def _check_unreachable(self, now: float) -> None:
@@ -1530,11 +1567,16 @@ class ConsumerCore:
             return
         cause = self._cause
         self._unreachable_reported_at = now
-        error = NoBrokersAvailable(
-            f"no broker has answered this consumer for {now - self._contact_at:.0f} s "
-            f"(default_api_timeout_ms), still trying; last error: {type(cause).__name__}: "
-            f"{cause}"
-        )
+        unreachable = self.client.unreachable_from_the_start()
+        if unreachable is not None:
+            error = NoBrokersAvailable(f"this consumer never reached the cluster: {unreachable}")
+            cause = unreachable.__cause__
+        else:
+            error = NoBrokersAvailable(
+                f"no broker has answered this consumer for {now - self._contact_at:.0f} s "
+                f"(default_api_timeout_ms), still trying; last error: "
+                f"{type(cause).__name__}: {cause}"
+            )
         error.__cause__ = cause
         if self._error is None:
             self._error = error

@@ -63,6 +63,7 @@ from kafkacore.assignors import Member, RebalanceProtocol, common_protocol, get_
 from kafkacore.assignors import TopicPartition as AssignorTP
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import GroupCoordinator
+from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
     GroupFailed,
     GroupFatalError,
@@ -433,6 +434,11 @@ class ClassicMember:
         if round_ != self._round or self.state is not ClassicState.JOINING:
             return
         if err is not None:
+            if isinstance(err, BrokerError) and err.code in _FATAL:
+                # Refused before it reached the coordinator (FindCoordinator
+                # answered GROUP_AUTHORIZATION_FAILED): retrying will not help.
+                self._fail_with(err, "FindCoordinator")
+                return
             self._retry_join(now)
             return
         code = resp.error_code
@@ -687,7 +693,9 @@ class ClassicMember:
         self._rejoin_after_sync = False
 
     def _fail(self, code: int, api: str, resp: Any) -> None:
-        cause = error_for_code(code)
+        self._fail_with(error_for_code(code) or RemoteProtocolError(f"error code {code}"), api)
+
+    def _fail_with(self, cause: BaseException, api: str) -> None:
         error = GroupFatalError(
             f"group {self.group_id!r}: {api} answered {cause}; this member cannot continue "
             "(check the group configuration and ACLs), close the consumer"

@@ -36,6 +36,7 @@ from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import GroupCoordinator
+from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
     GroupFailed,
     GroupFatalError,
@@ -294,6 +295,10 @@ class Kip848Member:
         if self.state not in (Kip848State.JOINING, Kip848State.STABLE, Kip848State.RECONCILING):
             return
         if err is not None:
+            if isinstance(err, BrokerError) and err.code in _FATAL:
+                # FindCoordinator refused the group (GROUP_AUTHORIZATION_FAILED).
+                self._fail_with(err, "FindCoordinator")
+                return
             self._next_heartbeat = now + self._backoff
             return
         code = resp.error_code
@@ -386,8 +391,13 @@ class Kip848Member:
 
     def _fail(self, code: int, resp: Any) -> None:
         cause = error_for_code(code, resp.error_message)
+        self._fail_with(
+            cause or RemoteProtocolError(f"error code {code}"), "ConsumerGroupHeartbeat"
+        )
+
+    def _fail_with(self, cause: BaseException, api: str) -> None:
         error = GroupFatalError(
-            f"group {self.group_id!r}: ConsumerGroupHeartbeat answered {cause}; "
+            f"group {self.group_id!r}: {api} answered {cause}; "
             "this member cannot continue, close the consumer"
         )
         error.__cause__ = cause

@@ -68,11 +68,14 @@ from kafkacore.client import (
 )
 from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.driver import Action, ConnId
+from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
 from kafkacore.errors import (
     AuthenticationError,
+    BrokerError,
     KafkaConnectionError,
     KafkaTimeoutError,
     LocalProtocolError,
+    NoBrokersAvailable,
     RemoteProtocolError,
 )
 from kafkacore.partitioner import DefaultPartitioner, partition_for_key
@@ -733,14 +736,24 @@ class ProducerCore:
     def send_offsets_to_transaction(
         self,
         offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int],
-        group_id: str,
+        group_id: str | ConsumerGroupMetadata,
         *,
         now: float,
         generation_id: int = -1,
         member_id: str = "",
         group_instance_id: str | None = None,
     ) -> OperationHandle:
-        """Commit consumer ``offsets`` for ``group_id`` as part of the transaction."""
+        """Commit consumer ``offsets`` for ``group_id`` as part of the transaction.
+
+        Pass the consumer's ``group_metadata()`` instead of a bare group id so
+        the coordinator fences a consumer that has left the group (KIP-447):
+        its generation and member id travel with the commit.
+        """
+        if isinstance(group_id, ConsumerGroupMetadata):
+            meta = group_id
+            group_id = meta.group_id
+            generation_id, member_id = meta.generation_id, meta.member_id
+            group_instance_id = meta.group_instance_id
         txn = self._require_txn("send_offsets_to_transaction")
         if txn.state is not TxnState.IN_TRANSACTION:
             if txn.state is TxnState.FATAL_ERROR:
@@ -888,6 +901,8 @@ class ProducerCore:
                     if auth is not None:
                         node = event.node_id if isinstance(event, ConnectionStateChanged) else None
                         self._auth_failed(auth, node)
+                if self._waiting:
+                    self._fail_waiting_if_unreachable()
                 sent = self._sender(now)
                 if not events and not sent:
                     break
@@ -1021,7 +1036,7 @@ class ProducerCore:
                         topic,
                         self._cfg.max_block_ms,
                         cluster.topic_error(topic),
-                        self._failures.metadata,
+                        self._failures.metadata or self.client.unavailable_cause(),
                     ),
                 )
             if not ws:
@@ -1167,6 +1182,19 @@ class ProducerCore:
             for w in ws:
                 self._fail_one_waiting(w, error)
 
+    def _fail_waiting_if_unreachable(self) -> None:
+        """Records waiting for metadata of a cluster never reached fail now,
+        with the reason (a wrong address, the cluster down), not at max_block_ms."""
+        unreachable = self.client.unreachable_from_the_start()
+        if unreachable is None:
+            return
+        waiting, self._waiting = self._waiting, {}
+        for topic, ws in waiting.items():
+            error = NoBrokersAvailable(f"no metadata for topic {topic!r}: {unreachable}")
+            error.__cause__ = unreachable.__cause__
+            for w in ws:
+                self._fail_one_waiting(w, error)
+
     def _after_release(self) -> None:
         if self._acc.refused and self._acc.used < self._cfg.buffer_memory:
             self._acc.refused = False
@@ -1182,7 +1210,8 @@ class ProducerCore:
             if cls is not None and not cls.retriable:
                 # TOPIC_AUTHORIZATION_FAILED, INVALID_TOPIC_EXCEPTION, a code
                 # this client does not know...: waiting will not help.
-                error = topic_error(topic, code or 0)
+                # The cluster's failure names the broker that answered.
+                error = cluster.topic_failure(topic) or topic_error(topic, code or 0)
                 del self._waiting[topic]
                 for w in ws:
                     self._fail_one_waiting(w, error)
@@ -1826,7 +1855,11 @@ class ProducerCore:
                     return
                 if note is not None:
                     note(error)
-                if auth_error_in(error) is not None:
+                if auth_error_in(error) is not None or (
+                    isinstance(error, BrokerError) and not error.retriable
+                ):
+                    # Refused credentials, or FindCoordinator refusing the
+                    # transactional id or group: the same request gets the same answer.
                     fail(error, now)
                     return
                 retry(now, error)

@@ -277,6 +277,15 @@ class Pump:
             if conn_id in self.conns:
                 self.to_client.setdefault(conn_id, bytearray()).extend(reply)
 
+    def lose_cluster(self) -> None:
+        """Every broker goes away: open connections are lost, new connects refused."""
+        self.refuse = set(self.brokers)
+        for conn_id in list(self.conns):
+            del self.conns[conn_id]
+            self.to_client.pop(conn_id, None)
+            self.core.connection_lost(conn_id, ConnectionResetError("reset"), now=self.now)
+            self.drain()
+
     def inject(self, conn_id: int, data: bytes) -> None:
         """Queue raw bytes from the broker side of ``conn_id``."""
         self.to_client.setdefault(conn_id, bytearray()).extend(data)

@@ -30,7 +30,11 @@ import pytest
 import trio
 
 from kafkacore.client import TopicPartition
-from kafkacore.errors import AuthenticationError, KafkaTimeoutError, NoBrokersAvailable
+from kafkacore.errors import (
+    AuthenticationError,
+    KafkaConnectionError,
+    NoBrokersAvailable,
+)
 from transports._consumer_asyncio import AsyncKafkaConsumer
 from transports._consumer_selector import KafkaConsumer
 from transports._consumer_trio import TrioKafkaConsumer
@@ -88,58 +92,60 @@ async def poll_until_raised(c: Any, within: float) -> BaseException:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_dead_bootstrap_is_the_cause_of_a_lookup_timeout(transport: str) -> None:
+def test_dead_bootstrap_fails_a_lookup_at_once(transport: str) -> None:
+    """A cluster never reached is reported after a few refused connects, well
+    before default_api_timeout_ms."""
     address = f"127.0.0.1:{dead_port()}"
     tp = TopicPartition("anything", 0)
     seen: list[BaseException] = []
 
     async def scenario(c: Any) -> None:
         start = time.monotonic()
-        with pytest.raises(KafkaTimeoutError) as info:
+        with pytest.raises(NoBrokersAvailable) as info:
             await call(c, "end_offsets", [tp])
-        assert 1.5 <= time.monotonic() - start < 10
+        assert time.monotonic() - start < 1.5
         seen.append(info.value)
 
     run(
         transport,
         scenario,
         bootstrap_servers=address,
-        default_api_timeout_ms=2000,
+        default_api_timeout_ms=5000,
         reconnect_backoff_ms=50,
     )
     error = seen[0]
-    assert isinstance(error.__cause__, NoBrokersAvailable), repr(error.__cause__)
+    assert isinstance(error.__cause__, KafkaConnectionError), repr(error.__cause__)
     assert address in str(error) and "no leader answered" in str(error), str(error)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_dead_bootstrap_is_the_cause_of_committed_and_position_timeouts(transport: str) -> None:
+def test_dead_bootstrap_fails_committed_and_position_at_once(transport: str) -> None:
     address = f"127.0.0.1:{dead_port()}"
     tp = TopicPartition("anything", 0)
 
     async def scenario(c: Any) -> None:
-        with pytest.raises(KafkaTimeoutError) as info:
+        start = time.monotonic()
+        with pytest.raises(NoBrokersAvailable) as info:
             await call(c, "committed", [tp])
-        assert isinstance(info.value.__cause__, NoBrokersAvailable), repr(info.value.__cause__)
         assert address in str(info.value)
         await call(c, "assign", [tp])
-        with pytest.raises(KafkaTimeoutError) as info:
-            await call(c, "position", tp, 2.0)
-        assert isinstance(info.value.__cause__, NoBrokersAvailable), repr(info.value.__cause__)
-        assert address in str(info.value) and "unknown after" in str(info.value)
+        with pytest.raises(KafkaConnectionError) as info2:
+            await call(c, "position", tp, 5.0)
+        assert address in str(info2.value) or address in str(info2.value.__cause__)
+        assert time.monotonic() - start < 3.0
 
     run(
         transport,
         scenario,
         bootstrap_servers=address,
         group_id="g",
-        default_api_timeout_ms=2000,
+        default_api_timeout_ms=5000,
         reconnect_backoff_ms=50,
     )
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_poll_raises_when_the_cluster_never_answers(transport: str) -> None:
+def test_poll_raises_at_once_when_the_cluster_was_never_reached(transport: str) -> None:
     address = f"127.0.0.1:{dead_port()}"
 
     async def scenario(c: Any) -> None:
@@ -147,14 +153,14 @@ def test_poll_raises_when_the_cluster_never_answers(transport: str) -> None:
         start = time.monotonic()
         error = await poll_until_raised(c, 20)
         assert isinstance(error, NoBrokersAvailable), repr(error)
-        assert address in str(error) and "default_api_timeout_ms" in str(error)
-        assert 2.0 <= time.monotonic() - start < 10
+        assert address in str(error) and "never reached" in str(error)
+        assert time.monotonic() - start < 1.5
 
     run(
         transport,
         scenario,
         bootstrap_servers=address,
-        default_api_timeout_ms=2500,
+        default_api_timeout_ms=5000,
         reconnect_backoff_ms=50,
     )
 

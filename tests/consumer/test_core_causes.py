@@ -66,12 +66,24 @@ def fails(core: Any, pump: Any, handle: Any, rounds: int = 5000) -> BaseExceptio
     return error
 
 
-def test_lookup_on_an_unreachable_cluster_names_the_connection_failure() -> None:
+def test_lookup_on_a_cluster_never_reached_fails_at_once() -> None:
     core, pump, _ = unbooted(refuse=True)
     handle = core.end_offsets([T0], now=pump.now)
     error = fails(core, pump, handle)
+    assert isinstance(error, NoBrokersAvailable)
+    assert pump.now < 1.0
+    assert isinstance(error.__cause__, KafkaConnectionError), repr(error.__cause__)
+    assert "no leader answered" in str(error) and "refused" in str(error), str(error)
+
+
+def test_lookup_on_a_cluster_lost_after_contact_names_the_connection_failure() -> None:
+    core, pump, _kafka, _cluster = boot_consumer()
+    pump.lose_cluster()
+    start = pump.now
+    handle = core.end_offsets([T0], now=pump.now)
+    error = fails(core, pump, handle)
     assert isinstance(error, KafkaTimeoutError)
-    assert 59 <= pump.now <= 61
+    assert 59 <= pump.now - start <= 61
     assert isinstance(error.__cause__, KafkaConnectionError), repr(error.__cause__)
     assert "no leader answered" in str(error) and "refused" in str(error), str(error)
 
@@ -113,26 +125,40 @@ def test_wrong_password_fails_lookups_at_once_and_poll_raises_it() -> None:
         core.poll_records(now=pump.now)
 
 
-def test_poll_raises_when_no_broker_answers_for_the_api_timeout() -> None:
+def test_poll_raises_at_once_when_the_cluster_was_never_reached() -> None:
     core, pump, _ = unbooted(refuse=True, default_api_timeout_ms=5000)
     core.assign([T0], now=pump.now)
-    pump.run(until=lambda: pump.now >= 4.0, rounds=5000)
+    pump.run(until=lambda: core.has_buffered(), rounds=5000)
+    assert pump.now < 1.0
+    with pytest.raises(NoBrokersAvailable, match="never reached") as info:
+        core.poll_records(now=pump.now)
+    assert isinstance(info.value.__cause__, KafkaConnectionError)
+    assert any(isinstance(e, BrokersUnreachable) for e in pump.events)
+    assert core.poll_records(now=pump.now) == []  # once, then once per period
+
+
+def test_poll_raises_when_no_broker_answers_for_the_api_timeout() -> None:
+    core, pump, _kafka, _cluster = boot_consumer(default_api_timeout_ms=5000)
+    core.assign([T0], now=pump.now)
+    pump.run(until=lambda: core.position(T0) is not None, rounds=5000)
+    pump.lose_cluster()
+    start = pump.now
+    pump.run(until=lambda: pump.now >= start + 4.0, rounds=5000)
     assert core.poll_records(now=pump.now) == []  # not yet
     pump.run(until=lambda: core.has_buffered(), rounds=5000)
-    assert 5.0 <= pump.now <= 5.5
+    assert 5.0 <= pump.now - start <= 5.5
     with pytest.raises(NoBrokersAvailable, match="no broker has answered") as info:
         core.poll_records(now=pump.now)
     assert isinstance(info.value.__cause__, KafkaConnectionError)
     assert any(isinstance(e, BrokersUnreachable) for e in pump.events)
     assert core.poll_records(now=pump.now) == []  # once per period, not every poll
     pump.run(until=lambda: core.has_buffered(), rounds=5000)
-    assert 10.0 <= pump.now <= 10.6
+    assert 10.0 <= pump.now - start <= 10.6
     pump.refuse.clear()  # the cluster comes back: records flow, nothing is raised
     with pytest.raises(NoBrokersAvailable):
         core.poll_records(now=pump.now)
-    pump.run(until=lambda: core.position(T0) is not None, rounds=5000)
+    pump.run(until=lambda: core.stall_cause() is None, rounds=5000)
     assert core.stall_cause() is None
-    assert core.poll_records(now=pump.now) == []
 
 
 def test_missing_topics_are_reported_and_denied_topics_raise_from_poll() -> None:
