@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -541,3 +542,82 @@ def test_every_allowance_says_why() -> None:
         assert (ROOT / path).is_file(), path
         assert _forbidden_name(name) == name, name
         assert len(why) > 40, f"{path} {name}: give the reason"
+
+
+# ---------------------------------------------------------------- named numbers
+#: Where error codes and API keys show up in hand-written code: a name ending
+#: in ``code``/``error_code`` or ``api_key``/``API_KEY``.
+_CODE_NAME = re.compile(r"(^|_)code$|api_key$", re.IGNORECASE)
+_GENERATED = ("kafkacore/protocol/messages/", "error_codes.py", "_api_table.py", "enums.py")
+
+
+def raw_protocol_numbers(source: str, filename: str) -> list[str]:
+    """Error codes or API keys spelled as numbers: a comparison of a ``*code`` or
+    ``*api_key`` value with an int literal, or a module constant named like an
+    ``ErrorCode``/``ApiKey`` member bound to an int (use the member itself)."""
+    from kafkacore.protocol.enums import ApiKey, ErrorCode
+
+    members = set(ErrorCode.__members__) | set(ApiKey.__members__)
+    tree = ast.parse(source, filename)
+    out = []
+
+    def label(node: ast.expr) -> str:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
+            return node.attr
+        return ""
+
+    def is_int(node: ast.expr) -> bool:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            node = node.operand
+        return isinstance(node, ast.Constant) and type(node.value) is int
+
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id.lstrip("_") in members
+            and is_int(node.value)
+        ):
+            out.append(f"{filename}:{node.lineno}: {node.targets[0].id} is a number")
+    for cmp in ast.walk(tree):
+        if isinstance(cmp, ast.Compare):
+            sides = [cmp.left, *cmp.comparators]
+            if any(_CODE_NAME.search(label(s)) for s in sides):
+                for side in sides:
+                    items = (
+                        side.elts if isinstance(side, ast.Tuple | ast.Set | ast.List) else [side]
+                    )
+                    if any(is_int(i) for i in items):
+                        out.append(f"{filename}:{cmp.lineno}: compares a code with a number")
+                        break
+    return out
+
+
+def test_core_names_error_codes_and_api_keys() -> None:
+    found = []
+    for base in ("kafkacore", "transports", "pyspark_kafkacore"):
+        for path in sorted((ROOT / base).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if not any(g in rel for g in _GENERATED):
+                found += raw_protocol_numbers(path.read_text(), rel)
+    assert found == [], "use kafkacore.protocol.enums (ErrorCode, ApiKey, groups): " + str(found)
+
+
+@pytest.mark.parametrize(
+    ("snippet", "caught"),
+    [
+        ("if resp.error_code == 15: pass", True),
+        ("if code in (22, 25): pass", True),
+        ("ok = msg.API_KEY != 0", True),
+        ("_NOT_COORDINATOR = 16", True),
+        ("_API_VERSIONS = 18", True),
+        ("from kafkacore.protocol.enums import ErrorCode\nok = code == ErrorCode.NONE", False),
+        ("if codec == 0: pass", False),
+        ("_MAX_EPOCH = 2**31 - 1", False),
+    ],
+)
+def test_named_numbers_check(snippet: str, caught: bool) -> None:
+    assert bool(raw_protocol_numbers(snippet, "x.py")) is caught
