@@ -91,8 +91,9 @@ def class_name(enum_name: str) -> str:
     return camel if camel.endswith("Error") else camel + "Error"
 
 
-def generate() -> str:
-    errors = read_errors(resolve_jar(SOURCES_JAR, "sources"))
+def generate(errors: list[ErrorCode] | None = None) -> str:
+    if errors is None:
+        errors = read_errors(resolve_jar(SOURCES_JAR, "sources"))
     descriptions = read_descriptions()
     lines = [
         HEADER.format(kafka=KAFKA_VERSION).rstrip("\n"),

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from codegen import emit, errors
+from codegen import emit, enums, errors
 from codegen.routing import ROUTING
-from codegen.schema import JAR, KAFKA_VERSION, MessageSpec, load_raw, parse_message, resolve_jar
+from codegen.schema import (
+    JAR,
+    KAFKA_VERSION,
+    SOURCES_JAR,
+    MessageSpec,
+    load_raw,
+    parse_message,
+    resolve_jar,
+)
 
 MESSAGES_DIR = "kafkacore/protocol/messages"
 
@@ -22,8 +30,22 @@ def generate_all() -> dict[str, str]:
         exports.append((mod, msg.name))
     files[f"{MESSAGES_DIR}/__init__.py"] = messages_init(exports)
     files["kafkacore/protocol/_api_table.py"] = api_table(specs)
-    files["kafkacore/protocol/error_codes.py"] = errors.generate()
+    sources = resolve_jar(SOURCES_JAR, "sources")
+    error_table = errors.read_errors(sources)
+    files["kafkacore/protocol/error_codes.py"] = errors.generate(error_table)
+    files["kafkacore/protocol/enums.py"] = enums.generate(
+        error_table, live_apis(specs), enums.read_coordinator_types(sources)
+    )
     return files
+
+
+def live_apis(specs: list[MessageSpec]) -> list[tuple[int, str]]:
+    """(api_key, name) of every API with a valid version, by key."""
+    return sorted(
+        (m.api_key, m.name.removesuffix("Request"))
+        for m in specs
+        if m.kind == "request" and m.api_key is not None and m.valid is not None
+    )
 
 
 def api_table(specs: list[MessageSpec]) -> str:

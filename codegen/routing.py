@@ -1,23 +1,31 @@
 """Hand-written generator input: where the client sends each request.
 
 The schemas say nothing about routing, so this table is the one place that
-does. Kinds (see ``kafkacore.protocol.api.Routing``):
-
-* CONNECTION: part of setting up a connection (version negotiation, SASL).
-* ANY_NODE: any broker will do; the client picks the least loaded one.
-* NODE: the caller addresses a specific broker (its log dirs, or a fan-out
-  to every broker such as ListGroups / ListTransactions).
-* PARTITION_LEADER: the leader of the partition(s) in the request.
-* GROUP_COORDINATOR / TXN_COORDINATOR: found with FindCoordinator.
-* CONTROLLER: what the Java admin client routes to the controller id from
-  Metadata/DescribeCluster; in KRaft that is a broker which forwards to the
-  active controller (KIP-590), so any broker works as a fallback.
-* INTERNAL: broker/controller-internal APIs; a client never sends them
-  (every API whose listeners lack "broker" must be INTERNAL, the generator
-  checks it).
+does. The kinds (``KINDS``, emitted as ``kafkacore.protocol.enums.Routing``)
+are described below; every API whose listeners lack "broker" must be
+INTERNAL (the generator checks it).
 """
 
 from __future__ import annotations
+
+#: Routing kind -> what it means (the order is the order of the generated enum).
+KINDS: dict[str, str] = {
+    "CONNECTION": "Part of setting up a connection: ApiVersions, SaslHandshake, SaslAuthenticate.",
+    "ANY_NODE": "Any broker will do; the client picks the least loaded one.",
+    "NODE": (
+        "A specific broker chosen by the caller (its log dirs, or a fan-out to every "
+        "broker such as ListGroups / ListTransactions)."
+    ),
+    "PARTITION_LEADER": "The leader of the partition(s) in the request.",
+    "GROUP_COORDINATOR": "The group coordinator, found with FindCoordinator (key type GROUP).",
+    "TXN_COORDINATOR": "The transaction coordinator, found with FindCoordinator (TRANSACTION).",
+    "CONTROLLER": (
+        "The controller id from Metadata/DescribeCluster, as the Java admin client routes "
+        "it; in KRaft a broker that forwards to the active controller (KIP-590), so any "
+        "broker works as a fallback."
+    ),
+    "INTERNAL": "Broker/controller-internal; a client never sends it.",
+}
 
 ROUTING: dict[str, str] = {
     "Produce": "PARTITION_LEADER",

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from kafkacore.client import AnyNode, ClientConfig, TopicPartition
+from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages import MetadataRequest
 from kafkacore.protocol.messages.metadata_request import MetadataRequestTopic
@@ -57,7 +58,6 @@ __all__ = ["SourceAdmin", "UnknownTopicError"]
 _log = logging.getLogger("pyspark_kafkacore")
 T = TypeVar("T")
 
-_UNKNOWN_TOPIC = 3  # UNKNOWN_TOPIC_OR_PARTITION
 _CLIENT_FIELDS = frozenset(ClientConfig.__dataclass_fields__)
 
 
@@ -152,10 +152,10 @@ class SourceAdmin:
         for topic in response.topics:
             if topic.name is None or (topic.is_internal and topics is None):
                 continue
-            if topic.error_code == _UNKNOWN_TOPIC:
+            if topic.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
                 out[topic.name] = None
                 continue
-            if topic.error_code != 0:
+            if topic.error_code != ErrorCode.NONE:
                 error = error_for_code(topic.error_code)
                 raise RuntimeError(f"metadata of topic {topic.name!r}: {error}")
             if topic.is_internal:

@@ -40,6 +40,7 @@ from typing import Any
 
 from kafkacore.client import TransactionCoordinator
 from kafkacore.errors import KafkaError, KafkaTimeoutError
+from kafkacore.protocol.enums import PRODUCER_FENCING, TXN_COORDINATOR_RETRY, ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages import EndTxnRequest, InitProducerIdRequest
 
@@ -61,24 +62,19 @@ class Outcome(enum.Enum):
     FAILED = "failed"
 
 
-_RETRY_CODES = {
-    7: Outcome.RETRY,  # REQUEST_TIMED_OUT
-    14: Outcome.RETRY,  # COORDINATOR_LOAD_IN_PROGRESS
-    15: Outcome.RETRY,  # COORDINATOR_NOT_AVAILABLE
-    16: Outcome.RETRY,  # NOT_COORDINATOR (the client looks the coordinator up again)
-    51: Outcome.RETRY,  # CONCURRENT_TRANSACTIONS: markers of the previous step being written
-}
+# The coordinator moved (the client looks it up again), the request timed out,
+# or the markers of the previous step are still being written.
+_RETRY_CODES: dict[int, Outcome] = dict.fromkeys(TXN_COORDINATOR_RETRY, Outcome.RETRY)
 
 # EndTxn answers; any other code is FAILED.
 END_TXN_OUTCOMES: Mapping[int, Outcome] = {
-    0: Outcome.DONE,
+    ErrorCode.NONE: Outcome.DONE,
     **_RETRY_CODES,
-    47: Outcome.FENCED,  # INVALID_PRODUCER_EPOCH
-    90: Outcome.FENCED,  # PRODUCER_FENCED
+    **dict.fromkeys(PRODUCER_FENCING, Outcome.FENCED),
 }
 
 # InitProducerId answers; any other code is FAILED.
-INIT_PID_OUTCOMES: Mapping[int, Outcome] = {0: Outcome.DONE, **_RETRY_CODES}
+INIT_PID_OUTCOMES: Mapping[int, Outcome] = {ErrorCode.NONE: Outcome.DONE, **_RETRY_CODES}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

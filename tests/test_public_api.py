@@ -222,6 +222,17 @@ PUBLIC: dict[str, list[str]] = {
         "REMOVED_APIS",
         "Routing",
     ],
+    "kafkacore.protocol.enums": [
+        "ApiKey",
+        "COORDINATOR_MOVED",
+        "CoordinatorType",
+        "ErrorCode",
+        "LEADER_MOVED",
+        "PRODUCER_FENCING",
+        "ROUTING",
+        "Routing",
+        "TXN_COORDINATOR_RETRY",
+    ],
     "kafkacore.protocol.framing": [
         "DEFAULT_MAX_FRAME_SIZE",
         "FrameReader",

@@ -38,6 +38,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 
 from kafkacore.client import KafkaClientCore
+from kafkacore.protocol.enums import CoordinatorType
 
 __all__ = [
     "ROOT_LOGGER",
@@ -180,7 +181,7 @@ class ClientLog:
         if name == "topic_error":
             return f"topic {f['topic']!r} cannot be used{why}"
         if name == "coordinator_retry":
-            kind = "group" if f["key_type"] == 0 else "transactional id"
+            kind = "group" if f["key_type"] == CoordinatorType.GROUP else "transactional id"
             return (
                 f"no coordinator for {kind} {f['key']!r} ({f['misses']} lookup(s)); "
                 f"looking again in {_ms(f['delay_ms'])}{why}"

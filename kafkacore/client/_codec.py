@@ -12,10 +12,10 @@ from typing import Any
 from kafkacore.errors import BrokerError, DecodeError, LocalProtocolError
 from kafkacore.protocol import error_codes, framing
 from kafkacore.protocol.api import APIS
+from kafkacore.protocol.enums import CoordinatorType
 from kafkacore.protocol.error_codes import error_class
 
 __all__ = [
-    "API_VERSIONS_KEY",
     "FrameReader",
     "api_name",
     "encode_request",
@@ -30,7 +30,6 @@ __all__ = [
     "peek_error_code",
 ]
 
-API_VERSIONS_KEY = 18
 FrameReader = framing.FrameReader
 peek_correlation_id = framing.peek_correlation_id
 
@@ -102,6 +101,6 @@ def find_coordinator_request(key_type: int, keys: list[str], *, version: int) ->
 
     if version >= 4:
         return FindCoordinatorRequest(key_type=key_type, coordinator_keys=list(keys))
-    if key_type != 0 and version < 1:
+    if key_type != CoordinatorType.GROUP and version < 1:
         raise LocalProtocolError("FindCoordinator v0 cannot look up transaction coordinators")
     return FindCoordinatorRequest(key=keys[0], key_type=key_type)

@@ -65,6 +65,7 @@ from kafkacore.errors import (
     RemoteProtocolError,
     UnsupportedVersionError,
 )
+from kafkacore.protocol.enums import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
     from kafkacore.client.config import ClientConfig
@@ -72,10 +73,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BrokerConnection", "Completion", "ConnectionState", "negotiate_version"]
 
-_API_VERSIONS = 18
-_SASL_HANDSHAKE = 17
-_SASL_AUTHENTICATE = 36
-_UNSUPPORTED_VERSION = 35
 _INT31 = 0x7FFFFFFF
 
 
@@ -278,7 +275,7 @@ class BrokerConnection:
             )
         self.last_activity = now
         self._goto(ConnectionState.API_VERSIONS)
-        ours = _codec.our_version_range(_API_VERSIONS)
+        ours = _codec.our_version_range(ApiKey.API_VERSIONS)
         self._send_api_versions(ours[1] if ours else 0, now=now)
 
     def data_received(self, data: bytes | bytearray | memoryview, *, now: float) -> None:
@@ -477,7 +474,7 @@ class BrokerConnection:
         # peer that accepts TCP but never speaks Kafka fails in seconds.
         timeout_s = min(self._config.api_version_auto_timeout_ms, self._config.request_timeout_ms)
         self._send_internal(
-            _API_VERSIONS, request, version=version, now=now, timeout_s=timeout_s / 1000
+            ApiKey.API_VERSIONS, request, version=version, now=now, timeout_s=timeout_s / 1000
         )
 
     def _on_frame(self, frame: bytes, *, now: float) -> None:
@@ -504,11 +501,11 @@ class BrokerConnection:
             return
         self._in_flight.popleft()
         self.latencies_ms.append((now - head.sent_at) * 1000)
-        if head.api_key == _API_VERSIONS:
+        if head.api_key == ApiKey.API_VERSIONS:
             self._on_api_versions(frame, head.version, now=now)
-        elif head.api_key == _SASL_HANDSHAKE:
+        elif head.api_key == ApiKey.SASL_HANDSHAKE:
             self._on_sasl_handshake(_codec.parse_response(frame, head.api_key, head.version), now)
-        elif head.api_key == _SASL_AUTHENTICATE:
+        elif head.api_key == ApiKey.SASL_AUTHENTICATE:
             response = _codec.parse_response(frame, head.api_key, head.version)
             self._on_sasl_authenticate(response, now)
         else:  # pragma: no cover - only the three above are sent internally
@@ -516,9 +513,9 @@ class BrokerConnection:
 
     def _on_api_versions(self, frame: bytes, version: int, *, now: float) -> None:
         code = _codec.peek_error_code(frame)
-        if code == _UNSUPPORTED_VERSION and version > 0:
+        if code == ErrorCode.UNSUPPORTED_VERSION and version > 0:
             # KIP-511: the broker answers in v0 and lists its ApiVersions range.
-            response = _codec.parse_response(frame, _API_VERSIONS, 0)
+            response = _codec.parse_response(frame, ApiKey.API_VERSIONS, 0)
             if self._api_versions_retried:
                 raise RemoteProtocolError(
                     f"{self.peer}: ApiVersions refused twice (UNSUPPORTED_VERSION)"
@@ -526,12 +523,12 @@ class BrokerConnection:
             self._api_versions_retried = True
             retry = 0
             for key in response.api_keys:
-                if key.api_key == _API_VERSIONS:
+                if key.api_key == ApiKey.API_VERSIONS:
                     retry = min(key.max_version, version - 1)
             self._goto(ConnectionState.API_VERSIONS)
             self._send_api_versions(max(retry, 0), now=now)
             return
-        response = _codec.parse_response(frame, _API_VERSIONS, version)
+        response = _codec.parse_response(frame, ApiKey.API_VERSIONS, version)
         if response.error_code:
             raise RemoteProtocolError(
                 f"{self.peer}: ApiVersions failed with {_codec.error_name(response.error_code)}"
@@ -549,7 +546,7 @@ class BrokerConnection:
     def _start_sasl(self, now: float) -> None:
         config = self._config
         assert config.sasl_mechanism is not None
-        version = self.version_for(_SASL_HANDSHAKE)
+        version = self.version_for(ApiKey.SASL_HANDSHAKE)
         if version < 1:
             raise UnsupportedVersionError(
                 f"node {self.node_id}: broker only has SaslHandshake v0 (raw SASL tokens); "
@@ -569,7 +566,7 @@ class BrokerConnection:
         )
         self._goto(ConnectionState.SASL_HANDSHAKE)
         self._send_internal(
-            _SASL_HANDSHAKE, self._sasl.handshake_request(), version=version, now=now
+            ApiKey.SASL_HANDSHAKE, self._sasl.handshake_request(), version=version, now=now
         )
 
     def _on_sasl_handshake(self, response: Any, now: float) -> None:
@@ -577,7 +574,10 @@ class BrokerConnection:
         request = self._sasl.on_handshake(response)
         self._goto(ConnectionState.SASL_AUTHENTICATE)
         self._send_internal(
-            _SASL_AUTHENTICATE, request, version=self.version_for(_SASL_AUTHENTICATE), now=now
+            ApiKey.SASL_AUTHENTICATE,
+            request,
+            version=self.version_for(ApiKey.SASL_AUTHENTICATE),
+            now=now,
         )
 
     def _on_sasl_authenticate(self, response: Any, now: float) -> None:
@@ -585,7 +585,10 @@ class BrokerConnection:
         request = self._sasl.on_authenticate(response)
         if request is not None:
             self._send_internal(
-                _SASL_AUTHENTICATE, request, version=self.version_for(_SASL_AUTHENTICATE), now=now
+                ApiKey.SASL_AUTHENTICATE,
+                request,
+                version=self.version_for(ApiKey.SASL_AUTHENTICATE),
+                now=now,
             )
             return
         self.session_lifetime_ms = self._sasl.session_lifetime_ms

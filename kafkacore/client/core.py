@@ -122,6 +122,7 @@ from kafkacore.errors import (
     RequestCancelled,
     UnsupportedVersionError,
 )
+from kafkacore.protocol.enums import COORDINATOR_MOVED, ApiKey, CoordinatorType, ErrorCode
 from kafkacore.protocol.error_codes import error_class
 
 __all__ = ["DEFAULT_LANE", "KafkaClientCore", "TraceHook"]
@@ -136,14 +137,6 @@ FIRST_CONTACT_ATTEMPTS = 3
 #: ``trace(name, fields)``: called synchronously at notable points.
 TraceHook = Callable[[str, Mapping[str, object]], None]
 
-_METADATA = 3
-_FIND_COORDINATOR = 10
-_PRODUCE = 0
-_KEY_GROUP = 0
-_KEY_TXN = 1
-# Codes after which a coordinator must be looked up again.
-_COORDINATOR_MOVED = frozenset({14, 15, 16})  # LOAD_IN_PROGRESS, NOT_AVAILABLE, NOT_COORDINATOR
-_REBOOTSTRAP_REQUIRED = 129  # KIP-1102
 #: How many nodes an "unavailable" message lists before "and N more".
 _LISTED_NODES = 3
 
@@ -544,7 +537,7 @@ class KafkaClientCore:
         if timeout_ms is not None and (isinstance(timeout_ms, bool) or timeout_ms <= 0):
             raise LocalProtocolError(f"send: timeout_ms {timeout_ms!r} must be a positive int")
         # Produce with acks=0 gets no response from the broker.
-        expect = not (api_key == _PRODUCE and getattr(request, "acks", -1) == 0)
+        expect = not (api_key == ApiKey.PRODUCE and getattr(request, "acks", -1) == 0)
         if max_version is not None and (isinstance(max_version, bool) or max_version < 0):
             raise LocalProtocolError(f"send: max_version {max_version!r} must be an int >= 0")
         handle = self._enqueue(
@@ -1079,7 +1072,7 @@ class KafkaClientCore:
         if not codes:
             return
         if (
-            getattr(response, "error_code", 0) == _REBOOTSTRAP_REQUIRED
+            getattr(response, "error_code", ErrorCode.NONE) == ErrorCode.REBOOTSTRAP_REQUIRED
             and self._rebootstrap_enabled
             and not self._bootstrapping
         ):
@@ -1087,12 +1080,14 @@ class KafkaClientCore:
             self._rebootstrap(f"{node} answered REBOOTSTRAP_REQUIRED", now)
         if any(_codec.invalidates_metadata(code) for code in codes):
             self.cluster.need_update = True
-        if codes & _COORDINATOR_MOVED:
+        if codes & COORDINATOR_MOVED:
             target = handle.target
             if isinstance(target, GroupCoordinator):
-                self.cluster.mark_coordinator_unknown(_KEY_GROUP, target.group_id)
+                self.cluster.mark_coordinator_unknown(CoordinatorType.GROUP, target.group_id)
             elif isinstance(target, TransactionCoordinator):
-                self.cluster.mark_coordinator_unknown(_KEY_TXN, target.transactional_id)
+                self.cluster.mark_coordinator_unknown(
+                    CoordinatorType.TRANSACTION, target.transactional_id
+                )
 
     # ----------------------------------------------------------------- metadata
     def _maybe_refresh_metadata(self, now: float) -> None:
@@ -1119,7 +1114,7 @@ class KafkaClientCore:
 
         handle = self._enqueue(
             None,
-            _METADATA,
+            ApiKey.METADATA,
             AnyNode(),
             DEFAULT_LANE,
             now,
@@ -1138,9 +1133,10 @@ class KafkaClientCore:
         self._metadata_pending = None
         source = self._metadata_source(handle.node_id, response)
         if error is None:
-            code = getattr(response, "error_code", 0)  # top level: Metadata v13+ (KIP-1102)
+            # The top-level code: Metadata v13+ (KIP-1102).
+            code = getattr(response, "error_code", ErrorCode.NONE)
             if (
-                code == _REBOOTSTRAP_REQUIRED
+                code == ErrorCode.REBOOTSTRAP_REQUIRED
                 and self._rebootstrap_enabled
                 and not self._bootstrapping
             ):
@@ -1286,7 +1282,7 @@ class KafkaClientCore:
     def _maybe_lookup_coordinators(self, now: float) -> None:
         if not self._coord_wanted or self._closed:
             return
-        for key_type in (_KEY_GROUP, _KEY_TXN):
+        for key_type in (CoordinatorType.GROUP, CoordinatorType.TRANSACTION):
             if key_type in self._coord_busy:
                 continue
             keys = sorted(
@@ -1315,7 +1311,13 @@ class KafkaClientCore:
                 self._on_coordinator(kt, inc, response, error, t)
 
             self._enqueue(
-                None, _FIND_COORDINATOR, AnyNode(), DEFAULT_LANE, now, build=build, on_done=done
+                None,
+                ApiKey.FIND_COORDINATOR,
+                AnyNode(),
+                DEFAULT_LANE,
+                now,
+                build=build,
+                on_done=done,
             )
 
     def _on_coordinator(
@@ -1358,9 +1360,9 @@ class KafkaClientCore:
         keys: set[tuple[int, str]] = set()
         for target in self._queue.targets():
             if isinstance(target, GroupCoordinator):
-                keys.add((_KEY_GROUP, target.group_id))
+                keys.add((CoordinatorType.GROUP, target.group_id))
             elif isinstance(target, TransactionCoordinator):
-                keys.add((_KEY_TXN, target.transactional_id))
+                keys.add((CoordinatorType.TRANSACTION, target.transactional_id))
         return keys
 
     # ----------------------------------------------------------------- dispatch
@@ -1411,10 +1413,12 @@ class KafkaClientCore:
                 self._last_metadata_error,
             )
         if isinstance(target, GroupCoordinator):
-            self._coord_wanted.setdefault((_KEY_GROUP, target.group_id), now)
+            self._coord_wanted.setdefault((CoordinatorType.GROUP, target.group_id), now)
             return None, f"no known coordinator for group {target.group_id!r}", None
         if isinstance(target, TransactionCoordinator):
-            self._coord_wanted.setdefault((_KEY_TXN, target.transactional_id), now)
+            self._coord_wanted.setdefault(
+                (CoordinatorType.TRANSACTION, target.transactional_id), now
+            )
             return (
                 None,
                 f"no known coordinator for transactional id {target.transactional_id!r}",
@@ -1585,8 +1589,8 @@ def _address(broker: BrokerMetadata) -> str:
 
 def _coordinator_key(target: GroupCoordinator | TransactionCoordinator) -> tuple[int, str]:
     if isinstance(target, GroupCoordinator):
-        return (_KEY_GROUP, target.group_id)
-    return (_KEY_TXN, target.transactional_id)
+        return (CoordinatorType.GROUP, target.group_id)
+    return (CoordinatorType.TRANSACTION, target.transactional_id)
 
 
 def _coordinator_refusal(key_type: int, key: str, response: Any) -> BaseException | None:
@@ -1595,7 +1599,7 @@ def _coordinator_refusal(key_type: int, key: str, response: Any) -> BaseExceptio
     cls = error_class(code) if code else None
     if cls is None or cls.retriable:
         return None
-    what = "group" if key_type == _KEY_GROUP else "transactional id"
+    what = "group" if key_type == CoordinatorType.GROUP else "transactional id"
     return cls(f"FindCoordinator for {what} {key!r} refused: error code {code}")
 
 

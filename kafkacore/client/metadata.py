@@ -49,6 +49,7 @@ from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.config import parse_bootstrap_servers
 from kafkacore.client.handles import MetadataWaiter
 from kafkacore.errors import BrokerError, KafkaConnectionError, LocalProtocolError
+from kafkacore.protocol.enums import CoordinatorType, ErrorCode
 from kafkacore.protocol.error_codes import UnknownErrorCodeError, error_class
 
 __all__ = [
@@ -58,15 +59,7 @@ __all__ = [
     "TopicPartition",
 ]
 
-# Error codes the metadata logic reacts to (shared/kafka-protocol/errors.tsv).
-_UNKNOWN_TOPIC_OR_PARTITION = 3
-_LEADER_NOT_AVAILABLE = 5
-_INVALID_TOPIC = 17
-_TOPIC_AUTHORIZATION_FAILED = 29
-_LISTENER_NOT_FOUND = 72
 _NO_LEADER = -1
-_COORDINATOR_KEY_GROUP = 0
-_COORDINATOR_KEY_TXN = 1
 
 
 class TopicPartition(NamedTuple):
@@ -274,11 +267,13 @@ class ClusterMetadata:
 
     @property
     def unauthorized_topics(self) -> set[str]:
-        return {t for t, c in self._topic_errors.items() if c == _TOPIC_AUTHORIZATION_FAILED}
+        return {
+            t for t, c in self._topic_errors.items() if c == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        }
 
     @property
     def invalid_topics(self) -> set[str]:
-        return {t for t, c in self._topic_errors.items() if c == _INVALID_TOPIC}
+        return {t for t, c in self._topic_errors.items() if c == ErrorCode.INVALID_TOPIC_EXCEPTION}
 
     # -- refresh timing -------------------------------------------------------
     def next_refresh_at(self) -> float:
@@ -423,9 +418,9 @@ class ClusterMetadata:
                     failures[name] = failure
                 # A missing topic is not refetched on its own (it may never
                 # exist); the client flags a refresh while a request waits for it.
-                if t.error_code == _LEADER_NOT_AVAILABLE:
+                if t.error_code == ErrorCode.LEADER_NOT_AVAILABLE:
                     incomplete = True
-                if t.error_code == _LEADER_NOT_AVAILABLE and name in self._topics:
+                if t.error_code == ErrorCode.LEADER_NOT_AVAILABLE and name in self._topics:
                     topics[name] = self._topics[name]  # keep what we knew
                 continue
             raw_id = getattr(t, "topic_id", None)
@@ -458,7 +453,10 @@ class ClusterMetadata:
                     incomplete = True
                 if meta.leader == _NO_LEADER or meta.leader not in self._brokers:
                     incomplete = True
-                if meta.error_code in (_LEADER_NOT_AVAILABLE, _LISTENER_NOT_FOUND):
+                if meta.error_code in (
+                    ErrorCode.LEADER_NOT_AVAILABLE,
+                    ErrorCode.LISTENER_NOT_FOUND,
+                ):
                     incomplete = True
                 info.partitions[meta.partition] = meta
             topics[name] = info
@@ -503,11 +501,11 @@ class ClusterMetadata:
     # -- coordinators -----------------------------------------------------------
     def add_group_coordinator(self, group: str, response: Any) -> int | None:
         """Record a FindCoordinator answer for ``group``; node id, or None on error."""
-        return self.add_coordinator(_COORDINATOR_KEY_GROUP, group, response)
+        return self.add_coordinator(CoordinatorType.GROUP, group, response)
 
     def add_transaction_coordinator(self, transactional_id: str, response: Any) -> int | None:
         """Record a FindCoordinator (key type 1) answer; node id, or None on error."""
-        return self.add_coordinator(_COORDINATOR_KEY_TXN, transactional_id, response)
+        return self.add_coordinator(CoordinatorType.TRANSACTION, transactional_id, response)
 
     def add_coordinator(self, key_type: int, key: str, response: Any) -> int | None:
         """Record a FindCoordinator answer for ``key`` of ``key_type`` (0 group, 1 txn)."""
@@ -537,13 +535,13 @@ class ClusterMetadata:
                 if entry.key == key:
                     return int(entry.error_code)
             return 0
-        return int(getattr(response, "error_code", 0) or 0)
+        return int(getattr(response, "error_code", ErrorCode.NONE) or ErrorCode.NONE)
 
     def coordinator_for_group(self, group: str) -> int | None:
-        return self._coordinators.get((_COORDINATOR_KEY_GROUP, group))
+        return self._coordinators.get((CoordinatorType.GROUP, group))
 
     def coordinator_for_transaction(self, transactional_id: str) -> int | None:
-        return self._coordinators.get((_COORDINATOR_KEY_TXN, transactional_id))
+        return self._coordinators.get((CoordinatorType.TRANSACTION, transactional_id))
 
     def is_coordinator(self, node_id: int) -> bool:
         return node_id in self._coordinators.values()

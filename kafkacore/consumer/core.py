@@ -127,6 +127,7 @@ from kafkacore.group.base import (
 from kafkacore.group.classic import ClassicMember
 from kafkacore.group.kip848 import Kip848Member
 from kafkacore.protocol import messages as m
+from kafkacore.protocol.enums import COORDINATOR_MOVED, LEADER_MOVED, ApiKey, ErrorCode
 from kafkacore.protocol.error_codes import TopicAuthorizationFailedError, error_for_code
 from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic, ForgottenTopic
 from kafkacore.protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsTopic
@@ -152,24 +153,21 @@ FETCH_LANE = "fetch"
 
 _EARLIEST = -2
 _LATEST = -1
-_OFFSET_COMMIT = 8
-_OFFSET_FETCH = 9
-_COORDINATOR = frozenset({14, 15, 16})
-_RETRY_COMMIT = _COORDINATOR | {7, 87}  # + REQUEST_TIMED_OUT, THROTTLING_QUOTA_EXCEEDED
-# ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID,
-# FENCED_MEMBER_EPOCH, STALE_MEMBER_EPOCH.
-_FENCED_COMMIT = frozenset({22, 25, 27, 82, 110, 113})
+_RETRY_COMMIT = COORDINATOR_MOVED | {ErrorCode.REQUEST_TIMED_OUT, ErrorCode.INVALID_RECORD}
+_FENCED_COMMIT = frozenset(
+    {
+        ErrorCode.ILLEGAL_GENERATION,
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        ErrorCode.REBALANCE_IN_PROGRESS,
+        ErrorCode.FENCED_INSTANCE_ID,
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        ErrorCode.STALE_MEMBER_EPOCH,
+    }
+)
 # Fenced answers that may mean the member's own membership is gone.
-_MEMBERSHIP_FENCED = frozenset({22, 25, 110})
-_REBALANCE_IN_PROGRESS = 27
-_OFFSET_METADATA_TOO_LARGE = 12
-_UNSTABLE_OFFSET_COMMIT = 88
-_OFFSET_OUT_OF_RANGE = 1
-# Answers after which the leader must be looked up again (then fetch again).
-_LEADER_MOVED = frozenset({3, 5, 6, 56, 74, 75, 100, 103})
-_FENCED_LEADER_EPOCH = 74
-_UNKNOWN_TOPIC_OR_PARTITION = 3
-_TOPIC_AUTHORIZATION_FAILED = 29
+_MEMBERSHIP_FENCED = frozenset(
+    {ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_MEMBER_EPOCH}
+)
 
 
 class FetchState(enum.Enum):
@@ -805,9 +803,9 @@ class ConsumerCore:
                 tp = TopicPartition(name, p.partition_index)
                 code = p.error_code
                 oam = todo.get(tp)
-                if code == 0 or oam is None:
+                if code == ErrorCode.NONE or oam is None:
                     continue
-                if code == _OFFSET_METADATA_TOO_LARGE:
+                if code == ErrorCode.OFFSET_METADATA_TOO_LARGE:
                     # Seed 003: retry with blank metadata rather than losing the offset.
                     retry[tp] = OffsetAndMetadata(oam.offset, "", oam.leader_epoch)
                 elif code in _RETRY_COMMIT:
@@ -846,10 +844,10 @@ class ConsumerCore:
                 generation=generation, member_id=member_id, code=code, now=now
             )
         group = self.config.group_id
-        if code == _REBALANCE_IN_PROGRESS or stale:
+        if code == ErrorCode.REBALANCE_IN_PROGRESS or stale:
             why = (
                 "the group is rebalancing"
-                if code == _REBALANCE_IN_PROGRESS
+                if code == ErrorCode.REBALANCE_IN_PROGRESS
                 else f"sent for generation {sent_as[0]}, which this member has since left"
             )
             return RebalanceInProgressCommitError(
@@ -918,7 +916,7 @@ class ConsumerCore:
                 lambda e: finish(None, e, now),
             )
             return
-        version = self.negotiated_version(_OFFSET_FETCH)
+        version = self.negotiated_version(ApiKey.OFFSET_FETCH)
         member_id: str | None = None
         epoch = -1
         if isinstance(self._member, Kip848Member) and self._member.member_epoch > 0:
@@ -959,8 +957,8 @@ class ConsumerCore:
                 return
             groups = resp.groups if resp.groups else [resp]
             result: dict[TopicPartition, OffsetAndMetadata | None] = {tp: None for tp in tps}
-            code = groups[0].error_code if groups else 0
-            if code in _COORDINATOR or code == _UNSTABLE_OFFSET_COMMIT:
+            code = groups[0].error_code if groups else ErrorCode.NONE
+            if code in COORDINATOR_MOVED or code == ErrorCode.UNSTABLE_OFFSET_COMMIT:
                 self._retry_or_fail(
                     deadline, t, error_for_code(code) or err, retry, lambda e: finish(None, e, t)
                 )
@@ -972,7 +970,7 @@ class ConsumerCore:
                 name = topic.name or self._topic_name(topic.topic_id) or ""
                 for p in topic.partitions:
                     tp = TopicPartition(name, p.partition_index)
-                    if p.error_code == _UNSTABLE_OFFSET_COMMIT:
+                    if p.error_code == ErrorCode.UNSTABLE_OFFSET_COMMIT:
                         self._retry_or_fail(
                             deadline,
                             t,
@@ -1141,7 +1139,7 @@ class ConsumerCore:
                         tp = TopicPartition(topic.name, p.partition_index)
                         if tp not in query:
                             continue
-                        if p.error_code == 0:
+                        if p.error_code == ErrorCode.NONE:
                             answers[tp] = (
                                 None if p.offset < 0 else (p.offset, p.timestamp, p.leader_epoch)
                             )
@@ -1593,14 +1591,14 @@ class ConsumerCore:
             wanted = set()
         cluster = self.client.cluster
         missing = frozenset(
-            t for t in wanted if cluster.topic_error(t) == _UNKNOWN_TOPIC_OR_PARTITION
+            t for t in wanted if cluster.topic_error(t) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         )
         if missing != self._missing_topics:
             self._missing_topics = missing
             if missing:
                 self._events.append(TopicsNotFound(topics=missing))
         denied = frozenset(
-            t for t in wanted if cluster.topic_error(t) == _TOPIC_AUTHORIZATION_FAILED
+            t for t in wanted if cluster.topic_error(t) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
         )
         fresh = denied - self._denied_topics
         self._denied_topics = denied
@@ -1843,9 +1841,9 @@ class ConsumerCore:
                 continue
             st.busy = False
             p = answers.get(tp)
-            if p is None or p.error_code != 0:
+            if p is None or p.error_code != ErrorCode.NONE:
                 st.retry_at = now + self.config.retry_backoff_ms / 1000
-                if p is not None and p.error_code in _LEADER_MOVED:
+                if p is not None and p.error_code in LEADER_MOVED:
                     self.client.request_metadata_update(now=now)
                 continue
             st.leader_epoch = leader_epoch
@@ -1996,7 +1994,7 @@ class ConsumerCore:
             return
         top = resp.error_code
         session.on_response(top, resp.session_id)
-        if top != 0:
+        if top != ErrorCode.NONE:
             if top not in SESSION_ERRORS:
                 self._node_retry[node] = backoff
             return
@@ -2021,7 +2019,7 @@ class ConsumerCore:
                 ):
                     continue  # stale: seeked, revoked or paused meanwhile
                 code = pd.error_code
-                if code == 0:
+                if code == ErrorCode.NONE:
                     st.high_watermark = pd.high_watermark
                     if pd.last_stable_offset >= 0:
                         st.last_stable_offset = pd.last_stable_offset
@@ -2050,11 +2048,11 @@ class ConsumerCore:
                         self._buffer.append(cf)
                         self._buffered_bytes += cf.nbytes
                         st.buffered = True
-                elif code == _OFFSET_OUT_OF_RANGE:
+                elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
                     self._out_of_range(tp, st, now)
-                elif code in _LEADER_MOVED:
+                elif code in LEADER_MOVED:
                     refresh = True
-                    if code == _FENCED_LEADER_EPOCH:
+                    if code == ErrorCode.FENCED_LEADER_EPOCH:
                         session.reset()
                 else:
                     cause = error_for_code(code, f"fetching {tp}")
@@ -2082,7 +2080,7 @@ class ConsumerCore:
             self._next_listing = t + self.config.metadata_max_age_ms / 1000
             listing: dict[str, tuple[uuid.UUID, int, bool]] = {}
             for topic in resp.topics:
-                if topic.error_code == 0 and topic.name:
+                if topic.error_code == ErrorCode.NONE and topic.name:
                     listing[topic.name] = (topic.topic_id, len(topic.partitions), topic.is_internal)
             self._all_topics = listing
             matched = frozenset(

@@ -22,12 +22,15 @@ import enum
 from dataclasses import dataclass
 
 from kafkacore.client.metadata import TopicPartition
+from kafkacore.protocol.enums import ErrorCode
 
 __all__ = ["FetchSession", "PartitionFetch", "SessionState"]
 
 _INITIAL_EPOCH = 0
 _MAX_EPOCH = 2**31 - 1
-SESSION_ERRORS = frozenset({70, 71})  # FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
+SESSION_ERRORS = frozenset(
+    {ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +76,7 @@ class FetchSession:
     def on_response(self, error_code: int, session_id: int) -> None:
         """Record the broker's answer to the fetch built last."""
         pending, self._pending = self._pending, None
-        if error_code != 0 or pending is None:
+        if error_code != ErrorCode.NONE or pending is None:
             self.reset()
             return
         if self.state is SessionState.NONE:

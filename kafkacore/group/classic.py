@@ -81,6 +81,7 @@ from kafkacore.protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
+from kafkacore.protocol.enums import ApiKey, ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.consumer_protocol_assignment import (
     ConsumerProtocolAssignment,
@@ -100,18 +101,19 @@ from kafkacore.protocol.messages.sync_group_request import SyncGroupRequestAssig
 
 __all__ = ["ClassicMember", "ClassicState"]
 
-_LEAVE_GROUP = 13
-
-# Error codes, named once (Kafka's Errors.java).
-_COORDINATOR = frozenset({14, 15, 16})  # LOAD_IN_PROGRESS, NOT_AVAILABLE, NOT_COORDINATOR
-_ILLEGAL_GENERATION = 22
-_UNKNOWN_MEMBER_ID = 25
-_REBALANCE_IN_PROGRESS = 27
-_MEMBER_ID_REQUIRED = 79
-# INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT,
-# GROUP_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION, GROUP_MAX_SIZE_REACHED,
-# FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND.
-_FATAL = frozenset({23, 24, 26, 30, 35, 81, 82, 69})
+# Answers that retrying or rejoining will not fix: the member fails with them.
+_FATAL = frozenset(
+    {
+        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+        ErrorCode.INVALID_GROUP_ID,
+        ErrorCode.INVALID_SESSION_TIMEOUT,
+        ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        ErrorCode.UNSUPPORTED_VERSION,
+        ErrorCode.GROUP_MAX_SIZE_REACHED,
+        ErrorCode.FENCED_INSTANCE_ID,
+        ErrorCode.GROUP_ID_NOT_FOUND,
+    }
+)
 
 
 class ClassicState(enum.Enum):
@@ -242,7 +244,7 @@ class ClassicMember:
             or self.state not in (ClassicState.STABLE, ClassicState.PREPARING)
         ):
             return False
-        if code == _UNKNOWN_MEMBER_ID:
+        if code == ErrorCode.UNKNOWN_MEMBER_ID:
             self.member_id = ""
         self._lose(now, "OffsetCommit: generation is gone")
         self._rejoin_at = now
@@ -328,7 +330,7 @@ class ClassicMember:
             return
         self.state = ClassicState.LEAVING
         self._leave_done = done
-        version = self._req.negotiated_version(_LEAVE_GROUP)
+        version = self._req.negotiated_version(ApiKey.LEAVE_GROUP)
         if version is not None and version < 3:
             request = m.LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
         else:
@@ -442,18 +444,18 @@ class ClassicMember:
             self._retry_join(now)
             return
         code = resp.error_code
-        if code == 0:
+        if code == ErrorCode.NONE:
             self.member_id = resp.member_id
             self.generation = resp.generation_id
             self.protocol_name = resp.protocol_name
             self.leader_id = resp.leader
             self.state = ClassicState.SYNCING
             self._sync(resp, now)
-        elif code == _MEMBER_ID_REQUIRED:
+        elif code == ErrorCode.MEMBER_ID_REQUIRED:
             # KIP-394: the coordinator hands out the id and wants it back in a second join.
             self.member_id = resp.member_id
             self._join(now)
-        elif code == _UNKNOWN_MEMBER_ID:
+        elif code == ErrorCode.UNKNOWN_MEMBER_ID:
             # The coordinator dropped this member: what it owned may be another
             # member's already, so it is lost before joining afresh (Java's
             # onPartitionsLost on a reset generation).
@@ -545,7 +547,7 @@ class ClassicMember:
             self._retry_join(now)
             return
         code = resp.error_code
-        if code == 0:
+        if code == ErrorCode.NONE:
             _, assignment = decode_assignment(resp.assignment) if resp.assignment else (0, None)
             new = frozenset(
                 TopicPartition(t.topic, p)
@@ -553,8 +555,8 @@ class ClassicMember:
                 for p in t.partitions
             )
             self._install(new, now)
-        elif code in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION):
-            if code == _UNKNOWN_MEMBER_ID:
+        elif code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
+            if code == ErrorCode.UNKNOWN_MEMBER_ID:
                 self.member_id = ""
             self._lose(now, "SyncGroup: generation is gone")
             self._rejoin_at = now
@@ -562,7 +564,7 @@ class ClassicMember:
             self._fail(code, "SyncGroup", resp)
         else:  # REBALANCE_IN_PROGRESS, coordinator moved, ...
             self._retry_join(now)
-            if code == _REBALANCE_IN_PROGRESS:
+            if code == ErrorCode.REBALANCE_IN_PROGRESS:
                 self._rejoin_at = now
 
     def _install(self, new: frozenset[TopicPartition], now: float) -> None:
@@ -622,12 +624,12 @@ class ClassicMember:
             self._next_heartbeat = now + self._backoff
             return
         code = resp.error_code
-        if code == 0:
+        if code == ErrorCode.NONE:
             self._session_deadline = now + self._session_ms / 1000
-        elif code == _REBALANCE_IN_PROGRESS:
+        elif code == ErrorCode.REBALANCE_IN_PROGRESS:
             self._prepare(now)
-        elif code in (_ILLEGAL_GENERATION, _UNKNOWN_MEMBER_ID):
-            if code == _UNKNOWN_MEMBER_ID:
+        elif code in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
+            if code == ErrorCode.UNKNOWN_MEMBER_ID:
                 self.member_id = ""
             self._lose(now, "heartbeat: generation is gone")
             self._rejoin_at = now

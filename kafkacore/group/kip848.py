@@ -48,18 +48,26 @@ from kafkacore.group.base import (
     immediate_revoke,
 )
 from kafkacore.protocol import messages as m
+from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.consumer_group_heartbeat_request import TopicPartitions
 
 __all__ = ["Kip848Member", "Kip848State"]
 
-_COORDINATOR = frozenset({14, 15, 16})
-_UNKNOWN_MEMBER_ID = 25
-_FENCED_MEMBER_EPOCH = 110
-# GROUP_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION, INVALID_REQUEST, GROUP_MAX_SIZE_REACHED,
-# UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR, FENCED_INSTANCE_ID, TOPIC_AUTHORIZATION_FAILED,
-# INVALID_REGULAR_EXPRESSION.
-_FATAL = frozenset({30, 35, 42, 81, 111, 112, 82, 29, 128})
+# Answers that retrying or rejoining will not fix: the member fails with them.
+_FATAL = frozenset(
+    {
+        ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        ErrorCode.UNSUPPORTED_VERSION,
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.GROUP_MAX_SIZE_REACHED,
+        ErrorCode.UNRELEASED_INSTANCE_ID,
+        ErrorCode.UNSUPPORTED_ASSIGNOR,
+        ErrorCode.FENCED_INSTANCE_ID,
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        ErrorCode.INVALID_REGULAR_EXPRESSION,
+    }
+)
 _LEAVE_EPOCH = -1
 _STATIC_LEAVE_EPOCH = -2
 
@@ -302,7 +310,7 @@ class Kip848Member:
             self._next_heartbeat = now + self._backoff
             return
         code = resp.error_code
-        if code in (_FENCED_MEMBER_EPOCH, _UNKNOWN_MEMBER_ID):
+        if code in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):
             self._lose(now)
             self.state = Kip848State.JOINING
             self.member_epoch = 0
@@ -311,7 +319,7 @@ class Kip848Member:
         if code in _FATAL:
             self._fail(code, resp)
             return
-        if code != 0:
+        if code != ErrorCode.NONE:
             self._next_heartbeat = now + self._backoff
             return
         if resp.member_id:

@@ -30,10 +30,10 @@ from kafkacore.client import (
     TopicPartition,
 )
 from kafkacore.errors import AuthenticationError, KafkaTimeoutError
+from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_class
 
 __all__ = [
-    "UNKNOWN_TOPIC_OR_PARTITION",
     "FailureLog",
     "auth_error_in",
     "authentication_failed",
@@ -41,8 +41,6 @@ __all__ = [
     "metadata_timeout",
     "topic_error",
 ]
-
-UNKNOWN_TOPIC_OR_PARTITION = 3
 
 
 def auth_error_in(error: BaseException | None) -> AuthenticationError | None:
@@ -138,7 +136,7 @@ def metadata_timeout(
     last metadata failure (no broker reachable, timeout...) is the cause.
     """
     cause: BaseException | None
-    if code == UNKNOWN_TOPIC_OR_PARTITION:
+    if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
         cause = topic_error(topic, code)
         text = (
             f"topic {topic!r} not present in metadata after max_block_ms={max_block_ms}; "

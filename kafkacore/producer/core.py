@@ -106,6 +106,7 @@ from kafkacore.producer.handles import OperationHandle
 from kafkacore.producer.idempotence import IdState, ProducerIdentity
 from kafkacore.producer.outcome import Facts, Verdict, decide
 from kafkacore.producer.transaction import TransactionManager, TxnState
+from kafkacore.protocol.enums import PRODUCER_FENCING, TXN_COORDINATOR_RETRY, ApiKey, ErrorCode
 from kafkacore.protocol.error_codes import error_class
 from kafkacore.protocol.messages import (
     AddOffsetsToTxnRequest,
@@ -125,27 +126,8 @@ from kafkacore.records import Header, RecordBatch
 
 __all__ = ["BufferFull", "ProducerCore"]
 
-# Error codes with a meaning of their own for the producer.
-_NONE = 0
-_COORDINATOR_LOAD_IN_PROGRESS = 14
-_COORDINATOR_NOT_AVAILABLE = 15
-_NOT_COORDINATOR = 16
-_OUT_OF_ORDER_SEQUENCE = 45
-_INVALID_PRODUCER_EPOCH = 47
-_CONCURRENT_TRANSACTIONS = 51
-_PRODUCER_FENCED = 90
 #: Java's default retry.backoff.max.ms (CommonClientConfigs), until ClientConfig has it.
 _RETRY_BACKOFF_MAX_MS = 1000
-_FENCING = frozenset({_INVALID_PRODUCER_EPOCH, _PRODUCER_FENCED})
-_COORDINATOR_RETRY = frozenset(
-    {
-        _COORDINATOR_LOAD_IN_PROGRESS,
-        _COORDINATOR_NOT_AVAILABLE,
-        _NOT_COORDINATOR,
-        _CONCURRENT_TRANSACTIONS,
-        7,  # REQUEST_TIMED_OUT
-    }
-)
 
 # Transactions v1 (KIP-98) wire versions: Produce v12, AddPartitionsToTxn v4,
 # EndTxn v5 and TxnOffsetCommit v5 mean transactions v2 (KIP-890 part 2).
@@ -159,7 +141,11 @@ _TXN_OFFSET_COMMIT_MAX = 4
 _PRODUCE_TXN_V2 = 12
 _END_TXN_V2 = 5
 _TXN_OFFSET_COMMIT_V2 = 5
-_TV2_APIS = ((0, _PRODUCE_TXN_V2), (26, _END_TXN_V2), (28, _TXN_OFFSET_COMMIT_V2))
+_TV2_APIS = (
+    (ApiKey.PRODUCE, _PRODUCE_TXN_V2),
+    (ApiKey.END_TXN, _END_TXN_V2),
+    (ApiKey.TXN_OFFSET_COMMIT, _TXN_OFFSET_COMMIT_V2),
+)
 _INIT_PRODUCER_ID_MAX = 5  # v6 is KIP-939 two-phase commit
 _SEQUENCE_WRAP = 2**31
 
@@ -1211,7 +1197,7 @@ class ProducerCore:
                 # TOPIC_AUTHORIZATION_FAILED, INVALID_TOPIC_EXCEPTION, a code
                 # this client does not know...: waiting will not help.
                 # The cluster's failure names the broker that answered.
-                error = cluster.topic_failure(topic) or topic_error(topic, code or 0)
+                error = cluster.topic_failure(topic) or topic_error(topic, code or ErrorCode.NONE)
                 del self._waiting[topic]
                 for w in ws:
                     self._fail_one_waiting(w, error)
@@ -1400,7 +1386,7 @@ class ProducerCore:
 
     def _on_partition_result(self, batch: ProducerBatch, part: Any, node: int, now: float) -> None:
         code = part.error_code
-        if code == _NONE:  # the hot path, before building any facts
+        if code == ErrorCode.NONE:  # the hot path, before building any facts
             self._complete(batch, part.base_offset, part.log_append_time_ms, None)
             return
         txn = self._txn
@@ -1409,7 +1395,7 @@ class ProducerCore:
                 code=code,
                 transactional=txn is not None,
                 idempotent=self._idempotent,
-                earlier_unfinished=code == _OUT_OF_ORDER_SEQUENCE
+                earlier_unfinished=code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
                 and self._earlier_unfinished(batch),
                 multi_record=batch.record_count > 1,
             )
@@ -1865,7 +1851,7 @@ class ProducerCore:
                 retry(now, error)
                 return
             code = codes(response) if codes is not None else response.error_code
-            if code == _NONE:
+            if code == ErrorCode.NONE:
                 if busy:
                     self._txn_busy = False
                 on_ok(response, now)
@@ -1876,12 +1862,12 @@ class ProducerCore:
                 if cls is not None
                 else RemoteProtocolError(f"{type(request).__name__}: error code {code}")
             )
-            if code in _COORDINATOR_RETRY or (
-                cls is not None and cls.retriable and code not in _FENCING
+            if code in TXN_COORDINATOR_RETRY or (
+                cls is not None and cls.retriable and code not in PRODUCER_FENCING
             ):
                 retry(now, exc)
                 return
-            if code in _FENCING and self._txn is not None:
+            if code in PRODUCER_FENCING and self._txn is not None:
                 self._txn.fence(exc.__class__.__name__)
                 if busy:
                     self._txn_busy = False
@@ -1915,12 +1901,12 @@ def _unresolved(batch: ProducerBatch) -> KafkaTimeoutError:
 def _add_partitions_codes(response: Any) -> int:
     if response.error_code:
         return int(response.error_code)
-    worst = 0
+    worst: int = ErrorCode.NONE
     for topic in response.results_by_topic_v3_and_below:
         for part in topic.results_by_partition:
             code = part.partition_error_code
-            # OPERATION_NOT_ATTEMPTED (55) only says another partition failed.
-            if code and code != 55 and worst == 0:
+            # OPERATION_NOT_ATTEMPTED only says another partition failed.
+            if code and code != ErrorCode.OPERATION_NOT_ATTEMPTED and worst == ErrorCode.NONE:
                 worst = code
     return worst
 
@@ -1930,4 +1916,4 @@ def _txn_offset_codes(response: Any) -> int:
         for part in topic.partitions:
             if part.error_code:
                 return int(part.error_code)
-    return 0
+    return ErrorCode.NONE

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from kafkacore.protocol.enums import PRODUCER_FENCING, ErrorCode
 from kafkacore.protocol.error_codes import error_class
 
 __all__ = ["RULES", "Facts", "Verdict", "decide"]
@@ -53,9 +54,14 @@ class Facts:
     multi_record: bool
 
 
-_SEQUENCE = frozenset({45, 59, 47})  # OUT_OF_ORDER_SEQUENCE, UNKNOWN_PRODUCER_ID, INVALID_EPOCH
-_FENCING = frozenset({47, 90})  # INVALID_PRODUCER_EPOCH, PRODUCER_FENCED
-_TOO_LARGE = frozenset({10, 18})  # MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE
+_SEQUENCE = frozenset(
+    {
+        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        ErrorCode.UNKNOWN_PRODUCER_ID,
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+    }
+)
+_TOO_LARGE = frozenset({ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE})
 
 
 def _retriable(f: Facts) -> bool:
@@ -65,11 +71,14 @@ def _retriable(f: Facts) -> bool:
 
 #: (condition, action): the first condition that holds decides.
 RULES: tuple[tuple[Callable[[Facts], bool], Verdict], ...] = (
-    (lambda f: f.code == 0, Verdict.COMPLETE),
-    (lambda f: f.code == 46, Verdict.DUPLICATE),
-    (lambda f: f.code in _FENCING and f.transactional, Verdict.FENCE),
+    (lambda f: f.code == ErrorCode.NONE, Verdict.COMPLETE),
+    (lambda f: f.code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER, Verdict.DUPLICATE),
+    (lambda f: f.code in PRODUCER_FENCING and f.transactional, Verdict.FENCE),
     (lambda f: f.code in _SEQUENCE and f.transactional, Verdict.ABORTABLE),
-    (lambda f: f.code == 45 and f.earlier_unfinished, Verdict.RETRY),
+    (
+        lambda f: f.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER and f.earlier_unfinished,
+        Verdict.RETRY,
+    ),
     (lambda f: f.code in _SEQUENCE, Verdict.BUMP_AND_RETRY),
     (lambda f: f.code in _TOO_LARGE and f.multi_record, Verdict.SPLIT),
     (lambda f: f.code in _TOO_LARGE, Verdict.TOO_LARGE),

@@ -6,9 +6,11 @@ The facts (keys, version ranges, first flexible version, listeners, the
 KIP-848-style ``latestVersionUnstable`` flag) are generated from the
 schemas into :mod:`kafkacore.protocol._api_table`; the routing kind comes
 from a small hand-written table in the generator (``codegen/routing.py``),
-because the schemas carry no routing. :data:`APIS` maps the API key to an
-immutable :class:`ApiInfo`; message classes load lazily on first use of
-``request_type``/``response_type``, so importing the registry is cheap.
+because the schemas carry no routing (:class:`Routing` is generated into
+:mod:`kafkacore.protocol.enums` and re-exported here). :data:`APIS` maps the
+API key to an immutable :class:`ApiInfo`; message classes load lazily on
+first use of ``request_type``/``response_type``, so importing the registry
+is cheap.
 """
 
 from __future__ import annotations
@@ -16,33 +18,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
 from types import MappingProxyType
 from typing import cast
 
 from kafkacore.protocol._api_table import API_TABLE, REMOVED_APIS
 from kafkacore.protocol._base import Request, Response
+from kafkacore.protocol.enums import ApiKey, Routing
 
 __all__ = ["APIS", "APIS_BY_NAME", "REMOVED_APIS", "ApiInfo", "Routing"]
-
-
-class Routing(Enum):
-    """Where the client layer sends a request (see codegen/routing.py)."""
-
-    #: Connection setup: ApiVersions, SaslHandshake, SaslAuthenticate.
-    CONNECTION = "CONNECTION"
-    #: Any broker; the client picks the least loaded one.
-    ANY_NODE = "ANY_NODE"
-    #: A specific broker chosen by the caller (log dirs, fan-out listings).
-    NODE = "NODE"
-    PARTITION_LEADER = "PARTITION_LEADER"
-    GROUP_COORDINATOR = "GROUP_COORDINATOR"
-    TXN_COORDINATOR = "TXN_COORDINATOR"
-    #: The controller id from Metadata/DescribeCluster; in KRaft a broker that
-    #: forwards to the active controller (KIP-590).
-    CONTROLLER = "CONTROLLER"
-    #: Broker/controller-internal; a client never sends it.
-    INTERNAL = "INTERNAL"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,7 +71,7 @@ class ApiInfo:
         ApiVersions responses always use v0 (KIP-511), so that a client can read
         the error of a broker that does not support the version it sent.
         """
-        if self.api_key == 18:
+        if self.api_key == ApiKey.API_VERSIONS:
             return 0
         return 1 if self.is_flexible(version) else 0
 

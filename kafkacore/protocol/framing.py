@@ -34,6 +34,7 @@ from enum import Enum
 from kafkacore.errors import DecodeError, LocalProtocolError
 from kafkacore.protocol._base import Request, Response
 from kafkacore.protocol.api import APIS, ApiInfo
+from kafkacore.protocol.enums import ApiKey
 from kafkacore.protocol.messages.request_header import RequestHeader
 from kafkacore.protocol.messages.response_header import ResponseHeader
 
@@ -50,7 +51,6 @@ __all__ = [
 
 _I32 = struct.Struct(">i")
 _HEADER_PREFIX = struct.Struct(">hhi")
-API_VERSIONS_KEY = 18
 #: Java's default ``socket.request.max.bytes`` is 100 MiB; responses (Fetch)
 #: are bounded by fetch.max.bytes (50 MiB by default). Leave headroom.
 DEFAULT_MAX_FRAME_SIZE = 128 * 1024 * 1024
@@ -83,7 +83,7 @@ def encode_request(
 
 def expects_response(msg: Request) -> bool:
     """False for a Produce request with ``acks=0``: the broker sends no response."""
-    return not (msg.API_KEY == 0 and getattr(msg, "acks", 1) == 0)
+    return not (msg.API_KEY == ApiKey.PRODUCE and getattr(msg, "acks", 1) == 0)
 
 
 def peek_correlation_id(frame: bytes | bytearray | memoryview) -> int:
@@ -110,7 +110,7 @@ def decode_response(
     try:
         return header.correlation_id, cls.decode(buf[pos:], version)
     except DecodeError:
-        if api_key != API_VERSIONS_KEY or version == 0:
+        if api_key != ApiKey.API_VERSIONS or version == 0:
             raise
         try:
             return header.correlation_id, cls.decode(buf[pos:], 0)

@@ -11,6 +11,7 @@ GENERATED = [
     "kafkacore/protocol/messages",
     "kafkacore/protocol/_api_table.py",
     "kafkacore/protocol/error_codes.py",
+    "kafkacore/protocol/enums.py",
 ]
 
 
