@@ -206,7 +206,6 @@ class KafkaClientCore:
         self._bootstrap_failed: set[int] = set()
         # True until the first metadata, and again after a rebootstrap.
         self._bootstrapping = True
-        self._ever_ready = False  # no connection has reached READY yet
         self._auth_error: AuthenticationError | None = None
         self._last_metadata_error: BaseException | None = None
         # Since when metadata refreshes fail (None: the last one succeeded).
@@ -328,7 +327,8 @@ class KafkaClientCore:
         broker has answered, outages are transient: callers wait for their
         timeouts (and :meth:`unavailable_cause` explains them).
         """
-        if self._ever_ready or self._auth_error is not None or not self._bootstrapping:
+        ever_ready = self._counters.connections_ready > 0
+        if ever_ready or self._auth_error is not None or not self._bootstrapping:
             return None
         for broker in self.cluster.bootstrap_brokers():
             health = self._health.get(broker.node_id)
@@ -810,7 +810,6 @@ class KafkaClientCore:
         slot = self._slots.get((conn.node_id, conn.lane))
         if conn.state is ConnectionState.READY:
             self._counters.connections_ready += 1
-            self._ever_ready = True
             self._api_versions.pop(conn.node_id, None)
             self._api_versions[conn.node_id] = dict(conn.broker_versions)
             self._features.pop(conn.node_id, None)

@@ -356,13 +356,14 @@ class ConsumerCore:
                 "group_metadata: this consumer has no group_id; only a group member "
                 "has an identity to fence offsets with"
             )
+        return ConsumerGroupMetadata(group_id, *self._commit_identity())
+
+    def _commit_identity(self) -> tuple[int, str, str | None]:
+        """(generation or member epoch, member id, instance id) that fence a commit."""
         member = self._member
-        generation, member_id, instance_id = (
-            member.commit_identity()
-            if member is not None
-            else (-1, "", self.config.group_instance_id)
-        )
-        return ConsumerGroupMetadata(group_id, generation, member_id, instance_id)
+        if member is not None:
+            return member.commit_identity()
+        return -1, "", self.config.group_instance_id
 
     def subscription(self) -> frozenset[str]:
         return self._topics
@@ -745,11 +746,7 @@ class ConsumerCore:
                 ),
             )
             return
-        generation, member_id, instance_id = (
-            member.commit_identity()
-            if member is not None
-            else (-1, "", self.config.group_instance_id)
-        )
+        generation, member_id, instance_id = self._commit_identity()
         topics: dict[str, list[OffsetCommitRequestPartition]] = {}
         for tp, oam in sorted(todo.items()):
             topics.setdefault(tp.topic, []).append(
