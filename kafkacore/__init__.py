@@ -46,9 +46,9 @@ from kafkacore.errors import (
     KafkaTimeoutError,
     LocalProtocolError,
     NoBrokersAvailable,
+    NoCommonVersionError,
     RemoteProtocolError,
     RequestCancelled,
-    UnsupportedVersionError,
 )
 from kafkacore.producer import ProducerConfig, ProducerCore, RecordMetadata
 
@@ -72,6 +72,7 @@ __all__ = [
     "KafkaTimeoutError",
     "LocalProtocolError",
     "NoBrokersAvailable",
+    "NoCommonVersionError",
     "Node",
     "OffsetAndMetadata",
     "PartitionBatch",
@@ -83,6 +84,5 @@ __all__ = [
     "RequestCancelled",
     "TopicPartition",
     "TransactionCoordinator",
-    "UnsupportedVersionError",
     "__version__",
 ]

@@ -25,9 +25,9 @@ __all__ = [
     "KafkaTimeoutError",
     "LocalProtocolError",
     "NoBrokersAvailable",
+    "NoCommonVersionError",
     "RemoteProtocolError",
     "RequestCancelled",
-    "UnsupportedVersionError",
 ]
 
 
@@ -94,8 +94,13 @@ class DecodeError(RemoteProtocolError):
         return located
 
 
-class UnsupportedVersionError(LocalProtocolError):
-    """No version of an API is supported by both kafkacore and the broker."""
+class NoCommonVersionError(LocalProtocolError):
+    """No version of an API is supported by both kafkacore and the broker.
+
+    Raised before anything is sent. Not the broker's UNSUPPORTED_VERSION
+    answer (code 35, :class:`kafkacore.protocol.error_codes.UnsupportedVersionError`),
+    which says the broker refused a version it was sent.
+    """
 
 
 class BrokerError(KafkaError):

@@ -39,7 +39,7 @@ from kafkacore.consumer import (
     ConsumerGroupMetadata,
     ConsumerRecord,
     OffsetAndMetadata,
-    OperationHandle,
+    Operation,
     PartitionBatch,
 )
 
@@ -83,7 +83,7 @@ class AsyncConsumerBase:
     def _running(self, what: str) -> tuple[ConsumerCore, Bridge]:
         raise NotImplementedError
 
-    async def _op(self, fn: Callable[[float], OperationHandle]) -> Any:
+    async def _op(self, fn: Callable[[float], Operation[Any]]) -> Any:
         raise NotImplementedError
 
     def _loop_time(self) -> float:

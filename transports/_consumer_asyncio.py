@@ -27,7 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import ConsumerCore, OffsetAndMetadata, OperationHandle
+from kafkacore.consumer import ConsumerCore, OffsetAndMetadata, Operation
 from kafkacore.errors import LocalProtocolError, RequestCancelled
 
 from ._asyncio_io import AsyncioIo
@@ -146,7 +146,7 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
         assert self._core is not None and self._bridge is not None
         return self._core, self._bridge
 
-    def _issue(self, fn: Callable[[float], OperationHandle]) -> asyncio.Future[Any]:
+    def _issue(self, fn: Callable[[float], Operation[Any]]) -> asyncio.Future[Any]:
         _, bridge = self._running("call")
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
@@ -161,7 +161,7 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
         bridge.command(lambda now: self._router.expect(fn(now), done))
         return fut
 
-    async def _op(self, fn: Callable[[float], OperationHandle]) -> Any:
+    async def _op(self, fn: Callable[[float], Operation[Any]]) -> Any:
         return await self._issue(fn)
 
     def _loop_time(self) -> float:

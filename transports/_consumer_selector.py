@@ -42,7 +42,7 @@ from kafkacore.consumer import (
     ConsumerGroupMetadata,
     ConsumerRecord,
     OffsetAndMetadata,
-    OperationHandle,
+    Operation,
     PartitionBatch,
 )
 from kafkacore.errors import (
@@ -445,7 +445,7 @@ class KafkaConsumer:
         self._io.call_soon_threadsafe(run)
         return fut.result()
 
-    def _op(self, fn: Callable[[float], OperationHandle]) -> concurrent.futures.Future[Any]:
+    def _op(self, fn: Callable[[float], Operation[Any]]) -> concurrent.futures.Future[Any]:
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
         def done(value: Any, error: BaseException | None) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import trio
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import ConsumerCore, OffsetAndMetadata, OperationHandle
+from kafkacore.consumer import ConsumerCore, OffsetAndMetadata, Operation
 from kafkacore.errors import LocalProtocolError, RequestCancelled
 
 from ._bridge import Bridge
@@ -147,7 +147,7 @@ class TrioKafkaConsumer(AsyncConsumerBase):
         assert self._core is not None and self._bridge is not None
         return self._core, self._bridge
 
-    async def _op(self, fn: Callable[[float], OperationHandle]) -> Any:
+    async def _op(self, fn: Callable[[float], Operation[Any]]) -> Any:
         _, bridge = self._running("call")
         slot = TrioSlot()
         bridge.command(lambda now: self._router.expect(fn(now), slot.done))

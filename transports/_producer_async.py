@@ -14,7 +14,7 @@ which fills the slots.
 When the core refuses an append (``buffer_memory`` full) the call waits for
 the core's ``BufferFreed``, at most ``max_block_ms``, then raises
 :class:`~kafkacore.producer.BufferExhaustedError`. ``flush`` and the
-transaction calls await the :class:`~kafkacore.producer.OperationHandle`
+transaction calls await the :class:`~kafkacore.producer.Operation`
 the core returns. Subclasses supply the framework: slots, scheduling,
 bounded waits, and how the I/O backend is started and stopped.
 """
@@ -34,8 +34,8 @@ from kafkacore.producer import (
     BufferExhaustedError,
     BufferFreed,
     BufferFull,
+    Operation,
     OperationCompleted,
-    OperationHandle,
     ProducerClosedError,
     ProducerConfig,
     ProducerCore,
@@ -101,7 +101,7 @@ class AsyncProducerBase:
         self._bridge: Bridge | None = None
         self._pump_due = False
         self._room: Slot | None = None
-        self._ops: dict[OperationHandle, Slot] = {}
+        self._ops: dict[Operation[Any], Slot] = {}
         self._closed = False
         self._sends = 0
 
@@ -321,11 +321,11 @@ class AsyncProducerBase:
     async def _operation(
         self,
         what: str,
-        start: Callable[[ProducerCore, float], OperationHandle | None],
+        start: Callable[[ProducerCore, float], Operation[Any] | None],
         timeout: float | None,
     ) -> None:
         core, bridge = self._running(what)
-        box: list[OperationHandle | None] = []
+        box: list[Operation[Any] | None] = []
         bridge.command(lambda now: box.append(start(core, now)))
         handle = box[0]
         if handle is None:

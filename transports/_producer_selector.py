@@ -44,8 +44,8 @@ from kafkacore.producer import (
     BufferExhaustedError,
     BufferFreed,
     BufferFull,
+    Operation,
     OperationCompleted,
-    OperationHandle,
     ProducerClosedError,
     RecordMetadata,
     prepare_record,
@@ -111,7 +111,7 @@ class KafkaProducer:
         self._full = False
         self._blocked = 0  # send() callers waiting on _cond
         self._after_handoff: list[Callable[[float], None]] = []
-        self._ops: dict[OperationHandle, concurrent.futures.Future[None]] = {}
+        self._ops: dict[Operation[Any], concurrent.futures.Future[None]] = {}
         self._state = ProducerState.RUNNING
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="kafkacore-producer", daemon=True)
@@ -384,7 +384,7 @@ class KafkaProducer:
 
     # -- operations -----------------------------------------------------------
     def _operation(
-        self, start: Callable[[float], OperationHandle | None], what: str, timeout: float | None
+        self, start: Callable[[float], Operation[Any] | None], what: str, timeout: float | None
     ) -> None:
         """Run ``start(now)`` on the loop after the hand-off drained; wait for its handle."""
         if self._state is ProducerState.CLOSED:

@@ -194,7 +194,7 @@ class KafkaClient:
         dest = resolve_target("KafkaClient.submit", node_id, target)
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
         done = _resolver(fut)
-        box: list[RequestHandle] = []
+        box: list[RequestHandle[Any]] = []
 
         def issue(now: float) -> None:
             if fut.cancelled():

@@ -33,7 +33,7 @@ GroupKey = tuple[Target, str]
 class Pending:
     """One request between ``send`` and its write (or its end)."""
 
-    handle: RequestHandle
+    handle: RequestHandle[Any]
     deadline: float
     timeout_s: float
     expect_response: bool

@@ -13,7 +13,7 @@ ApiVersions request at the highest version kafkacore knows; if the broker
 answers UNSUPPORTED_VERSION it retries once at the version the broker
 names (KIP-511). From the broker's ranges it fixes, per API, the version
 ``min(ours.max, broker.max)``, refusing with
-:class:`~kafkacore.errors.UnsupportedVersionError` when that is below either
+:class:`~kafkacore.errors.NoCommonVersionError` when that is below either
 minimum. With SASL it then runs the exchange of a
 :class:`~kafkacore.client.authenticator.SaslAuthenticator` sub-machine
 (SaslHandshake v1, one SaslAuthenticate round trip per token, KIP-152)
@@ -62,8 +62,8 @@ from kafkacore.errors import (
     KafkaError,
     KafkaTimeoutError,
     LocalProtocolError,
+    NoCommonVersionError,
     RemoteProtocolError,
-    UnsupportedVersionError,
 )
 from kafkacore.protocol.enums import ApiKey, ErrorCode
 
@@ -104,7 +104,7 @@ TRANSITIONS: Mapping[ConnectionState, frozenset[ConnectionState]] = {
 class Completion:
     """A user request finished on this connection."""
 
-    handle: RequestHandle
+    handle: RequestHandle[Any]
     response: Any
     error: BaseException | None
 
@@ -114,7 +114,7 @@ class _InFlight:
     correlation_id: int
     api_key: int
     version: int
-    handle: RequestHandle | None  # None: the connection's own request
+    handle: RequestHandle[Any] | None  # None: the connection's own request
     sent_at: float
     deadline: float
 
@@ -122,18 +122,18 @@ class _InFlight:
 def negotiate_version(
     api_key: int, ours: tuple[int, int] | None, theirs: tuple[int, int] | None, *, name: str = ""
 ) -> int:
-    """``min(ours.max, theirs.max)``, or UnsupportedVersionError naming both ranges."""
+    """``min(ours.max, theirs.max)``, or NoCommonVersionError naming both ranges."""
     label = name or f"API key {api_key}"
     if ours is None:
-        raise UnsupportedVersionError(f"{label}: kafkacore has no codec for this API")
+        raise NoCommonVersionError(f"{label}: kafkacore has no codec for this API")
     if theirs is None:
-        raise UnsupportedVersionError(
+        raise NoCommonVersionError(
             f"{label}: the broker does not offer this API "
             f"(kafkacore supports v{ours[0]}-v{ours[1]})"
         )
     version = min(ours[1], theirs[1])
     if version < ours[0] or version < theirs[0]:
-        raise UnsupportedVersionError(
+        raise NoCommonVersionError(
             f"{label}: no common version (kafkacore v{ours[0]}-v{ours[1]}, "
             f"broker v{theirs[0]}-v{theirs[1]}); upgrade the older side"
         )
@@ -224,7 +224,7 @@ class BrokerConnection:
         return [f.correlation_id for f in self._in_flight]
 
     def version_for(self, api_key: int) -> int:
-        """The negotiated version of ``api_key``; UnsupportedVersionError if none."""
+        """The negotiated version of ``api_key``; NoCommonVersionError if none."""
         if self.state is not ConnectionState.READY and not self.broker_versions:
             raise LocalProtocolError(
                 f"connection {self.conn_id} to node {self.node_id} is {self.state.value}; "
@@ -350,7 +350,7 @@ class BrokerConnection:
     # -- commands ----------------------------------------------------------
     def send(
         self,
-        handle: RequestHandle,
+        handle: RequestHandle[Any],
         request: Any,
         *,
         version: int,
@@ -548,7 +548,7 @@ class BrokerConnection:
         assert config.sasl_mechanism is not None
         version = self.version_for(ApiKey.SASL_HANDSHAKE)
         if version < 1:
-            raise UnsupportedVersionError(
+            raise NoCommonVersionError(
                 f"node {self.node_id}: broker only has SaslHandshake v0 (raw SASL tokens); "
                 "kafkacore needs v1 (KIP-152)"
             )

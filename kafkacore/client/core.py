@@ -30,7 +30,7 @@ one *step*:
 Every request completes exactly once: with its response, or with
 ``KafkaTimeoutError`` (deadline), ``KafkaConnectionError`` (connection lost
 or failed while in flight), ``RequestCancelled`` (``cancel``, ``close``,
-``shutdown``), ``AuthenticationError``, ``UnsupportedVersionError`` or
+``shutdown``), ``AuthenticationError``, ``NoCommonVersionError`` or
 ``NoBrokersAvailable`` (no bootstrap address answered).
 
 Lanes (pykafka's connection ids) give one broker several connections, so
@@ -119,8 +119,8 @@ from kafkacore.errors import (
     KafkaTimeoutError,
     LocalProtocolError,
     NoBrokersAvailable,
+    NoCommonVersionError,
     RequestCancelled,
-    UnsupportedVersionError,
 )
 from kafkacore.protocol.enums import COORDINATOR_MOVED, ApiKey, CoordinatorType, ErrorCode
 from kafkacore.protocol.error_codes import error_class
@@ -501,7 +501,7 @@ class KafkaClientCore:
         lane: str = DEFAULT_LANE,
         timeout_ms: int | None = None,
         max_version: int | None = None,
-    ) -> RequestHandle:
+    ) -> RequestHandle[Any]:
         """Queue ``request`` (a generated request message) for ``target``.
 
         Returns at once; a ``RequestCompleted`` event for the handle follows.
@@ -510,7 +510,7 @@ class KafkaClientCore:
         separately, the wait for the response once written. ``max_version``
         caps the negotiated version (e.g. Produce <= v11 for transactions v1,
         KIP-890); a cap below what both sides accept fails the request with
-        UnsupportedVersionError.
+        NoCommonVersionError.
         """
         self._check_open("send")
         api_key = getattr(type(request), "API_KEY", None)
@@ -567,14 +567,14 @@ class KafkaClientCore:
         on_done: Callable[[Any, BaseException | None, float], None] | None = None,
         front: bool = False,
         max_version: int | None = None,
-    ) -> RequestHandle:
+    ) -> RequestHandle[Any]:
         limit = self._config.max_queued_requests
         if on_done is None and self._queue.user_count >= limit:
             raise LocalProtocolError(
                 f"send: {self._queue.user_count} requests already wait for a connection "
                 f"(max_queued_requests={limit}); wait for completions"
             )
-        handle = RequestHandle(
+        handle: RequestHandle[Any] = RequestHandle(
             id=self._next_handle_id, request=request, api_key=api_key, target=target, lane=lane
         )
         self._next_handle_id += 1
@@ -591,7 +591,7 @@ class KafkaClientCore:
         self._queue.push(pending, front=front)
         return handle
 
-    def cancel(self, handle: RequestHandle, *, now: float) -> bool:
+    def cancel(self, handle: RequestHandle[Any], *, now: float) -> bool:
         """Complete ``handle`` with RequestCancelled unless it is done already.
 
         A request already written cannot be unsent: its response, when it
@@ -1066,7 +1066,7 @@ class KafkaClientCore:
         else:
             self._events.append(RequestCompleted(handle=handle, response=response, error=error))
 
-    def _inspect_response(self, handle: RequestHandle, response: Any, now: float) -> None:
+    def _inspect_response(self, handle: RequestHandle[Any], response: Any, now: float) -> None:
         codes = _error_codes(response)
         if not codes:
             return
@@ -1106,7 +1106,7 @@ class KafkaClientCore:
         def build(version: int) -> Any:
             return _codec.metadata_request(topics, allow_auto_create=allow, version=version)
 
-        box: list[RequestHandle] = []
+        box: list[RequestHandle[Any]] = []
 
         def done(response: Any, error: BaseException | None, t: float) -> None:
             self._on_metadata(box[0], response, error, t)
@@ -1127,7 +1127,7 @@ class KafkaClientCore:
         self._emit_trace("metadata_request", topics=topics, attempts=self.cluster.refresh_attempts)
 
     def _on_metadata(
-        self, handle: RequestHandle, response: Any, error: BaseException | None, now: float
+        self, handle: RequestHandle[Any], response: Any, error: BaseException | None, now: float
     ) -> None:
         self._metadata_pending = None
         source = self._metadata_source(handle.node_id, response)
@@ -1507,7 +1507,7 @@ class KafkaClientCore:
                 expect_response=pending.expect_response,
                 timeout_s=pending.timeout_s,
             )
-        except (UnsupportedVersionError, LocalProtocolError) as exc:
+        except (NoCommonVersionError, LocalProtocolError) as exc:
             self._finish(pending, None, exc, now)
             return
         self._in_flight[handle.id] = pending
@@ -1527,7 +1527,7 @@ class KafkaClientCore:
         theirs = conn.broker_versions.get(api_key)
         low = max(ours[0] if ours else 0, theirs[0] if theirs else 0)
         if cap < low:
-            raise UnsupportedVersionError(
+            raise NoCommonVersionError(
                 f"{_codec.api_name(api_key)}: the caller caps the version at v{cap}, below "
                 f"the lowest version both sides accept (v{low}) on node {conn.node_id}"
             )

@@ -37,13 +37,13 @@ class RequestCompleted(Event):
     ``error`` is a :class:`~kafkacore.errors.KafkaTimeoutError` (deadline),
     :class:`~kafkacore.errors.KafkaConnectionError` (connection lost or
     failed), :class:`~kafkacore.errors.RequestCancelled`,
-    :class:`~kafkacore.errors.UnsupportedVersionError`,
+    :class:`~kafkacore.errors.NoCommonVersionError`,
     :class:`~kafkacore.errors.AuthenticationError` or a
     :class:`~kafkacore.errors.RemoteProtocolError`. Error codes inside a
     response are not errors here; they are in ``response``.
     """
 
-    handle: RequestHandle
+    handle: RequestHandle[Any]
     response: Any = None
     error: BaseException | None = None
 

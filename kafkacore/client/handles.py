@@ -8,44 +8,22 @@ is how a transport learns to resolve its own future or awaitable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from kafkacore.errors import LocalProtocolError
+from kafkacore.operation import Operation
 
 if TYPE_CHECKING:
+    # Named only inside the string base of MetadataWaiter, which ruff does not read.
+    from kafkacore.client.metadata import ClusterMetadata  # noqa: F401
     from kafkacore.client.routing import Target
 
 __all__ = ["MetadataWaiter", "RequestHandle"]
 
-
-class _Outcome:
-    __slots__ = ("_done", "_error", "_value")
-
-    def __init__(self) -> None:
-        self._done = False
-        self._error: BaseException | None = None
-        self._value: Any = None
-
-    @property
-    def done(self) -> bool:
-        """True once the outcome is set (and its event emitted)."""
-        return self._done
-
-    @property
-    def error(self) -> BaseException | None:
-        """The failure, or None (also None while pending)."""
-        return self._error
-
-    def _complete(self, value: Any, error: BaseException | None) -> None:
-        if self._done:
-            # Exactly-once is an invariant of the core; breaking it is a bug.
-            raise AssertionError(f"{self!r} completed twice")
-        self._done = True
-        self._value = value
-        self._error = error
+#: The decoded response type of a request (``Any`` where not yet known).
+R = TypeVar("R")
 
 
-class RequestHandle(_Outcome):
+class RequestHandle(Operation[R]):
     """One request sent through :meth:`KafkaClientCore.send`.
 
     ``id`` is unique per core. ``node_id`` and ``api_version`` are filled in
@@ -53,11 +31,10 @@ class RequestHandle(_Outcome):
     ``response``/``error`` is set when ``done``.
     """
 
-    __slots__ = ("api_key", "api_version", "id", "lane", "node_id", "request", "target")
+    __slots__ = ("api_key", "api_version", "lane", "node_id", "request", "target")
 
     def __init__(self, *, id: int, request: Any, api_key: int, target: Target, lane: str) -> None:
-        super().__init__()
-        self.id = id
+        super().__init__(id, "request")
         self.request = request
         self.api_key = api_key
         self.target = target
@@ -66,16 +43,8 @@ class RequestHandle(_Outcome):
         self.api_version: int | None = None
 
     @property
-    def response(self) -> Any:
+    def response(self) -> R | None:
         """The decoded response (None for pending, failed, or no-response requests)."""
-        return self._value
-
-    def result(self) -> Any:
-        """The response; raises the error if the request failed."""
-        if not self._done:
-            raise LocalProtocolError(f"request #{self.id} is still pending; wait for its event")
-        if self._error is not None:
-            raise self._error
         return self._value
 
     def __repr__(self) -> str:
@@ -83,14 +52,13 @@ class RequestHandle(_Outcome):
         return f"<RequestHandle #{self.id} api={self.api_key} {state}>"
 
 
-class MetadataWaiter(_Outcome):
+class MetadataWaiter(Operation["ClusterMetadata"]):
     """Completed by the next metadata update (or failed by the next failure)."""
 
-    __slots__ = ("id",)
+    __slots__ = ()
 
     def __init__(self, id: int) -> None:
-        super().__init__()
-        self.id = id
+        super().__init__(id, "metadata")
 
     def __repr__(self) -> str:
         return f"<MetadataWaiter #{self.id} {'done' if self._done else 'pending'}>"

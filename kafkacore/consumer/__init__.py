@@ -13,8 +13,6 @@ from kafkacore.consumer.events import (
     LogTruncationError,
     NoOffsetForPartitionError,
     OffsetAndMetadata,
-    OperationCompleted,
-    OperationHandle,
     PartitionBatch,
     PartitionsRevoking,
     RebalanceInProgressCommitError,
@@ -30,6 +28,7 @@ from kafkacore.group import (
     PartitionsLost,
     PartitionsRevoked,
 )
+from kafkacore.operation import Operation, OperationCompleted
 
 __all__ = [
     "FETCH_LANE",
@@ -45,8 +44,8 @@ __all__ = [
     "LogTruncationError",
     "NoOffsetForPartitionError",
     "OffsetAndMetadata",
+    "Operation",
     "OperationCompleted",
-    "OperationHandle",
     "PartitionBatch",
     "PartitionState",
     "PartitionsAssigned",

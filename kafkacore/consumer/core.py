@@ -45,7 +45,7 @@ what the user must act on (no offset with ``auto_offset_reset="none"``,
 truncation, a fatal group error) is raised by the next poll.
 
 Commands that complete later (commit, committed, offset lookups, close)
-return an :class:`~kafkacore.consumer.events.OperationHandle`, completed
+return an :class:`~kafkacore.operation.Operation`, completed
 with an :class:`~kafkacore.consumer.events.OperationCompleted` event.
 
 Causes (issue 10, fault 8): the core watches the client's events for the
@@ -98,8 +98,6 @@ from kafkacore.consumer.events import (
     LogTruncationError,
     NoOffsetForPartitionError,
     OffsetAndMetadata,
-    OperationCompleted,
-    OperationHandle,
     PartitionBatch,
     PartitionsRevoking,
     RebalanceInProgressCommitError,
@@ -126,6 +124,7 @@ from kafkacore.group.base import (
 )
 from kafkacore.group.classic import ClassicMember
 from kafkacore.group.kip848 import Kip848Member
+from kafkacore.operation import Operation, OperationCompleted
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import COORDINATOR_MOVED, LEADER_MOVED, ApiKey, ErrorCode
 from kafkacore.protocol.error_codes import TopicAuthorizationFailedError, error_for_code
@@ -250,7 +249,7 @@ class ConsumerCore:
         self._all_topics: dict[str, tuple[uuid.UUID, int, bool]] = {}
         self._listing = False
         self._next_listing: float | None = None
-        self._waiting_commits: list[tuple[OperationHandle, Callable[[float], None]]] = []
+        self._waiting_commits: list[tuple[Operation[Any], Callable[[float], None]]] = []
         self._revoking: dict[int, Callable[[float], None]] = {}
         self._next_token = 1
         #: Set by a transport whose user registered a rebalance listener:
@@ -265,7 +264,7 @@ class ConsumerCore:
         self._unreachable_reported_at = float("-inf")
         self._missing_topics: frozenset[str] = frozenset()
         self._denied_topics: frozenset[str] = frozenset()
-        self._ops: dict[int, tuple[OperationHandle, float]] = {}  # pending: (handle, started)
+        self._ops: dict[int, tuple[Operation[Any], float]] = {}  # pending: (handle, started)
         self._step(now)
 
     # ================================================================ Driven
@@ -678,7 +677,7 @@ class ConsumerCore:
         *,
         now: float,
         timeout_ms: int | None = None,
-    ) -> OperationHandle:
+    ) -> Operation[Any]:
         """Commit ``offsets`` (default: every position consumed so far).
 
         The handle completes with the committed map, or with
@@ -714,7 +713,7 @@ class ConsumerCore:
     def _send_commit(
         self,
         todo: dict[TopicPartition, OffsetAndMetadata],
-        handle: OperationHandle,
+        handle: Operation[Any],
         deadline: float,
         now: float,
     ) -> None:
@@ -778,7 +777,7 @@ class ConsumerCore:
     def _on_commit(
         self,
         todo: dict[TopicPartition, OffsetAndMetadata],
-        handle: OperationHandle,
+        handle: Operation[Any],
         deadline: float,
         resp: Any,
         err: BaseException | None,
@@ -863,7 +862,7 @@ class ConsumerCore:
         *,
         now: float,
         timeout_ms: int | None = None,
-    ) -> OperationHandle:
+    ) -> Operation[Any]:
         """The group's committed offsets: handle value ``{tp: OffsetAndMetadata | None}``."""
         self._check_open("committed")
         if self.config.group_id is None:
@@ -892,7 +891,7 @@ class ConsumerCore:
             None,
         ],
         now: float,
-        handle: OperationHandle | None = None,
+        handle: Operation[Any] | None = None,
     ) -> None:
         group_id = self.config.group_id
         assert group_id is not None
@@ -995,7 +994,7 @@ class ConsumerCore:
         *,
         now: float,
         timeout_ms: int | None = None,
-    ) -> OperationHandle:
+    ) -> Operation[Any]:
         """Earliest offset whose timestamp is >= the given one: ``{tp: (offset, ts) | None}``."""
         query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
         for tp, ts in query.items():
@@ -1009,7 +1008,7 @@ class ConsumerCore:
         *,
         now: float,
         timeout_ms: int | None = None,
-    ) -> OperationHandle:
+    ) -> Operation[Any]:
         """The end (high watermark, or LSO with read_committed): ``{tp: offset}``."""
         query = {TopicPartition(*tp): _LATEST for tp in partitions}
         return self._lookup("end_offsets", query, now, timeout_ms)
@@ -1020,7 +1019,7 @@ class ConsumerCore:
         *,
         now: float,
         timeout_ms: int | None = None,
-    ) -> OperationHandle:
+    ) -> Operation[Any]:
         query = {TopicPartition(*tp): _EARLIEST for tp in partitions}
         return self._lookup("beginning_offsets", query, now, timeout_ms)
 
@@ -1032,7 +1031,7 @@ class ConsumerCore:
         timeout_ms: int | None,
         *,
         keep_ts: bool = False,
-    ) -> OperationHandle:
+    ) -> Operation[Any]:
         self._check_open(kind)
         deadline = now + self._timeout(kind, timeout_ms)
         handle = self._new_op(kind, now)
@@ -1152,7 +1151,7 @@ class ConsumerCore:
         self.request(request, target=Node(node), now=now, on_done=on_done, lane=DEFAULT_LANE)
 
     # ----------------------------------------------------------------- close
-    def close(self, *, now: float, autocommit: bool = True) -> OperationHandle:
+    def close(self, *, now: float, autocommit: bool = True) -> Operation[Any]:
         """Commit (with auto-commit), leave the group; bounded by default_api_timeout_ms.
 
         The handle completes when done; then shut the client down
@@ -1401,8 +1400,8 @@ class ConsumerCore:
         self._commit_offsets_then(self._current_offsets(), now, done)
 
     # -- ops and timers -----------------------------------------------------
-    def _new_op(self, kind: str, now: float) -> OperationHandle:
-        handle = OperationHandle(self._next_op, kind)
+    def _new_op(self, kind: str, now: float) -> Operation[Any]:
+        handle: Operation[Any] = Operation(self._next_op, kind)
         self._next_op += 1
         self._ops[handle.id] = (handle, now)
         return handle
@@ -1415,7 +1414,7 @@ class ConsumerCore:
             raise LocalProtocolError(f"{what}: timeout_ms {timeout_ms!r} must be an int >= 0")
         return timeout_ms / 1000
 
-    def _complete(self, handle: OperationHandle, value: Any, error: BaseException | None) -> None:
+    def _complete(self, handle: Operation[Any], value: Any, error: BaseException | None) -> None:
         if handle.done:
             return
         self._ops.pop(handle.id, None)
@@ -1441,7 +1440,7 @@ class ConsumerCore:
 
     def _retry_op(
         self,
-        handle: OperationHandle,
+        handle: Operation[Any],
         deadline: float,
         now: float,
         error: BaseException,

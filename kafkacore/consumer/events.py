@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from kafkacore.client.metadata import TopicPartition
-from kafkacore.errors import KafkaError, LocalProtocolError
+from kafkacore.errors import KafkaError
 from kafkacore.protocol.error_codes import RebalanceInProgressError
 from kafkacore.records.model import Header
 
@@ -23,8 +23,6 @@ __all__ = [
     "LogTruncationError",
     "NoOffsetForPartitionError",
     "OffsetAndMetadata",
-    "OperationCompleted",
-    "OperationHandle",
     "PartitionBatch",
     "PartitionsRevoking",
     "RebalanceInProgressCommitError",
@@ -105,60 +103,6 @@ class RebalanceInProgressCommitError(CommitFailedError, RebalanceInProgressError
     """
 
     retriable = True
-
-
-class OperationHandle:
-    """A consumer command's outcome (commit, committed, offset lookups, close).
-
-    Plain record, completed exactly once by the core, which emits
-    :class:`OperationCompleted` in the same step.
-    """
-
-    __slots__ = ("_done", "_error", "_value", "id", "kind")
-
-    def __init__(self, id: int, kind: str) -> None:
-        self.id = id
-        self.kind = kind
-        self._done = False
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    @property
-    def done(self) -> bool:
-        return self._done
-
-    @property
-    def error(self) -> BaseException | None:
-        return self._error
-
-    @property
-    def value(self) -> Any:
-        return self._value
-
-    def result(self) -> Any:
-        if not self._done:
-            raise LocalProtocolError(f"{self!r} is still pending; wait for its event")
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-    def _complete(self, value: Any, error: BaseException | None) -> None:
-        if self._done:
-            raise AssertionError(f"{self!r} completed twice")
-        self._done = True
-        self._value = value
-        self._error = error
-
-    def __repr__(self) -> str:
-        state = "pending" if not self._done else ("failed" if self._error else "done")
-        return f"<OperationHandle #{self.id} {self.kind} {state}>"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OperationCompleted:
-    """``handle`` finished (its value or error is set)."""
-
-    handle: OperationHandle
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

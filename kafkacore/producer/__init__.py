@@ -5,6 +5,7 @@ Entry point: :class:`ProducerCore` (implements
 transports' producers. See ``docs/producer.md``.
 """
 
+from kafkacore.operation import Operation, OperationCompleted
 from kafkacore.producer.accumulator import BufferFull
 from kafkacore.producer.config import PRODUCER_OPTIONS, ProducerConfig
 from kafkacore.producer.core import ProducerCore
@@ -19,10 +20,9 @@ from kafkacore.producer.errors import (
 from kafkacore.producer.events import (
     BatchCompleted,
     BufferFreed,
-    OperationCompleted,
     ProducerEvent,
 )
-from kafkacore.producer.handles import OperationHandle, RecordMetadata
+from kafkacore.producer.handles import RecordMetadata
 from kafkacore.producer.idempotence import IdState
 from kafkacore.producer.serde import PreparedRecord, prepare_record
 from kafkacore.producer.transaction import TxnState
@@ -34,8 +34,8 @@ __all__ = [
     "BufferFreed",
     "BufferFull",
     "IdState",
+    "Operation",
     "OperationCompleted",
-    "OperationHandle",
     "PreparedRecord",
     "ProducerClosedError",
     "ProducerConfig",

@@ -27,7 +27,7 @@ User commands (:meth:`append`, :meth:`append_many`, :meth:`flush`, the
 transaction calls) return at once. Each record is reported exactly once in
 a :class:`~kafkacore.producer.events.BatchCompleted` event with the token
 the caller gave; flush and transaction calls return an
-:class:`~kafkacore.producer.handles.OperationHandle` completed through
+:class:`~kafkacore.operation.Operation` completed through
 :class:`~kafkacore.producer.events.OperationCompleted`. An append that does
 not fit ``buffer_memory`` raises :class:`BufferFull`; ``BufferFreed``
 follows when it may be retried (the transport blocks up to ``max_block_ms``).
@@ -78,6 +78,7 @@ from kafkacore.errors import (
     NoBrokersAvailable,
     RemoteProtocolError,
 )
+from kafkacore.operation import Operation, OperationCompleted
 from kafkacore.partitioner import DefaultPartitioner, partition_for_key
 from kafkacore.producer.accumulator import (
     BufferFull,
@@ -101,8 +102,7 @@ from kafkacore.producer.errors import (
     TransactionAbortedError,
     TransactionStateError,
 )
-from kafkacore.producer.events import BatchCompleted, BufferFreed, OperationCompleted
-from kafkacore.producer.handles import OperationHandle
+from kafkacore.producer.events import BatchCompleted, BufferFreed
 from kafkacore.producer.idempotence import IdState, ProducerIdentity
 from kafkacore.producer.outcome import Facts, Verdict, decide
 from kafkacore.producer.transaction import TransactionManager, TxnState
@@ -171,7 +171,7 @@ class _Waiting:
 class _Flight:
     """One Produce request handed to the client, until its completion event."""
 
-    handle: RequestHandle
+    handle: RequestHandle[Any]
     node: int
     sent: float
     batches: list[ProducerBatch]
@@ -214,17 +214,17 @@ class ProducerCore:
         self._txn = TransactionManager(tid) if tid is not None else None
         self._idempotent = cfg.idempotent
         self._callbacks: dict[
-            RequestHandle, Callable[[Any, BaseException | None, float], None]
+            RequestHandle[Any], Callable[[Any, BaseException | None, float], None]
         ] = {}
         self._events: list[object] = []
         self._waiting: dict[str, deque[_Waiting]] = {}
         # Unfinished batches/waiters: id -> age (the oldest append they hold, for flush).
         self._incomplete: dict[int, int] = {}
-        self._flushes: list[tuple[int, OperationHandle]] = []
+        self._flushes: list[tuple[int, Operation[Any]]] = []
         self._node_in_flight: dict[int, int] = {}
         self._produce_in_flight = 0
         self._retries: list[tuple[float, Callable[[float], None]]] = []
-        self._txn_op: OperationHandle | None = None
+        self._txn_op: Operation[Any] | None = None
         self._txn_busy = False  # a transaction request is in flight or scheduled
         self._next_op = 1
         # Metadata asked for by the producer itself (missing leaders, waiting
@@ -641,18 +641,18 @@ class ProducerCore:
         )
 
     # ----------------------------------------------------------- operations
-    def _op(self, kind: str) -> OperationHandle:
-        handle = OperationHandle(self._next_op, kind)
+    def _op(self, kind: str) -> Operation[None]:
+        handle: Operation[None] = Operation(self._next_op, kind)
         self._next_op += 1
         return handle
 
-    def _finish_op(self, handle: OperationHandle, error: BaseException | None) -> None:
+    def _finish_op(self, handle: Operation[None], error: BaseException | None) -> None:
         if handle.done:
             return
-        handle._complete(error)
-        self._events.append(OperationCompleted(handle=handle, error=error))
+        handle._complete(None, error)
+        self._events.append(OperationCompleted(handle=handle))
 
-    def flush(self, *, now: float) -> OperationHandle:
+    def flush(self, *, now: float) -> Operation[None]:
         """Send everything appended so far at once; the handle completes when all of it did."""
         handle = self._op("flush")
         if self._closed:
@@ -688,7 +688,7 @@ class ProducerCore:
             )
         return self._txn
 
-    def init_transactions(self, *, now: float) -> OperationHandle:
+    def init_transactions(self, *, now: float) -> Operation[None]:
         """Get the producer id for ``transactional_id``, fencing older instances."""
         txn = self._require_txn("init_transactions")
         txn.to(TxnState.INITIALIZING, "init_transactions")
@@ -728,7 +728,7 @@ class ProducerCore:
         generation_id: int = -1,
         member_id: str = "",
         group_instance_id: str | None = None,
-    ) -> OperationHandle:
+    ) -> Operation[None]:
         """Commit consumer ``offsets`` for ``group_id`` as part of the transaction.
 
         Pass the consumer's ``group_metadata()`` instead of a bare group id so
@@ -803,7 +803,7 @@ class ProducerCore:
         self._step(now)
         return handle
 
-    def commit_transaction(self, *, now: float) -> OperationHandle:
+    def commit_transaction(self, *, now: float) -> Operation[None]:
         """Flush the transaction's records, then commit it (EndTxn)."""
         txn = self._require_txn("commit_transaction")
         if txn.state is TxnState.ABORTABLE_ERROR:
@@ -816,7 +816,7 @@ class ProducerCore:
         self._step(now)
         return handle
 
-    def abort_transaction(self, *, now: float) -> OperationHandle:
+    def abort_transaction(self, *, now: float) -> Operation[None]:
         """Drop unsent records of the transaction and abort it (EndTxn)."""
         txn = self._require_txn("abort_transaction")
         txn.to(TxnState.ABORTING, "abort_transaction")

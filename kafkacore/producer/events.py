@@ -2,17 +2,15 @@
 
 Frozen, slotted, keyword-only dataclasses named in the past tense. Every
 record handed to :meth:`ProducerCore.append` is reported in exactly one
-:class:`BatchCompleted`; every operation handle in exactly one
-:class:`OperationCompleted`.
+:class:`BatchCompleted`; every :class:`~kafkacore.operation.Operation` in exactly one
+:class:`~kafkacore.operation.OperationCompleted`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkacore.producer.handles import OperationHandle
-
-__all__ = ["BatchCompleted", "BufferFreed", "OperationCompleted", "ProducerEvent"]
+__all__ = ["BatchCompleted", "BufferFreed", "ProducerEvent"]
 
 
 class ProducerEvent:
@@ -47,11 +45,3 @@ class BufferFreed(ProducerEvent):
     """``buffer_memory`` has room again after an append was refused."""
 
     available: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OperationCompleted(ProducerEvent):
-    """A flush or transaction operation finished (``error`` None on success)."""
-
-    handle: OperationHandle
-    error: BaseException | None = None

@@ -1,34 +1,8 @@
-"""Plain handles of producer operations (flush, transaction steps)."""
+"""Where a produced record landed."""
 
 from __future__ import annotations
 
-__all__ = ["OperationHandle", "RecordMetadata"]
-
-
-class OperationHandle:
-    """One flush / transaction operation; completed once by the core.
-
-    A record, not a future: the core sets ``done``/``error`` and in the
-    same step emits :class:`~kafkacore.producer.events.OperationCompleted`.
-    """
-
-    __slots__ = ("done", "error", "id", "kind")
-
-    def __init__(self, id: int, kind: str) -> None:
-        self.id = id
-        self.kind = kind
-        self.done = False
-        self.error: BaseException | None = None
-
-    def _complete(self, error: BaseException | None) -> None:
-        if self.done:
-            raise AssertionError(f"{self!r} completed twice")
-        self.done = True
-        self.error = error
-
-    def __repr__(self) -> str:
-        state = "pending" if not self.done else ("failed" if self.error else "done")
-        return f"<OperationHandle #{self.id} {self.kind} {state}>"
+__all__ = ["RecordMetadata"]
 
 
 class RecordMetadata:

@@ -21,8 +21,8 @@ from kafkacore.errors import (
     KafkaConnectionError,
     KafkaTimeoutError,
     LocalProtocolError,
+    NoCommonVersionError,
     RemoteProtocolError,
-    UnsupportedVersionError,
 )
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.api import APIS
@@ -67,12 +67,12 @@ def test_no_common_version_names_api_and_both_ranges() -> None:
     core.close(now=pump.now)
     h = send_metadata(core, pump)
     pump.run(until=lambda: h.done)
-    assert isinstance(h.error, UnsupportedVersionError)
+    assert isinstance(h.error, NoCommonVersionError)
     text = str(h.error)
     assert "Metadata" in text and "v0-v13" in text and "v14-v20" in text
-    with pytest.raises(UnsupportedVersionError, match="does not offer"):
+    with pytest.raises(NoCommonVersionError, match="does not offer"):
         negotiate_version(3, (0, 13), None, name="Metadata")
-    with pytest.raises(UnsupportedVersionError, match="no codec"):
+    with pytest.raises(NoCommonVersionError, match="no codec"):
         negotiate_version(999, None, (0, 1))
 
 

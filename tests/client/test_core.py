@@ -29,8 +29,8 @@ from kafkacore.errors import (
     KafkaTimeoutError,
     LocalProtocolError,
     NoBrokersAvailable,
+    NoCommonVersionError,
     RequestCancelled,
-    UnsupportedVersionError,
 )
 from kafkacore.protocol import messages as m
 from tests.client.fakebroker import FakeBroker, Pump, Topic, boot, make_cluster
@@ -437,7 +437,7 @@ def test_max_version_caps_the_negotiated_version() -> None:
     too_low = core.send(meta(), target=Node(0), max_version=2, now=pump.now)
     pump.run(until=lambda: capped.done and too_low.done)
     assert capped.error is None and capped.api_version == 9
-    assert isinstance(too_low.error, UnsupportedVersionError)
+    assert isinstance(too_low.error, NoCommonVersionError)
     assert "v2" in str(too_low.error) and "v4" in str(too_low.error)
     with pytest.raises(LocalProtocolError, match="max_version"):
         core.send(meta(), max_version=-1, now=pump.now)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from kafkacore.operation import Operation
 from kafkacore.producer import BatchCompleted, ProducerCore
-from kafkacore.producer.handles import OperationHandle
 from kafkacore.producer.transaction import TxnState
 from tests.client.fakebroker import Pump
 from tests.producer.scripted import ScriptedCoordinator, ScriptedLog, boot_producer
@@ -22,7 +22,7 @@ from tests.producer.scripted import ScriptedCoordinator, ScriptedLog, boot_produ
 ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 24, 25, 26, 28
 
 
-def _wait(pump: Pump, op: OperationHandle) -> None:
+def _wait(pump: Pump, op: Operation) -> None:
     pump.run(until=lambda: op.done)
     assert op.error is None, op.error
 
