@@ -501,6 +501,7 @@ class KafkaClientCore:
         lane: str = DEFAULT_LANE,
         timeout_ms: int | None = None,
         max_version: int | None = None,
+        build: Callable[[int], Any] | None = None,
     ) -> RequestHandle[Any]:
         """Queue ``request`` (a generated request message) for ``target``.
 
@@ -511,6 +512,12 @@ class KafkaClientCore:
         caps the negotiated version (e.g. Produce <= v11 for transactions v1,
         KIP-890); a cap below what both sides accept fails the request with
         NoCommonVersionError.
+
+        ``build``, when given, is called with the version negotiated on the
+        connection that will carry the request, just before it is written,
+        and returns the message to send (``request`` is then the template
+        that names the API): the way to fill version-dependent fields without
+        guessing the version before the connection is known.
         """
         self._check_open("send")
         api_key = getattr(type(request), "API_KEY", None)
@@ -549,6 +556,7 @@ class KafkaClientCore:
             timeout_ms=timeout_ms,
             expect_response=expect,
             max_version=max_version,
+            build=build,
         )
         self._step(now)
         return handle
