@@ -1,0 +1,179 @@
+"""The one way a machine stacks on the client core (docs/stacking.md).
+
+The producer and the consumer are sans-IO machines built on a
+:class:`~kafkacore.client.core.KafkaClientCore`. :class:`StackedMachine`
+is their shared base and the whole stacking contract in code:
+
+- A transport fact goes to the client core first, then the stacked machine
+  runs **one** step (:meth:`StackedMachine._step`). A step never runs a
+  second step inside itself: a fact arriving while a step runs (a command
+  issued from a response callback, say) only queues work for the running
+  loop.
+- The loop alternates between draining the client core's events (a
+  completed request goes to the callback registered when it was sent;
+  anything else to :meth:`_on_client_event`) and the machine's own work
+  (:meth:`_work`), until neither moves. It runs at most
+  :data:`MAX_STEP_ROUNDS` rounds; work left after that is continued by a
+  deadline due at once, so one busy step cannot starve the transport's
+  loop and nothing is forgotten.
+- Time arrives as ``now`` on every call and is passed down; nothing here
+  keeps a copy of it.
+- The machine's timers live in one :class:`~kafkacore.timers.Deadlines`
+  (:attr:`deadlines`); :meth:`handle_timeout` hands each due key to
+  :meth:`_on_deadline`, and :meth:`next_deadline` is the earliest of the
+  client's, the machine's and its sub-machines' (:meth:`_sub_deadlines`).
+- Requests go out through :meth:`_request`, which returns the typed
+  :class:`~kafkacore.client.handles.RequestHandle` and remembers the
+  callback; ``build=`` lets a request be filled for the version negotiated
+  on the connection that carries it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore
+from kafkacore.client.driver import Action, ConnId
+from kafkacore.client.events import RequestCompleted
+from kafkacore.client.handles import RequestHandle
+from kafkacore.client.routing import Target
+from kafkacore.timers import Deadlines
+
+__all__ = ["MAX_STEP_ROUNDS", "ResponseCallback", "StackedMachine"]
+
+#: Rounds of (drain client events, do own work) in one step. Enough for a
+#: response to trigger follow-up requests several levels deep; a step that
+#: still has work continues at once through the ``"continue"`` deadline.
+MAX_STEP_ROUNDS = 64
+
+#: Called with (response, error, now) when a request sent by the machine completes.
+ResponseCallback = Callable[[Any, BaseException | None, float], None]
+
+_CONTINUE = "continue"
+
+
+class StackedMachine:
+    """Base of a sans-IO machine driven through a client core."""
+
+    def __init__(self, client: KafkaClientCore) -> None:
+        self.client = client
+        self.deadlines: Deadlines[Hashable] = Deadlines()
+        self._responses: dict[int, ResponseCallback] = {}
+        self._out: list[object] = []
+        self._stepping = False
+
+    # ------------------------------------------------- hooks for subclasses
+    def _on_client_event(self, event: object, now: float) -> None:
+        """A client event that is not the completion of one of our requests."""
+
+    def _work(self, now: float) -> bool:
+        """Do what the machine can do now; True if it did anything."""
+        return False
+
+    def _on_deadline(self, key: Hashable, now: float) -> None:
+        """``key`` in :attr:`deadlines` came due."""
+
+    def _sub_deadlines(self) -> Iterable[float | None]:
+        """Deadlines of machines this one drives besides the client (group members)."""
+        return ()
+
+    def _stopped(self) -> bool:
+        """True once the machine does no more work (closed)."""
+        return False
+
+    # ---------------------------------------------------- driver contract
+    def connection_made(self, conn_id: ConnId, *, now: float) -> None:
+        self.client.connection_made(conn_id, now=now)
+        self._step(now)
+
+    def connection_failed(self, conn_id: ConnId, error: BaseException, *, now: float) -> None:
+        self.client.connection_failed(conn_id, error, now=now)
+        self._step(now)
+
+    def data_received(
+        self, conn_id: ConnId, data: bytes | bytearray | memoryview, *, now: float
+    ) -> None:
+        self.client.data_received(conn_id, data, now=now)
+        self._step(now)
+
+    def connection_lost(self, conn_id: ConnId, error: BaseException | None, *, now: float) -> None:
+        self.client.connection_lost(conn_id, error, now=now)
+        self._step(now)
+
+    def handle_timeout(self, *, now: float) -> None:
+        self.client.handle_timeout(now=now)
+        for key in self.deadlines.pop_due(now):
+            if key != _CONTINUE:
+                self._on_deadline(key, now)
+        self._step(now)
+
+    def next_deadline(self) -> float | None:
+        found = [t for t in (self.client.next_deadline(), self.deadlines.next()) if t is not None]
+        found.extend(t for t in self._sub_deadlines() if t is not None)
+        return min(found) if found else None
+
+    def pull_actions(self) -> list[Action]:
+        return self.client.pull_actions()
+
+    def pull_events(self) -> list[object]:
+        out, self._out = self._out, []
+        return out
+
+    # ------------------------------------------------------------ helpers
+    def _emit(self, event: object) -> None:
+        """Queue an event for the transport (``pull_events``)."""
+        self._out.append(event)
+
+    def _request(
+        self,
+        request: Any,
+        on_done: ResponseCallback,
+        *,
+        now: float,
+        target: Target | None = None,
+        lane: str = DEFAULT_LANE,
+        timeout_ms: int | None = None,
+        max_version: int | None = None,
+        build: Callable[[int], Any] | None = None,
+    ) -> RequestHandle[Any]:
+        """Send ``request`` through the client; ``on_done`` runs inside a later step."""
+        handle = self.client.send(
+            request,
+            now=now,
+            target=target,
+            lane=lane,
+            timeout_ms=timeout_ms,
+            max_version=max_version,
+            build=build,
+        )
+        self._responses[handle.id] = on_done
+        return handle
+
+    def _forget(self, handle: RequestHandle[Any]) -> None:
+        """Drop the callback of ``handle`` (its answer, if any, is then ignored)."""
+        self._responses.pop(handle.id, None)
+
+    # --------------------------------------------------------------- step
+    def _step(self, now: float) -> None:
+        if self._stepping:
+            return  # the running loop sees whatever the caller queued
+        self._stepping = True
+        try:
+            for _ in range(MAX_STEP_ROUNDS):
+                events = self.client.pull_events()
+                for event in events:
+                    if isinstance(event, RequestCompleted):
+                        callback = self._responses.pop(event.handle.id, None)
+                        if callback is not None:
+                            callback(event.response, event.error, now)
+                            continue
+                    self._on_client_event(event, now)
+                worked = False if self._stopped() else self._work(now)
+                if not events and not worked:
+                    self.deadlines.cancel(_CONTINUE)
+                    break
+            else:
+                self.deadlines.set(_CONTINUE, now)
+        finally:
+            self._stepping = False

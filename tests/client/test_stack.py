@@ -1,0 +1,148 @@
+"""StackedMachine: the one step loop every machine built on the client core uses.
+
+Driven by the fake broker of tests/client/fakebroker.py (bytes in, bytes out).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+from kafkacore.client.config import ClientConfig
+from kafkacore.client.core import KafkaClientCore
+from kafkacore.client.events import MetadataUpdated
+from kafkacore.client.stack import MAX_STEP_ROUNDS, StackedMachine
+from kafkacore.protocol.messages import MetadataRequest
+from tests.client.fakebroker import Pump, make_cluster
+
+
+class Probe(StackedMachine):
+    """Records what the base hands it; optional endless work."""
+
+    def __init__(self, client: KafkaClientCore) -> None:
+        super().__init__(client)
+        self.answers: list[tuple[Any, BaseException | None]] = []
+        self.other: list[object] = []
+        self.due: list[Hashable] = []
+        self.depth = 0
+        self.max_depth = 0
+        self.endless = False
+        self.work_calls = 0
+        self.sub: float | None = None
+
+    def _on_client_event(self, event: object, now: float) -> None:
+        self.other.append(event)
+
+    def _work(self, now: float) -> bool:
+        self.work_calls += 1
+        return self.endless
+
+    def _on_deadline(self, key: Hashable, now: float) -> None:
+        self.due.append(key)
+
+    def _sub_deadlines(self) -> Iterable[float | None]:
+        return (self.sub,)
+
+    def _step(self, now: float) -> None:
+        self.depth += 1
+        self.max_depth = max(self.max_depth, self.depth)
+        try:
+            super()._step(now)
+        finally:
+            self.depth -= 1
+
+
+def booted() -> tuple[Probe, Pump]:
+    _, fakes = make_cluster(1)
+    client = KafkaClientCore(
+        ClientConfig(bootstrap_servers="127.0.0.1:9092"), now=0.0, rng=random.Random(0)
+    )
+    probe = Probe(client)
+    pump = Pump(probe, fakes)  # type: ignore[arg-type]  # the pump only uses Driven methods
+    pump.run(until=lambda: client.cluster.update_count > 0)
+    return probe, pump
+
+
+def test_answers_reach_their_callback_and_other_events_the_hook() -> None:
+    probe, pump = booted()
+    assert any(isinstance(e, MetadataUpdated) for e in probe.other)
+    probe._request(
+        MetadataRequest(topics=[]),
+        lambda r, e, now: probe.answers.append((r, e)),
+        now=pump.now,
+    )
+    pump.run(until=lambda: bool(probe.answers))
+    response, error = probe.answers[0]
+    assert error is None and response.brokers
+
+
+def test_build_gets_the_version_of_the_connection_that_carries_the_request() -> None:
+    probe, pump = booted()
+    seen: list[int] = []
+
+    def build(version: int) -> MetadataRequest:
+        seen.append(version)
+        return MetadataRequest(topics=[], allow_auto_topic_creation=False)
+
+    handle = probe._request(
+        MetadataRequest(topics=None),
+        lambda r, e, now: probe.answers.append((r, e)),
+        now=pump.now,
+        build=build,
+    )
+    pump.run(until=lambda: bool(probe.answers))
+    broker = next(iter(pump.brokers.values()))
+    api_key, version, body = broker.received[-1]
+    assert api_key == MetadataRequest.API_KEY and seen == [version] == [handle.api_version]
+    assert body.topics == [] and body.allow_auto_topic_creation is False
+
+
+def test_a_callback_that_sends_again_does_not_nest_steps() -> None:
+    probe, pump = booted()
+
+    def first(response: Any, error: BaseException | None, now: float) -> None:
+        probe.answers.append((response, error))
+        probe._request(
+            MetadataRequest(topics=[]), lambda r, e, t: probe.answers.append((r, e)), now=now
+        )
+
+    probe._request(MetadataRequest(topics=[]), first, now=pump.now)
+    pump.run(until=lambda: len(probe.answers) == 2)
+    assert probe.max_depth == 1
+
+
+def test_endless_work_is_capped_per_step_and_continues_at_once() -> None:
+    probe, pump = booted()
+    probe.endless = True
+    probe.work_calls = 0
+    probe.handle_timeout(now=pump.now)
+    assert probe.work_calls == MAX_STEP_ROUNDS
+    assert probe.next_deadline() == pump.now  # the rest of the work is due at once
+    probe.endless = False
+    probe.handle_timeout(now=pump.now)
+    assert probe.due == []  # the continuation is internal, not a machine deadline
+    client_deadline = probe.client.next_deadline()
+    assert probe.next_deadline() == client_deadline
+
+
+def test_deadlines_come_due_through_handle_timeout_and_sub_machines_count() -> None:
+    probe, pump = booted()
+    probe.deadlines.set("retry", pump.now + 1.0)
+    probe.deadlines.set("commit", pump.now + 0.5)
+    assert probe.next_deadline() == min(
+        t for t in (probe.client.next_deadline(), pump.now + 0.5) if t is not None
+    )
+    probe.sub = pump.now + 0.25
+    assert probe.next_deadline() == min(
+        t for t in (probe.client.next_deadline(), pump.now + 0.25) if t is not None
+    )
+    probe.handle_timeout(now=pump.now + 0.75)
+    assert probe.due == ["commit"] and "retry" in probe.deadlines
+
+
+def test_events_emitted_are_pulled_once_in_order() -> None:
+    probe, _ = booted()
+    probe._emit("a")
+    probe._emit("b")
+    assert probe.pull_events() == ["a", "b"] and probe.pull_events() == []
