@@ -56,6 +56,7 @@ from kafkacore.records import _backend
 from kafkacore.records._arrow import arrow_from_columns
 from kafkacore.records._crc import crc32c, crc32c_py
 from kafkacore.records._decode import EMPTY_HEADERS as _EMPTY
+from kafkacore.records._decode import Section
 from kafkacore.records._decode import decode_columns as _decode_columns
 from kafkacore.records._decode import iter_records as _iter_records
 from kafkacore.records._layout import API as API
@@ -303,21 +304,23 @@ class RecordBatch:
             )
         return data
 
-    def _fixed_timestamp(self) -> int | None:
-        return self.max_timestamp if self.attributes & ATTR_TIMESTAMP_TYPE else None
+    def _section(self) -> Section:
+        """The pure loops' input: the records (CRC checked, inflated) and the batch's values."""
+        uncompressed = self.attributes & ATTR_COMPRESSION == 0
+        return Section(
+            self._records_section(),
+            self.record_count,
+            self.base_offset,
+            self.base_timestamp,
+            self.max_timestamp if self.attributes & ATTR_TIMESTAMP_TYPE else None,
+            RECORD_BATCH_OVERHEAD if uncompressed else None,
+        )
 
     def __iter__(self) -> Iterator[Record]:
         """Yield the records one by one (the pure path decodes each when it is asked for)."""
         if self._compiled:
             return _native.iter_records(self._buf, self._check_crc, self._max_decompressed_size)
-        return _iter_records(
-            self._records_section(),
-            self.record_count,
-            self.base_offset,
-            self.base_timestamp,
-            self._fixed_timestamp(),
-            RECORD_BATCH_OVERHEAD if self.attributes & ATTR_COMPRESSION == 0 else None,
-        )
+        return _iter_records(self._section())
 
     def records(self) -> list[Record]:
         """All records as a list."""
@@ -342,14 +345,7 @@ class RecordBatch:
                 values=values,
                 headers=[_EMPTY] * len(keys) if headers is None else headers,
             )
-        return _decode_columns(
-            self._records_section(),
-            self.record_count,
-            self.base_offset,
-            self.base_timestamp,
-            self._fixed_timestamp(),
-            RECORD_BATCH_OVERHEAD if self.attributes & ATTR_COMPRESSION == 0 else None,
-        )
+        return _decode_columns(self._section())
 
     def arrow_columns(self) -> ArrowColumns:
         """The records as Arrow-ready buffers (see :class:`~kafkacore.records.model.ArrowColumns`).
