@@ -153,8 +153,36 @@ def render_properties(
     """Return the server.properties text of ``node``.
 
     ``truststore`` (the CA's PEM) is needed by the MTLS listener, which
-    verifies client certificates against it.
+    verifies client certificates against it. ``node.extra`` comes last and
+    overrides any setting (in place: the line keeps its position).
     """
+    props: dict[str, str] = {
+        **_kraft_properties(node, voters),
+        **_listener_properties(node),
+        "log.dirs": str(node.data_dir),
+        **_replication_properties(cluster_size),
+        **_SMALL_NODE_PROPERTIES,
+        **_sasl_properties(node, users),
+        **_tls_properties(node, keystore, truststore),
+        **(_AUTHORIZER_PROPERTIES if authorizer else {}),
+        **node.extra,
+    }
+    return "".join(f"{k}={_escape(v)}\n" for k, v in props.items())
+
+
+def _kraft_properties(node: NodeLayout, voters: Iterable[NodeLayout]) -> dict[str, str]:
+    """Combined broker and controller, in a static quorum of ``voters``."""
+    return {
+        "process.roles": "broker,controller",
+        "node.id": str(node.node_id),
+        "controller.quorum.voters": ",".join(
+            f"{v.node_id}@127.0.0.1:{v.controller_port}" for v in voters
+        ),
+    }
+
+
+def _listener_properties(node: NodeLayout) -> dict[str, str]:
+    """Client listeners (advertised on the proxy's port when proxied), plus CONTROLLER."""
     listeners = [f"{name}://127.0.0.1:{port}" for name, port in node.listener_ports.items()]
     advertised = [
         f"{name}://127.0.0.1:{node.advertised_ports.get(name, port)}"
@@ -165,49 +193,69 @@ def render_properties(
         "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,"
         "SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
     ) + "".join(f",{n}:{LISTENER_PROTOCOLS[n]}" for n in extra_names)
-    props: dict[str, str] = {
-        "process.roles": "broker,controller",
-        "node.id": str(node.node_id),
-        "controller.quorum.voters": ",".join(
-            f"{v.node_id}@127.0.0.1:{v.controller_port}" for v in voters
-        ),
+    return {
         "listeners": ",".join([*listeners, f"CONTROLLER://127.0.0.1:{node.controller_port}"]),
         "advertised.listeners": ",".join(advertised),
         "inter.broker.listener.name": "PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": protocol_map,
-        "log.dirs": str(node.data_dir),
-        "num.partitions": "1",
-        "default.replication.factor": str(min(cluster_size, 3)),
-        "min.insync.replicas": "2" if cluster_size >= 3 else "1",
-        "offsets.topic.replication.factor": str(min(cluster_size, 3)),
-        "offsets.topic.num.partitions": "5",
-        "transaction.state.log.replication.factor": str(min(cluster_size, 3)),
-        "transaction.state.log.min.isr": "2" if cluster_size >= 3 else "1",
-        "transaction.state.log.num.partitions": "5",
-        "share.coordinator.state.topic.replication.factor": str(min(cluster_size, 3)),
-        "share.coordinator.state.topic.min.isr": "2" if cluster_size >= 3 else "1",
-        "group.initial.rebalance.delay.ms": "0",
-        "auto.create.topics.enable": "false",
-        "log.cleaner.dedupe.buffer.size": "2097152",
-        "log.delete.delay.ms": "1000",
-        "num.network.threads": "2",
-        "num.io.threads": "4",
-        # A killed node is fenced after the session timeout (default 9 s);
-        # keep failover tests quick.
-        "broker.heartbeat.interval.ms": "500",
-        "broker.session.timeout.ms": "3000",
     }
+
+
+def _replication_properties(cluster_size: int) -> dict[str, str]:
+    """Replicate as widely as the cluster allows (at most 3), min ISR 2 from 3 nodes on."""
+    factor = str(min(cluster_size, 3))
+    min_isr = "2" if cluster_size >= 3 else "1"
+    return {
+        "num.partitions": "1",
+        "default.replication.factor": factor,
+        "min.insync.replicas": min_isr,
+        "offsets.topic.replication.factor": factor,
+        "offsets.topic.num.partitions": "5",
+        "transaction.state.log.replication.factor": factor,
+        "transaction.state.log.min.isr": min_isr,
+        "transaction.state.log.num.partitions": "5",
+        "share.coordinator.state.topic.replication.factor": factor,
+        "share.coordinator.state.topic.min.isr": min_isr,
+    }
+
+
+#: Kafka's test-harness settings for a small, quick node (see the module docstring).
+_SMALL_NODE_PROPERTIES: Mapping[str, str] = {
+    "group.initial.rebalance.delay.ms": "0",
+    "auto.create.topics.enable": "false",
+    "log.cleaner.dedupe.buffer.size": "2097152",
+    "log.delete.delay.ms": "1000",
+    "num.network.threads": "2",
+    "num.io.threads": "4",
+    # A killed node is fenced after the session timeout (default 9 s);
+    # keep failover tests quick.
+    "broker.heartbeat.interval.ms": "500",
+    "broker.session.timeout.ms": "3000",
+}
+
+
+def _sasl_properties(node: NodeLayout, users: Mapping[str, str]) -> dict[str, str]:
+    """PLAIN (with ``users``) and both SCRAM mechanisms on every SASL_ listener."""
     sasl = [n for n in node.listener_ports if n.startswith("SASL_")]
-    if sasl:
-        props["sasl.enabled.mechanisms"] = ",".join(SASL_MECHANISMS)
-        for name in sasl:
-            prefix = f"listener.name.{name.lower()}"
-            props[f"{prefix}.plain.sasl.jaas.config"] = _jaas_plain(users)
-            for mech in ("scram-sha-256", "scram-sha-512"):
-                props[f"{prefix}.{mech}.sasl.jaas.config"] = (
-                    "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-                )
+    if not sasl:
+        return {}
+    props = {"sasl.enabled.mechanisms": ",".join(SASL_MECHANISMS)}
+    for name in sasl:
+        prefix = f"listener.name.{name.lower()}"
+        props[f"{prefix}.plain.sasl.jaas.config"] = _jaas_plain(users)
+        for mech in ("scram-sha-256", "scram-sha-512"):
+            props[f"{prefix}.{mech}.sasl.jaas.config"] = (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            )
+    return props
+
+
+def _tls_properties(
+    node: NodeLayout, keystore: Path | None, truststore: Path | None
+) -> dict[str, str]:
+    """The server's PEM keystore, and client certificates required on MTLS."""
+    props: dict[str, str] = {}
     if keystore is not None:
         # KIP-651 PEM keystore: unencrypted PKCS#8 key + chain, no password.
         props["ssl.keystore.type"] = "PEM"
@@ -222,14 +270,16 @@ def render_properties(
         props[f"{prefix}.ssl.truststore.location"] = str(truststore)
         # "CN=localkafka-client,OU=...,O=..." -> User:localkafka-client
         props[f"{prefix}.ssl.principal.mapping.rules"] = "RULE:^CN=([^,]*).*$/$1/,DEFAULT"
-    if authorizer:
-        props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-        # Brokers and controllers talk over PLAINTEXT as ANONYMOUS, so it must be
-        # a super user; ACL tests authenticate over a SASL listener instead.
-        props["super.users"] = "User:admin;User:ANONYMOUS"
-        props["allow.everyone.if.no.acl.found"] = "false"
-    props.update(node.extra)
-    return "".join(f"{k}={_escape(v)}\n" for k, v in props.items())
+    return props
+
+
+_AUTHORIZER_PROPERTIES: Mapping[str, str] = {
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    # Brokers and controllers talk over PLAINTEXT as ANONYMOUS, so it must be
+    # a super user; ACL tests authenticate over a SASL listener instead.
+    "super.users": "User:admin;User:ANONYMOUS",
+    "allow.everyone.if.no.acl.found": "false",
+}
 
 
 def _escape(value: str) -> str:

@@ -1,6 +1,6 @@
 """Zigzag varints as used inside v2 records (see NOTES.md c.1).
 
-The hot loops in :mod:`kafkacore.records.batch` and
+The hot loops in :mod:`kafkacore.records._decode` and
 :mod:`kafkacore.records.builder` inline the one- and two-byte cases; the
 functions here are the general (slow) path and the precomputed tables.
 """

@@ -43,8 +43,7 @@ from typing import TYPE_CHECKING, Final, TypeAlias
 from kafkacore.errors import LocalProtocolError
 from kafkacore.records import _backend
 from kafkacore.records._crc import crc32c_py
-from kafkacore.records._varint import ZIGZAG, ZIGZAG_LIMIT, zigzag_bytes
-from kafkacore.records.batch import (
+from kafkacore.records._layout import (
     ATTR_CONTROL,
     ATTR_TIMESTAMP_TYPE,
     ATTR_TRANSACTIONAL,
@@ -53,6 +52,7 @@ from kafkacore.records.batch import (
     LOG_OVERHEAD,
     RECORD_BATCH_OVERHEAD,
 )
+from kafkacore.records._varint import ZIGZAG, ZIGZAG_LIMIT, zigzag_bytes
 from kafkacore.records.compression import Compression, check_level, compress_py
 from kafkacore.records.model import ControlRecordType, Header
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from localkafka import config
 
@@ -163,3 +164,171 @@ def test_tls_files_include_a_client_certificate(tmp_path: Path) -> None:
     assert files.client_key.stat().st_mode & 0o077 == 0
     text = files.client_cert.read_text()
     assert text.count("BEGIN CERTIFICATE") >= 1
+
+
+# Byte-exact renderings of two representative nodes (a follower in a
+# three-node PLAINTEXT cluster whose extra settings override a default, and a
+# single node with every listener, SASL users, TLS, MTLS, a proxied port and
+# the authorizer). They pin the order and escaping of every line, so a change
+# in how the text is put together shows up here before it reaches a JVM.
+
+CLUSTER_FOLLOWER_PROPERTIES = (
+    "process.roles=broker,controller",
+    "node.id=2",
+    "controller.quorum.voters=1@127.0.0.1:9001,2@127.0.0.1:9002,3@127.0.0.1:9003",
+    "listeners=PLAINTEXT://127.0.0.1:9102,CONTROLLER://127.0.0.1:9002",
+    "advertised.listeners=PLAINTEXT://127.0.0.1:9102",
+    "inter.broker.listener.name=PLAINTEXT",
+    "controller.listener.names=CONTROLLER",
+    (
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,"
+        "SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+    ),
+    "log.dirs=C:\\\\kafka\\\\n2",
+    "num.partitions=1",
+    "default.replication.factor=3",
+    "min.insync.replicas=2",
+    "offsets.topic.replication.factor=3",
+    "offsets.topic.num.partitions=5",
+    "transaction.state.log.replication.factor=3",
+    "transaction.state.log.min.isr=2",
+    "transaction.state.log.num.partitions=5",
+    "share.coordinator.state.topic.replication.factor=3",
+    "share.coordinator.state.topic.min.isr=2",
+    "group.initial.rebalance.delay.ms=0",
+    "auto.create.topics.enable=false",
+    "log.cleaner.dedupe.buffer.size=2097152",
+    "log.delete.delay.ms=1000",
+    "num.network.threads=2",
+    "num.io.threads=4",
+    "broker.heartbeat.interval.ms=500",
+    "broker.session.timeout.ms=3000",
+)
+
+EVERY_FEATURE_PROPERTIES = (
+    "process.roles=broker,controller",
+    "node.id=1",
+    "controller.quorum.voters=1@127.0.0.1:9001",
+    (
+        "listeners=PLAINTEXT://127.0.0.1:9101,SASL_PLAINTEXT://127.0.0.1:9102,"
+        "SSL://127.0.0.1:9103,SASL_SSL://127.0.0.1:9104,MTLS://127.0.0.1:9105,"
+        "PROXIED://127.0.0.1:9106,CONTROLLER://127.0.0.1:9001"
+    ),
+    (
+        "advertised.listeners=PLAINTEXT://127.0.0.1:9101,SASL_PLAINTEXT://127.0.0.1:9102,"
+        "SSL://127.0.0.1:9103,SASL_SSL://127.0.0.1:9104,MTLS://127.0.0.1:9105,"
+        "PROXIED://127.0.0.1:19106"
+    ),
+    "inter.broker.listener.name=PLAINTEXT",
+    "controller.listener.names=CONTROLLER",
+    (
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,"
+        "SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL,PROXIED:PLAINTEXT"
+    ),
+    "log.dirs=/data/n1",
+    "num.partitions=1",
+    "default.replication.factor=1",
+    "min.insync.replicas=1",
+    "offsets.topic.replication.factor=1",
+    "offsets.topic.num.partitions=5",
+    "transaction.state.log.replication.factor=1",
+    "transaction.state.log.min.isr=1",
+    "transaction.state.log.num.partitions=5",
+    "share.coordinator.state.topic.replication.factor=1",
+    "share.coordinator.state.topic.min.isr=1",
+    "group.initial.rebalance.delay.ms=0",
+    "auto.create.topics.enable=false",
+    "log.cleaner.dedupe.buffer.size=2097152",
+    "log.delete.delay.ms=1000",
+    "num.network.threads=2",
+    "num.io.threads=2",
+    "broker.heartbeat.interval.ms=500",
+    "broker.session.timeout.ms=3000",
+    "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+    (
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.secur"
+        'ity.plain.PlainLoginModule required user_admin="admin-secret" '
+        'user_alice="alice-secret";'
+    ),
+    (
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.comm"
+        "on.security.scram.ScramLoginModule required;"
+    ),
+    (
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.comm"
+        "on.security.scram.ScramLoginModule required;"
+    ),
+    (
+        "listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.pl"
+        'ain.PlainLoginModule required user_admin="admin-secret" '
+        'user_alice="alice-secret";'
+    ),
+    (
+        "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.sec"
+        "urity.scram.ScramLoginModule required;"
+    ),
+    (
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.sec"
+        "urity.scram.ScramLoginModule required;"
+    ),
+    "ssl.keystore.type=PEM",
+    "ssl.keystore.location=/tls/ks.pem",
+    "ssl.client.auth=none",
+    "listener.name.mtls.ssl.client.auth=required",
+    "listener.name.mtls.ssl.truststore.type=PEM",
+    "listener.name.mtls.ssl.truststore.location=/tls/ca.pem",
+    "listener.name.mtls.ssl.principal.mapping.rules=RULE:^CN=([^,]*).*$/$1/,DEFAULT",
+    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "super.users=User:admin;User:ANONYMOUS",
+    "allow.everyone.if.no.acl.found=false",
+)
+
+
+def fixed_layout(node_id: int, listeners: dict[str, int], **kw: Any) -> config.NodeLayout:
+    """A layout with fixed paths, so the rendered text does not depend on tmp_path."""
+    return config.NodeLayout(
+        node_id=node_id,
+        controller_port=9000 + node_id,
+        listener_ports=listeners,
+        data_dir=Path(f"/data/n{node_id}"),
+        props_path=Path(f"/data/n{node_id}.properties"),
+        log_path=Path(f"/data/n{node_id}.log"),
+        **kw,
+    )
+
+
+def lines(text: tuple[str, ...]) -> str:
+    return "".join(f"{line}\n" for line in text)
+
+
+def test_cluster_follower_renders_exactly() -> None:
+    nodes = [
+        fixed_layout(
+            i,
+            {"PLAINTEXT": 9100 + i},
+            extra={"log.dirs": "C:\\kafka\\n2"} if i == 2 else {},
+        )
+        for i in (1, 2, 3)
+    ]
+    text = config.render_properties(
+        nodes[1], voters=nodes, users={}, keystore=None, authorizer=False, cluster_size=3
+    )
+    assert text == lines(CLUSTER_FOLLOWER_PROPERTIES)
+
+
+def test_node_with_every_feature_renders_exactly() -> None:
+    ports = {"PLAINTEXT": 9101, "SASL_PLAINTEXT": 9102, "SSL": 9103, "SASL_SSL": 9104}
+    ports |= {"MTLS": 9105, "PROXIED": 9106}
+    node = fixed_layout(
+        1, ports, advertised_ports={"PROXIED": 19106}, extra={"num.io.threads": "2"}
+    )
+    text = config.render_properties(
+        node,
+        voters=[node],
+        users={"admin": "admin-secret", "alice": "alice-secret"},
+        keystore=Path("/tls/ks.pem"),
+        truststore=Path("/tls/ca.pem"),
+        authorizer=True,
+        cluster_size=1,
+    )
+    assert text == lines(EVERY_FEATURE_PROPERTIES)
