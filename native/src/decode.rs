@@ -1,7 +1,7 @@
 //! Record batch v2 decoding (NOTES.md c.2), without Python objects.
 //!
 //! One strict pass walks the records and checks every field; the first
-//! fault is described exactly as `_diagnose` in `kafkacore/records/batch.py`
+//! fault is described exactly as `diagnose` in `kafkacore/records/_diagnose.py`
 //! describes it (same reason, field and byte offset), so the compiled and
 //! the pure-Python path raise the same DecodeError for the same bytes.
 //! Order of checks, as in Python: CRC, decompression, record count against
