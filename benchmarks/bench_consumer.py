@@ -1,9 +1,9 @@
 """Consumer throughput and group rebalance time: kafkacore beside its peers, one broker, one run.
 
 Run: ``.venv/bin/python benchmarks/bench_consumer.py [--records N] [--bootstrap H:P]
-[--quick] [--pure] [--json OUT.json]`` (``--skip NAMES`` leaves contenders out by name
-prefix, ``rebalance`` the rebalance timing; ``--pure`` adds a run of each kafkacore contender with ``KAFKACORE_PURE=1``,
-labelled "(pure)").
+[--quick] [--pure] [--json OUT.json]`` (``--skip NAMES`` leaves contenders out by
+name prefix, ``rebalance`` the rebalance timing; ``--pure`` adds a run of each
+kafkacore contender with ``KAFKACORE_PURE=1``, labelled "(pure)").
 
 Data: N records of 100 bytes (no keys) in a 4-partition topic, written once
 uncompressed and once with lz4 by the Java ``ProducerPerformance`` tool
