@@ -363,6 +363,8 @@ def render_table(
 ) -> str:
     """A markdown table of ``rows``: contender, rate, peak RSS MiB, extras, ratio per peer.
 
+    The RSS column is left out when no row measured it.
+
     ``extras`` are ``(heading, key in Row.extra, format spec)`` (a spec
     ending in "x" appends it, for ratios); ``peers``
     (default: every peer any row has a ratio against) gives the ratio columns.
@@ -370,14 +372,21 @@ def render_table(
     if peers is None:
         peers = list(dict.fromkeys(p for r in rows for p in r.ratios))
     unit = rows[0].unit if rows else "per s"
-    head = [first, unit, "peak RSS MiB", *(h for h, _, _ in extras), *(f"vs {p}" for p in peers)]
+    show_rss = any(r.rss_mib is not None for r in rows)
+    head = [
+        first,
+        unit,
+        *(["peak RSS MiB"] if show_rss else []),
+        *(h for h, _, _ in extras),
+        *(f"vs {p}" for p in peers),
+    ]
     cells = []
     for r in rows:
         rate = f"{r.rate:,.0f}" if r.rate >= 100 else f"{r.rate:.2f}"
         rss = "-" if r.rss_mib is None else f"{r.rss_mib:.0f}"
         extra = [_cell(r.extra.get(k, math.nan), spec) for _, k, spec in extras]
         ratios = [f"{r.ratios[p]:.2f}x" if p in r.ratios else "-" for p in peers]
-        cells.append([r.contender, rate, rss, *extra, *ratios])
+        cells.append([r.contender, rate, *([rss] if show_rss else []), *extra, *ratios])
     return markdown_table(head, cells)
 
 
