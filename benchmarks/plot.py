@@ -252,32 +252,24 @@ def plot(rows: Sequence[Row], path: str, title: str = "") -> None:
         raise ValueError(f"plot(): no kafkacore row has a ratio to draw ({len(rows)} rows)")
     cols = 2 if count > 1 else 1
     nrows = math.ceil(count / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(10 * cols, 4.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, cols, figsize=(10 * cols, 4.2 * nrows), squeeze=False, layout="constrained"
+    )
     flat = [ax for line in axes for ax in line]
     for ax, ((harness, peer), points) in zip(flat, groups.items(), strict=False):
         _draw_panel(ax, f"{harness}: kafkacore / {peer}", points, _targets_for(harness, peer))
         ax.set_ylabel("rate ratio (log; > 1 faster)")
     if rss:
-        ax = flat[len(groups)]
-        points = [
-            Point(f"{r.harness}: {r.table}", r.contender.removesuffix(" (pure)"), _is_pure(r), v)
-            for r, v in rss
-        ]
-        title = f"peak RSS: kafkacore / {RSS_PEER} (< 1 is less memory)"
-        _draw_panel(ax, title, points, [])
-        ax.set_ylabel("RSS ratio (log)")
+        _draw_rss(flat[len(groups)], rss)
     for ax in flat[count:]:
         ax.set_visible(False)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
 def _draw_panel(ax: Axes, title: str, points: Sequence[Point], targets: Sequence[Target]) -> None:
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
     tables = list(dict.fromkeys(p.table for p in points))
     series = list(dict.fromkeys(p.contender for p in points))
     width = 0.8 / max(len(series), 1)
@@ -299,9 +291,6 @@ def _draw_panel(ax: Axes, title: str, points: Sequence[Point], targets: Sequence
                 zorder=3,
             )
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: f"{y:g}x"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.axhline(1.0, color="0.3", linewidth=1.0, zorder=1)
     for t in targets:
         ax.axhline(t.ratio, color="tab:red", linestyle="--", linewidth=0.9, zorder=2)
@@ -316,14 +305,64 @@ def _draw_panel(ax: Axes, title: str, points: Sequence[Point], targets: Sequence
             color="tab:red",
         )
     values = [p.ratio for p in points] + [t.ratio for t in targets] + [1.0]
-    low, high = min(values), max(values)
-    ax.set_ylim(low / 1.6, high * 1.6)
+    _log_axis(ax, min(values) / 1.6, max(values) * 1.6)
     ax.set_xticks(range(len(tables)))
     ax.set_xticklabels([_short(t) for t in tables], rotation=25, ha="right", fontsize=7)
     ax.set_xlim(-0.6, len(tables) - 0.4)
     ax.set_title(title, fontsize=10)
     ax.grid(axis="y", which="both", alpha=0.25)
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def _draw_rss(ax: Axes, rss: Sequence[tuple[Row, float]]) -> None:
+    """Each kafkacore row's peak RSS over aiokafka's, spread out within its harness."""
+    harnesses = list(dict.fromkeys(r.harness for r, _ in rss))
+    for pure in (False, True):
+        xs: list[float] = []
+        ys: list[float] = []
+        for i, harness in enumerate(harnesses):
+            mine = [v for r, v in rss if r.harness == harness and _is_pure(r) == pure]
+            step = 0.8 / max(len(mine), 1)
+            xs += [i - 0.4 + step * (k + 0.5) for k in range(len(mine))]
+            ys += mine
+        if xs:
+            ax.scatter(
+                xs,
+                ys,
+                s=16,
+                facecolors="none" if pure else "C0",
+                edgecolors="C0",
+                label="pure path" if pure else "compiled path",
+                zorder=3,
+            )
+    ax.set_yscale("log")
+    values = [v for _, v in rss] + [1.0]
+    _log_axis(ax, min(values) / 1.3, max(values) * 1.3)
+    ax.axhline(1.0, color="tab:red", linestyle="--", linewidth=0.9, zorder=2)
+    counts = [sum(r.harness == h for r, _ in rss) for h in harnesses]
+    ax.set_xticks(range(len(harnesses)))
+    ax.set_xticklabels([f"{h} ({n} rows)" for h, n in zip(harnesses, counts, strict=True)])
+    ax.set_title(f"peak RSS: kafkacore / {RSS_PEER} in the same table (< 1 is less memory)")
+    ax.set_ylabel("RSS ratio (log)")
+    ax.grid(axis="y", which="both", alpha=0.25)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def _log_axis(ax: Axes, low: float, high: float) -> None:
+    """Limits and "2x"-style labels; within a decade or two the minor ticks get labels too."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_ylim(low, high)
+    label = FuncFormatter(lambda y, _pos: f"{y:g}x")
+    if high / low < 30:
+        ax.yaxis.set_major_formatter(label)
+        ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 3.0, 5.0)))
+        ax.yaxis.set_minor_formatter(label)
+        ax.tick_params(axis="y", which="minor", labelsize=7)
+    else:
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(label)
+        ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _short(table: str) -> str:
