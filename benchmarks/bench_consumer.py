@@ -369,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
         help="run every contender in this process (no fresh process each: no peak RSS)",
     )
     args = ap.parse_args(argv)
+    if args.pure and args.in_process:
+        ap.error("--pure runs the pure twins in processes of their own: drop --in-process")
     n = 20_000 if args.quick else args.records
     skip = [s.strip() for s in args.skip.split(",") if s.strip()]
     chosen = {

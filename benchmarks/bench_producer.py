@@ -370,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
         help="run every contender in this process (no fresh process each: no peak RSS)",
     )
     args = parser.parse_args(argv)
+    if args.pure and args.in_process:
+        parser.error("--pure runs the pure twins in processes of their own: drop --in-process")
     n = 5000 if args.quick else args.records
     cases = [
         Case(size, acks, comp)

@@ -217,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         help="run every client in this process (no fresh process per run: no peak RSS)",
     )
     args = parser.parse_args(argv)
+    if args.pure and args.in_process:
+        parser.error("--pure runs the pure twins in processes of their own: drop --in-process")
     if args.quick:
         args.requests, args.repeat = 300, 1
     chosen = {c: fn for c, fn in CLIENTS.items() if not args.only or c in args.only}

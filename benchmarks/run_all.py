@@ -21,7 +21,8 @@ against every peer of the same table, record path; see
 
 ``--pure`` makes the producer, consumer and round-trip harnesses run each
 kafkacore contender twice, compiled and with ``KAFKACORE_PURE=1``
-(labelled "(pure)"); the codec harness always measures both paths.
+(labelled "(pure)"); the codec harness always measures both paths, and
+the generated message classes (``codec messages``) are Python on both.
 ``--quick`` is a smoke run (every harness's ``--quick``). Codec peak RSS:
 each codec contender's record-batch work (build and parse once per
 compression) runs again in a fresh process of its own, after the timed
