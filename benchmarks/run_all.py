@@ -546,6 +546,10 @@ def compare(
     return changes, only_old, only_new
 
 
+def _rate(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.2f}"
+
+
 def _finite(x: float) -> bool:
     return math.isfinite(x) and x > 0
 
@@ -564,7 +568,7 @@ def compare_report(
     for c in changes:
         peer = "-" if c.peer_change is None else f"{c.peer_change:+.0%}"
         lines.append(
-            f"| {c.harness} | {c.table} | {c.contender} | {c.old:,.2f} | {c.new:,.2f} "
+            f"| {c.harness} | {c.table} | {c.contender} | {_rate(c.old)} | {_rate(c.new)} "
             f"| {c.rate_change:+.0%} | {peer} | {c.verdict} |"
         )
     slower = [c for c in changes if c.verdict == "SLOWER"]
@@ -573,6 +577,10 @@ def compare_report(
         "",
         f"{len(changes)} rows compared: {len(slower)} SLOWER, {len(maybe)} slower?, "
         f"{sum(c.verdict == 'faster' for c in changes)} faster.",
+    ]
+    lines += [
+        f"{c.verdict}: {c.harness} / {c.table} / {c.contender}: rate {c.rate_change:+.0%}"
+        for c in slower + maybe
     ]
     if only_old:
         lines.append(f"Only in the old run ({len(only_old)}): " + "; ".join(only_old))

@@ -176,6 +176,7 @@ def test_compare_command_exits_1_when_a_row_is_slower(
     write_rows(str(same), rows({"kafkacore x": 98.0}, 50.0))
     assert run_all.main(["--compare", str(old), str(new)]) == 1
     out = capsys.readouterr().out
-    assert "| producer | t | kafkacore x | 100.00 | 70.00 | -30% | -30% | SLOWER |" in out
+    assert "| producer | t | kafkacore x | 100 | 70.00 | -30% | -30% | SLOWER |" in out
+    assert "SLOWER: producer / t / kafkacore x: rate -30%" in out
     assert run_all.main(["--compare", str(old), str(same)]) == 0
     assert run_all.main(["--compare", str(old), str(new), "--threshold", "0.5"]) == 0
