@@ -1,6 +1,6 @@
 """Message codec benchmark: kafkacore's generated classes against the peers.
 
-Run: ``.venv/bin/python benchmarks/bench_codec_messages.py [--quick]``
+Run: ``.venv/bin/python benchmarks/bench_codec_messages.py [--quick] [--markdown] [--json F]``
 
 Cases (the client's hot paths):
 
@@ -30,6 +30,8 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from _harness import Row, render_table, with_ratios, write_rows
+
 from kafkacore.protocol.messages import FetchResponse, MetadataResponse
 from kafkacore.protocol.messages.fetch_response import (
     FetchableTopicResponse,
@@ -40,6 +42,8 @@ from kafkacore.protocol.messages.metadata_response import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
+
+HARNESS = "codec messages"
 
 
 def metadata(n_topics: int = 50, n_partitions: int = 20) -> MetadataResponse:
@@ -100,6 +104,8 @@ def best(fn: Callable[[], object], inner: int, repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
+    parser.add_argument("--markdown", action="store_true", help="also print markdown tables")
+    parser.add_argument("--json", help="also write the rows to this JSON file")
     args = parser.parse_args()
     inner, repeat = (20, 3) if args.quick else (100, 7)
 
@@ -177,16 +183,28 @@ def main() -> None:
     except Exception as exc:
         results.append(("fetch 10x10x1KiB decode v16", f"kafka-python ({exc})", None))
 
-    base: dict[str, float] = {}
+    rows = with_ratios(
+        [
+            Row(harness=HARNESS, table=case, contender=who, rate=rate, unit="messages/s")
+            for case, who, rate in results
+            if rate is not None
+        ]
+    )
+    failures = [f"{case} / {who}" for case, who, rate in results if rate is None]
     print(f"{'case':30} {'contender':22} {'msgs/s':>10} {'vs kafkacore':>12}")
-    for case, who, rate in results:
-        if who == "kafkacore" and rate is not None:
-            base[case] = rate
-        if rate is None:
-            print(f"{case:30} {who:22} {'n/a':>10}")
-            continue
-        ratio = rate / base[case] if case in base else float("nan")
-        print(f"{case:30} {who:22} {rate:10.0f} {ratio:11.2f}x")
+    for row in rows:
+        base = next(r for r in rows if r.table == row.table and r.contender == "kafkacore")
+        ratio = row.rate / base.rate
+        print(f"{row.table:30} {row.contender:22} {row.rate:10.0f} {ratio:11.2f}x")
+    for failure in failures:
+        print(f"{failure}: n/a")
+    if args.markdown:
+        for case in dict.fromkeys(r.table for r in rows):
+            print(f"\n**{case}**\n")
+            print(render_table([r for r in rows if r.table == case], first="codec"))
+    if args.json:
+        meta = {"harness": HARNESS, "inner": inner, "repeat": repeat, "failures": failures}
+        write_rows(args.json, rows, meta)
 
 
 if __name__ == "__main__":

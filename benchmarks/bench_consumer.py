@@ -1,7 +1,9 @@
 """Consumer throughput and group rebalance time: kafkacore beside its peers, one broker, one run.
 
-Run: ``.venv/bin/python benchmarks/bench_consumer.py [--records N] [--bootstrap H:P]``
-(``--skip NAMES`` leaves contenders out by name prefix).
+Run: ``.venv/bin/python benchmarks/bench_consumer.py [--records N] [--bootstrap H:P]
+[--quick] [--pure] [--json OUT.json]`` (``--skip NAMES`` leaves contenders out by
+name prefix, ``rebalance`` the rebalance timing; ``--pure`` adds a run of each
+kafkacore contender with ``KAFKACORE_PURE=1``, labelled "(pure)").
 
 Data: N records of 100 bytes (no keys) in a 4-partition topic, written once
 uncompressed and once with lz4 by the Java ``ProducerPerformance`` tool
@@ -22,8 +24,10 @@ Rate = records / wall seconds from the consumer's creation to the last
 record. Rebalance time: three kafkacore members (selector transport) join
 one group on a 12-partition topic; measured from the third member's start
 until all three own disjoint sets covering every partition, for the
-classic protocol and for KIP-848. The machine has 2 shared cores: read the
-ratios within one run, not the absolute numbers.
+classic protocol and for KIP-848. Each contender (and each rebalance) runs
+in a fresh process (``_harness.isolated``) whose peak RSS is reported
+beside its rate (for the Java tool, the JVM's). The machine has 2 shared
+cores: read the ratios within one run, not the absolute numbers.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import functools
 import platform
 import re
 import subprocess
@@ -39,7 +44,16 @@ import time
 import uuid
 from collections.abc import Callable
 
-from _harness import broker, create_topics, markdown_table
+from _harness import (
+    Row,
+    broker,
+    create_topics,
+    isolated,
+    render_table,
+    variants,
+    with_ratios,
+    write_rows,
+)
 
 PARTITIONS = 4
 
@@ -78,7 +92,7 @@ def produce_java(bootstrap: str, topic: str, n: int, compression: str) -> None:
 
 # -- kafkacore ------------------------------------------------------------------
 def kc_selector(bootstrap: str, topic: str, n: int, batch: bool) -> float:
-    from transports._consumer_selector import KafkaConsumer
+    from transports.selector import KafkaConsumer
 
     t0 = time.perf_counter()
     seen = 0
@@ -107,7 +121,7 @@ def kc_selector(bootstrap: str, topic: str, n: int, batch: bool) -> float:
 
 
 def kc_asyncio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
-    from transports._consumer_asyncio import AsyncKafkaConsumer
+    from transports.asyncio import AsyncKafkaConsumer
 
     async def main() -> float:
         t0 = time.perf_counter()
@@ -138,7 +152,7 @@ def kc_asyncio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
 def kc_trio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
     import trio
 
-    from transports._consumer_trio import TrioKafkaConsumer
+    from transports.trio import TrioKafkaConsumer
 
     out: list[float] = []
 
@@ -282,7 +296,7 @@ def java(bootstrap: str, topic: str, n: int) -> float:
 
 # -- rebalance ----------------------------------------------------------------------
 def rebalance(bootstrap: str, protocol: str) -> float:
-    from transports._consumer_selector import KafkaConsumer
+    from transports.selector import KafkaConsumer
 
     topic = f"reb-{uuid.uuid4().hex[:8]}"
     create_topics(bootstrap, [topic], partitions=12)
@@ -319,82 +333,130 @@ def rebalance(bootstrap: str, protocol: str) -> float:
 
 
 CONTENDERS: dict[str, Callable[[str, str, int], float]] = {
-    "kafkacore selector, per record": lambda b, t, n: kc_selector(b, t, n, False),
-    "kafkacore selector, poll_batches": lambda b, t, n: kc_selector(b, t, n, True),
-    "kafkacore asyncio, per record": lambda b, t, n: kc_asyncio(b, t, n, False),
-    "kafkacore asyncio, poll_batches": lambda b, t, n: kc_asyncio(b, t, n, True),
-    "kafkacore trio, per record": lambda b, t, n: kc_trio(b, t, n, False),
-    "kafkacore trio, poll_batches": lambda b, t, n: kc_trio(b, t, n, True),
+    "kafkacore selector, per record": functools.partial(kc_selector, batch=False),
+    "kafkacore selector, poll_batches": functools.partial(kc_selector, batch=True),
+    "kafkacore asyncio, per record": functools.partial(kc_asyncio, batch=False),
+    "kafkacore asyncio, poll_batches": functools.partial(kc_asyncio, batch=True),
+    "kafkacore trio, per record": functools.partial(kc_trio, batch=False),
+    "kafkacore trio, poll_batches": functools.partial(kc_trio, batch=True),
     "confluent-kafka": confluent,
     "aiokafka": aiokafka_,
     "kafka-python": kafka_python,
     "java ConsumerPerformance": java,
 }
+HARNESS = "consumer"
+PEERS = ("confluent-kafka", "aiokafka", "kafka-python", "java ConsumerPerformance")
+REBALANCE = "rebalance, 3rd member joins 12 partitions"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def consume_table(compression: str) -> str:
+    return f"100 B records, {compression}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--records", type=int, default=1_000_000)
-    ap.add_argument("--bootstrap")
+    ap.add_argument("--bootstrap", help="a running broker (default: start one)")
     ap.add_argument("--skip", default="", help="comma list of contender name prefixes to skip")
-    args = ap.parse_args()
-    n = args.records
+    ap.add_argument("--quick", action="store_true", help="smoke run: 20,000 records")
+    ap.add_argument("--json", help="also write the rows (with peak RSS) to this JSON file")
+    ap.add_argument(
+        "--pure", action="store_true", help="also run each kafkacore one with KAFKACORE_PURE=1"
+    )
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run every contender in this process (no fresh process each: no peak RSS)",
+    )
+    args = ap.parse_args(argv)
+    if args.pure and args.in_process:
+        ap.error("--pure runs the pure twins in processes of their own: drop --in-process")
+    n = 20_000 if args.quick else args.records
     skip = [s.strip() for s in args.skip.split(",") if s.strip()]
+    chosen = {
+        name: fn for name, fn in CONTENDERS.items() if not any(name.startswith(s) for s in skip)
+    }
+    runs = variants(chosen, args.pure)
+    rows: list[Row] = []
+    failures: list[str] = []
     started = time.monotonic()
     with broker(args.bootstrap) as bootstrap:
-        results: dict[str, dict[str, float]] = {}
         for compression in ("none", "lz4"):
             topic = f"bench-{compression}-{uuid.uuid4().hex[:6]}"
             create_topics(bootstrap, [topic], partitions=PARTITIONS)
             produce_java(bootstrap, topic, n, compression)
-            for name, fn in CONTENDERS.items():
-                if any(name.startswith(s) for s in skip):
+            for run in runs:
+                try:
+                    got = isolated(
+                        run.fn, bootstrap, topic, n, env=run.env, enabled=not args.in_process
+                    )
+                except Exception as exc:  # a peer that cannot run is reported, not fatal
+                    print(f"{compression:5} {run.label:36} FAILED: {exc}", file=sys.stderr)
+                    failures.append(f"{compression} / {run.label}: {str(exc).splitlines()[0]}")
                     continue
-                rate = fn(bootstrap, topic, n)
-                results.setdefault(name, {})[compression] = rate
-                print(f"{compression:5} {name:36} {rate:12,.0f} rec/s", flush=True)
-        reb = {p: rebalance(bootstrap, p) for p in ("classic", "consumer")}
-    kp = results.get("kafka-python", {})
-    ck = results.get("confluent-kafka", {})
-    rows = []
-    for name, by in results.items():
-        row: list[object] = [name]
-        for comp in ("none", "lz4"):
-            rate = by.get(comp, float("nan"))
-            row += [
-                f"{rate:,.0f}",
-                f"{rate / ck[comp]:.2f}x" if comp in ck else "-",
-                f"{rate / kp[comp]:.2f}x" if comp in kp else "-",
-            ]
-        rows.append(row)
+                rows.append(
+                    Row(
+                        harness=HARNESS,
+                        table=consume_table(compression),
+                        contender=run.label,
+                        rate=got.result,
+                        unit="records/s",
+                        rss_mib=got.rss_mib,
+                        path=got.path,
+                    )
+                )
+                print(
+                    f"{compression:5} {run.label:36} {got.result:12,.0f} rec/s "
+                    f"RSS {got.rss_mib or 0:6.1f} MiB",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        if not any(s == "kafkacore" or "rebalance".startswith(s) for s in skip):
+            for protocol in ("classic", "consumer"):
+                got = isolated(rebalance, bootstrap, protocol, enabled=not args.in_process)
+                rows.append(
+                    Row(
+                        harness=HARNESS,
+                        table=REBALANCE,
+                        contender=f"kafkacore, {protocol}",
+                        rate=got.result,
+                        unit="seconds",
+                        rss_mib=got.rss_mib,
+                        higher_is_better=False,
+                        path=got.path,
+                    )
+                )
+    rows = with_ratios(rows)
     print()
     print(
         f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; "
         f"N = {n:,} x 100 B, {PARTITIONS} partitions; "
-        f"CPython {platform.python_version()}; total {time.monotonic() - started:.0f} s"
+        f"CPython {platform.python_version()}; each contender in a fresh process "
+        f"(peak RSS: that process, or its JVM); total {time.monotonic() - started:.0f} s"
     )
-    print()
-    print(
-        markdown_table(
-            [
-                "consumer",
-                "none rec/s",
-                "vs confluent",
-                "vs kafka-python",
-                "lz4 rec/s",
-                "vs confluent",
-                "vs kafka-python",
-            ],
+    peers = [p for p in PEERS if p in chosen]
+    for compression in ("none", "lz4"):
+        table = consume_table(compression)
+        print(f"\n**{table}**\n")
+        print(render_table([r for r in rows if r.table == table], first="consumer", peers=peers))
+    reb = [r for r in rows if r.table == REBALANCE]
+    if reb:
+        print()
+        print(render_table(reb, first=REBALANCE, peers=[]))
+    for failure in failures:
+        print(f"* did not run: {failure}")
+    if args.json:
+        write_rows(
+            args.json,
             rows,
+            {
+                "harness": HARNESS,
+                "records": n,
+                "isolated": not args.in_process,
+                "failures": failures,
+            },
         )
-    )
-    print()
-    print(
-        markdown_table(
-            ["rebalance, 3rd member joins 12 partitions", "seconds"],
-            [[f"kafkacore, {p}", f"{s:.2f}"] for p, s in reb.items()],
-        )
-    )
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Producer throughput and delivery latency: kafkacore beside its peers, one broker, one run.
 
-Run: ``.venv/bin/python benchmarks/bench_producer.py [--quick] [--records N] [--bootstrap H:P]``
+Run: ``.venv/bin/python benchmarks/bench_producer.py [--quick] [--records N] [--bootstrap H:P]
+[--pure] [--json OUT.json]``
 
 Cases: 100-byte and 1 KiB values (no keys), acks=1 and acks=all, no
 compression and lz4: eight cases, each on a fresh 3-partition topic.
@@ -17,8 +18,12 @@ Contenders (each with ``linger.ms=5`` and its other defaults):
 Throughput is records (and MB of values) per second from the first send to
 the last delivery confirmed. Latency is send-to-delivery-callback for every
 100th record (per-record calls) or per ``send_many`` chunk of 10,000
-records; p50/p99 in milliseconds. The machine has 2 shared cores, so the
-numbers are for ratios within one run, not absolute claims.
+records; p50/p99 in milliseconds. Each contender runs in a fresh process
+(``_harness.isolated``) whose peak RSS is reported beside its rate (for
+the Java tool, the JVM's). ``--pure`` adds a run of each kafkacore
+contender with ``KAFKACORE_PURE=1``, labelled "(pure)". The machine has 2
+shared cores, so the numbers are for ratios within one run, not absolute
+claims.
 """
 
 from __future__ import annotations
@@ -37,7 +42,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from _harness import broker, create_topics, markdown_table, percentile
+from _harness import (
+    Row,
+    broker,
+    create_topics,
+    isolated,
+    percentile,
+    render_table,
+    variants,
+    with_ratios,
+    write_rows,
+)
 
 SAMPLE = 100  # latency of every 100th record
 CHUNK = 10_000  # send_many chunk
@@ -80,7 +95,7 @@ def _stamp(lat: list[float], t0: float, _done: object) -> None:
 
 # -- kafkacore ------------------------------------------------------------------
 def run_kc_selector(bootstrap: str, topic: str, n: int, case: Case) -> Result:
-    from transports._producer_selector import KafkaProducer
+    from transports.selector import KafkaProducer
 
     value = b"x" * case.size
     lat: list[float] = []
@@ -98,7 +113,7 @@ def run_kc_selector(bootstrap: str, topic: str, n: int, case: Case) -> Result:
 
 
 def run_kc_selector_many(bootstrap: str, topic: str, n: int, case: Case) -> Result:
-    from transports._producer_selector import KafkaProducer
+    from transports.selector import KafkaProducer
 
     value = b"x" * case.size
     lat: list[float] = []
@@ -155,7 +170,7 @@ async def _kc_async(
 
 
 def run_kc_asyncio(bootstrap: str, topic: str, n: int, case: Case, many: bool = False) -> Result:
-    from transports._producer_asyncio import AsyncKafkaProducer
+    from transports.asyncio import AsyncKafkaProducer
 
     async def main() -> Result:
         async with AsyncKafkaProducer(bootstrap, **_kc_options(case)) as p:
@@ -167,7 +182,7 @@ def run_kc_asyncio(bootstrap: str, topic: str, n: int, case: Case, many: bool = 
 def run_kc_trio(bootstrap: str, topic: str, n: int, case: Case, many: bool = False) -> Result:
     import trio
 
-    from transports._producer_trio import TrioKafkaProducer
+    from transports.trio import TrioKafkaProducer
 
     async def main() -> Result:
         async with TrioKafkaProducer(bootstrap, **_kc_options(case)) as p:
@@ -335,13 +350,28 @@ CONTENDERS: dict[str, Runner] = {
 }
 
 
+HARNESS = "producer"
+PEERS = ("kafka-python", "aiokafka", "confluent-kafka", "java ProducerPerformance")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bootstrap", help="a running broker (default: start one)")
     parser.add_argument("--records", type=int, default=200_000, help="records per case")
     parser.add_argument("--quick", action="store_true", help="smoke run: 5,000 records, 2 cases")
     parser.add_argument("--only", action="append", help="contender name(s) (substring)")
+    parser.add_argument("--json", help="also write the rows (with peak RSS) to this JSON file")
+    parser.add_argument(
+        "--pure", action="store_true", help="also run each kafkacore one with KAFKACORE_PURE=1"
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run every contender in this process (no fresh process each: no peak RSS)",
+    )
     args = parser.parse_args(argv)
+    if args.pure and args.in_process:
+        parser.error("--pure runs the pure twins in processes of their own: drop --in-process")
     n = 5000 if args.quick else args.records
     cases = [
         Case(size, acks, comp)
@@ -351,8 +381,12 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if args.quick:
         cases = [cases[0], cases[-1]]
-    names = [c for c in CONTENDERS if not args.only or any(o in c for o in args.only)]
-    rows: dict[tuple[str, str], tuple[float, float, float, float]] = {}
+    chosen = {
+        c: fn for c, fn in CONTENDERS.items() if not args.only or any(o in c for o in args.only)
+    }
+    runs = variants(chosen, args.pure)
+    rows: list[Row] = []
+    failures: list[str] = []
     began = time.monotonic()
     with broker(args.bootstrap) as bootstrap:
         topics = {c.name: f"bench-{uuid.uuid4().hex[:8]}" for c in cases}
@@ -360,67 +394,71 @@ def main(argv: list[str] | None = None) -> int:
         for case in cases:
             # 1 KiB cases move ten times the bytes: fewer records keep the run short.
             count = n if case.size == 100 else max(n // 4, 1000)
-            for name in names:
+            for run in runs:
                 try:
-                    res = CONTENDERS[name](bootstrap, topics[case.name], count, case)
+                    got = isolated(
+                        run.fn,
+                        bootstrap,
+                        topics[case.name],
+                        count,
+                        case,
+                        env=run.env,
+                        enabled=not args.in_process,
+                    )
                 except Exception as exc:  # a peer that cannot run is reported, not fatal
-                    print(f"{case.name:24s} {name:30s} FAILED: {exc!r}", file=sys.stderr)
+                    print(f"{case.name:24s} {run.label:30s} FAILED: {exc}", file=sys.stderr)
+                    failures.append(f"{case.name} / {run.label}: {str(exc).splitlines()[0]}")
                     continue
+                res = got.result
                 rate = count / res.seconds
-                mb = rate * case.size / 1e6
-                p50 = percentile(res.latencies_ms, 50)
-                p99 = percentile(res.latencies_ms, 99)
-                rows[(case.name, name)] = (rate, mb, p50, p99)
+                row = Row(
+                    harness=HARNESS,
+                    table=case.name,
+                    contender=run.label,
+                    rate=rate,
+                    unit="records/s",
+                    rss_mib=got.rss_mib,
+                    path=got.path,
+                    extra={
+                        "mb_per_s": rate * case.size / 1e6,
+                        "p50_ms": percentile(res.latencies_ms, 50),
+                        "p99_ms": percentile(res.latencies_ms, 99),
+                    },
+                )
+                rows.append(row)
                 print(
-                    f"{case.name:24s} {name:30s} {rate:10.0f} rec/s {mb:7.1f} MB/s "
-                    f"p50 {p50:7.1f} ms p99 {p99:7.1f} ms",
+                    f"{case.name:24s} {run.label:30s} {rate:10.0f} rec/s "
+                    f"{row.extra['mb_per_s']:7.1f} MB/s p50 {row.extra['p50_ms']:7.1f} ms "
+                    f"p99 {row.extra['p99_ms']:7.1f} ms RSS {got.rss_mib or 0:6.1f} MiB",
                     file=sys.stderr,
                 )
+    rows = with_ratios(rows)
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
         f"\n{stamp}; Python {platform.python_version()}; {platform.machine()}; "
         f"{n} records per 100-byte case, {max(n // 4, 1000)} per 1 KiB case; "
+        f"each contender in a fresh process (peak RSS: that process, or its JVM); "
         f"run took {time.monotonic() - began:.0f} s\n"
     )
+    extras = [("MB/s", "mb_per_s", ".1f"), ("p50 ms", "p50_ms", ".1f"), ("p99 ms", "p99_ms", ".1f")]
+    peers = [p for p in PEERS if p in chosen]
     for case in cases:
-        peer = {
-            p: rows.get((case.name, p), (float("nan"),) * 4)[0]
-            for p in ("kafka-python", "aiokafka", "confluent-kafka")
-        }
-        table = []
-        for name in names:
-            if (case.name, name) not in rows:
-                continue
-            rate, mb, p50, p99 = rows[(case.name, name)]
-            table.append(
-                [
-                    name,
-                    f"{rate:,.0f}",
-                    f"{mb:.1f}",
-                    f"{p50:.1f}",
-                    f"{p99:.1f}",
-                    f"{rate / peer['kafka-python']:.2f}x",
-                    f"{rate / peer['aiokafka']:.2f}x",
-                    f"{rate / peer['confluent-kafka']:.2f}x",
-                ]
-            )
         print(f"**{case.name}**\n")
-        print(
-            markdown_table(
-                [
-                    "client",
-                    "records/s",
-                    "MB/s",
-                    "p50 ms",
-                    "p99 ms",
-                    "vs kafka-python",
-                    "vs aiokafka",
-                    "vs confluent",
-                ],
-                table,
-            )
-        )
+        print(render_table([r for r in rows if r.table == case.name], extras=extras, peers=peers))
         print()
+    for failure in failures:
+        print(f"* did not run: {failure}")
+    if args.json:
+        write_rows(
+            args.json,
+            rows,
+            {
+                "harness": HARNESS,
+                "records": n,
+                "isolated": not args.in_process,
+                "failures": failures,
+            },
+        )
     return 0
 
 

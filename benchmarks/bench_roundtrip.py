@@ -12,11 +12,16 @@ Reported: requests per second (wall clock; on shared cores this includes the
 broker's scheduling) and the client process's CPU time per request
 (``time.process_time``, all threads; the steadier measure of client cost).
 The broker is warmed up first; then every (client, shape) runs once per
-round for ``--repeat`` rounds, interleaved, and the best rate is kept. The
-broker is started with ``localkafka`` (benchmark profile) unless
-``--bootstrap`` names a running one.
+round for ``--repeat`` rounds, interleaved, and the best rate is kept. Each
+run is a fresh process (``_harness.isolated``), which also gives each
+client's peak RSS (the largest over its runs). The broker is started with
+``localkafka`` (benchmark profile) unless ``--bootstrap`` names a running one.
 
     .venv/bin/python benchmarks/bench_roundtrip.py [--requests 5000] [--window 16]
+        [--quick] [--pure] [--json OUT.json]
+
+``--pure`` adds a run of each kafkacore client with ``KAFKACORE_PURE=1``
+(labelled "(pure)"); ``--json`` writes the rows for ``run_all.py``.
 
 Versions differ by client: kafkacore negotiates the newest Metadata version
 (flexible, v12+), kafka-python 3 also negotiates, aiokafka builds at most v5.
@@ -29,13 +34,14 @@ import argparse
 import asyncio
 import collections
 import concurrent.futures
-import contextlib
 import datetime
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
+
+from _harness import Row, broker, isolated, render_table, variants, with_ratios, write_rows
 
 # (bootstrap, requests, window) -> (wall seconds, client-process CPU seconds)
 Runner = Callable[[str, int, int], tuple[float, float]]
@@ -185,18 +191,12 @@ CLIENTS: dict[str, Runner] = {
     "aiokafka": run_aiokafka,
 }
 PEERS = ("kafka-python", "aiokafka")
+HARNESS = "roundtrip"
 
 
-@contextlib.contextmanager
-def broker(bootstrap: str | None) -> Iterator[str]:
-    if bootstrap:
-        yield bootstrap
-        return
-    from localkafka.cluster import LocalKafka
-    from localkafka.config import Profile
-
-    with LocalKafka(size=1, profile=Profile.BENCHMARK) as kafka:
-        yield kafka.bootstrap
+def shape_tables(window: int) -> dict[str, int]:
+    """Table name -> requests outstanding; the window is in the name, so runs compare."""
+    return {"Metadata, single": 1, f"Metadata, pipelined (window {window})": window}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,52 +205,115 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=5000, help="requests per run")
     parser.add_argument("--window", type=int, default=16, help="pipelined depth")
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell (best kept)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 300 requests, 1 round")
     parser.add_argument("--only", action="append", help="client name(s) to run")
+    parser.add_argument("--json", help="also write the rows (with peak RSS) to this JSON file")
+    parser.add_argument(
+        "--pure", action="store_true", help="also run each kafkacore client with KAFKACORE_PURE=1"
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run every client in this process (no fresh process per run: no peak RSS)",
+    )
     args = parser.parse_args(argv)
-    names = [c for c in CLIENTS if not args.only or c in args.only]
-    shapes = {"single": 1, "pipelined": args.window}
+    if args.pure and args.in_process:
+        parser.error("--pure runs the pure twins in processes of their own: drop --in-process")
+    if args.quick:
+        args.requests, args.repeat = 300, 1
+    chosen = {c: fn for c, fn in CLIENTS.items() if not args.only or c in args.only}
+    runs = variants(chosen, args.pure)
+    shapes = shape_tables(args.window)
     rates: dict[tuple[str, str], float] = {}
     cpu_us: dict[tuple[str, str], float] = {}
+    rss: dict[tuple[str, str], float] = {}
+    paths: dict[str, str | None] = {}
+    began = time.monotonic()
     with broker(args.bootstrap) as bootstrap:
-        # Warm the broker's JIT first, then interleave clients round by round,
-        # so no client is measured only on a cold (or only on a hot) broker.
+        # Warm the broker's JIT first (here: it is the broker that warms, not
+        # the client), then interleave clients round by round, each run in a
+        # fresh process, so no client is measured only on a cold (or only on
+        # a hot) broker and each one's peak RSS is its own.
+        warm = max(50, args.requests // 10)
         run_aiokafka(bootstrap, args.requests, args.window)
         run_kafka_python(bootstrap, args.requests, args.window)
-        for name in names:
+        for fn in chosen.values():
             for window in shapes.values():
-                CLIENTS[name](bootstrap, max(50, args.requests // 10), window)
+                fn(bootstrap, warm, window)
         for _ in range(args.repeat):
-            for name in names:
-                for shape, window in shapes.items():
-                    wall, cpu = CLIENTS[name](bootstrap, args.requests, window)
-                    key = (name, shape)
+            for run in runs:
+                for table, window in shapes.items():
+                    got = isolated(
+                        run.fn,
+                        bootstrap,
+                        args.requests,
+                        window,
+                        env=run.env,
+                        enabled=not args.in_process,
+                    )
+                    wall, cpu = got.result
+                    key = (run.label, table)
                     rates[key] = max(rates.get(key, 0.0), args.requests / wall)
                     us = cpu / args.requests * 1e6
                     cpu_us[key] = min(cpu_us.get(key, us), us)
-        for (name, shape), rate in rates.items():
-            print(
-                f"{name:20s} {shape:9s} {rate:10.0f} req/s {cpu_us[name, shape]:8.1f} us CPU/req",
-                file=sys.stderr,
+                    if got.rss_mib is not None:
+                        rss[key] = max(rss.get(key, 0.0), got.rss_mib)
+                    paths[run.label] = got.path
+                    print(
+                        f"{run.label:28s} {table:34s} {args.requests / wall:10.0f} req/s "
+                        f"{us:8.1f} us CPU/req  RSS {got.rss_mib or 0:6.1f} MiB",
+                        file=sys.stderr,
+                    )
+    rows = with_ratios(
+        [
+            Row(
+                harness=HARNESS,
+                table=table,
+                contender=run.label,
+                rate=rates[run.label, table],
+                unit="requests/s",
+                rss_mib=rss.get((run.label, table)),
+                path=paths[run.label],
+                extra={"cpu_us_per_request": cpu_us[run.label, table]},
             )
+            for table in shapes
+            for run in runs
+        ]
+    )
+    # CPU per request against each peer too: lower CPU is better, so peer / own.
+    by_key = {r.key: r for r in rows}
+    for r in rows:
+        for peer in PEERS:
+            other = by_key.get((HARNESS, r.table, peer))
+            if other is not None and other is not r:
+                own = r.extra["cpu_us_per_request"]
+                r.extra[f"cpu_vs_{peer}"] = other.extra["cpu_us_per_request"] / own
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
         f"\n{stamp}; Python {platform.python_version()}; {args.requests} requests per run, "
-        f"window {args.window}, best of {args.repeat}\n"
+        f"window {args.window}, best of {args.repeat}; each run in a fresh process "
+        f"(peak RSS: the largest of its runs); run took {time.monotonic() - began:.0f} s\n"
     )
-    peers = [p for p in PEERS if p in names]
-    head = "| client | shape | req/s | client CPU us/req |" + "".join(
-        f" req/s vs {p} | CPU vs {p} |" for p in peers
-    )
-    print(head)
-    print("|" + "---|" * (4 + 2 * len(peers)))
-    for name in names:
-        for shape in shapes:
-            key = (name, shape)
-            ratios = "".join(
-                f" {rates[key] / rates[p, shape]:.2f}x | {cpu_us[key] / cpu_us[p, shape]:.2f}x |"
-                for p in peers
-            )
-            print(f"| {name} | {shape} | {rates[key]:,.0f} | {cpu_us[key]:.0f} |{ratios}")
+    peers = [p for p in PEERS if p in chosen]
+    extras = [("client CPU us/req", "cpu_us_per_request", ".0f")] + [
+        (f"CPU vs {p}", f"cpu_vs_{p}", ".2fx") for p in peers
+    ]
+    for table in shapes:
+        print(f"**{table}**\n")
+        print(render_table([r for r in rows if r.table == table], extras=extras, peers=peers))
+        print()
+    if args.json:
+        write_rows(
+            args.json,
+            rows,
+            {
+                "harness": HARNESS,
+                "requests": args.requests,
+                "window": args.window,
+                "repeat": args.repeat,
+                "isolated": not args.in_process,
+            },
+        )
     return 0
 
 

@@ -1,6 +1,7 @@
 """Spark through Kafka: ``format("kafkacore")`` beside Spark's JVM ``format("kafka")``.
 
-Run: ``.venv/bin/python benchmarks/bench_spark.py [--records N] [--rounds R] [--bootstrap H:P]``
+Run: ``.venv/bin/python benchmarks/bench_spark.py [--records N] [--rounds R] [--bootstrap H:P]
+[--quick] [--json OUT.json]``
 
 One broker, one local Spark session (``local[2]``, both formats loaded),
 one topic of ``--records`` 100-byte records in 4 partitions written by the
@@ -41,9 +42,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from _harness import broker, create_topics, markdown_table
+from _harness import Row, broker, create_topics, markdown_table, with_ratios, write_rows
 
 FORMATS = ("kafka", "kafkacore")
+#: The contender each format is in the rows (kafkacore's name first, so it is not a peer).
+CONTENDER = {"kafka": "JVM format('kafka')", "kafkacore": "kafkacore format('kafkacore')"}
 PARTITIONS = 4
 
 
@@ -150,6 +153,12 @@ CASES: list[tuple[str, Callable[[Cases, str], int]]] = [
 ]
 
 
+def _kafkacore_path_from_env() -> str:
+    """The record path the Python workers run: they inherit this process's environment."""
+    pure = os.environ.get("KAFKACORE_PURE", "").strip() not in ("", "0")
+    return "pure" if pure else "compiled"
+
+
 def timed(fn: Callable[[], int]) -> tuple[float, int]:
     start = time.perf_counter()
     count = fn()
@@ -169,7 +178,11 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=2_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bootstrap")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 50,000 records, 1 round")
+    ap.add_argument("--json", help="also write the rows to this JSON file")
     args = ap.parse_args()
+    if args.quick:
+        args.records, args.rounds = 50_000, 1
     from localkafka.spark import local_spark
 
     print(f"# bench_spark: {args.records} records, {args.rounds} rounds")
@@ -253,6 +266,31 @@ def main() -> None:
     print(markdown_table(head, rows))
     for (name, fmt), reason in sorted(broken.items()):
         print(f"* {name} through format('{fmt}') did not run: {reason}")
+    if args.json:
+        json_rows = [
+            Row(
+                harness="spark",
+                table=name,
+                contender=CONTENDER[fmt],
+                rate=args.records / min(times[(name, fmt)]),
+                unit="records/s",
+                path=(_kafkacore_path_from_env() if fmt == "kafkacore" else None),
+                extra={
+                    "best_s": min(times[(name, fmt)]),
+                    "median_s": statistics.median(times[(name, fmt)]),
+                },
+            )
+            for name, _ in CASES
+            for fmt in FORMATS
+            if times.get((name, fmt))
+        ]
+        meta = {
+            "harness": "spark",
+            "records": args.records,
+            "rounds": args.rounds,
+            "failures": [f"{n} / {CONTENDER[f]}: {r}" for (n, f), r in sorted(broken.items())],
+        }
+        write_rows(args.json, with_ratios(json_rows), meta)
     sys.stdout.flush()
 
 
