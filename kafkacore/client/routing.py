@@ -19,6 +19,8 @@ __all__ = [
     "PartitionLeader",
     "Target",
     "TransactionCoordinator",
+    "describe_target",
+    "is_target",
 ]
 
 
@@ -62,3 +64,26 @@ class Controller:
 
 
 Target = AnyNode | Node | PartitionLeader | GroupCoordinator | TransactionCoordinator | Controller
+
+
+def is_target(obj: object) -> bool:
+    """True for a routing target (one of the :data:`Target` classes)."""
+    return isinstance(
+        obj,
+        AnyNode | Node | PartitionLeader | GroupCoordinator | TransactionCoordinator | Controller,
+    )
+
+
+def describe_target(target: Target) -> str:
+    """How messages name a target: 'leader of t-0', 'coordinator of group 'g''..."""
+    if isinstance(target, AnyNode):
+        return "any node"
+    if isinstance(target, Node):
+        return f"node {target.node_id}"
+    if isinstance(target, PartitionLeader):
+        return f"leader of {target.topic}-{target.partition}"
+    if isinstance(target, GroupCoordinator):
+        return f"coordinator of group {target.group_id!r}"
+    if isinstance(target, TransactionCoordinator):
+        return f"coordinator of transactional id {target.transactional_id!r}"
+    return "the controller"
