@@ -112,7 +112,7 @@ from kafkacore.client.pool import DEFAULT_LANE, ConnectionPool
 from kafkacore.client.queries import ClientQueries
 from kafkacore.client.refresh import MetadataRefresh
 from kafkacore.client.response_errors import classify
-from kafkacore.client.routing import AnyNode, Target
+from kafkacore.client.routing import AnyNode, Target, default_target
 from kafkacore.errors import (
     AuthenticationError,
     KafkaConnectionError,
@@ -207,6 +207,11 @@ class KafkaClientCore(ClientQueries):
     ) -> RequestHandle[Any]:
         """Queue ``request`` (a generated request message) for ``target``.
 
+        Without ``target`` the request goes where its API's routing kind says
+        (:func:`~kafkacore.client.routing.default_target`): a group or
+        transaction coordinator by the request's ``group_id`` or
+        ``transactional_id``, the controller, or else any node.
+
         Returns at once; a ``RequestCompleted`` event for the handle follows.
         The version is negotiated per connection. ``timeout_ms`` (default
         ``request_timeout_ms``) bounds the wait for a ready connection and,
@@ -224,7 +229,7 @@ class KafkaClientCore(ClientQueries):
         self._check_open("send")
         api_key = check_request(request, target, lane, timeout_ms, max_version)
         if target is None:
-            target = AnyNode()
+            target = default_target(api_key, request)
         # Produce with acks=0 gets no response from the broker.
         expect = not (api_key == ApiKey.PRODUCE and getattr(request, "acks", -1) == 0)
         handle = self._requests.enqueue(
