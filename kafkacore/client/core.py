@@ -89,7 +89,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkacore.client._waitqueue import Pending
 from kafkacore.client.backoff import ExponentialBackoff
@@ -121,7 +121,13 @@ from kafkacore.errors import (
 )
 from kafkacore.protocol.enums import ApiKey
 
+if TYPE_CHECKING:
+    from kafkacore.protocol._base import Request, Response
+
 __all__ = ["DEFAULT_LANE", "KafkaClientCore", "TraceHook"]
+
+#: The response type of the request given to :meth:`KafkaClientCore.send`.
+Answer = TypeVar("Answer", bound="Response")
 
 
 class KafkaClientCore(ClientQueries):
@@ -196,15 +202,15 @@ class KafkaClientCore(ClientQueries):
 
     def send(
         self,
-        request: Any,
+        request: Request[Answer],
         *,
         now: float,
         target: Target | None = None,
         lane: str = DEFAULT_LANE,
         timeout_ms: int | None = None,
         max_version: int | None = None,
-        build: Callable[[int], Any] | None = None,
-    ) -> RequestHandle[Any]:
+        build: Callable[[int], Request[Answer]] | None = None,
+    ) -> RequestHandle[Answer]:
         """Queue ``request`` (a generated request message) for ``target``.
 
         Without ``target`` the request goes where its API's routing kind says
@@ -225,6 +231,9 @@ class KafkaClientCore(ClientQueries):
         and returns the message to send (``request`` is then the template
         that names the API): the way to fill version-dependent fields without
         guessing the version before the connection is known.
+
+        The handle is typed by the request's response: ``send(MetadataRequest())``
+        is a ``RequestHandle[MetadataResponse]`` for a type checker.
         """
         self._check_open("send")
         api_key = check_request(request, target, lane, timeout_ms, max_version)
@@ -232,7 +241,7 @@ class KafkaClientCore(ClientQueries):
             target = default_target(api_key, request)
         # Produce with acks=0 gets no response from the broker.
         expect = not (api_key == ApiKey.PRODUCE and getattr(request, "acks", -1) == 0)
-        handle = self._requests.enqueue(
+        handle: RequestHandle[Answer] = self._requests.enqueue(
             request,
             api_key,
             target,

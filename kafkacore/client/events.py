@@ -8,10 +8,10 @@ tense, and a subclass of :class:`Event`. Requests complete through
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic
 
 from kafkacore.client.connection import ConnectionState
-from kafkacore.client.handles import MetadataWaiter, RequestHandle
+from kafkacore.client.handles import MetadataWaiter, R, RequestHandle
 
 __all__ = [
     "AuthenticationFailed",
@@ -31,7 +31,7 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RequestCompleted(Event):
+class RequestCompleted(Event, Generic[R]):
     """A request finished: ``response`` set, or ``error`` set (never both).
 
     ``error`` is a :class:`~kafkacore.errors.KafkaTimeoutError` (deadline),
@@ -41,10 +41,13 @@ class RequestCompleted(Event):
     :class:`~kafkacore.errors.AuthenticationError` or a
     :class:`~kafkacore.errors.RemoteProtocolError`. Error codes inside a
     response are not errors here; they are in ``response``.
+
+    Generic in the response type: ``handle.completed_by(event)`` narrows an
+    event to ``RequestCompleted[<that request's response>]``.
     """
 
-    handle: RequestHandle[Any]
-    response: Any = None
+    handle: RequestHandle[R]
+    response: R | None = None
     error: BaseException | None = None
 
 
