@@ -96,12 +96,14 @@ from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.connection import BrokerConnection, Completion, ConnectionState
 from kafkacore.client.coordinators import CoordinatorLookups, Lookup, coordinator_keys
+from kafkacore.client.credentials import CredentialsCall
 from kafkacore.client.dispatch import Dispatcher, check_request
 from kafkacore.client.driver import Action, ConnId, WriteData
 from kafkacore.client.events import (
     AuthenticationFailed,
     BootstrapFailed,
     ConnectionStateChanged,
+    CredentialsNeeded,
 )
 from kafkacore.client.handles import MetadataWaiter, RequestHandle
 from kafkacore.client.health import NodeHealthTable
@@ -182,6 +184,9 @@ class KafkaClientCore(ClientQueries):
             out=self._out,
         )
         self._auth_error: AuthenticationError | None = None
+        # CredentialsNeeded request id -> the connection waiting for the answer.
+        self._credentials: dict[int, ConnId] = {}
+        self._next_credentials_id = 1
         self._wake_at: float | None = None
         self._closed = False
         self._heal_due = False
@@ -341,6 +346,28 @@ class KafkaClientCore(ClientQueries):
         self.cluster.failed_update(RequestCancelled("client shut down"), now=now)
         self._refresh.announce(None, None)
 
+    def credentials_ready(
+        self,
+        request_id: int,
+        result: Any = None,
+        *,
+        error: BaseException | None = None,
+        now: float,
+    ) -> bool:
+        """Answer a :class:`~kafkacore.client.events.CredentialsNeeded` event:
+        ``result`` is what its ``call`` returned, or ``error`` what it raised.
+
+        False (and nothing done) when the connection no longer waits for it:
+        it closed, or its auth deadline passed.
+        """
+        conn_id = self._credentials.pop(request_id, None)
+        conn = None if conn_id is None else self._pool.conns.get(conn_id)
+        if conn is None:
+            return False
+        conn.credentials_ready(result, error, now=now)
+        self._step(now)
+        return True
+
     def _check_open(self, what: str) -> None:
         if self._closed:
             raise LocalProtocolError(f"{what}: the client core is shut down; make a new one")
@@ -444,11 +471,29 @@ class KafkaClientCore(ClientQueries):
                 out.counters.bytes_sent += len(data)
             for completion in conn.pull_completions():
                 self._on_completion(completion, now)
+            for need in conn.pull_credentials():
+                self._ask_credentials(conn, need)
             for ms in conn.latencies_ms:
                 out.counters.latency(ms)
             conn.latencies_ms.clear()
             if self._pool.changed(conn):
                 self._on_state(conn, now)
+
+    def _ask_credentials(self, conn: BrokerConnection, need: CredentialsCall) -> None:
+        request_id = self._next_credentials_id
+        self._next_credentials_id += 1
+        self._credentials[request_id] = conn.conn_id
+        deadline = conn.credentials_deadline
+        assert deadline is not None
+        self._out.trace(
+            "credentials_needed",
+            id=request_id,
+            node_id=conn.node_id,
+            peer=conn.peer,
+            kind=need.kind.value,
+            mechanism=need.mechanism,
+        )
+        self._out.emit(CredentialsNeeded.of(request_id, conn.node_id, conn.conn_id, need, deadline))
 
     def _on_state(self, conn: BrokerConnection, now: float) -> None:
         self._pool.note_state(conn)
@@ -480,6 +525,8 @@ class KafkaClientCore(ClientQueries):
     ) -> None:
         if not self._pool.forget(conn, now, reported=reported, by_user=by_user):
             return
+        for request_id in [r for r, c in self._credentials.items() if c == conn.conn_id]:
+            del self._credentials[request_id]  # its answer, if any, is ignored
         error = conn.close_error
         if isinstance(error, AuthenticationError):
             self._out.counters.authentication_failures += 1
