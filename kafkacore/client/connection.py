@@ -183,9 +183,10 @@ class BrokerConnection:
         self._versions: dict[int, int] = {}
         self._api_versions_retried = False
         self._sasl: SaslAuthenticator | None = None
-        # A credentials call the SASL exchange waits for (defer_credentials),
-        # not yet pulled by the owner, and the auth deadline of the wait.
-        self._credentials: list[CredentialsCall] = []
+        #: A credentials call the SASL exchange waits for (defer_credentials),
+        #: not yet pulled by the owner (:meth:`pull_credentials`), and the auth
+        #: deadline of the wait.
+        self.credentials_calls: list[CredentialsCall] = []
         self.credentials_deadline: float | None = None
         self.session_lifetime_ms = 0
         self._reauth_at: float | None = None
@@ -215,7 +216,7 @@ class BrokerConnection:
 
     @property
     def has_pending_output(self) -> bool:
-        return bool(self._writes or self._completions or self._credentials)
+        return bool(self._writes or self._completions or self.credentials_calls)
 
     @property
     def can_send(self) -> bool:
@@ -259,7 +260,7 @@ class BrokerConnection:
     def pull_credentials(self) -> list[CredentialsCall]:
         """Calls the SASL exchange waits for (``defer_credentials``); answer each
         with :meth:`credentials_ready` before :attr:`credentials_deadline`."""
-        out, self._credentials = self._credentials, []
+        out, self.credentials_calls = self.credentials_calls, []
         return out
 
     def next_deadline(self) -> float | None:
@@ -434,7 +435,7 @@ class BrokerConnection:
             self._completions.append(Completion(flight.handle, None, exc))
         self._in_flight.clear()
         self._writes.clear()
-        self._credentials.clear()
+        self.credentials_calls.clear()
         self.credentials_deadline = None
 
     def credentials_ready(self, result: Any, error: BaseException | None, *, now: float) -> None:
@@ -627,7 +628,7 @@ class BrokerConnection:
         """Send the exchange's next request, wait for credentials, or finish (None)."""
         assert self._sasl is not None
         if isinstance(step, CredentialsCall):
-            self._credentials.append(step)
+            self.credentials_calls.append(step)
             self.credentials_deadline = now + self._request_timeout_s
         elif step is not None:
             self._send_internal(

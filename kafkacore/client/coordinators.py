@@ -151,13 +151,15 @@ class CoordinatorLookups:
 
     def due(self, now: float) -> bool:
         """True when a lookup could start now."""
-        return any(
+        return bool(self._wanted) and any(
             self._states[kt] is LookupState.IDLE and not_before <= now
             for (kt, _), not_before in self._wanted.items()
         )
 
     def next_deadline(self, now: float) -> float | None:
         """The earliest time a key backing off becomes due (None: none is)."""
+        if not self._wanted:
+            return None
         later = [t for t in self._wanted.values() if t > now]
         return min(later) if later else None
 
@@ -172,6 +174,8 @@ class CoordinatorLookups:
     def start(self, now: float) -> list[Lookup]:
         """A lookup per idle key type with keys due; the caller sends each one."""
         lookups: list[Lookup] = []
+        if not self._wanted:
+            return lookups
         for key_type in CoordinatorType:
             if self._states[key_type] is not LookupState.IDLE:
                 continue

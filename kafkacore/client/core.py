@@ -471,8 +471,9 @@ class KafkaClientCore(ClientQueries):
                 out.counters.bytes_sent += len(data)
             for completion in conn.pull_completions():
                 self._on_completion(completion, now)
-            for need in conn.pull_credentials():
-                self._ask_credentials(conn, need)
+            if conn.credentials_calls:
+                for need in conn.pull_credentials():
+                    self._ask_credentials(conn, need)
             for ms in conn.latencies_ms:
                 out.counters.latency(ms)
             conn.latencies_ms.clear()
