@@ -597,6 +597,9 @@ class Module:
     def gen_class(self, s: StructSpec, top: bool) -> list[str]:
         m = self.msg
         base = BASE_CLASS.get(m.kind, "_Message") if top else "_Struct"
+        if top and m.kind == "request":
+            # Typed by its response, for type checkers only (no runtime cost).
+            base = f'{base}["{response_name(m)}"]'
         lines = ["@_dataclass(slots=True, kw_only=True)", f"class {s.name}({base}):"]
         if top:
             lines.append(
@@ -665,6 +668,11 @@ def module_name(msg: MessageSpec) -> str:
     return snake(msg.name).rstrip("_")
 
 
+def response_name(msg: MessageSpec) -> str:
+    """``MetadataRequest`` -> ``MetadataResponse``: the class answering a request."""
+    return msg.name.removesuffix("Request") + "Response"
+
+
 def generate_module(msg: MessageSpec, kafka: str) -> str:
     mod = Module(msg, kafka)
     order: list[StructSpec] = []
@@ -721,6 +729,8 @@ def generate_module(msg: MessageSpec, kafka: str) -> str:
     head.append("from dataclasses import dataclass as _dataclass")
     if "_field(" in rest:
         head.append("from dataclasses import field as _field")
+    if msg.kind == "request":
+        head.append("from typing import TYPE_CHECKING as _TYPE_CHECKING")
     head += [
         "",
         "from kafkacore.protocol import _wire as _w",
@@ -729,6 +739,15 @@ def generate_module(msg: MessageSpec, kafka: str) -> str:
     ]
     if base != "_Struct" and "(_Struct)" in rest:
         head.append("from kafkacore.protocol._base import Struct as _Struct")
+    if msg.kind == "request":
+        answer = response_name(msg)
+        head += [
+            "",
+            "if _TYPE_CHECKING:",
+            # Used only inside the string base class, which linters do not read.
+            f"    from kafkacore.protocol.messages.{snake(answer).rstrip('_')} import {answer}"
+            "  # noqa: F401",
+        ]
     head += [
         "",
         "__all__ = [" + ", ".join(f'"{n}"' for n in sorted(names)) + "]",

@@ -23,6 +23,10 @@ def generate_all() -> dict[str, str]:
     files: dict[str, str] = {}
     specs = [parse_message(r) for r in raw.values()]
     live = [m for m in specs if m.valid is not None]
+    names = {m.name for m in live}
+    for msg in live:
+        if msg.kind == "request" and emit.response_name(msg) not in names:
+            raise ValueError(f"{msg.name}: no {emit.response_name(msg)} schema to type it with")
     exports: list[tuple[str, str]] = []
     for msg in sorted(live, key=lambda m: m.name):
         mod = emit.module_name(msg)

@@ -212,6 +212,12 @@ class ClientConfig:
     #: Pluggable mechanism (e.g. GSSAPI from an optional package):
     #: ``factory(mechanism_name, host) -> SaslMechanism``.
     sasl_mechanism_factory: Callable[[str, str], SaslMechanism] | None = None
+    #: Set by a transport that answers ``CredentialsNeeded`` events
+    #: (``transports/_credentials.py``): the OAUTHBEARER token provider and
+    #: the steps of blocking mechanisms (GSSAPI) then run where the transport
+    #: chooses, off its event loop, instead of inside the core's step. Left
+    #: False, they run inline as before. See kafkacore.client.credentials.
+    defer_credentials: bool = False
 
     #: Normalised bootstrap addresses, computed at construction.
     bootstrap_addresses: tuple[tuple[str, int], ...] = field(init=False, default=())

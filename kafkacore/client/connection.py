@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafkacore.client import _codec
 from kafkacore.client.authenticator import SaslAuthenticator
+from kafkacore.client.credentials import CredentialsCall
 from kafkacore.client.sasl import create_mechanism
 from kafkacore.errors import (
     DecodeError,
@@ -182,6 +183,11 @@ class BrokerConnection:
         self._versions: dict[int, int] = {}
         self._api_versions_retried = False
         self._sasl: SaslAuthenticator | None = None
+        #: A credentials call the SASL exchange waits for (defer_credentials),
+        #: not yet pulled by the owner (:meth:`pull_credentials`), and the auth
+        #: deadline of the wait.
+        self.credentials_calls: list[CredentialsCall] = []
+        self.credentials_deadline: float | None = None
         self.session_lifetime_ms = 0
         self._reauth_at: float | None = None
         self.reauthentications = 0
@@ -210,7 +216,7 @@ class BrokerConnection:
 
     @property
     def has_pending_output(self) -> bool:
-        return bool(self._writes or self._completions)
+        return bool(self._writes or self._completions or self.credentials_calls)
 
     @property
     def can_send(self) -> bool:
@@ -251,6 +257,12 @@ class BrokerConnection:
         out, self._completions = self._completions, []
         return out
 
+    def pull_credentials(self) -> list[CredentialsCall]:
+        """Calls the SASL exchange waits for (``defer_credentials``); answer each
+        with :meth:`credentials_ready` before :attr:`credentials_deadline`."""
+        out, self.credentials_calls = self.credentials_calls, []
+        return out
+
     def next_deadline(self) -> float | None:
         state = self.state
         if state is ConnectionState.CLOSED:
@@ -260,6 +272,8 @@ class BrokerConnection:
         times: list[float] = []
         if self._in_flight:
             times.append(min(f.deadline for f in self._in_flight))
+        if self.credentials_deadline is not None:
+            times.append(self.credentials_deadline)
         if state is ConnectionState.READY:
             if not self._in_flight:
                 times.append(self.last_activity + self._config.connections_max_idle_ms / 1000)
@@ -317,6 +331,15 @@ class BrokerConnection:
                         f"{self._config.socket_connection_setup_timeout_ms} ms"
                     )
                 )
+            return
+        waited = self.credentials_deadline
+        if waited is not None and now >= waited:
+            self.close(
+                KafkaTimeoutError(
+                    f"{self.peer}: the SASL exchange waited {self._request_timeout_s * 1000:.0f} "
+                    "ms for credentials (CredentialsNeeded) that the transport never supplied"
+                )
+            )
             return
         expired = [f for f in self._in_flight if f.deadline <= now]
         if expired:
@@ -412,6 +435,25 @@ class BrokerConnection:
             self._completions.append(Completion(flight.handle, None, exc))
         self._in_flight.clear()
         self._writes.clear()
+        self.credentials_calls.clear()
+        self.credentials_deadline = None
+
+    def credentials_ready(self, result: Any, error: BaseException | None, *, now: float) -> None:
+        """The answer to the call the SASL exchange waits for (see
+        :mod:`kafkacore.client.credentials`); a failure closes the connection."""
+        if self.state is ConnectionState.CLOSED:
+            return
+        if self._sasl is None or self._sasl.waiting is None:
+            raise LocalProtocolError(
+                f"connection {self.conn_id} to node {self.node_id} is not waiting for "
+                f"credentials ({self.state.value})"
+            )
+        self.credentials_deadline = None
+        self.last_activity = now
+        try:
+            self._sasl_next(self._sasl.resume(result, error), now)
+        except KafkaError as exc:
+            self.close(exc)
 
     # -- internals ---------------------------------------------------------
     def _goto(self, new: ConnectionState) -> None:
@@ -562,7 +604,10 @@ class BrokerConnection:
             rng=self._rng,
         )
         self._sasl = SaslAuthenticator(
-            mechanism, node_id=self.node_id, error_name=_codec.error_name
+            mechanism,
+            node_id=self.node_id,
+            error_name=_codec.error_name,
+            defer=config.defer_credentials,
         )
         self._goto(ConnectionState.SASL_HANDSHAKE)
         self._send_internal(
@@ -571,26 +616,32 @@ class BrokerConnection:
 
     def _on_sasl_handshake(self, response: Any, now: float) -> None:
         assert self._sasl is not None
-        request = self._sasl.on_handshake(response)
+        step = self._sasl.on_handshake(response)
         self._goto(ConnectionState.SASL_AUTHENTICATE)
-        self._send_internal(
-            ApiKey.SASL_AUTHENTICATE,
-            request,
-            version=self.version_for(ApiKey.SASL_AUTHENTICATE),
-            now=now,
-        )
+        self._sasl_next(step, now)
 
     def _on_sasl_authenticate(self, response: Any, now: float) -> None:
         assert self._sasl is not None
-        request = self._sasl.on_authenticate(response)
-        if request is not None:
+        self._sasl_next(self._sasl.on_authenticate(response), now)
+
+    def _sasl_next(self, step: Any, now: float) -> None:
+        """Send the exchange's next request, wait for credentials, or finish (None)."""
+        assert self._sasl is not None
+        if isinstance(step, CredentialsCall):
+            self.credentials_calls.append(step)
+            self.credentials_deadline = now + self._request_timeout_s
+        elif step is not None:
             self._send_internal(
                 ApiKey.SASL_AUTHENTICATE,
-                request,
+                step,
                 version=self.version_for(ApiKey.SASL_AUTHENTICATE),
                 now=now,
             )
-            return
+        else:
+            self._sasl_done(now)
+
+    def _sasl_done(self, now: float) -> None:
+        assert self._sasl is not None
         self.session_lifetime_ms = self._sasl.session_lifetime_ms
         if self.session_lifetime_ms > 0:
             # Java re-authenticates at a random point in 85%-95% of the lifetime.

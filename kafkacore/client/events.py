@@ -7,16 +7,19 @@ tense, and a subclass of :class:`Event`. Requests complete through
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic
 
 from kafkacore.client.connection import ConnectionState
-from kafkacore.client.handles import MetadataWaiter, RequestHandle
+from kafkacore.client.credentials import CredentialKind, CredentialsCall
+from kafkacore.client.handles import MetadataWaiter, R, RequestHandle
 
 __all__ = [
     "AuthenticationFailed",
     "BootstrapFailed",
     "ConnectionStateChanged",
+    "CredentialsNeeded",
     "Event",
     "MetadataUpdateFailed",
     "MetadataUpdated",
@@ -31,7 +34,7 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RequestCompleted(Event):
+class RequestCompleted(Event, Generic[R]):
     """A request finished: ``response`` set, or ``error`` set (never both).
 
     ``error`` is a :class:`~kafkacore.errors.KafkaTimeoutError` (deadline),
@@ -41,10 +44,13 @@ class RequestCompleted(Event):
     :class:`~kafkacore.errors.AuthenticationError` or a
     :class:`~kafkacore.errors.RemoteProtocolError`. Error codes inside a
     response are not errors here; they are in ``response``.
+
+    Generic in the response type: ``handle.completed_by(event)`` narrows an
+    event to ``RequestCompleted[<that request's response>]``.
     """
 
-    handle: RequestHandle[Any]
-    response: Any = None
+    handle: RequestHandle[R]
+    response: R | None = None
     error: BaseException | None = None
 
 
@@ -109,3 +115,38 @@ class AuthenticationFailed(Event):
 
     node_id: int
     error: BaseException
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CredentialsNeeded(Event):
+    """A connection's SASL exchange waits for a call the transport must make
+    (only with ``ClientConfig.defer_credentials``; see
+    :mod:`kafkacore.client.credentials`).
+
+    Make ``call`` (a blocking callable off the event loop, a coroutine
+    function by awaiting it) and answer with
+    ``core.credentials_ready(request_id, result, error=..., now=...)`` before
+    ``deadline``, or the connection fails with a KafkaTimeoutError.
+    """
+
+    request_id: int
+    node_id: int
+    conn_id: int
+    kind: CredentialKind
+    mechanism: str
+    call: Callable[[], Any]
+    deadline: float
+
+    @classmethod
+    def of(
+        cls, request_id: int, node_id: int, conn_id: int, need: CredentialsCall, deadline: float
+    ) -> CredentialsNeeded:
+        return cls(
+            request_id=request_id,
+            node_id=node_id,
+            conn_id=conn_id,
+            kind=need.kind,
+            mechanism=need.mechanism,
+            call=need.call,
+            deadline=deadline,
+        )

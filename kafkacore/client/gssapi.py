@@ -80,6 +80,9 @@ class GssapiMechanism:
     """RFC 4752 client over an injected :class:`GssContext`; see the module docstring."""
 
     name = "GSSAPI"
+    #: A context step may ask the KDC for a service ticket (network I/O in the
+    #: GSS library): with defer_credentials the transport runs every step.
+    blocking = True
 
     def __init__(self, context: GssContext, *, authorization_id: str = "") -> None:
         self._ctx = context

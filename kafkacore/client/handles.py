@@ -8,18 +8,21 @@ is how a transport learns to resolve its own future or awaitable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from kafkacore.operation import Operation
 
 if TYPE_CHECKING:
     # Named only inside the string base of MetadataWaiter, which ruff does not read.
+    from kafkacore.client.events import RequestCompleted
     from kafkacore.client.metadata import ClusterMetadata  # noqa: F401
     from kafkacore.client.routing import Target
 
 __all__ = ["MetadataWaiter", "RequestHandle"]
 
-#: The decoded response type of a request (``Any`` where not yet known).
+#: The decoded response type of a request (``Any`` where not known): the
+#: generated ``MetadataRequest`` is a ``Request[MetadataResponse]``, so
+#: ``send(MetadataRequest())`` returns a ``RequestHandle[MetadataResponse]``.
 R = TypeVar("R")
 
 
@@ -46,6 +49,17 @@ class RequestHandle(Operation[R]):
     def response(self) -> R | None:
         """The decoded response (None for pending, failed, or no-response requests)."""
         return self._value
+
+    def completed_by(self, event: object) -> TypeGuard[RequestCompleted[R]]:
+        """True if ``event`` is this request's ``RequestCompleted``; narrows its
+        ``response`` to this request's response type::
+
+            if handle.completed_by(event):
+                event.response  # MetadataResponse | None for a Metadata request
+        """
+        from kafkacore.client.events import RequestCompleted
+
+        return isinstance(event, RequestCompleted) and event.handle is self
 
     def __repr__(self) -> str:
         state = "pending" if not self._done else ("failed" if self._error else "done")

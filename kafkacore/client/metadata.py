@@ -401,7 +401,6 @@ class ClusterMetadata:
         self.cluster_id = getattr(metadata, "cluster_id", None)
         controller = getattr(metadata, "controller_id", -1)
         self.controller_id = controller if controller is not None and controller >= 0 else None
-        need_update = False
         incomplete = False
         topics: dict[str, _Topic] = {}
         errors: dict[str, int] = {}
@@ -410,8 +409,7 @@ class ClusterMetadata:
             name = t.name
             if name is None:  # v12+ may answer by id only for unknown ids
                 incomplete = True
-                continue
-            if t.error_code:
+            elif t.error_code:
                 errors[name] = t.error_code
                 failure = _topic_failure(t.error_code, name, source)
                 if failure is not None:
@@ -420,58 +418,67 @@ class ClusterMetadata:
                 # exist); the client flags a refresh while a request waits for it.
                 if t.error_code == ErrorCode.LEADER_NOT_AVAILABLE:
                     incomplete = True
-                if t.error_code == ErrorCode.LEADER_NOT_AVAILABLE and name in self._topics:
-                    topics[name] = self._topics[name]  # keep what we knew
-                continue
-            raw_id = getattr(t, "topic_id", None)
-            info = _Topic(
-                name=name,
-                topic_id=None if raw_id is None or getattr(raw_id, "int", 1) == 0 else raw_id,
-                internal=bool(getattr(t, "is_internal", False)),
-            )
-            old = self._topics.get(name)
-            for p in t.partitions:
-                meta = PartitionMetadata(
-                    topic=name,
-                    partition=p.partition_index,
-                    leader=p.leader_id,
-                    leader_epoch=getattr(p, "leader_epoch", -1),
-                    replicas=tuple(p.replica_nodes),
-                    isr=tuple(p.isr_nodes),
-                    offline_replicas=tuple(getattr(p, "offline_replicas", ()) or ()),
-                    error_code=p.error_code,
-                )
-                previous = old.partitions.get(meta.partition) if old is not None else None
-                if (
-                    previous is not None
-                    and meta.leader_epoch >= 0
-                    and previous.leader_epoch > meta.leader_epoch
-                    and _same_topic(old, info)
-                ):
-                    # KIP-320: this broker's view is older than ours; keep ours.
-                    meta = previous
-                    incomplete = True
-                if meta.leader == _NO_LEADER or meta.leader not in self._brokers:
-                    incomplete = True
-                if meta.error_code in (
-                    ErrorCode.LEADER_NOT_AVAILABLE,
-                    ErrorCode.LISTENER_NOT_FOUND,
-                ):
-                    incomplete = True
-                info.partitions[meta.partition] = meta
-            topics[name] = info
+                    if name in self._topics:
+                        topics[name] = self._topics[name]  # keep what we knew
+            else:
+                topics[name], partial = self._read_topic(t)
+                incomplete = incomplete or partial
         self._topics = topics
         self._topic_errors = errors
         self._topic_failures = failures
         self._topic_names_by_id = {
             info.topic_id: name for name, info in topics.items() if info.topic_id is not None
         }
+        self._updated(now, incomplete)
+
+    def _read_topic(self, t: Any) -> tuple[_Topic, bool]:
+        """One topic of a Metadata answer, and whether it lacks something."""
+        name: str = t.name
+        raw_id = getattr(t, "topic_id", None)
+        info = _Topic(
+            name=name,
+            topic_id=None if raw_id is None or getattr(raw_id, "int", 1) == 0 else raw_id,
+            internal=bool(getattr(t, "is_internal", False)),
+        )
+        old = self._topics.get(name)
+        incomplete = False
+        for p in t.partitions:
+            meta = PartitionMetadata(
+                topic=name,
+                partition=p.partition_index,
+                leader=p.leader_id,
+                leader_epoch=getattr(p, "leader_epoch", -1),
+                replicas=tuple(p.replica_nodes),
+                isr=tuple(p.isr_nodes),
+                offline_replicas=tuple(getattr(p, "offline_replicas", ()) or ()),
+                error_code=p.error_code,
+            )
+            previous = old.partitions.get(meta.partition) if old is not None else None
+            if (
+                previous is not None
+                and meta.leader_epoch >= 0
+                and previous.leader_epoch > meta.leader_epoch
+                and _same_topic(old, info)
+            ):
+                # KIP-320: this broker's view is older than ours; keep ours.
+                meta = previous
+                incomplete = True
+            if meta.leader == _NO_LEADER or meta.leader not in self._brokers:
+                incomplete = True
+            if meta.error_code in (ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.LISTENER_NOT_FOUND):
+                incomplete = True
+            info.partitions[meta.partition] = meta
+        return info, incomplete
+
+    def _updated(self, now: float, incomplete: bool) -> None:
+        """A successful update: reschedule, and complete the waiters it answers."""
         self.update_count += 1
         self.last_failure = None
         self._last_refresh = now
         self._last_successful_refresh = now
         self.incomplete = incomplete
         self._attempt_done(settled=not incomplete)
+        need_update = False
         covered = len(self._waiters)
         if self._in_flight is not None and self._topic_requests > self._in_flight[0]:
             # Topics were added while this answer was on its way: it cannot

@@ -42,7 +42,14 @@ __all__ = [
 
 
 class SaslMechanism(Protocol):
-    """A client-side SASL mechanism; see the module docstring."""
+    """A client-side SASL mechanism; see the module docstring.
+
+    A mechanism whose steps may block (Kerberos asks the KDC for a service
+    ticket) says so with a class attribute ``blocking = True``: with
+    ``ClientConfig.defer_credentials`` the core then asks the transport to
+    run each of its steps off the event loop (a ``CredentialsNeeded`` event)
+    instead of running them inside its own step.
+    """
 
     @property
     def name(self) -> str: ...
@@ -232,22 +239,29 @@ class OAuthBearerMechanism:
 
     def __init__(self, provider: Any) -> None:
         self._provider = provider
+        self._token: tuple[str, Mapping[str, str]] | None = None
         self._sent = False
         self._failed_challenge: str | None = None
 
-    def _token_and_extensions(self) -> tuple[str, Mapping[str, str]]:
+    def token_call(self) -> Callable[[], Any]:
+        """What fetches the token: the provider's ``token`` method, or the provider.
+
+        The call that may block (an identity provider round trip); a transport
+        may run it off its event loop and hand the result to :meth:`accept_token`.
+        """
         provider = self._provider
-        extensions: Mapping[str, str] = {}
         if hasattr(provider, "token"):
-            token = provider.token()
-            if hasattr(provider, "extensions"):
-                extensions = provider.extensions() or {}
-        elif callable(provider):
-            token = provider()
-        else:
-            raise LocalProtocolError(
-                "OAUTHBEARER: token provider is neither callable nor has token()"
-            )
+            call: Callable[[], Any] = provider.token
+            return call
+        if callable(provider):
+            return provider  # type: ignore[no-any-return]
+        raise LocalProtocolError("OAUTHBEARER: token provider is neither callable nor has token()")
+
+    def accept_token(self, token: Any) -> None:
+        """Take the token :meth:`token_call` returned (and the provider's extensions)."""
+        extensions: Mapping[str, str] = {}
+        if hasattr(self._provider, "extensions"):
+            extensions = self._provider.extensions() or {}
         if not isinstance(token, str) or not token:
             raise LocalProtocolError("OAUTHBEARER: token provider returned no token")
         for key, value in extensions.items():
@@ -255,10 +269,17 @@ class OAuthBearerMechanism:
                 raise LocalProtocolError(f"OAUTHBEARER: bad extension key {key!r}")
             if "\x01" in value:
                 raise LocalProtocolError(f"OAUTHBEARER: extension {key!r} contains 0x01")
-        return token, extensions
+        self._token = (token, extensions)
+
+    @property
+    def has_token(self) -> bool:
+        return self._token is not None
 
     def initial_response(self) -> bytes:
-        token, extensions = self._token_and_extensions()
+        if self._token is None:
+            self.accept_token(self.token_call()())
+        assert self._token is not None
+        token, extensions = self._token
         ext = "".join(f"\x01{k}={v}" for k, v in extensions.items())
         self._sent = True
         return f"n,,\x01auth=Bearer {token}{ext}\x01\x01".encode()

@@ -20,7 +20,7 @@ import builtins
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from kafkacore.errors import DecodeError, LocalProtocolError
 
@@ -141,8 +141,18 @@ class Message(Struct):
         return obj, end
 
 
-class Request(Message):
-    """A request body. ``API_KEY`` identifies the API on the wire."""
+#: The response class answering a request class (type checkers only).
+R_co = TypeVar("R_co", bound="Response", covariant=True)
+
+
+class Request(Message, Generic[R_co]):
+    """A request body. ``API_KEY`` identifies the API on the wire.
+
+    Generic in the response that answers it: the generated
+    ``MetadataRequest`` derives from ``Request[MetadataResponse]``, so
+    ``client.send(MetadataRequest(...))`` is a ``RequestHandle[MetadataResponse]``
+    for a type checker. The parameter exists for type checkers only.
+    """
 
     __slots__ = ()
     API_KEY: ClassVar[int]

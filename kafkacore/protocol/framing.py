@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import struct
 from enum import Enum
+from typing import Any
 
 from kafkacore.errors import DecodeError, LocalProtocolError
 from kafkacore.protocol._base import Request, Response
@@ -64,7 +65,7 @@ def _api(api_key: int) -> ApiInfo:
 
 
 def encode_request(
-    msg: Request, *, version: int, correlation_id: int, client_id: str | None
+    msg: Request[Any], *, version: int, correlation_id: int, client_id: str | None
 ) -> bytes:
     """The full frame (size prefix, request header, body) of ``msg`` at ``version``."""
     info = _api(msg.API_KEY)
@@ -81,7 +82,7 @@ def encode_request(
     return bytes(out)
 
 
-def expects_response(msg: Request) -> bool:
+def expects_response(msg: Request[Any]) -> bool:
     """False for a Produce request with ``acks=0``: the broker sends no response."""
     return not (msg.API_KEY == ApiKey.PRODUCE and getattr(msg, "acks", 1) == 0)
 
@@ -119,7 +120,7 @@ def decode_response(
         raise
 
 
-def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, Request]:
+def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, Request[Any]]:
     """Decode a request frame body (no size prefix): (header, message). Broker side."""
     buf = frame if isinstance(frame, memoryview) else memoryview(frame)
     if len(buf) < _HEADER_PREFIX.size:

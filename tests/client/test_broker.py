@@ -118,14 +118,14 @@ def test_sasl_reauthentication_kip368(reauth_broker: Any, mechanism: str) -> Non
         node = h.response.brokers[0].node_id
         h = core.send(m.MetadataRequest(topics=[]), target=Node(node), now=time.monotonic())
         pump.run(lambda: h.done)
-        conn = core._slots[(node, "default")].conn
+        conn = core._pool.slots[(node, "default")].conn
         assert conn is not None and conn.session_lifetime_ms > 0
         # Wait (on the core's own timer) until it re-authenticated twice.
         pump.run(lambda: conn.reauthentications >= 2 and conn.ready, timeout=20)
         h = core.send(m.MetadataRequest(topics=[]), target=Node(node), now=time.monotonic())
         pump.run(lambda: h.done)
         assert h.error is None
-        assert core._slots[(node, "default")].conn is conn  # never reconnected
+        assert core._pool.slots[(node, "default")].conn is conn  # never reconnected
     finally:
         pump.close()
 

@@ -119,24 +119,24 @@ class World:
 
     def check(self) -> None:
         core = self.core
-        for slot in core._slots.values():
+        for slot in core._pool.slots.values():
             conn = slot.conn
             if conn is None:
                 continue
             ids = conn.in_flight_correlation_ids
             assert len(ids) <= MAX_IN_FLIGHT, f"{len(ids)} in flight on conn {conn.conn_id}"
             assert len(set(ids)) == len(ids), f"correlation ids reused: {ids}"
-        for node_id, health in core._health:
+        for node_id, health in core._pool.health:
             if health.failures:
                 _, high = self.backoff.bounds_ms(health.failures)
                 assert health.blackout_until - self.now <= high / 1000 + 1e-9, node_id
 
     def check_backoff_after_failure(self, key: tuple[int, str] | None) -> None:
         """The slot that just failed backs off within the bounds of its failure count."""
-        slot = self.core._slots.get(key) if key is not None else None
+        slot = self.core._pool.slots.get(key) if key is not None else None
         if slot is None or slot.conn is not None:
             return
-        health = self.core._health.get(slot.node_id)
+        health = self.core._pool.health.get(slot.node_id)
         if health is None or not health.failures:
             return
         delay = self.core.connection_delay(slot.node_id, now=self.now, lane=slot.lane)
@@ -148,7 +148,7 @@ class World:
         assert delay >= low - 1e-6 - (self.now - health.failed_at) * 1000, (health.failures, delay)
 
     def slot_of(self, conn_id: int) -> tuple[int, str] | None:
-        conn = self.core._conns.get(conn_id)
+        conn = self.core._pool.conns.get(conn_id)
         return None if conn is None else (conn.node_id, conn.lane)
 
     # -- operations ---------------------------------------------------------------

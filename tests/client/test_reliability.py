@@ -241,7 +241,7 @@ def _fail_node_0(kind: str, core: KafkaClientCore, pump: Pump) -> BaseException:
         pump.run(until=lambda: h.done)
         assert core.connected(0)
         if kind == "lost":
-            conn = core._slots[(0, "default")].conn
+            conn = core._pool.slots[(0, "default")].conn
             assert conn is not None
             core.connection_lost(conn.conn_id, ConnectionResetError("reset by peer"), now=pump.now)
             pump.drain()
@@ -296,13 +296,13 @@ def test_a_stable_connection_restarts_the_count() -> None:
     for _ in range(3):
         _fail_node_0("protocol error", core, pump)
         pump.now += core.connection_delay(0, now=pump.now) / 1000
-    health = core._health.get(0)
+    health = core._pool.health.get(0)
     assert health is not None and health.failures == 3
     h = core.send(m.MetadataRequest(topics=[]), target=Node(0), now=pump.now)
     pump.run(until=lambda: h.done)
     pump.now += 1.5  # READY longer than reconnect_backoff_max_ms
     _fail_node_0("lost", core, pump)
-    health = core._health.get(0)
+    health = core._pool.health.get(0)
     assert health is not None and health.failures == 1
     assert core.connection_delay(0, now=pump.now) <= 60 + 1e-6
 
@@ -407,7 +407,7 @@ def test_connection_lost_names_the_broker() -> None:
     broker.hold = True
     h = core.send(m.MetadataRequest(topics=[]), target=Node(0), now=pump.now)
     pump.run(until=lambda: bool(pump.held))
-    conn = core._slots[(0, "default")].conn
+    conn = core._pool.slots[(0, "default")].conn
     assert conn is not None
     core.connection_lost(conn.conn_id, None, now=pump.now)
     assert isinstance(h.error, KafkaConnectionError)

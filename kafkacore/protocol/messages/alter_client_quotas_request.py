@@ -9,11 +9,15 @@ from __future__ import annotations
 import struct as _struct
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
 from kafkacore.protocol._base import Struct as _Struct
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.alter_client_quotas_response import AlterClientQuotasResponse  # noqa: F401
 
 __all__ = ["AlterClientQuotasRequest", "EntityData", "EntryData", "OpData"]
 
@@ -56,7 +60,7 @@ class EntryData(_Struct):
 
 
 @_dataclass(slots=True, kw_only=True)
-class AlterClientQuotasRequest(_Request):
+class AlterClientQuotasRequest(_Request["AlterClientQuotasResponse"]):
     """AlterClientQuotasRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 49

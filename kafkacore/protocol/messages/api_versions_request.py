@@ -7,17 +7,21 @@ Generated from Kafka's JSON schema; see docs/codec.md for the naming scheme.
 from __future__ import annotations
 
 from dataclasses import dataclass as _dataclass
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.api_versions_response import ApiVersionsResponse  # noqa: F401
 
 __all__ = ["ApiVersionsRequest"]
 
 
 
 @_dataclass(slots=True, kw_only=True)
-class ApiVersionsRequest(_Request):
+class ApiVersionsRequest(_Request["ApiVersionsResponse"]):
     """ApiVersionsRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 18

@@ -10,10 +10,14 @@ import struct as _struct
 import uuid as _uuid
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.broker_heartbeat_response import BrokerHeartbeatResponse  # noqa: F401
 
 __all__ = ["BrokerHeartbeatRequest"]
 
@@ -21,7 +25,7 @@ _S_iqqoo = _struct.Struct(">iqq??")
 
 
 @_dataclass(slots=True, kw_only=True)
-class BrokerHeartbeatRequest(_Request):
+class BrokerHeartbeatRequest(_Request["BrokerHeartbeatResponse"]):
     """BrokerHeartbeatRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 63

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
 from kafkacore.protocol._base import Struct as _Struct
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.delete_share_group_offsets_response import DeleteShareGroupOffsetsResponse  # noqa: F401
 
 __all__ = ["DeleteShareGroupOffsetsRequest", "DeleteShareGroupOffsetsRequestTopic"]
 
@@ -29,7 +33,7 @@ class DeleteShareGroupOffsetsRequestTopic(_Struct):
 
 
 @_dataclass(slots=True, kw_only=True)
-class DeleteShareGroupOffsetsRequest(_Request):
+class DeleteShareGroupOffsetsRequest(_Request["DeleteShareGroupOffsetsResponse"]):
     """DeleteShareGroupOffsetsRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 92

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import struct as _struct
 from dataclasses import dataclass as _dataclass
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.describe_acls_response import DescribeAclsResponse  # noqa: F401
 
 __all__ = ["DescribeAclsRequest"]
 
@@ -20,7 +24,7 @@ _S_bb = _struct.Struct(">bb")
 
 
 @_dataclass(slots=True, kw_only=True)
-class DescribeAclsRequest(_Request):
+class DescribeAclsRequest(_Request["DescribeAclsResponse"]):
     """DescribeAclsRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 29

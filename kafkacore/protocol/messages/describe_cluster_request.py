@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import struct as _struct
 from dataclasses import dataclass as _dataclass
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.describe_cluster_response import DescribeClusterResponse  # noqa: F401
 
 __all__ = ["DescribeClusterRequest"]
 
@@ -21,7 +25,7 @@ _S_obo = _struct.Struct(">?b?")
 
 
 @_dataclass(slots=True, kw_only=True)
-class DescribeClusterRequest(_Request):
+class DescribeClusterRequest(_Request["DescribeClusterResponse"]):
     """DescribeClusterRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 60

@@ -9,10 +9,14 @@ from __future__ import annotations
 import struct as _struct
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.describe_groups_response import DescribeGroupsResponse  # noqa: F401
 
 __all__ = ["DescribeGroupsRequest"]
 
@@ -20,7 +24,7 @@ _S_o = _struct.Struct(">?")
 
 
 @_dataclass(slots=True, kw_only=True)
-class DescribeGroupsRequest(_Request):
+class DescribeGroupsRequest(_Request["DescribeGroupsResponse"]):
     """DescribeGroupsRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 15

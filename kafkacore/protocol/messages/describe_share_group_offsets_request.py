@@ -9,11 +9,15 @@ from __future__ import annotations
 import struct as _struct
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
 from kafkacore.protocol._base import Struct as _Struct
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.describe_share_group_offsets_response import DescribeShareGroupOffsetsResponse  # noqa: F401
 
 __all__ = ["DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsRequestGroup", "DescribeShareGroupOffsetsRequestTopic"]
 
@@ -43,7 +47,7 @@ class DescribeShareGroupOffsetsRequestGroup(_Struct):
 
 
 @_dataclass(slots=True, kw_only=True)
-class DescribeShareGroupOffsetsRequest(_Request):
+class DescribeShareGroupOffsetsRequest(_Request["DescribeShareGroupOffsetsResponse"]):
     """DescribeShareGroupOffsetsRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 90

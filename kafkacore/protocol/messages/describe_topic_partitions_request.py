@@ -9,11 +9,15 @@ from __future__ import annotations
 import struct as _struct
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
 from kafkacore.protocol._base import Struct as _Struct
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.describe_topic_partitions_response import DescribeTopicPartitionsResponse  # noqa: F401
 
 __all__ = ["Cursor", "DescribeTopicPartitionsRequest", "TopicRequest"]
 
@@ -42,7 +46,7 @@ class Cursor(_Struct):
 
 
 @_dataclass(slots=True, kw_only=True)
-class DescribeTopicPartitionsRequest(_Request):
+class DescribeTopicPartitionsRequest(_Request["DescribeTopicPartitionsResponse"]):
     """DescribeTopicPartitionsRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 75

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.describe_transactions_response import DescribeTransactionsResponse  # noqa: F401
 
 __all__ = ["DescribeTransactionsRequest"]
 
 
 
 @_dataclass(slots=True, kw_only=True)
-class DescribeTransactionsRequest(_Request):
+class DescribeTransactionsRequest(_Request["DescribeTransactionsResponse"]):
     """DescribeTransactionsRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 65

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import struct as _struct
 from dataclasses import dataclass as _dataclass
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.expire_delegation_token_response import ExpireDelegationTokenResponse  # noqa: F401
 
 __all__ = ["ExpireDelegationTokenRequest"]
 
@@ -19,7 +23,7 @@ _S_q = _struct.Struct(">q")
 
 
 @_dataclass(slots=True, kw_only=True)
-class ExpireDelegationTokenRequest(_Request):
+class ExpireDelegationTokenRequest(_Request["ExpireDelegationTokenResponse"]):
     """ExpireDelegationTokenRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 40

@@ -9,10 +9,14 @@ from __future__ import annotations
 import struct as _struct
 import uuid as _uuid
 from dataclasses import dataclass as _dataclass
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.get_telemetry_subscriptions_response import GetTelemetrySubscriptionsResponse  # noqa: F401
 
 __all__ = ["GetTelemetrySubscriptionsRequest"]
 
@@ -20,7 +24,7 @@ _S_u = _struct.Struct(">16s")
 
 
 @_dataclass(slots=True, kw_only=True)
-class GetTelemetrySubscriptionsRequest(_Request):
+class GetTelemetrySubscriptionsRequest(_Request["GetTelemetrySubscriptionsResponse"]):
     """GetTelemetrySubscriptionsRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 71

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import struct as _struct
 from dataclasses import dataclass as _dataclass
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.init_producer_id_response import InitProducerIdResponse  # noqa: F401
 
 __all__ = ["InitProducerIdRequest"]
 
@@ -21,7 +25,7 @@ _S_iqhoo = _struct.Struct(">iqh??")
 
 
 @_dataclass(slots=True, kw_only=True)
-class InitProducerIdRequest(_Request):
+class InitProducerIdRequest(_Request["InitProducerIdResponse"]):
     """InitProducerIdRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 22

@@ -9,10 +9,14 @@ from __future__ import annotations
 import struct as _struct
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.list_config_resources_response import ListConfigResourcesResponse  # noqa: F401
 
 __all__ = ["ListConfigResourcesRequest"]
 
@@ -20,7 +24,7 @@ _A_b = _w.ARRAY_STRUCTS["b"]
 
 
 @_dataclass(slots=True, kw_only=True)
-class ListConfigResourcesRequest(_Request):
+class ListConfigResourcesRequest(_Request["ListConfigResourcesResponse"]):
     """ListConfigResourcesRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 74

@@ -9,10 +9,14 @@ from __future__ import annotations
 import struct as _struct
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.list_transactions_response import ListTransactionsResponse  # noqa: F401
 
 __all__ = ["ListTransactionsRequest"]
 
@@ -21,7 +25,7 @@ _A_q = _w.ARRAY_STRUCTS["q"]
 
 
 @_dataclass(slots=True, kw_only=True)
-class ListTransactionsRequest(_Request):
+class ListTransactionsRequest(_Request["ListTransactionsResponse"]):
     """ListTransactionsRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 66

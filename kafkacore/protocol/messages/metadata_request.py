@@ -10,11 +10,15 @@ import struct as _struct
 import uuid as _uuid
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from kafkacore.protocol import _wire as _w
 from kafkacore.protocol._base import FieldMeta as _F
 from kafkacore.protocol._base import Request as _Request
 from kafkacore.protocol._base import Struct as _Struct
+
+if _TYPE_CHECKING:
+    from kafkacore.protocol.messages.metadata_response import MetadataResponse  # noqa: F401
 
 __all__ = ["MetadataRequest", "MetadataRequestTopic"]
 
@@ -36,7 +40,7 @@ class MetadataRequestTopic(_Struct):
 
 
 @_dataclass(slots=True, kw_only=True)
-class MetadataRequest(_Request):
+class MetadataRequest(_Request["MetadataResponse"]):
     """MetadataRequest: generated from the request schema; see docs/codec.md."""
 
     API_KEY = 3

@@ -1,0 +1,269 @@
+"""Metadata refreshes of the client core, bootstrap and rebootstrap (KIP-899, KIP-1102).
+
+Theory of operation
+-------------------
+:class:`MetadataRefresh` decides when the client core asks for metadata,
+builds the request, and reads the answer into the
+:class:`~kafkacore.client.metadata.ClusterMetadata` (which keeps the
+schedule: age, on demand, after errors, with its backoff). At most one
+Metadata request is in flight.
+
+It also tracks where the core gets its brokers from:
+
+    BOOTSTRAPPING --first metadata--> BOOTSTRAPPED --rebootstrap--> BOOTSTRAPPING
+
+While BOOTSTRAPPING only the bootstrap addresses are candidates; when every
+one of them failed in a row, :meth:`bootstrap_failed` returns the
+NoBrokersAvailable the core fails its waiting requests with.
+With ``metadata_recovery_strategy="rebootstrap"``, a REBOOTSTRAP_REQUIRED
+answer (KIP-1102), or no successful metadata for
+``metadata_recovery_rebootstrap_trigger_ms`` while refreshes fail, makes the
+core forget the known brokers and bootstrap again.
+
+Every answer ends in an event: ``MetadataUpdated`` naming the waiters it
+completed, or ``MetadataUpdateFailed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from enum import Enum
+from typing import Any
+
+from kafkacore.client import _codec
+from kafkacore.client.config import ClientConfig
+from kafkacore.client.events import MetadataUpdated, MetadataUpdateFailed
+from kafkacore.client.metadata import ClusterMetadata
+from kafkacore.client.outputs import Outputs
+from kafkacore.errors import (
+    KafkaConnectionError,
+    LocalProtocolError,
+    NoBrokersAvailable,
+    RequestCancelled,
+)
+from kafkacore.protocol.enums import ErrorCode
+
+__all__ = ["TRANSITIONS", "BrokerSource", "MetadataRefresh"]
+
+
+class BrokerSource(Enum):
+    """Where the client core takes the brokers it may connect to from."""
+
+    BOOTSTRAPPING = "bootstrapping"  # the bootstrap addresses
+    BOOTSTRAPPED = "bootstrapped"  # the brokers of the last metadata
+
+
+TRANSITIONS: Mapping[BrokerSource, frozenset[BrokerSource]] = {
+    BrokerSource.BOOTSTRAPPING: frozenset({BrokerSource.BOOTSTRAPPED}),
+    BrokerSource.BOOTSTRAPPED: frozenset({BrokerSource.BOOTSTRAPPING}),
+}
+
+
+class MetadataRefresh:
+    """See the module docstring."""
+
+    def __init__(self, cluster: ClusterMetadata, config: ClientConfig, out: Outputs) -> None:
+        self._cluster = cluster
+        self._config = config
+        self._out = out
+        self.source = BrokerSource.BOOTSTRAPPING
+        #: True while a Metadata request is queued or in flight.
+        self.in_flight = False
+        #: The error of the last failed refresh (None once one succeeds).
+        self.last_error: BaseException | None = None
+        # Since when refreshes fail (None: the last one succeeded).
+        self._failing_since: float | None = None
+        self._bootstrap_failed: set[int] = set()
+
+    # -- queries --------------------------------------------------------------
+    @property
+    def bootstrapping(self) -> bool:
+        return self.source is BrokerSource.BOOTSTRAPPING
+
+    @property
+    def may_rebootstrap(self) -> bool:
+        """KIP-1102 is on and the core is not bootstrapping already."""
+        return self._config.metadata_recovery_strategy == "rebootstrap" and not self.bootstrapping
+
+    def due(self, now: float) -> bool:
+        """A refresh should start now."""
+        return not self.in_flight and self._cluster.ttl(now=now) == 0
+
+    def next_deadline(self, now: float) -> float | None:
+        """When the next refresh is due (None while one is under way)."""
+        return None if self.in_flight else max(self._cluster.next_refresh_at(), now)
+
+    # -- the request ----------------------------------------------------------
+    def start(self, now: float, topics: set[str]) -> Callable[[int], Any]:
+        """Begin a refresh: the build function of its request (per negotiated version)."""
+        if self.in_flight:
+            raise LocalProtocolError("MetadataRefresh.start: a refresh is already under way")
+        self._rebootstrap_on_timer(now)
+        wanted = None if self._config.metadata_all_topics else sorted(topics)
+        allow = self._config.allow_auto_create_topics
+
+        def build(version: int) -> Any:
+            return _codec.metadata_request(wanted, allow_auto_create=allow, version=version)
+
+        self.in_flight = True
+        self._cluster.update_started()
+        self._out.trace("metadata_request", topics=wanted, attempts=self._cluster.refresh_attempts)
+        return build
+
+    def finished(
+        self,
+        source: str | None,
+        response: Any,
+        error: BaseException | None,
+        now: float,
+        topics: set[str],
+    ) -> bool:
+        """The refresh ended (``source`` names the broker that answered); True
+        when the cluster metadata was updated."""
+        self.in_flight = False
+        if error is None:
+            # The top-level code: Metadata v13+ (KIP-1102).
+            code = getattr(response, "error_code", ErrorCode.NONE)
+            if code == ErrorCode.REBOOTSTRAP_REQUIRED and self.may_rebootstrap:
+                # Ask the bootstrap servers instead; whoever waits for
+                # metadata waits for that answer.
+                self.rebootstrap(f"{source or 'a broker'} answered REBOOTSTRAP_REQUIRED", now)
+                self._cluster.update_abandoned()
+                return False
+            if code:
+                error = _codec.error_for_code(
+                    code, f"{source or 'the broker'} refused the Metadata request"
+                )
+        if error is not None:
+            self.failed(error, now)
+            return False
+        return self._update(source, response, now, topics)
+
+    def failed(self, error: BaseException, now: float) -> None:
+        """A refresh failed with ``error``: tell the metadata and whoever waits."""
+        self._out.counters.metadata_failures += 1
+        self._cluster.failed_update(error, now=now)
+        self._note_failure(error, now)
+        self.announce(None, error)
+
+    def fail_waiters(self, error: BaseException, now: float) -> None:
+        """Fail whoever waits for metadata (the client stopped with ``error``)."""
+        if self._cluster.waiting:
+            self._cluster.failed_update(error, now=now)
+            self.announce(None, error)
+
+    def _update(self, source: str | None, response: Any, now: float, topics: set[str]) -> bool:
+        cluster = self._cluster
+        before = cluster.update_count
+        # Topics that already had a failure: their error is traced once, not per refresh.
+        failing_before = {t for t in topics if cluster.topic_failure(t) is not None}
+        cluster.update_metadata(response, now=now, source=source)
+        if cluster.update_count == before:
+            error = cluster.last_failure or KafkaConnectionError("Metadata failed")
+            self._out.counters.metadata_failures += 1
+            self._note_failure(error, now)
+            self.announce(None, error)
+            return False
+        self._out.counters.metadata_updates += 1
+        self._bootstrap_failed.clear()
+        if self.bootstrapping:
+            self._goto(BrokerSource.BOOTSTRAPPED)
+        self.last_error = None
+        self._failing_since = None
+        for topic in sorted(topics):
+            failure = cluster.topic_failure(topic)
+            if failure is not None and topic not in failing_before:
+                self._out.trace("topic_error", topic=topic, error=failure)
+        self._out.trace(
+            "metadata_updated",
+            source=source,
+            brokers=len(cluster),
+            topics=len(cluster.topics(exclude_internal_topics=False)),
+            incomplete=cluster.incomplete,
+            retry_in_ms=cluster.retry_delay_ms if cluster.incomplete else None,
+        )
+        self.announce(response, None)
+        return True
+
+    def _note_failure(self, error: BaseException, now: float) -> None:
+        self.last_error = error
+        if self._failing_since is None:
+            self._failing_since = now
+        self._out.trace(
+            "metadata_failed",
+            error=error,
+            attempts=self._cluster.refresh_attempts,
+            retry_in_ms=self._cluster.retry_delay_ms,
+        )
+
+    def announce(self, response: Any, error: BaseException | None) -> None:
+        """The event for the waiters that finished (a shutdown passes neither)."""
+        waiters = tuple(self._cluster.take_finished_waiters())
+        cluster = self._cluster
+        if error is not None:
+            self._out.emit(MetadataUpdateFailed(error=error, waiters=waiters))
+        elif response is not None:
+            self._out.emit(
+                MetadataUpdated(
+                    cluster_id=cluster.cluster_id,
+                    controller_id=cluster.controller_id,
+                    broker_ids=frozenset(cluster),
+                    topics=frozenset(cluster.topics(exclude_internal_topics=False)),
+                    waiters=waiters,
+                )
+            )
+        elif waiters:
+            self._out.emit(
+                MetadataUpdateFailed(error=RequestCancelled("client shut down"), waiters=waiters)
+            )
+
+    # -- bootstrap ------------------------------------------------------------
+    def reset_bootstrap_failures(self) -> None:
+        """A bootstrap address answered (or the client stopped): the failures so
+        far no longer add up."""
+        self._bootstrap_failed.clear()
+
+    def bootstrap_failed(self, node_id: int, error: BaseException) -> NoBrokersAvailable | None:
+        """Bootstrap address ``node_id`` failed with ``error``; NoBrokersAvailable when
+        every bootstrap address has failed since one last answered."""
+        if not self.bootstrapping:
+            return None
+        self._bootstrap_failed.add(node_id)
+        brokers = self._cluster.bootstrap_brokers()
+        if not {b.node_id for b in brokers} <= self._bootstrap_failed:
+            return None
+        self._bootstrap_failed.clear()
+        addresses = ", ".join(f"{b.host}:{b.port}" for b in brokers)
+        exhausted = NoBrokersAvailable(
+            f"no bootstrap server answered ({addresses}); check bootstrap_servers "
+            f"and that the brokers are up (last error: {error})"
+        )
+        exhausted.__cause__ = error
+        return exhausted
+
+    def rebootstrap(self, reason: str, now: float) -> None:
+        """Forget the brokers and start again from bootstrap_servers (KIP-899/KIP-1102)."""
+        self._out.trace("rebootstrap", reason=reason)
+        self._cluster.rebootstrap()
+        self._goto(BrokerSource.BOOTSTRAPPING)
+        self._bootstrap_failed.clear()
+        self._failing_since = now
+        self._out.counters.rebootstraps += 1
+
+    def _rebootstrap_on_timer(self, now: float) -> None:
+        """KIP-1102: no known broker gave metadata for the trigger time: bootstrap again."""
+        since = self._failing_since
+        if since is None or not self.may_rebootstrap:
+            return
+        trigger_ms = self._config.metadata_recovery_rebootstrap_trigger_ms
+        if (now - since) * 1000 >= trigger_ms:
+            self.rebootstrap(
+                f"no metadata from any known broker for {trigger_ms} ms "
+                f"(last error: {self.last_error})",
+                now,
+            )
+
+    def _goto(self, new: BrokerSource) -> None:
+        if new not in TRANSITIONS[self.source]:
+            raise LocalProtocolError(f"metadata refresh: {self.source.value} -> {new.value}")
+        self.source = new
