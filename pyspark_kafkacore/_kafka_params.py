@@ -82,6 +82,8 @@ _OBJECT_ONLY = frozenset(
         "ssl_context",
         "sasl_mechanism_factory",
         "sasl_oauth_token_provider",
+        # The transport decides whether credentials calls leave its loop.
+        "defer_credentials",
         "socket_options",
         "source_address",
         "bootstrap_addresses",

@@ -69,6 +69,7 @@ PUBLIC: dict[str, list[str]] = {
         "ConnectionState",
         "ConnectionStateChanged",
         "Controller",
+        "CredentialsNeeded",
         "DEFAULT_LANE",
         "Event",
         "GroupCoordinator",

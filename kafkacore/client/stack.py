@@ -26,6 +26,9 @@ is their shared base and the whole stacking contract in code:
   :class:`~kafkacore.client.handles.RequestHandle` and remembers the
   callback; ``build=`` lets a request be filled for the version negotiated
   on the connection that carries it.
+- A ``CredentialsNeeded`` event of the client (a token provider or a
+  Kerberos step the transport must run off its loop) passes straight
+  through to the transport, which answers with :meth:`credentials_ready`.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import Any
 
 from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore
 from kafkacore.client.driver import Action, ConnId
-from kafkacore.client.events import RequestCompleted
+from kafkacore.client.events import CredentialsNeeded, RequestCompleted
 from kafkacore.client.handles import RequestHandle
 from kafkacore.client.routing import Target
 from kafkacore.timers import Deadlines
@@ -120,6 +123,19 @@ class StackedMachine:
         out, self._out = self._out, []
         return out
 
+    def credentials_ready(
+        self,
+        request_id: int,
+        result: Any = None,
+        *,
+        error: BaseException | None = None,
+        now: float,
+    ) -> bool:
+        """Answer a passed-through ``CredentialsNeeded`` (see the client core's method)."""
+        answered = self.client.credentials_ready(request_id, result, error=error, now=now)
+        self._step(now)
+        return answered
+
     # ------------------------------------------------------------ helpers
     def _emit(self, event: object) -> None:
         """Queue an event for the transport (``pull_events``)."""
@@ -168,6 +184,9 @@ class StackedMachine:
                         if callback is not None:
                             callback(event.response, event.error, now)
                             continue
+                    elif isinstance(event, CredentialsNeeded):
+                        self._out.append(event)
+                        continue
                     self._on_client_event(event, now)
                 worked = False if self._stopped() else self._work(now)
                 if not events and not worked:

@@ -146,3 +146,38 @@ def test_events_emitted_are_pulled_once_in_order() -> None:
     probe._emit("a")
     probe._emit("b")
     assert probe.pull_events() == ["a", "b"] and probe.pull_events() == []
+
+
+def test_credentials_needed_passes_through_and_the_answer_resumes_the_exchange() -> None:
+    from kafkacore.client.events import CredentialsNeeded
+
+    _, fakes = make_cluster(1)
+    broker = next(iter(fakes.values()))
+    broker.require_auth = True
+    calls: list[int] = []
+
+    def provider() -> str:
+        calls.append(1)
+        return broker.oauth_token
+
+    client = KafkaClientCore(
+        ClientConfig(
+            bootstrap_servers="127.0.0.1:9092",
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="OAUTHBEARER",
+            sasl_oauth_token_provider=provider,
+            defer_credentials=True,
+        ),
+        now=0.0,
+        rng=random.Random(0),
+    )
+    probe = Probe(client)
+    pump = Pump(probe, fakes)  # type: ignore[arg-type]
+    pump.run(until=lambda: any(isinstance(e, CredentialsNeeded) for e in pump.events))
+    need = next(e for e in pump.events if isinstance(e, CredentialsNeeded))
+    assert calls == [] and not any(isinstance(e, CredentialsNeeded) for e in probe.other)
+    assert probe.credentials_ready(need.request_id, need.call(), now=pump.now) is True
+    pump.drain()
+    pump.run(until=lambda: client.cluster.update_count > 0)
+    assert calls == [1]
+    assert probe.credentials_ready(need.request_id, "again", now=pump.now) is False
