@@ -81,10 +81,10 @@ def test_a_crashed_loop_fails_waiters_instead_of_hanging(kafka_broker: Any) -> N
             raise boom
 
         # Something raising on the loop thread itself (not inside a user command).
-        client._io.call_soon_threadsafe(lambda: explode(0.0))
-        assert client._thread is not None
-        client._thread.join(10)
-        assert not client._thread.is_alive()
+        client._loop.io.call_soon_threadsafe(lambda: explode(0.0))
+        assert client._loop.thread is not None
+        client._loop.thread.join(10)
+        assert not client._loop.thread.is_alive()
         with pytest.raises(LocalProtocolError, match="loop thread died"):
             client.send(metadata_request())
     finally:
