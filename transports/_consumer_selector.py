@@ -72,10 +72,10 @@ class KafkaConsumer(ConsumerSurface):
         if self._state is ConsumerState.CLOSED:
             return
         try:
-            fut = self._future(self._close_command(autocommit))
-            # Best effort on the network side; the sockets close below either way.
+            # Best effort on the network side; the sockets close below either way
+            # (also when the loop thread died and nothing can be sent).
             with contextlib.suppress(Exception):
-                fut.result(timeout)
+                self._future(self._close_command(autocommit)).result(timeout)
         finally:
             self._state = ConsumerState.CLOSED
             self._loop.stop(self._shutdown_core, timeout)

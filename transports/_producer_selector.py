@@ -119,8 +119,9 @@ class KafkaProducer(ProducerSurface):
                 "call it from user code"
             )
         # On timeout, what is left fails with ProducerClosedError below.
-        with contextlib.suppress(KafkaTimeoutError):
-            self.flush(timeout)
+        if self._loop.crashed is None:
+            with contextlib.suppress(KafkaTimeoutError):
+                self.flush(timeout)
         with self._cond:
             self._state = ProducerState.CLOSED
             self._cond.notify_all()
@@ -188,6 +189,9 @@ class KafkaProducer(ProducerSurface):
         with self._cond:
             if self._state is ProducerState.CLOSED:
                 raise ProducerClosedError("KafkaProducer: closed; make a new producer")
+            refused = self._loop.refusal()  # the loop thread died (a bug)
+            if refused is not None:
+                raise refused
             if self._full or len(self._handoff) >= _HANDOFF_LIMIT:
                 self._wait_for_room()
             self._handoff.append(item)
@@ -284,6 +288,9 @@ class KafkaProducer(ProducerSurface):
                 f"KafkaProducer.{what}: would block the producer's loop thread; "
                 "do not call it from a delivery callback"
             )
+        refused = self._loop.refusal()  # the loop thread died (a bug)
+        if refused is not None:
+            raise refused
         fut = Delivery()
         command = self._operation_command(what, *args)
 
