@@ -1,15 +1,15 @@
-"""Configuration and small helpers shared by the three client facades.
+"""What every user-facing class takes from its options, in any transport.
 
 Theory of operation
 -------------------
-Every transport takes the same keyword options: everything
-:class:`~kafkacore.client.ClientConfig` knows (the seed names, including
-the socket and TLS ones it carries for us), plus one transport-only option,
-``ssl_server_hostname``, to verify broker certificates against a fixed name
-(brokers reached through an IP or a tunnel). :func:`make_parts` validates them once and returns
-the pieces a transport needs: the core config, the socket options and a
-factory for the one ``SSLContext`` (built lazily, on the first TLS
-connection, so a PLAINTEXT client never touches certificate files).
+Every class takes one flat set of keyword options. Which config each one
+sets (client, consumer, producer) is the core's decision, made by one table
+in :mod:`kafkacore.options`; :func:`make_parts` adds what only a transport
+has: the socket options, the TLS settings (built into one ``SSLContext``
+lazily, on the first TLS connection, so a PLAINTEXT client never touches
+certificate files), ``ssl_server_hostname`` (verify broker certificates
+against a fixed name: brokers reached through an IP or a tunnel) and the
+random source the core draws reconnect jitter from.
 """
 
 from __future__ import annotations
@@ -22,12 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client import AnyNode, ClientConfig, Node, Target
+from kafkacore.consumer import ConsumerConfig
 from kafkacore.errors import LocalProtocolError
+from kafkacore.options import Role, SplitOptions, split_options
+from kafkacore.producer import ProducerConfig
 
 from ._sockets import Address, SocketConfig
 from ._tls import TlsConfig, build_ssl_context, tls_config_from_options
 
-__all__ = ["ClientState", "Parts", "make_parts", "resolve_target"]
+__all__ = ["ClientState", "Parts", "Role", "make_parts", "resolve_target"]
 
 
 class ClientState(enum.Enum):
@@ -40,10 +43,27 @@ class ClientState(enum.Enum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Parts:
-    config: ClientConfig
+    """The validated options of one user-facing class, split by who uses them."""
+
+    options: SplitOptions
     sockets: SocketConfig
     tls: TlsConfig
     rng: random.Random
+    ssl_server_hostname: str | None
+
+    @property
+    def config(self) -> ClientConfig:
+        return self.options.client
+
+    @property
+    def consumer(self) -> ConsumerConfig:
+        assert self.options.consumer is not None, "made for a client, not a consumer"
+        return self.options.consumer
+
+    @property
+    def producer(self) -> ProducerConfig:
+        assert self.options.producer is not None, "made for a client, not a producer"
+        return self.options.producer
 
     def ssl_context_factory(self) -> Callable[[], ssl.SSLContext]:
         tls = self.tls
@@ -54,30 +74,27 @@ def make_parts(
     owner: str,
     bootstrap_servers: str | Sequence[str] | None,
     *,
+    role: Role = Role.CLIENT,
     source_address: Address | None = None,
     ssl_server_hostname: str | None,
     rng: random.Random | None,
     options: dict[str, Any],
 ) -> Parts:
-    """Validate a facade's options; errors name ``owner`` and the bad option."""
+    """Validate a class's options; errors name ``owner`` and the bad option."""
     if source_address is not None:
         # Older call style; ClientConfig carries source_address itself now.
         options = {**options, "source_address": source_address}
-    try:
-        config = ClientConfig(bootstrap_servers=bootstrap_servers, **options)
-    except TypeError as exc:
-        known = ", ".join(sorted(ClientConfig.__dataclass_fields__))
-        raise TypeError(f"{owner}: {exc}; known options: {known}") from None
-    opts = config.transport_options()
+    split = split_options(owner, role, bootstrap_servers, options)
     if rng is not None and not isinstance(rng, random.Random):
         raise TypeError(f"{owner}: rng must be a random.Random, got {type(rng).__name__}")
     return Parts(
-        config=config,
-        sockets=SocketConfig.from_options(opts),
-        tls=tls_config_from_options(opts, ssl_server_hostname=ssl_server_hostname),
+        options=split,
+        sockets=SocketConfig.from_options(split.transport),
+        tls=tls_config_from_options(split.transport, ssl_server_hostname=ssl_server_hostname),
         # The core draws reconnect jitter from this; seeded from the OS here,
         # in the transport, because the core must never seed itself.
         rng=rng if rng is not None else random.Random(),
+        ssl_server_hostname=ssl_server_hostname,
     )
 
 

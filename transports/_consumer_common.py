@@ -1,315 +1,368 @@
-"""What the three consumer facades share: option splitting and event routing.
+"""What every consumer does, whatever its I/O idiom: the consumer's sans-IO surface.
 
 Theory of operation
 -------------------
-Each facade takes one flat set of keyword options, Java-style. Those that
-:class:`~kafkacore.consumer.ConsumerConfig` knows configure the consumer;
-the rest go to :func:`transports._common.make_parts` (the client config).
+The three consumers (blocking, asyncio, trio) offer the same calls. What a
+call *does* is written here once, in :class:`ConsumerSurface`; an idiom
+supplies three things only:
 
-:class:`ConsumerRouter` receives every event the bridge drains from the
-:class:`~kafkacore.consumer.ConsumerCore`: an ``OperationCompleted``
-resolves the completion registered for its handle; assignment changes and
-truncation notices are queued for the user's rebalance listener, which the
-facade calls from ``poll`` (in the user's thread or task, as Java does);
-every event bumps ``seq`` and calls ``wake`` so a waiting ``poll`` looks
-again. What the user should hear about without an exception (followed topics
-that do not exist, a cluster no broker of which answers) is logged as a
-warning on the ``kafkacore.consumer`` logger. Kafka logic stays in the core.
+- ``_call(fn)``: run ``fn(core, now)`` as a core command on the loop and
+  return its value. It is a plain call in every idiom (the blocking
+  consumer hops to its loop thread and back; the async ones are on the
+  loop already), so every call that does not wait (``subscribe``,
+  ``seek``, ``pause``, ``assignment``...) is written here, for all three;
+- ``_clock()``: the loop's clock;
+- how to wait. A call that waits for the core (``poll``, ``position``,
+  the iterator) is written as a generator of :class:`Wait` steps: "sleep
+  until the core reports anything after ``mark``, or until ``deadline``".
+  The blocking consumer runs it with :func:`drive` and a condition
+  variable, the async ones with their event loop's event. A call that
+  waits for one operation (``commit``, offset lookups, ``close``) is a core
+  command returning an :class:`~kafkacore.operation.Operation`, built
+  here; the idiom waits for it its own way.
 
-:class:`HeldRecords` is the record-by-record iterator's batch (``for record
-in consumer``). The iterator takes a batch from the core as a *loan*
-(``poll_records(lend=True)``) and hands it over one record at a time; a
-record counts as consumed once the iterator has handed it to the user (as
-with kafka-python's iterator, and as with Java's ``poll``, which hands a
-whole batch at once). So the record being processed when the loop body
-breaks or raises is consumed; the ones after it are not: before a commit,
-``position``, ``lag`` or ``close`` the facade tells the core how far the
-user got (``note_consumed``), and before anything that moves positions or
-hands out records another way (``poll``, ``seek``, ``pause``, ...) it gives
-the rest back (``return_lent``), to be fetched and handed out again.
-Records of partitions the core took away (revoked, lost, truncated) are
-dropped from the batch before the next one is handed over.
+``for record in consumer`` borrows a batch and hands it over one record at
+a time (:class:`~transports._consumer_held.HeldRecords`): commits, also
+automatic and on ``close``, cover the records handed over, the one being
+processed when the loop breaks or raises included, and never the rest.
+The batch lives on the consumer, not in the generator, so leaving the loop
+needs no generator finalisation to be exact.
 """
 
 from __future__ import annotations
 
-import logging
+import enum
 import random
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import fields
-from operator import length_hint
-from typing import Any, Protocol
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import (
-    ConsumerConfig,
     ConsumerCore,
+    ConsumerGroupMetadata,
     ConsumerRecord,
-    OperationCompleted,
-    PartitionsAssigned,
-    PartitionsLost,
-    PartitionsRevoked,
-    PartitionsRevoking,
-    TruncationDetected,
+    OffsetAndMetadata,
+    Operation,
 )
-from kafkacore.consumer.events import BrokersUnreachable, TopicsNotFound
 from kafkacore.errors import KafkaTimeoutError
 
-from ._common import Parts, make_parts
+from ._common import Role, make_parts
+from ._consumer_held import HeldRecords
+from ._consumer_router import ConsumerRouter, RebalanceListener
+from ._router import Completion
 from ._sockets import Address
 
 __all__ = [
-    "ConsumerRouter",
-    "HeldRecords",
-    "RebalanceListener",
-    "position_timeout",
-    "split_options",
+    "REFILLED",
+    "ConsumerState",
+    "ConsumerSurface",
+    "Steps",
+    "Wait",
+    "drive",
     "timeout_ms",
 ]
 
-log = logging.getLogger("kafkacore.consumer")
-log.addHandler(
-    logging.NullHandler()
-)  # a library stays quiet until the application configures logging
-
-_CONSUMER_FIELDS = frozenset(f.name for f in fields(ConsumerConfig))
-Completion = Callable[[Any, BaseException | None], None]
+T = TypeVar("T")
+Command = Callable[[ConsumerCore, float], T]
 
 
-class RebalanceListener(Protocol):
-    """Called from ``poll`` with the partitions that changed hands."""
-
-    def on_partitions_assigned(self, partitions: frozenset[Any]) -> None: ...
-
-    def on_partitions_revoked(self, partitions: frozenset[Any]) -> None: ...
-
-    def on_partitions_lost(self, partitions: frozenset[Any]) -> None: ...
+class ConsumerState(enum.Enum):
+    NEW = "new"
+    RUNNING = "running"
+    CLOSED = "closed"
 
 
-def split_options(
-    owner: str,
-    bootstrap_servers: str | Sequence[str] | None,
-    *,
-    source_address: Address | None,
-    ssl_server_hostname: str | None,
-    rng: random.Random | None,
-    options: dict[str, Any],
-) -> tuple[Parts, ConsumerConfig]:
-    consumer = {k: v for k, v in options.items() if k in _CONSUMER_FIELDS}
-    client = {k: v for k, v in options.items() if k not in _CONSUMER_FIELDS}
-    # The client's own retry backoff is the consumer's too.
-    if "retry_backoff_ms" in consumer:
-        client["retry_backoff_ms"] = consumer["retry_backoff_ms"]
-    if source_address is not None:
-        client["source_address"] = source_address
-    parts = make_parts(
-        owner,
-        bootstrap_servers,
-        ssl_server_hostname=ssl_server_hostname,
-        rng=rng,
-        options=client,
-    )
-    try:
-        config = ConsumerConfig(**consumer)
-    except TypeError as exc:  # pragma: no cover - names were filtered above
-        raise TypeError(f"{owner}: {exc}") from None
-    return parts, config
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """A waiting step: until the core reports anything after ``mark`` (the
+    router's ``seq``), or until ``deadline`` on the loop's clock."""
+
+    mark: int
+    deadline: float
 
 
-class ConsumerRouter:
-    """Routes consumer-core events; see the module docstring."""
+#: Yielded by the iterator after it borrowed a fresh batch: trio makes
+#: every batch a checkpoint, so a cancel scope around the loop is honoured.
+REFILLED = Wait(-1, float("-inf"))
 
-    __slots__ = ("_announced", "_ops", "changed", "notices", "removed", "seq", "wake")
+Steps = Generator[Wait, None, T]
 
-    def __init__(self, wake: Callable[[], None] = lambda: None) -> None:
-        self._ops: dict[object, Completion] = {}
-        self.notices: deque[object] = deque(maxlen=10000)
-        #: Partitions the core took away (revoked, lost, truncated), for the
-        #: iterator's batch; appended on the loop, drained by the iterator.
-        self.removed: deque[frozenset[Any]] = deque(maxlen=10000)
-        #: Set (after the append) whenever ``notices`` or ``removed`` grows:
-        #: the one flag the iterator reads per record. The reader clears it
-        #: before draining both, so nothing appended meanwhile goes unseen.
-        self.changed = False
-        self.seq = 0
-        self.wake = wake
-        self._announced: set[object] = set()
 
-    def expect(self, handle: object, done: Completion) -> None:
-        if getattr(handle, "done", False):
-            done(getattr(handle, "value", None), getattr(handle, "error", None))
-            return
-        self._ops[handle] = done
-
-    def fail_all(self, error: BaseException) -> None:
-        ops, self._ops = self._ops, {}
-        for done in ops.values():
-            done(None, error)
-
-    def on_event(self, event: object) -> None:
-        if isinstance(event, OperationCompleted):
-            done = self._ops.pop(event.handle, None)
-            if done is not None:
-                done(event.handle.value, event.handle.error)
-        elif isinstance(
-            event,
-            PartitionsAssigned
-            | PartitionsRevoked
-            | PartitionsRevoking
-            | PartitionsLost
-            | TruncationDetected,
-        ):
-            self.notices.append(event)
-            if isinstance(event, PartitionsRevoked | PartitionsLost):
-                self.removed.append(event.partitions)
-            elif isinstance(event, TruncationDetected):
-                self.removed.append(frozenset({event.partition}))
-            self.changed = True
-        elif isinstance(event, TopicsNotFound):
-            log.warning(
-                "topics %s do not exist (UNKNOWN_TOPIC_OR_PARTITION); waiting for them "
-                "to be created",
-                sorted(event.topics),
-            )
-        elif isinstance(event, BrokersUnreachable):
-            log.warning("%s", event.error)
-        self.seq += 1
-        self.wake()
-
-    def dispatch(
-        self, listener: RebalanceListener | None, ack: Callable[[int], None] | None = None
-    ) -> None:
-        """Call the listener for queued notices (from the user's thread or task).
-
-        A ``PartitionsRevoking`` is acknowledged with ``ack(token)`` after the
-        listener ran, so the core lets the partitions go only then; the
-        ``PartitionsRevoked`` that follows is not announced twice.
-        """
-        while self.notices:
-            event = self.notices.popleft()
-            if isinstance(event, PartitionsRevoking):
-                try:
-                    if listener is not None:
-                        listener.on_partitions_revoked(event.partitions)
-                        self._announced.update(event.partitions)
-                finally:
-                    if ack is not None:
-                        ack(event.token)
-                continue
-            if listener is None:
-                continue
-            if isinstance(event, PartitionsAssigned):
-                listener.on_partitions_assigned(event.partitions)
-            elif isinstance(event, PartitionsRevoked):
-                fresh = frozenset(p for p in event.partitions if p not in self._announced)
-                self._announced.difference_update(event.partitions)
-                if fresh:
-                    listener.on_partitions_revoked(fresh)
-            elif isinstance(event, PartitionsLost):
-                listener.on_partitions_lost(event.partitions)
+def drive(steps: Steps[T], block: Callable[[Wait], None]) -> T:
+    """Run ``steps`` to its value, blocking on each wait (the blocking idiom)."""
+    while True:
+        try:
+            wait = next(steps)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        block(wait)
 
 
 def timeout_ms(timeout: float | None) -> int | None:
-    """A facade's ``timeout`` (seconds, None: the default) for the core."""
+    """A user's ``timeout`` (seconds, None: the default) for the core."""
     return None if timeout is None else max(int(timeout * 1000), 0)
 
 
-def position_timeout(
-    owner: str, tp: TopicPartition, limit: float, cause: BaseException | None
-) -> KafkaTimeoutError:
-    """``position`` gave up: say why nothing was known, with the cause attached."""
-    why = "" if cause is None else f"; last error: {type(cause).__name__}: {cause}"
-    error = KafkaTimeoutError(f"{owner}.position: {tp} unknown after {limit} s{why}")
-    error.__cause__ = cause
-    return error
+class ConsumerSurface:
+    """The calls every consumer offers; see the module docstring."""
 
+    _NAME = "Consumer"  # the public class name, for messages
+    _state: ConsumerState
 
-class HeldRecords:
-    """The iterator's lent batch; see the module docstring.
+    def __init__(
+        self,
+        *topics: str,
+        bootstrap_servers: str | Sequence[str] | None = "localhost:9092",
+        source_address: Address | None = None,
+        ssl_server_hostname: str | None = None,
+        rng: random.Random | None = None,
+        listener: RebalanceListener | None = None,
+        **options: Any,
+    ) -> None:
+        """Options as ``ClientConfig`` + ``ConsumerConfig`` (split by ``kafkacore.options``)."""
+        self._parts = make_parts(
+            self._NAME,
+            bootstrap_servers,
+            role=Role.CONSUMER,
+            source_address=source_address,
+            ssl_server_hostname=ssl_server_hostname,
+            rng=rng,
+            options=options,
+        )
+        self.config = self._parts.consumer
+        self.client_config = self._parts.config
+        self._topics = list(topics)
+        self._listener = listener
+        self._router = ConsumerRouter(wake=self._notify)
+        self._held = HeldRecords(self._router)
+        self._setup()
 
-    ``records`` walks ``batch``: what it has passed was handed over. The
-    iterator pulls from it directly (no bookkeeping per record); how far the
-    user got per partition is worked out only when the core must know
-    (:meth:`progress`), from the records handed over since the last time.
-    Touched only from the user's thread (or task), or from a core command
-    while that thread waits for it.
-    """
+    def _setup(self) -> None:
+        """Build the idiom's driver (and, when it starts at once, the core)."""
+        raise NotImplementedError
 
-    __slots__ = ("_reported", "_router", "batch", "records")
+    # -- what the idiom supplies ---------------------------------------------
+    def _call(self, fn: Command[T]) -> T:
+        raise NotImplementedError
 
-    def __init__(self, router: ConsumerRouter) -> None:
-        self._router = router
-        self.batch: list[ConsumerRecord] = []
-        self.records: Iterator[ConsumerRecord] = iter(self.batch)
-        self._reported = 0  # records before this index were reported to the core
+    def _clock(self) -> float:
+        raise NotImplementedError
+
+    def _notify(self) -> None:
+        """On the loop, after every core event: wake whoever waits."""
+        raise NotImplementedError
+
+    def _build_core(self, now: float) -> ConsumerCore:
+        parts = self._parts
+        return ConsumerCore(parts.config, self.config, now=now, rng=parts.rng)
 
     @property
-    def handed(self) -> int:
-        """How many records of the batch were handed over."""
-        return len(self.batch) - length_hint(self.records)
+    def state(self) -> ConsumerState:
+        return self._state
 
-    def __bool__(self) -> bool:
-        return length_hint(self.records) > 0
+    # -- subscription ---------------------------------------------------------
+    def subscribe(
+        self,
+        topics: Iterable[str] | None = None,
+        *,
+        pattern: str | None = None,
+        listener: RebalanceListener | None = None,
+    ) -> None:
+        """Join the group for ``topics`` (or every topic matching ``pattern``)."""
+        if listener is not None:
+            self._listener = listener
+        names = None if topics is None else list(topics)
+        wait = self._listener is not None
 
-    def __len__(self) -> int:
-        return length_hint(self.records)
+        def issue(core: ConsumerCore, now: float) -> None:
+            self._held.give_back(core, now)
+            core.await_revocation_ack = wait
+            core.subscribe(names, pattern=pattern, now=now)
 
-    def fill(self, core: ConsumerCore, now: float) -> list[ConsumerRecord]:
-        """Borrow the next batch (a core command): everything lent before was handed over."""
-        self._router.removed.clear()  # earlier removals concern earlier batches
-        self._reset(core.poll_records(now=now, lend=True), 0)
-        return self.batch
+        self._call(issue)
 
-    def unpull(self) -> None:
-        """The last record pulled from ``records`` was not handed over after all."""
-        self._reset(self.batch, self.handed - 1)
+    def unsubscribe(self) -> None:
+        self._call(lambda core, now: self._given_back(core, now, core.unsubscribe))
 
-    def drop(self, partitions: set[Any]) -> None:
-        """Forget the unhanded records of ``partitions`` (no longer ours, or moved)."""
-        handed = self.handed
-        rest = [r for r in self.batch[handed:] if (r.topic, r.partition) not in partitions]
-        self._reset(self.batch[:handed] + rest, handed)
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        tps = [TopicPartition(*tp) for tp in partitions]
+        self._call(lambda core, now: self._given_back(core, now, core.assign, tps))
 
-    def progress(self) -> tuple[dict[Any, tuple[int, int | None]], bool]:
-        """How far the user got since the last call, per partition: (next offset,
-        leader epoch of the last record handed); and whether that is all."""
-        handed = self.handed
-        out: dict[Any, tuple[int, int | None]] = {}
-        for record in self.batch[self._reported : handed]:
-            out[(record.topic, record.partition)] = (record.offset + 1, record.leader_epoch)
-        self._reported = handed
-        return out, handed >= len(self.batch)
+    def assignment(self) -> frozenset[TopicPartition]:
+        return self._call(lambda core, now: core.assignment())
 
-    def sync(self, core: ConsumerCore, now: float) -> None:
-        """Core command: commits from now on cover every record handed over."""
-        progress, everything = self.progress()
-        core.note_consumed(progress, now=now, everything=everything)
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This member's group identity, for ``send_offsets_to_transaction`` (KIP-447)."""
+        return self._call(lambda core, now: core.group_metadata())
 
-    def give_back(self, core: ConsumerCore, now: float) -> None:
-        """Core command: the records not handed over go back to the core."""
-        progress, _ = self.progress()
-        self._reset([], 0)
-        core.note_consumed(progress, now=now)
-        core.return_lent(now=now)
+    # -- positions ----------------------------------------------------------------
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        tp = TopicPartition(*partition)
+        self._call(lambda core, now: self._given_back(core, now, core.seek, tp, offset))
 
-    def look(self, run_listener: Callable[[], None]) -> None:
-        """The assignment changed: run the listener (Java runs it in poll) and
-        drop records of partitions the core took away since the batch came."""
+    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        self._call(
+            lambda core, now: self._given_back(core, now, core.seek_to_beginning, partitions)
+        )
+
+    def seek_to_end(self, *partitions: TopicPartition) -> None:
+        self._call(lambda core, now: self._given_back(core, now, core.seek_to_end, partitions))
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._call(lambda core, now: self._given_back(core, now, core.pause, partitions))
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._call(lambda core, now: self._given_back(core, now, core.resume, partitions))
+
+    def paused(self) -> frozenset[TopicPartition]:
+        return self._call(lambda core, now: core.paused())
+
+    def lag(self, partition: TopicPartition) -> int | None:
+        tp = TopicPartition(*partition)
+
+        def lag(core: ConsumerCore, now: float) -> int | None:
+            self._held.sync(core, now)
+            return core.lag(tp)
+
+        return self._call(lag)
+
+    def missing_topics(self) -> frozenset[str]:
+        """Followed topics that metadata says do not exist (logged as a warning too)."""
+        return self._call(lambda core, now: core.missing_topics())
+
+    def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
+        """Run ``fn(core)`` on the loop (for queries in tests and tools)."""
+        return self._call(lambda core, now: fn(core))
+
+    # -- waiting loops, as steps ----------------------------------------------
+    def _poll_steps(self, fn: Command[list[T]], timeout: float) -> Steps[list[T]]:
+        """Ask the core with ``fn`` until it hands something over or ``timeout`` passes;
+        the rebalance listener runs here, in the user's thread or task."""
+        deadline = self._clock() + max(timeout, 0.0)
+        while True:
+            mark = self._router.seq
+            out = self._call(fn)
+            self._router.dispatch(self._listener, self._ack)
+            if out or self._clock() >= deadline:
+                return out
+            yield Wait(mark, deadline)
+
+    def _position_steps(self, partition: TopicPartition, timeout: float | None) -> Steps[int]:
+        """The next offset to hand out, waiting until it is known (reset, committed)."""
+        tp = TopicPartition(*partition)
+        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
+        deadline = self._clock() + limit
+
+        def probe(core: ConsumerCore, now: float) -> tuple[int | None, BaseException | None, bool]:
+            self._held.sync(core, now)
+            hopeless = core.hopeless_cause()
+            return core.position(tp), hopeless or core.stall_cause(), hopeless is not None
+
+        while True:
+            mark = self._router.seq
+            pos, cause, hopeless = self._call(probe)
+            if pos is not None:
+                return pos
+            if hopeless:
+                assert cause is not None
+                raise cause  # no retry will help
+            if self._clock() >= deadline:
+                why = "" if cause is None else f"; last error: {type(cause).__name__}: {cause}"
+                error = KafkaTimeoutError(
+                    f"{self._NAME}.position: {tp} unknown after {limit} s{why}"
+                )
+                error.__cause__ = cause
+                raise error
+            yield Wait(mark, deadline)
+
+    def _records(
+        self, block: Callable[[Wait], None] | None = None
+    ) -> Generator[ConsumerRecord | Wait, None, None]:
+        """Records one by one until ``close()``; with ``block``, never a Wait.
+
+        A record counts as consumed once handed over: leaving the loop
+        (``break``, an exception) commits it with those before it, and not
+        the ones after it, which the next iteration (or the next member of
+        the group) gets again.
+        """
+        held = self._held
         router = self._router
-        router.changed = False  # before draining: a later change sets it again
-        if router.notices:
-            run_listener()
-        gone: set[Any] = set()
-        while router.removed:
-            gone.update(router.removed.popleft())
-        if gone and self:
-            self.drop(gone)
 
-    def _reset(self, batch: list[ConsumerRecord], handed: int) -> None:
-        self.batch = batch
-        self.records = iter(batch)
-        self.records.__setstate__(handed)  # type: ignore[attr-defined]
-        self._reported = min(self._reported, handed) if batch else 0
-        # An iterator suspended in the middle of the old batch must look again.
-        self._router.changed = True
+        def run_listener() -> None:
+            router.dispatch(self._listener, self._ack)
+
+        def fill(core: ConsumerCore, now: float) -> list[ConsumerRecord]:
+            return held.fill(core, now)
+
+        while self._state is ConsumerState.RUNNING:
+            if router.changed:
+                held.look(run_listener)
+            records = held.records
+            for record in records:
+                if router.changed:  # look again before handing more over
+                    if held.records is records:  # (not replaced by seek, poll, ...)
+                        held.unpull()
+                    break
+                yield record  # handed over, hence consumed, from here on
+            else:
+                steps = self._poll_steps(fill, 1.0)
+                if block is not None:
+                    drive(steps, block)
+                else:
+                    yield from steps
+                    yield REFILLED
+
+    # -- operations (complete later) ----------------------------------------------
+    def _start(self, command: Command[Operation[Any]], done: Completion) -> None:
+        """Issue ``command``; ``done`` gets its operation's outcome."""
+        self._call(lambda core, now: self._router.expect(command(core, now), done))
+
+    def _commit_command(
+        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None, ms: int | None
+    ) -> Command[Operation[Any]]:
+        # Commits cover every record the iterator handed over.
+        return lambda core, now: self._synced(core, now, core.commit, offsets, timeout_ms=ms)
+
+    def _close_command(self, autocommit: bool) -> Command[Operation[Any]]:
+        return lambda core, now: self._synced(core, now, core.close, autocommit=autocommit)
+
+    @staticmethod
+    def _lookup_command(
+        name: str, partitions: Iterable[TopicPartition], ms: int | None
+    ) -> Command[Operation[Any]]:
+        """``committed``, ``end_offsets`` or ``beginning_offsets`` of ``partitions``."""
+        tps = [TopicPartition(*tp) for tp in partitions]
+        return lambda core, now: getattr(core, name)(tps, now=now, timeout_ms=ms)
+
+    @staticmethod
+    def _times_command(
+        timestamps: Mapping[TopicPartition, int], ms: int | None
+    ) -> Command[Operation[Any]]:
+        query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
+        return lambda core, now: core.offsets_for_times(query, now=now, timeout_ms=ms)
+
+    # -- plumbing -------------------------------------------------------------------
+    def _synced(
+        self, core: ConsumerCore, now: float, fn: Callable[..., T], *args: Any, **kw: Any
+    ) -> T:
+        """Tell the core what the iterator handed over, then ``fn``."""
+        self._held.sync(core, now)
+        return fn(*args, now=now, **kw)
+
+    def _given_back(self, core: ConsumerCore, now: float, fn: Callable[..., T], *args: Any) -> T:
+        """Give the iterator's unhanded records back to the core, then ``fn``."""
+        self._held.give_back(core, now)
+        return fn(*args, now=now)
+
+    def _news_since(self, wait: Wait) -> Callable[[], bool]:
+        """True once the core reported anything after ``wait`` was taken."""
+        router, mark = self._router, wait.mark
+        return lambda: router.seq != mark
+
+    def _give_back_held(self) -> None:
+        if self._held:
+            self._call(lambda core, now: self._held.give_back(core, now))
+
+    def _ack(self, token: int) -> None:
+        self._call(lambda core, now: core.revocation_done(token, now=now))

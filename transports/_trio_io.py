@@ -27,7 +27,6 @@ import socket
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import trio
 
@@ -38,7 +37,7 @@ from ._bridge import Bridge
 from ._sockets import READ_CHUNK, SocketConfig, connect_error, new_socket
 from ._tls import describe_tls_failure
 
-__all__ = ["ConnState", "TrioIo", "TrioSlot"]
+__all__ = ["ConnState", "TrioIo"]
 
 
 class ConnState(enum.Enum):
@@ -238,26 +237,3 @@ class TrioIo:
         conn.state = ConnState.CLOSED
         self._conns.pop(conn.conn_id, None)
         self.bridge_().feed_failed(conn.conn_id, err)
-
-
-class TrioSlot:
-    """One awaited outcome: set once by the core's event, read by the waiter."""
-
-    __slots__ = ("error", "event", "value")
-
-    def __init__(self) -> None:
-        self.event = trio.Event()
-        self.value: Any = None
-        self.error: BaseException | None = None
-
-    def done(self, value: Any, error: BaseException | None) -> None:
-        if self.event.is_set():
-            return
-        self.value, self.error = value, error
-        self.event.set()
-
-    async def wait(self) -> Any:
-        await self.event.wait()
-        if self.error is not None:
-            raise self.error
-        return self.value

@@ -71,9 +71,18 @@ def test_names_are_resolved_off_the_loop_thread(kafka_broker: Any) -> None:
 
 # The loop thread re-raises its crash so that it is never silent.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
-def test_a_crashed_loop_fails_waiters_instead_of_hanging(kafka_broker: Any) -> None:
-    client = KafkaClient(kafka_broker.bootstrap)
-    client.connect()
+@pytest.mark.parametrize("kind", ["client", "producer", "consumer"])
+def test_a_crashed_loop_fails_waiters_instead_of_hanging(kafka_broker: Any, kind: str) -> None:
+    from transports.selector import KafkaConsumer, KafkaProducer
+
+    obj: Any
+    if kind == "client":
+        obj = KafkaClient(kafka_broker.bootstrap)
+        obj.connect()
+    elif kind == "producer":
+        obj = KafkaProducer(kafka_broker.bootstrap)
+    else:
+        obj = KafkaConsumer(bootstrap_servers=kafka_broker.bootstrap)
     try:
         boom = RuntimeError("simulated bug in the core")
 
@@ -81,14 +90,22 @@ def test_a_crashed_loop_fails_waiters_instead_of_hanging(kafka_broker: Any) -> N
             raise boom
 
         # Something raising on the loop thread itself (not inside a user command).
-        client._io.call_soon_threadsafe(lambda: explode(0.0))
-        assert client._thread is not None
-        client._thread.join(10)
-        assert not client._thread.is_alive()
+        obj._loop.io.call_soon_threadsafe(lambda: explode(0.0))
+        assert obj._loop.thread is not None
+        obj._loop.thread.join(10)
+        assert not obj._loop.thread.is_alive()
         with pytest.raises(LocalProtocolError, match="loop thread died"):
-            client.send(metadata_request())
+            if kind == "client":
+                obj.send(metadata_request())
+            elif kind == "producer":
+                obj.flush()
+            else:
+                obj.assignment()
+        if kind == "producer":
+            with pytest.raises(LocalProtocolError, match="loop thread died"):
+                obj.send("t", b"v")
     finally:
-        client.close()
+        obj.close()
 
 
 @pytest.mark.parametrize("kind", ["client", "producer", "consumer"])

@@ -67,7 +67,7 @@ def test_writes_issued_between_passes_are_flushed_before_select_blocks() -> None
             io.run_once(max_wait=1.0)
         assert core.connected
 
-        real_select = io._sel.select
+        real_select = io.selector.select
         blocked_with_pending: list[int] = []
 
         def select(timeout: float | None = None) -> Any:
@@ -75,7 +75,7 @@ def test_writes_issued_between_passes_are_flushed_before_select_blocks() -> None
                 blocked_with_pending.append(len(io._dirty))
             return real_select(timeout)
 
-        io._sel.select = select  # type: ignore[method-assign]
+        io.selector.select = select  # type: ignore[method-assign]
         # A command from outside a pass, as the producer's feed does.
         io.bridge.command(lambda now: core.actions.append(WriteData(conn_id=1, data=b"ping")))
         for _ in range(1000):

@@ -1,0 +1,263 @@
+"""The selector transport's driver: one ``selectors`` loop on its own thread, any core.
+
+Theory of operation
+-------------------
+A :class:`LoopThread` owns a :class:`~transports._selector_io.SelectorIo`,
+the :class:`~transports._bridge.Bridge` to one core (a client, a producer
+or a consumer core: anything the bridge drives) and the thread running the
+loop, as the Java client's network thread. Only that thread touches the
+core, so heartbeats and timeouts go on while user code works. Other
+threads reach the core in two ways:
+
+- :meth:`post` queues ``fn(now)`` as a core command and returns at once;
+  its error goes to a callback;
+- :meth:`call` runs ``fn(now)`` and blocks the calling thread until it has
+  run, returning its value or raising its error there.
+
+Both go through the loop's queue plus one byte on its wake-up socketpair.
+Life::
+
+    NEW --start(core)--> RUNNING --stop()--> STOPPED
+                            \\--(crash: a bug)--> STOPPED, ``crashed`` set
+
+:meth:`stop` is bounded: it runs the owner's last command on the loop
+(shut the core down, fail what waits), waits at most ``timeout`` for the
+thread, then closes every socket itself either way and runs the calls
+that never reached the loop (each fails with "closed"). A loop that
+crashes fails every waiter through ``on_crash`` and refuses later calls,
+naming the crash, rather than letting anyone block for ever.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kafkacore.errors import LocalProtocolError, RequestCancelled
+
+from ._bridge import Bridge, DrivenCore
+from ._common import Parts
+from ._selector_io import SelectorIo
+
+__all__ = ["Delivery", "LoopThread", "failer"]
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """One core on one selector loop thread; see the module docstring."""
+
+    def __init__(self, owner: str, parts: Parts, *, noun: str, thread_name: str) -> None:
+        self.owner = owner
+        self._noun = noun  # "client", "consumer", "producer": for messages
+        self.io = SelectorIo(
+            sockets=parts.sockets,
+            ssl_context=parts.ssl_context_factory(),
+            ssl_server_hostname=parts.ssl_server_hostname,
+        )
+        self._thread_name = thread_name
+        self._bridge: Bridge | None = None
+        self._between: Callable[[], float | None] | None = None
+        self._on_crash: Callable[[BaseException], None] | None = None
+        self.thread: threading.Thread | None = None
+        #: Set on the loop thread when it must stop (or by stop() if it never ran).
+        self.stopping = False
+        self.crashed: BaseException | None = None
+        self._changed = threading.Condition()
+
+    def clock(self) -> float:
+        return self.io.clock()
+
+    @property
+    def bridge(self) -> Bridge:
+        if self._bridge is None:  # pragma: no cover - wiring bug
+            raise RuntimeError(f"{self.owner}: loop not started")
+        return self._bridge
+
+    @property
+    def on_loop(self) -> bool:
+        """True when called from the loop thread itself."""
+        return threading.current_thread() is self.thread
+
+    def start(
+        self,
+        core: DrivenCore,
+        on_event: Callable[[object], None],
+        *,
+        on_crash: Callable[[BaseException], None] | None = None,
+        between_passes: Callable[[], float | None] | None = None,
+    ) -> None:
+        """Drive ``core`` from a new loop thread.
+
+        ``between_passes()`` runs on the loop after every pass and returns
+        how long the next pass may wait for I/O (None: until something
+        happens); the producer moves its hand-off queue into the core there.
+        """
+        self._bridge = Bridge(core, self.io, clock=self.io.clock, on_event=on_event)
+        self.io.bridge = self._bridge
+        self._on_crash = on_crash
+        self._between = between_passes
+        self.thread = threading.Thread(target=self._run, name=self._thread_name, daemon=True)
+        self.thread.start()
+        # The core may have asked for connections while being built.
+        self.io.call_soon_threadsafe(self._bridge.pump)
+
+    def _run(self) -> None:
+        io = self.io
+        between = self._between
+        wait: float | None = None
+        try:
+            while not self.stopping:
+                io.run_once(wait)
+                if between is not None and not self.stopping:
+                    wait = between()
+        except BaseException as exc:
+            # A bug in the core or here. Nobody may wait forever on a dead
+            # loop: fail every waiter with the error and refuse new calls.
+            self.crashed = exc
+            self.stopping = True
+            if self._on_crash is not None:
+                self._on_crash(exc)
+            for fn in io.drain_calls():
+                fn()
+            io.close_all()
+            raise
+
+    # -- user calls -----------------------------------------------------------
+    def refusal(self) -> BaseException | None:
+        """Why a new call cannot run (crashed or stopped), or None."""
+        if self.crashed is not None:
+            return LocalProtocolError(
+                f"{self.owner}: its loop thread died ({self.crashed!r}); close it and make a "
+                f"new {self._noun}"
+            )
+        if self.io.closed:
+            return LocalProtocolError(f"{self.owner}: closed; make a new {self._noun}")
+        return None
+
+    def post(
+        self, fn: Callable[[float], object], fail: Callable[[BaseException], None] | None
+    ) -> None:
+        """Run ``fn(now)`` as a core command on the loop; its error goes to ``fail``.
+
+        On the loop thread itself it runs at once. Without ``fail``, a call
+        that cannot run is dropped and an error of ``fn`` (a bug) is raised
+        on the loop.
+        """
+        refused = self.refusal()
+        if refused is not None:
+            if fail is not None:
+                fail(refused)
+            return
+
+        def run() -> None:
+            if self.stopping:
+                if fail is not None:
+                    fail(self.crashed or RequestCancelled(f"{self.owner} closed"))
+                return
+            try:
+                self.bridge.command(fn)
+            except Exception as exc:
+                if fail is None:
+                    raise
+                fail(exc)
+
+        if self.on_loop:
+            run()
+        else:
+            self.io.call_soon_threadsafe(run)
+
+    def call(self, fn: Callable[[float], T]) -> T:
+        """Run ``fn(now)`` as a core command on the loop; block for its value or error."""
+        refused = self.refusal()
+        if refused is not None:
+            raise refused
+        if self.on_loop:
+            raise LocalProtocolError(
+                f"{self.owner}: called on its own loop thread; call from user code"
+            )
+        fut: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            if self.stopping:
+                fut.set_exception(self.crashed or RequestCancelled(f"{self.owner} closed"))
+                return
+            box: list[T] = []
+            try:
+                self.bridge.command(lambda now: box.append(fn(now)))
+            except BaseException as exc:  # handed to the caller's thread
+                fut.set_exception(exc)
+                self.bridge.pump()  # what the command queued before raising still goes out
+                return
+            fut.set_result(box[0])
+
+        self.io.call_soon_threadsafe(run)
+        return fut.result()
+
+    def notify(self) -> None:
+        """On the loop, after a core event: wake the threads in :meth:`wait_change`."""
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_change(self, changed: Callable[[], bool], deadline: float) -> None:
+        """Block until ``changed()`` (checked after each :meth:`notify`) or ``deadline``."""
+        with self._changed:
+            self._changed.wait_for(changed, deadline - self.clock())
+
+    def wake(self) -> None:
+        """Interrupt the loop's wait (new work for ``between_passes``)."""
+        self.io.call_soon_threadsafe(_noop)
+
+    # -- life -------------------------------------------------------------------
+    def stop(self, last: Callable[[], None] | None, timeout: float | None) -> None:
+        """Run ``last()`` on the loop, stop it, join it (at most ``timeout`` s), close.
+
+        ``last`` runs after ``stopping`` is set: it shuts the core down and
+        fails what still waits. Never call from the loop thread.
+        """
+        thread = self.thread
+        if thread is None or self.crashed is not None:
+            self.stopping = True
+        else:
+
+            def final() -> None:
+                self.stopping = True
+                if last is not None:
+                    last()
+
+            self.io.call_soon_threadsafe(final)
+            thread.join(timeout)
+        # Whether or not the loop finished, no socket survives stop().
+        self.io.close_all()
+        for fn in self.io.drain_calls():
+            fn()  # never-run user calls: they fail with "closed"
+
+
+def _noop() -> None:
+    pass
+
+
+class Delivery(concurrent.futures.Future[Any]):
+    """A future a core completion resolves: ``fill(value, error)``, once.
+
+    Filling a future that is done already (cancelled by the user from
+    another thread, or resolved before) does nothing.
+    """
+
+    def fill(self, value: Any, error: BaseException | None) -> None:
+        if self.done():
+            return
+        try:
+            if error is not None:
+                self.set_exception(error)
+            else:
+                self.set_result(value)
+        except concurrent.futures.InvalidStateError:
+            pass  # cancelled by another thread just now
+
+
+def failer(fut: Delivery) -> Callable[[BaseException], None]:
+    """``fail(error)`` for :meth:`LoopThread.post`: fails ``fut`` unless it is done."""
+    return lambda error: fut.fill(None, error)
