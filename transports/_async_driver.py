@@ -29,6 +29,8 @@ import abc
 from collections.abc import Callable, Generator
 from typing import Any, Protocol, TypeVar
 
+from kafkacore.client.events import CredentialsNeeded
+
 from ._bridge import Bridge, DrivenCore, IoBackend
 from ._common import Parts
 
@@ -76,7 +78,9 @@ class AsyncDriver(abc.ABC):
         """Bind the I/O backend, build the core with ``build(now)`` and drive it."""
         io = self._make_io()
         core = build(io.clock())
-        bridge = Bridge(core, io, clock=io.clock, on_event=on_event)
+        bridge = Bridge(
+            core, io, clock=io.clock, on_event=on_event, on_credentials=self._fulfil_credentials
+        )
         io.bridge = bridge
         self._bridge = bridge
         self._started()
@@ -90,6 +94,10 @@ class AsyncDriver(abc.ABC):
         return box[0]
 
     # -- what each event loop library supplies ---------------------------
+    @abc.abstractmethod
+    def _fulfil_credentials(self, event: CredentialsNeeded) -> None:
+        """Run the event's call off the loop; answer through ``bridge.answer_credentials``."""
+
     @abc.abstractmethod
     def _make_io(self) -> ClockedIo: ...
 

@@ -17,11 +17,13 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from kafkacore.client.events import CredentialsNeeded
 from kafkacore.errors import KafkaTimeoutError
 
 from ._async_driver import AsyncDriver, Waiter
 from ._asyncio_io import AsyncioIo
 from ._common import Parts
+from ._credentials import fulfil_asyncio
 
 __all__ = ["AsyncioDriver", "Delivery"]
 
@@ -46,6 +48,7 @@ class AsyncioDriver(AsyncDriver):
         self.loop: asyncio.AbstractEventLoop | None = None
         self._io: AsyncioIo | None = None
         self._changed = asyncio.Event()
+        self._credential_tasks: set[asyncio.Task[None]] = set()
 
     def _make_io(self) -> AsyncioIo:
         self.loop = asyncio.get_running_loop()
@@ -56,6 +59,14 @@ class AsyncioDriver(AsyncDriver):
             ssl_server_hostname=self.parts.ssl_server_hostname,
         )
         return self._io
+
+    def _fulfil_credentials(self, event: CredentialsNeeded) -> None:
+        # A coroutine provider is awaited; a blocking one runs in the executor.
+        task = asyncio.get_running_loop().create_task(
+            fulfil_asyncio(event, self.bridge.answer_credentials)
+        )
+        self._credential_tasks.add(task)
+        task.add_done_callback(self._credential_tasks.discard)
 
     def on_own_loop(self) -> bool:
         """True when called from the loop the driver was attached on."""

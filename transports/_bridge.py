@@ -39,7 +39,9 @@ from kafkacore.client.driver import (
     OpenConnection,
     WriteData,
 )
+from kafkacore.client.events import CredentialsNeeded
 
+from ._credentials import CredentialsAnswer, answer
 from ._log import attach_client_log
 from ._tls import refused_certificate
 
@@ -67,7 +69,7 @@ class IoBackend(Protocol):
 class Bridge:
     """Feeds facts into one core and routes its outputs; see module docstring."""
 
-    __slots__ = ("_busy", "_clock", "_core", "_io", "_on_event", "_pending")
+    __slots__ = ("_busy", "_clock", "_core", "_io", "_on_credentials", "_on_event", "_pending")
 
     def __init__(
         self,
@@ -76,11 +78,15 @@ class Bridge:
         *,
         clock: Callable[[], float],
         on_event: Callable[[object], None],
+        on_credentials: Callable[[CredentialsNeeded], None] | None = None,
     ) -> None:
         self._core = core
         self._io = io
         self._clock = clock
         self._on_event = on_event
+        #: Runs a token provider or Kerberos step off the loop (the driver's
+        #: idiom) and later hands the answer to :meth:`answer_credentials`.
+        self._on_credentials = on_credentials
         self._busy = False
         self._pending: deque[Callable[[float], object]] = deque()
         attach_client_log(core)
@@ -129,6 +135,10 @@ class Bridge:
             self._pending.clear()
         self._io.set_deadline(self._core.next_deadline())
 
+    def answer_credentials(self, reply: CredentialsAnswer) -> None:
+        """Give the core the outcome of a ``CredentialsNeeded`` call (on the loop)."""
+        self._feed(lambda now: answer(self._core, reply, now=now))  # type: ignore[arg-type]
+
     def pump(self) -> None:
         """Drain the core without feeding anything (after a direct call)."""
         self._feed(lambda now: None)
@@ -149,6 +159,9 @@ class Bridge:
                     raise TypeError(f"Bridge: unknown core action {action!r}")
             events = core.pull_events()
             for event in events:
-                self._on_event(event)
+                if self._on_credentials is not None and isinstance(event, CredentialsNeeded):
+                    self._on_credentials(event)
+                else:
+                    self._on_event(event)
             if not actions and not events:
                 return

@@ -68,7 +68,7 @@ class ClientSurface:
         core: KafkaClientCore,
         request: Any,
         *,
-        target: Target,
+        target: Target | None,
         lane: str | None,
         timeout_ms: int | None,
         done: Completion,

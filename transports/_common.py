@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kafkacore.client import AnyNode, ClientConfig, Node, Target
+from kafkacore.client import ClientConfig, Node, Target
 from kafkacore.consumer import ConsumerConfig
 from kafkacore.errors import LocalProtocolError
 from kafkacore.options import Role, SplitOptions, split_options
@@ -84,6 +84,9 @@ def make_parts(
     if source_address is not None:
         # Older call style; ClientConfig carries source_address itself now.
         options = {**options, "source_address": source_address}
+    # Every transport runs token providers and Kerberos steps off its loop
+    # (transports/_credentials.py), so the core may hand them over.
+    options = {"defer_credentials": True, **options}
     split = split_options(owner, role, bootstrap_servers, options)
     if rng is not None and not isinstance(rng, random.Random):
         raise TypeError(f"{owner}: rng must be a random.Random, got {type(rng).__name__}")
@@ -98,12 +101,14 @@ def make_parts(
     )
 
 
-def resolve_target(owner: str, node_id: int | None, target: Target | None) -> Target:
-    """``node_id`` is shorthand for ``target=Node(node_id)``; default: any node."""
+def resolve_target(owner: str, node_id: int | None, target: Target | None) -> Target | None:
+    """``node_id`` is shorthand for ``target=Node(node_id)``; None lets the core
+    pick the request's default target from its routing kind (a group API goes
+    to the group's coordinator, a controller API to the controller)."""
     if node_id is not None:
         if target is not None:
             raise LocalProtocolError(f"{owner}: give node_id or target, not both")
         if isinstance(node_id, bool) or not isinstance(node_id, int):
             raise LocalProtocolError(f"{owner}: node_id must be an int, got {node_id!r}")
         return Node(node_id)
-    return target if target is not None else AnyNode()
+    return target

@@ -35,10 +35,12 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from kafkacore.client.events import CredentialsNeeded
 from kafkacore.errors import LocalProtocolError, RequestCancelled
 
 from ._bridge import Bridge, DrivenCore
 from ._common import Parts
+from ._credentials import CredentialsAnswer, fulfil_in_thread
 from ._selector_io import SelectorIo
 
 __all__ = ["Delivery", "LoopThread", "failer"]
@@ -95,7 +97,13 @@ class LoopThread:
         how long the next pass may wait for I/O (None: until something
         happens); the producer moves its hand-off queue into the core there.
         """
-        self._bridge = Bridge(core, self.io, clock=self.io.clock, on_event=on_event)
+        self._bridge = Bridge(
+            core,
+            self.io,
+            clock=self.io.clock,
+            on_event=on_event,
+            on_credentials=self._fulfil_credentials,
+        )
         self.io.bridge = self._bridge
         self._on_crash = on_crash
         self._between = between_passes
@@ -103,6 +111,15 @@ class LoopThread:
         self.thread.start()
         # The core may have asked for connections while being built.
         self.io.call_soon_threadsafe(self._bridge.pump)
+
+    def _fulfil_credentials(self, event: CredentialsNeeded) -> None:
+        """A token provider or Kerberos step runs on a worker thread, never on
+        the loop; its answer comes back through the loop's call queue."""
+
+        def deliver(reply: CredentialsAnswer) -> None:
+            self.io.call_soon_threadsafe(lambda: self.bridge.answer_credentials(reply))
+
+        fulfil_in_thread(event, deliver)
 
     def _run(self) -> None:
         io = self.io

@@ -23,10 +23,12 @@ from typing import Any
 
 import trio
 
+from kafkacore.client.events import CredentialsNeeded
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
 
 from ._async_driver import AsyncDriver, Waiter
 from ._common import Parts
+from ._credentials import fulfil_trio
 from ._trio_io import TrioIo
 
 __all__ = ["Delivery", "TrioDriver"]
@@ -101,6 +103,11 @@ class TrioDriver(AsyncDriver):
             ssl_server_hostname=self.parts.ssl_server_hostname,
         )
         return self._io
+
+    def _fulfil_credentials(self, event: CredentialsNeeded) -> None:
+        # In the driver's nursery: a blocking provider runs in a worker thread.
+        assert self._nursery is not None, "open() the driver first"
+        self._nursery.start_soon(fulfil_trio, event, self.bridge.answer_credentials)
 
     def _started(self) -> None:
         assert self._nursery is not None and self._io is not None

@@ -8,15 +8,17 @@ broker's host with ``domain_name='localhost'`` (``sasl_kerberos_domain_name``).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
 
+from kafkacore.client.gssapi import gssapi_mechanism_factory
 from kafkacore.errors import AuthenticationError
 from kafkacore.protocol.messages import MetadataRequest
 from localkafka.cluster import LocalKafka
 from localkafka.kerberos import LocalKdc
-from transports._gssapi import kerberos_mechanism_factory
+from transports._gssapi import KerberosClient, kerberos_mechanism_factory
 
 from .conftest import Flavor
 
@@ -104,3 +106,52 @@ async def test_principal_defaults_to_the_keytabs_entry(
         sasl_mechanism_factory=factory,
     ) as client:
         assert set(await client.metadata()) == {1}
+
+
+class _ThreadRecordingContext:
+    """A real Kerberos context that notes which thread makes each GSS call."""
+
+    def __init__(self, inner: Any, threads: list[str]) -> None:
+        self._inner = inner
+        self._threads = threads
+
+    @property
+    def established(self) -> bool:
+        return bool(self._inner.established)
+
+    def step(self, token: bytes | None) -> bytes:
+        self._threads.append(threading.current_thread().name)
+        return bytes(self._inner.step(token))
+
+    def wrap(self, data: bytes) -> bytes:
+        self._threads.append(threading.current_thread().name)
+        return bytes(self._inner.wrap(data))
+
+    def unwrap(self, data: bytes) -> bytes:
+        self._threads.append(threading.current_thread().name)
+        return bytes(self._inner.unwrap(data))
+
+
+async def test_kerberos_calls_never_run_on_the_transports_loop(
+    flavor: Flavor, kafka_gssapi_broker: LocalKafka, kafka_kdc: LocalKdc
+) -> None:
+    # A KDC round trip inside a GSS call must not stall the event loop (or
+    # the selector's I/O thread): every transport hands the calls to a worker.
+    threads: list[str] = []
+    kerberos = KerberosClient(
+        keytab=str(kafka_kdc.keytab("client")), principal=kafka_kdc.principal("client")
+    )
+    factory = gssapi_mechanism_factory(
+        lambda target: _ThreadRecordingContext(kerberos.new_context(target), threads),
+        domain_name="localhost",
+    )
+    options = {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "GSSAPI",
+        "sasl_mechanism_factory": factory,
+    }
+    loop_threads = {threading.current_thread().name, "kafkacore-selector"}
+    async with flavor.client(kafka_gssapi_broker.bootstrap_for("SASL_PLAINTEXT"), **options) as c:
+        assert set(await c.metadata()) == {1}
+    assert threads, "the exchange made no GSS call"
+    assert not loop_threads & set(threads), threads
