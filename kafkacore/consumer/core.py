@@ -327,9 +327,12 @@ class ConsumerCore:
         on_done: OnDone,
         lane: str = GROUP_LANE,
         timeout_ms: int | None = None,
+        build: Callable[[int], Any] | None = None,
     ) -> None:
         """Send for an inner machine; ``on_done`` gets the response or error."""
-        handle = self.client.send(request, now=now, target=target, lane=lane, timeout_ms=timeout_ms)
+        handle = self.client.send(
+            request, now=now, target=target, lane=lane, timeout_ms=timeout_ms, build=build
+        )
         self._handlers[handle.id] = on_done
 
     def negotiated_version(self, api_key: int) -> int | None:
@@ -1264,7 +1267,7 @@ class ConsumerCore:
                     return n
         return name
 
-    def _partition_counts(self, topics: frozenset[str]) -> dict[str, int] | None:
+    def _partition_counts(self, topics: frozenset[str], now: float) -> dict[str, int] | None:
         counts: dict[str, int] = {}
         unknown = set()
         for t in topics:
@@ -1278,7 +1281,7 @@ class ConsumerCore:
             else:
                 unknown.add(t)
         if unknown:
-            self._track_topics(unknown, self._now)
+            self._track_topics(unknown, now)
             return None
         return counts
 
