@@ -351,8 +351,7 @@ class Kip848Member:
         epoch = self.member_epoch
 
         def finish(t: float) -> None:
-            if round_ != self._round:
-                return
+            # Runs at once or from revoked_done, which checked the round.
             self.state = Kip848State.STABLE
             if added or not self._announced:
                 # The first answer is announced even when empty: "you are in".
