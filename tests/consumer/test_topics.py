@@ -154,7 +154,7 @@ def test_internal_topics_and_failed_entries_are_left_out() -> None:
 
 
 def test_nothing_matched_is_reported_too() -> None:
-    pl, view, send, _, matched = lister()
+    pl, _, send, _, matched = lister()
     pl.follow(re.compile(r"zzz"), 0.0)
     pl.on_due(0.0)
     send.pop().answer(listing(("a", 1, False)), 0.0)

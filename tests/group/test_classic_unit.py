@@ -277,6 +277,7 @@ def test_the_session_runs_out_without_heartbeats() -> None:
     mem.deadlines.cancel(MemberTimer.HEARTBEAT)
     mem.handle_timeout(now=10.0)
     assert mem.state is ClassicState.JOINING  # lost, and rejoined at once
+    assert script.has(m.JoinGroupRequest)
     assert PartitionsLost(partitions=frozenset({T0}), generation=1) in mem.pull_events()
 
 
@@ -358,7 +359,7 @@ def test_request_rejoin_in_each_state() -> None:
 
 
 def test_an_empty_subscription_gives_everything_up() -> None:
-    mem, script = stable(T0)
+    mem, _ = stable(T0)
     mem.subscribe(frozenset(), now=1.0)
     assert mem.state is ClassicState.UNJOINED and mem.owned == frozenset()
     assert PartitionsRevoked(partitions=frozenset({T0}), generation=1) in mem.pull_events()

@@ -286,7 +286,7 @@ def test_leaving_before_joining_closes_at_once() -> None:
 
 
 def test_subscribing_again_while_joined_keeps_the_epoch() -> None:
-    mem, script, _ = stable(0)
+    mem, _, _ = stable(0)
     mem.subscribe(frozenset({"t", "u"}), now=5.0)
     assert mem.state is Kip848State.STABLE and mem.member_epoch == 1
     assert mem.deadlines.get(MemberTimer.HEARTBEAT) == 5.0
