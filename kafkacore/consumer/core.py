@@ -644,8 +644,6 @@ class ConsumerCore(StackedMachine):
         return moved or self._sent != sent
 
     def _report_unreachable(self, now: float) -> None:
-        if self._closed:
-            return
         following = self._subs.mode is not SubscriptionMode.NONE
         error = self._causes.check_unreachable(now, following)
         if error is not None:
