@@ -1,11 +1,13 @@
 """The sans-IO consumer: fetch sessions, positions, offsets, commits, groups.
 
 Entry point: :class:`ConsumerCore` (a :class:`~kafkacore.client.driver.Driven`
-stacked on the client core). See ``docs/consumer.md``.
+stacked on the client core), a facade over small machines, one per module:
+positions, fetcher and buffer, offset_fetch, list_offsets, validation,
+committer, membership, topics, operations, causes. See ``docs/consumer.md``.
 """
 
 from kafkacore.consumer.config import ConsumerConfig
-from kafkacore.consumer.core import FETCH_LANE, ConsumerCore, FetchState, PartitionState
+from kafkacore.consumer.core import ConsumerCore
 from kafkacore.consumer.events import (
     BrokersUnreachable,
     CommitFailedError,
@@ -20,7 +22,9 @@ from kafkacore.consumer.events import (
     TopicsNotFound,
     TruncationDetected,
 )
+from kafkacore.consumer.fetcher import FETCH_LANE
 from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
+from kafkacore.consumer.positions import FetchState, PartitionState
 from kafkacore.group import (
     GroupFailed,
     GroupFatalError,

@@ -9,6 +9,13 @@ for a request to be sent to the group coordinator and is called back with
 the response (or the error) and the time. It never sees bytes or
 connections; the consumer core provides the requester on top of
 :class:`~kafkacore.client.KafkaClientCore`, tests provide a scripted one.
+A request whose shape depends on the version passes ``build=``, called with
+the version negotiated on the connection that carries it (the stacking
+contract, ``docs/stacking.md``): the machine never guesses a version.
+
+Time arrives as ``now`` on every call; a machine keeps its timers in one
+:class:`~kafkacore.timers.Deadlines` keyed by :class:`MemberTimer` and
+never stores the time of a call for later.
 
 Assignment changes leave the machine as events (:class:`PartitionsAssigned`,
 :class:`PartitionsRevoked`, :class:`PartitionsLost`). Before a machine gives
@@ -19,6 +26,7 @@ and continues when ``done(now)`` is called.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -26,11 +34,13 @@ from typing import Any, Protocol
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import Target
 from kafkacore.errors import KafkaError
+from kafkacore.timers import Deadlines
 
 __all__ = [
     "GROUP_LANE",
     "GroupFailed",
     "GroupFatalError",
+    "MemberTimer",
     "PartitionsAssigned",
     "PartitionsLost",
     "PartitionsRevoked",
@@ -58,11 +68,41 @@ class Requester(Protocol):
         on_done: OnDone,
         lane: str = GROUP_LANE,
         timeout_ms: int | None = None,
-    ) -> None: ...
-
-    def negotiated_version(self, api_key: int) -> int | None:
-        """The version a connection agreed for ``api_key`` (None before any did)."""
+        build: Callable[[int], Any] | None = None,
+    ) -> None:
+        """``build``, when given, makes the message for the version negotiated on
+        the connection that carries it (``request`` then only names the API)."""
         ...
+
+
+class MemberTimer(enum.Enum):
+    """Why a membership machine wakes: its keys in ``deadlines``."""
+
+    #: Start the next join round (classic: after a backoff, or at once).
+    REJOIN = "rejoin"
+    #: Send the next heartbeat (not while one is in flight).
+    HEARTBEAT = "heartbeat"
+    #: Classic: no successful heartbeat for ``session_timeout_ms`` while STABLE.
+    SESSION = "session"
+    #: KIP-62: no ``poll()`` for ``max_poll_interval_ms``.
+    POLL = "poll"
+
+
+def is_due(deadlines: Deadlines[MemberTimer], timer: MemberTimer, now: float) -> bool:
+    """True when ``timer`` is armed and its time has come."""
+    at = deadlines.get(timer)
+    return at is not None and now >= at
+
+
+def member_deadline(deadlines: Deadlines[MemberTimer], heartbeat_in_flight: bool) -> float | None:
+    """The earliest timer of a member; a heartbeat waits while one is in flight."""
+    times = [
+        at
+        for timer in MemberTimer
+        if (at := deadlines.get(timer)) is not None
+        and not (heartbeat_in_flight and timer is MemberTimer.HEARTBEAT)
+    ]
+    return min(times) if times else None
 
 
 class GroupFatalError(KafkaError):

@@ -67,12 +67,15 @@ from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
     GroupFailed,
     GroupFatalError,
+    MemberTimer,
     PartitionsAssigned,
     PartitionsLost,
     PartitionsRevoked,
     Requester,
     RevokeHook,
     immediate_revoke,
+    is_due,
+    member_deadline,
 )
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.consumer_protocol import (
@@ -81,7 +84,7 @@ from kafkacore.protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from kafkacore.protocol.enums import ApiKey, ErrorCode
+from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.consumer_protocol_assignment import (
     ConsumerProtocolAssignment,
@@ -98,6 +101,7 @@ from kafkacore.protocol.messages.consumer_protocol_subscription import (
 from kafkacore.protocol.messages.join_group_request import JoinGroupRequestProtocol
 from kafkacore.protocol.messages.leave_group_request import MemberIdentity
 from kafkacore.protocol.messages.sync_group_request import SyncGroupRequestAssignment
+from kafkacore.timers import Deadlines
 
 __all__ = ["ClassicMember", "ClassicState"]
 
@@ -127,7 +131,9 @@ class ClassicState(enum.Enum):
     FAILED = "failed"
 
 
-PartitionCounts = Callable[[frozenset[str]], Mapping[str, int] | None]
+#: ``partition_counts(topics, now)``: each topic's partition count, or None
+#: while metadata does not know them yet (the owner asks for it at ``now``).
+PartitionCounts = Callable[[frozenset[str], float], Mapping[str, int] | None]
 
 
 class ClassicMember:
@@ -159,7 +165,7 @@ class ClassicMember:
         self._rebalance_ms = rebalance_timeout_ms
         self._heartbeat_ms = heartbeat_interval_ms
         self._backoff = retry_backoff_ms / 1000
-        self._counts = partition_counts if partition_counts is not None else (lambda t: None)
+        self._counts = partition_counts if partition_counts is not None else _no_counts
         self.revoke_hook = revoke_hook
         self._target = GroupCoordinator(group_id)
 
@@ -178,11 +184,9 @@ class ClassicMember:
         self.error: BaseException | None = None
         self._events: list[object] = []
         self._round = 0  # bumped at every (re)join; answers of older rounds are dropped
-        self._rejoin_at: float | None = None
-        self._next_heartbeat: float | None = None
+        #: Rejoin, heartbeat, session and poll-interval timers (see the module docstring).
+        self.deadlines: Deadlines[MemberTimer] = Deadlines()
         self._heartbeat_in_flight = False
-        self._session_deadline: float | None = None
-        self._poll_deadline: float | None = None
         self._left_for_poll = False
         self._pending_join: Any = None  # JoinGroup answer of a leader waiting for metadata
         self._join_sent_at: float | None = None  # when the JoinGroup in flight went out
@@ -191,7 +195,6 @@ class ClassicMember:
         # members that commit after every poll).
         self._rejoin_after_sync = False
         self._leave_done: Callable[[float], None] | None = None
-        self._now = now
 
     # ------------------------------------------------------------------ queries
     @property
@@ -247,7 +250,7 @@ class ClassicMember:
         if code == ErrorCode.UNKNOWN_MEMBER_ID:
             self.member_id = ""
         self._lose(now, "OffsetCommit: generation is gone")
-        self._rejoin_at = now
+        self.deadlines.set(MemberTimer.REJOIN, now)
         return True
 
     def pull_events(self) -> list[object]:
@@ -255,17 +258,7 @@ class ClassicMember:
         return out
 
     def next_deadline(self) -> float | None:
-        times = [
-            t
-            for t in (
-                self._rejoin_at,
-                None if self._heartbeat_in_flight else self._next_heartbeat,
-                self._session_deadline,
-                self._poll_deadline,
-            )
-            if t is not None
-        ]
-        return min(times) if times else None
+        return member_deadline(self.deadlines, self._heartbeat_in_flight)
 
     # ----------------------------------------------------------------- commands
     def subscribe(self, topics: frozenset[str], *, now: float) -> None:
@@ -298,7 +291,7 @@ class ClassicMember:
 
     def poll(self, *, now: float) -> None:
         """The user polled: restart the poll-interval timer (KIP-62), rejoin if we left."""
-        self._poll_deadline = now + self._rebalance_ms / 1000
+        self.deadlines.set(MemberTimer.POLL, now + self._rebalance_ms / 1000)
         if self._left_for_poll and self.state is ClassicState.UNJOINED:
             self._left_for_poll = False
             self.request_rejoin(now=now, reason="polled again")
@@ -330,53 +323,37 @@ class ClassicMember:
             return
         self.state = ClassicState.LEAVING
         self._leave_done = done
-        version = self._req.negotiated_version(ApiKey.LEAVE_GROUP)
-        if version is not None and version < 3:
-            request = m.LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
-        else:
-            request = m.LeaveGroupRequest(
-                group_id=self.group_id,
-                members=[
-                    MemberIdentity(
-                        member_id=self.member_id,
-                        group_instance_id=self.group_instance_id,
-                        reason="the consumer is closing",
-                    )
-                ],
-            )
-        self._req.request(request, target=self._target, now=now, on_done=self._on_leave)
+        self._send_leave(now, "the consumer is closing", self._on_leave)
 
     def handle_timeout(self, *, now: float) -> None:
-        self._now = now
         if self.state in (ClassicState.CLOSED, ClassicState.FAILED, ClassicState.LEAVING):
             return
-        if self._poll_deadline is not None and now >= self._poll_deadline:
-            self._poll_deadline = None
+        if is_due(self.deadlines, MemberTimer.POLL, now):
+            self.deadlines.cancel(MemberTimer.POLL)
             if self.member_id and self.state is not ClassicState.UNJOINED:
                 # KIP-62: a consumer that stopped polling must give its partitions up.
                 self._left_for_poll = True
                 self._leave_for_poll(now)
                 return
-        if self._session_deadline is not None and now >= self._session_deadline:
-            self._session_deadline = None
+        if is_due(self.deadlines, MemberTimer.SESSION, now):
+            self.deadlines.cancel(MemberTimer.SESSION)
             self._lose(now, "session timed out without a successful heartbeat")
-            self._rejoin_at = now
-        if self._rejoin_at is not None and now >= self._rejoin_at:
-            self._rejoin_at = None
+            self.deadlines.set(MemberTimer.REJOIN, now)
+        if is_due(self.deadlines, MemberTimer.REJOIN, now):
+            self.deadlines.cancel(MemberTimer.REJOIN)
             if self.state is ClassicState.UNJOINED or self.state is ClassicState.STABLE:
                 self._prepare(now)
         if (
             self.state is ClassicState.STABLE
             and not self._heartbeat_in_flight
-            and self._next_heartbeat is not None
-            and now >= self._next_heartbeat
+            and is_due(self.deadlines, MemberTimer.HEARTBEAT, now)
         ):
             self._heartbeat(now)
 
     # ------------------------------------------------------------------- rounds
     def _prepare(self, now: float) -> None:
         self._round += 1
-        self._next_heartbeat = None
+        self.deadlines.cancel(MemberTimer.HEARTBEAT)
         self._heartbeat_in_flight = False
         self._pending_join = None
         self._rejoin_after_sync = False
@@ -395,7 +372,7 @@ class ClassicMember:
         self.state = ClassicState.JOINING
         # The coordinator keeps a member alive while it holds its JoinGroup
         # (and then its SyncGroup): no local session expiry meanwhile.
-        self._session_deadline = None
+        self.deadlines.cancel(MemberTimer.SESSION)
         self._join_sent_at = now
         round_ = self._round
         protocols = []
@@ -461,7 +438,7 @@ class ClassicMember:
             # onPartitionsLost on a reset generation).
             self.member_id = ""
             self._lose(now, "JoinGroup: member is unknown")
-            self._rejoin_at = now
+            self.deadlines.set(MemberTimer.REJOIN, now)
         elif code in _FATAL:
             self._fail(code, "JoinGroup", resp)
         else:
@@ -469,16 +446,16 @@ class ClassicMember:
 
     def _retry_join(self, now: float) -> None:
         self.state = ClassicState.UNJOINED
-        self._rejoin_at = now + self._backoff
+        self.deadlines.set(MemberTimer.REJOIN, now + self._backoff)
         if self.owned and self._join_sent_at is not None:
             # Cooperative members keep their partitions across a failed round;
             # the coordinator last heard from us when that JoinGroup went out.
-            self._session_deadline = self._join_sent_at + self._session_ms / 1000
+            self.deadlines.set(MemberTimer.SESSION, self._join_sent_at + self._session_ms / 1000)
 
     def _sync(self, join: Any, now: float) -> None:
         assignments: list[SyncGroupRequestAssignment] = []
         if self.is_leader and not join.skip_assignment:
-            plan = self._assign(join)
+            plan = self._assign(join, now)
             if plan is None:
                 self._pending_join = join  # on_metadata() resumes
                 return
@@ -514,7 +491,7 @@ class ClassicMember:
             on_done=lambda resp, err, t: self._on_sync(round_, resp, err, t),
         )
 
-    def _assign(self, join: Any) -> dict[str, list[AssignorTP]] | None:
+    def _assign(self, join: Any, now: float) -> dict[str, list[AssignorTP]] | None:
         assignor = next(a for a in self._assignors if a.name == join.protocol_name)
         members = []
         topics: set[str] = set()
@@ -535,7 +512,7 @@ class ClassicMember:
                 )
             )
             topics.update(sub.topics)
-        counts = self._counts(frozenset(topics))
+        counts = self._counts(frozenset(topics), now)
         if counts is None:
             return None
         return assignor.assign(members, {t: counts.get(t, 0) for t in topics})
@@ -559,19 +536,19 @@ class ClassicMember:
             if code == ErrorCode.UNKNOWN_MEMBER_ID:
                 self.member_id = ""
             self._lose(now, "SyncGroup: generation is gone")
-            self._rejoin_at = now
+            self.deadlines.set(MemberTimer.REJOIN, now)
         elif code in _FATAL:
             self._fail(code, "SyncGroup", resp)
         else:  # REBALANCE_IN_PROGRESS, coordinator moved, ...
             self._retry_join(now)
             if code == ErrorCode.REBALANCE_IN_PROGRESS:
-                self._rejoin_at = now
+                self.deadlines.set(MemberTimer.REJOIN, now)
 
     def _install(self, new: frozenset[TopicPartition], now: float) -> None:
         self.state = ClassicState.STABLE
         self._last_assignment = new
-        self._session_deadline = now + self._session_ms / 1000
-        self._next_heartbeat = now + self._heartbeat_ms / 1000
+        self.deadlines.set(MemberTimer.SESSION, now + self._session_ms / 1000)
+        self.deadlines.set(MemberTimer.HEARTBEAT, now + self._heartbeat_ms / 1000)
         revoked = self.owned - new
         added = new - self.owned
         rejoin, self._rejoin_after_sync = self._rejoin_after_sync, False
@@ -601,7 +578,7 @@ class ClassicMember:
     # ---------------------------------------------------------------- heartbeat
     def _heartbeat(self, now: float) -> None:
         self._heartbeat_in_flight = True
-        self._next_heartbeat = now + self._heartbeat_ms / 1000
+        self.deadlines.set(MemberTimer.HEARTBEAT, now + self._heartbeat_ms / 1000)
         round_ = self._round
         request = m.HeartbeatRequest(
             group_id=self.group_id,
@@ -621,22 +598,22 @@ class ClassicMember:
             return
         self._heartbeat_in_flight = False
         if err is not None:
-            self._next_heartbeat = now + self._backoff
+            self.deadlines.set(MemberTimer.HEARTBEAT, now + self._backoff)
             return
         code = resp.error_code
         if code == ErrorCode.NONE:
-            self._session_deadline = now + self._session_ms / 1000
+            self.deadlines.set(MemberTimer.SESSION, now + self._session_ms / 1000)
         elif code == ErrorCode.REBALANCE_IN_PROGRESS:
             self._prepare(now)
         elif code in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
             if code == ErrorCode.UNKNOWN_MEMBER_ID:
                 self.member_id = ""
             self._lose(now, "heartbeat: generation is gone")
-            self._rejoin_at = now
+            self.deadlines.set(MemberTimer.REJOIN, now)
         elif code in _FATAL:
             self._fail(code, "Heartbeat", resp)
         else:
-            self._next_heartbeat = now + self._backoff
+            self.deadlines.set(MemberTimer.HEARTBEAT, now + self._backoff)
 
     # -------------------------------------------------------------------- leave
     def _on_leave(self, resp: Any, err: BaseException | None, now: float) -> None:
@@ -654,16 +631,28 @@ class ClassicMember:
             self._events.append(PartitionsLost(partitions=self.owned, generation=self.generation))
             self.owned = frozenset()
         if self.group_instance_id is None and self.member_id:
-            request = m.LeaveGroupRequest(
-                group_id=self.group_id,
-                members=[MemberIdentity(member_id=self.member_id, reason="poll interval passed")],
-            )
-            self._req.request(request, target=self._target, now=now, on_done=lambda r, e, t: None)
+            self._send_leave(now, "poll interval passed", lambda r, e, t: None)
         self.member_id = "" if self.group_instance_id is None else self.member_id
         self.generation = -1
         self.state = ClassicState.UNJOINED
 
     # ------------------------------------------------------------------ helpers
+    def _send_leave(
+        self, now: float, reason: str, on_done: Callable[[Any, BaseException | None, float], None]
+    ) -> None:
+        group_id, member_id, instance_id = self.group_id, self.member_id, self.group_instance_id
+
+        def build(version: int) -> Any:
+            # LeaveGroup v3 (KIP-345) names members in a batch; before it, one member_id.
+            if version < 3:
+                return m.LeaveGroupRequest(group_id=group_id, member_id=member_id)
+            identity = MemberIdentity(
+                member_id=member_id, group_instance_id=instance_id, reason=reason
+            )
+            return m.LeaveGroupRequest(group_id=group_id, members=[identity])
+
+        self._req.request(build(3), target=self._target, now=now, on_done=on_done, build=build)
+
     def _revoke(
         self, partitions: frozenset[TopicPartition], now: float, then: Callable[[float], None]
     ) -> None:
@@ -687,10 +676,10 @@ class ClassicMember:
         self.state = ClassicState.UNJOINED
 
     def _clear_timers(self) -> None:
-        self._next_heartbeat = None
+        # The poll-interval timer survives: it watches the user, not the group.
+        for timer in (MemberTimer.HEARTBEAT, MemberTimer.SESSION, MemberTimer.REJOIN):
+            self.deadlines.cancel(timer)
         self._heartbeat_in_flight = False
-        self._session_deadline = None
-        self._rejoin_at = None
         self._pending_join = None
         self._rejoin_after_sync = False
 
@@ -724,3 +713,7 @@ def _grouped(tps: list[TopicPartition], cls: Any) -> list[Any]:
     for tp in tps:
         out.setdefault(tp.topic, []).append(tp.partition)
     return [cls(topic=t, partitions=sorted(ps)) for t, ps in sorted(out.items())]
+
+
+def _no_counts(topics: frozenset[str], now: float) -> Mapping[str, int] | None:
+    return None

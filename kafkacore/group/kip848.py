@@ -40,17 +40,21 @@ from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
     GroupFailed,
     GroupFatalError,
+    MemberTimer,
     PartitionsAssigned,
     PartitionsLost,
     PartitionsRevoked,
     Requester,
     RevokeHook,
     immediate_revoke,
+    is_due,
+    member_deadline,
 )
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.consumer_group_heartbeat_request import TopicPartitions
+from kafkacore.timers import Deadlines
 
 __all__ = ["Kip848Member", "Kip848State"]
 
@@ -126,14 +130,13 @@ class Kip848Member:
         self.error: BaseException | None = None
         self._events: list[object] = []
         self._interval = 3.0
-        self._next_heartbeat: float | None = None
+        #: Heartbeat and poll-interval timers.
+        self.deadlines: Deadlines[MemberTimer] = Deadlines()
         self._in_flight = False
         self._round = 0
         self._target_ids: frozenset[tuple[uuid.UUID, int]] | None = None
         self._announced = False
-        self._poll_deadline: float | None = None
         self._leave_done: Callable[[float], None] | None = None
-        self._now = now
 
     # ------------------------------------------------------------------ queries
     @property
@@ -170,12 +173,7 @@ class Kip848Member:
         return out
 
     def next_deadline(self) -> float | None:
-        times = [
-            t
-            for t in (None if self._in_flight else self._next_heartbeat, self._poll_deadline)
-            if t is not None
-        ]
-        return min(times) if times else None
+        return member_deadline(self.deadlines, self._in_flight)
 
     # ----------------------------------------------------------------- commands
     def subscribe(self, topics: frozenset[str], *, now: float, pattern: str | None = None) -> None:
@@ -189,18 +187,18 @@ class Kip848Member:
         if self.state is Kip848State.UNSUBSCRIBED:
             self.state = Kip848State.JOINING
             self.member_epoch = 0
-        self._next_heartbeat = now  # tell the coordinator now
+        self.deadlines.set(MemberTimer.HEARTBEAT, now)  # tell the coordinator now
 
     def request_rejoin(self, *, now: float, reason: str = "") -> None:
         if self.state in (Kip848State.STABLE, Kip848State.RECONCILING, Kip848State.JOINING):
-            self._next_heartbeat = now
+            self.deadlines.set(MemberTimer.HEARTBEAT, now)
 
     def poll(self, *, now: float) -> None:
-        self._poll_deadline = now + self._rebalance_ms / 1000
+        self.deadlines.set(MemberTimer.POLL, now + self._rebalance_ms / 1000)
         if self.state is Kip848State.UNSUBSCRIBED and (self.subscription or self.pattern):
             self.state = Kip848State.JOINING
             self.member_epoch = 0
-            self._next_heartbeat = now
+            self.deadlines.set(MemberTimer.HEARTBEAT, now)
 
     def on_metadata(self, *, now: float) -> None:
         if self._target_ids is not None and self.state is not Kip848State.RECONCILING:
@@ -224,7 +222,7 @@ class Kip848Member:
             return
         self.state = Kip848State.LEAVING
         self._leave_done = done
-        self._next_heartbeat = None
+        self.deadlines.cancel(MemberTimer.HEARTBEAT)
         epoch = _STATIC_LEAVE_EPOCH if self.group_instance_id is not None else _LEAVE_EPOCH
         request = m.ConsumerGroupHeartbeatRequest(
             group_id=self.group_id,
@@ -235,7 +233,6 @@ class Kip848Member:
         self._req.request(request, target=self._target, now=now, on_done=self._on_leave)
 
     def handle_timeout(self, *, now: float) -> None:
-        self._now = now
         if self.state in (
             Kip848State.CLOSED,
             Kip848State.FAILED,
@@ -243,13 +240,13 @@ class Kip848Member:
             Kip848State.UNSUBSCRIBED,
         ):
             return
-        if self._poll_deadline is not None and now >= self._poll_deadline:
+        if is_due(self.deadlines, MemberTimer.POLL, now):
             # KIP-62 kept by KIP-848: stop polling, lose the membership; poll() rejoins.
-            self._poll_deadline = None
-            self._lose(now)
+            self.deadlines.cancel(MemberTimer.POLL)
+            self._lose()
             self.leave_for_poll(now)
             return
-        if not self._in_flight and self._next_heartbeat is not None and now >= self._next_heartbeat:
+        if not self._in_flight and is_due(self.deadlines, MemberTimer.HEARTBEAT, now):
             self._heartbeat(now)
 
     def leave_for_poll(self, now: float) -> None:
@@ -260,12 +257,12 @@ class Kip848Member:
         self._req.request(request, target=self._target, now=now, on_done=lambda r, e, t: None)
         self.state = Kip848State.UNSUBSCRIBED
         self.member_epoch = 0
-        self._next_heartbeat = None
+        self.deadlines.cancel(MemberTimer.HEARTBEAT)
 
     # ---------------------------------------------------------------- heartbeat
     def _heartbeat(self, now: float) -> None:
         self._in_flight = True
-        self._next_heartbeat = now + self._interval
+        self.deadlines.set(MemberTimer.HEARTBEAT, now + self._interval)
         round_ = self._round
         owned: dict[uuid.UUID, list[int]] = {}
         for tp in self.owned:
@@ -307,27 +304,27 @@ class Kip848Member:
                 # FindCoordinator refused the group (GROUP_AUTHORIZATION_FAILED).
                 self._fail_with(err, "FindCoordinator")
                 return
-            self._next_heartbeat = now + self._backoff
+            self.deadlines.set(MemberTimer.HEARTBEAT, now + self._backoff)
             return
         code = resp.error_code
         if code in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):
-            self._lose(now)
+            self._lose()
             self.state = Kip848State.JOINING
             self.member_epoch = 0
-            self._next_heartbeat = now
+            self.deadlines.set(MemberTimer.HEARTBEAT, now)
             return
         if code in _FATAL:
             self._fail(code, resp)
             return
         if code != ErrorCode.NONE:
-            self._next_heartbeat = now + self._backoff
+            self.deadlines.set(MemberTimer.HEARTBEAT, now + self._backoff)
             return
         if resp.member_id:
             self.member_id = resp.member_id
         self.member_epoch = resp.member_epoch
         if resp.heartbeat_interval_ms > 0:
             self._interval = resp.heartbeat_interval_ms / 1000
-        self._next_heartbeat = now + self._interval
+        self.deadlines.set(MemberTimer.HEARTBEAT, now + self._interval)
         if self.state is Kip848State.JOINING:
             self.state = Kip848State.STABLE
         if resp.assignment is not None:
@@ -354,8 +351,7 @@ class Kip848Member:
         epoch = self.member_epoch
 
         def finish(t: float) -> None:
-            if round_ != self._round:
-                return
+            # Runs at once or from revoked_done, which checked the round.
             self.state = Kip848State.STABLE
             if added or not self._announced:
                 # The first answer is announced even when empty: "you are in".
@@ -363,7 +359,7 @@ class Kip848Member:
                 self.owned = self.owned | added
                 self._events.append(PartitionsAssigned(partitions=added, generation=epoch))
             if added or revoked:
-                self._next_heartbeat = t  # acknowledge the new owned set now
+                self.deadlines.set(MemberTimer.HEARTBEAT, t)  # acknowledge the new owned set now
             if self._target_ids is not None:
                 self._reconcile(t)
 
@@ -388,7 +384,7 @@ class Kip848Member:
         if done is not None:
             done(now)
 
-    def _lose(self, now: float) -> None:
+    def _lose(self) -> None:
         self._round += 1
         self._announced = False
         self._in_flight = False
@@ -409,10 +405,10 @@ class Kip848Member:
             "this member cannot continue, close the consumer"
         )
         error.__cause__ = cause
-        self._lose(self._now)
+        self._lose()
         self.state = Kip848State.FAILED
         self.error = error
-        self._next_heartbeat = None
+        self.deadlines.cancel(MemberTimer.HEARTBEAT)
         self._events.append(GroupFailed(error=error))
 
     def _check_alive(self, what: str) -> None:

@@ -74,7 +74,7 @@ def test_latest_starts_at_the_end_and_none_raises_until_seek() -> None:
     core2, pump2, kafka2, _ = boot_consumer(auto_offset_reset="none")
     kafka2.log("t", 0).append([b"x"] * 3)
     core2.assign([T0], now=pump2.now)
-    pump2.run(until=lambda: core2._error is not None)
+    pump2.run(until=lambda: core2._errors.pending is not None)
     with pytest.raises(NoOffsetForPartitionError, match="auto_offset_reset is 'none'"):
         core2.poll_records(now=pump2.now)
     core2.seek(T0, 1, now=pump2.now)
@@ -88,7 +88,7 @@ def test_seek_after_assign_before_the_first_poll_needs_no_reset_policy() -> None
     core, pump, kafka, _ = boot_consumer(auto_offset_reset="none")
     kafka.log("t", 0).append([b"a", b"b", b"c"])
     core.assign([T0], now=pump.now)
-    pump.run(until=lambda: core._error is not None)
+    pump.run(until=lambda: core._errors.pending is not None)
     core.seek(T0, 1, now=pump.now)
     assert [r.value for r in drain(core, pump, 2)] == [b"b", b"c"]
 
@@ -210,7 +210,7 @@ def test_truncation_with_reset_none_raises_log_truncation() -> None:
     core.assign([T0], now=pump.now)
     pump.run(until=lambda: core.position(T0) == 10)
     kafka.diverging[T0] = (0, 4)  # Fetch v12+: the broker says our epoch ended at 4
-    pump.run(until=lambda: core._error is not None)
+    pump.run(until=lambda: core._errors.pending is not None)
     with pytest.raises(LogTruncationError) as info:
         core.poll_records(now=pump.now)
     assert info.value.divergent == {T0: 4}

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkacore.client._codec import our_version_range
 from kafkacore.errors import KafkaConnectionError
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.messages.join_group_response import JoinGroupResponseMember
@@ -281,11 +282,14 @@ class SimRequester:
         on_done: Callable[[Any, BaseException | None, float], None],
         lane: str = "group",
         timeout_ms: int | None = None,
+        build: Callable[[int], Any] | None = None,
     ) -> None:
+        if build is not None:
+            # The scripted coordinator speaks every version we do: build the newest.
+            range_ = our_version_range(request.API_KEY)
+            assert range_ is not None
+            request = build(range_[1])
         self.coord.inflight.append(Inflight(self.owner, request, on_done))
-
-    def negotiated_version(self, api_key: int) -> int | None:
-        return None
 
 
 def _commit_response(req: Any, code: int) -> Any:

@@ -37,6 +37,7 @@ from kafkacore.group import (
     PartitionsLost,
     PartitionsRevoked,
 )
+from kafkacore.group.base import MemberTimer
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.consumer_protocol import decode_assignment
 from kafkacore.protocol.messages.offset_commit_request import (
@@ -71,7 +72,7 @@ class Harness:
             session_timeout_ms=10000,
             rebalance_timeout_ms=60000,
             heartbeat_interval_ms=3000,
-            partition_counts=lambda topics: {t: PARTITIONS.get(t, 0) for t in topics},
+            partition_counts=lambda topics, now: {t: PARTITIONS.get(t, 0) for t in topics},
         )
         self.members.append(member)
         self.owned.append(set())
@@ -142,7 +143,7 @@ class Harness:
             )
 
             def snapshot() -> tuple[Any, ...]:
-                pending = (member._rejoin_at, member._rejoin_after_sync)
+                pending = (member.deadlines.get(MemberTimer.REJOIN), member._rejoin_after_sync)
                 return (member._round, member.state, member.generation, pending)
 
             before = snapshot()

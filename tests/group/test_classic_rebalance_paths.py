@@ -22,6 +22,7 @@ from kafkacore.group import (
     PartitionsLost,
     PartitionsRevoked,
 )
+from kafkacore.group.base import MemberTimer
 from kafkacore.protocol import messages as m
 from tests.group.test_classic_properties import Harness
 
@@ -45,7 +46,7 @@ def of(owner: int, kind: type) -> Callable[[Any], bool]:
 
 def heartbeat_now(h: Harness, idx: int) -> None:
     member = h.members[idx]
-    h.coord.now = max(h.coord.now, member._next_heartbeat or h.coord.now)
+    h.coord.now = max(h.coord.now, member.deadlines.get(MemberTimer.HEARTBEAT) or h.coord.now)
     member.handle_timeout(now=h.coord.now)
     deliver_where(h, of(idx, m.HeartbeatRequest))
 
@@ -178,7 +179,7 @@ def test_partitions_lost_while_their_revocation_waits_are_not_revoked_again() ->
     first.revoke_hook = lambda partitions, now, done: pending.append(done)
     first.request_rejoin(now=h.coord.now)  # eager: revoke everything, waiting for the hook
     assert pending and first.state is ClassicState.PREPARING
-    first._session_deadline = h.coord.now  # the session runs out meanwhile
+    first.deadlines.set(MemberTimer.SESSION, h.coord.now)  # the session runs out meanwhile
     first.handle_timeout(now=h.coord.now)
     h.absorb()  # PartitionsLost for all of them
     assert not first.owned

@@ -29,6 +29,7 @@ from kafkacore.group import (
     PartitionsLost,
     PartitionsRevoked,
 )
+from kafkacore.group.base import MemberTimer
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.messages.consumer_group_heartbeat_response import (
     Assignment,
@@ -130,11 +131,9 @@ class Req:
         on_done: Any,
         lane: str = "group",
         timeout_ms: int | None = None,
+        build: Any = None,
     ) -> None:
         self.coord.inflight.append((self.owner, request, on_done))
-
-    def negotiated_version(self, api_key: int) -> int | None:
-        return None
 
 
 class H:
@@ -306,13 +305,15 @@ def test_fenced_commit_heartbeats_at_once_only_for_the_epoch_still_held() -> Non
     h.settle()
     member = h.members[0]
     epoch = member.member_epoch
-    scheduled = member._next_heartbeat
+    scheduled = member.deadlines.get(MemberTimer.HEARTBEAT)
     assert member.commit_refusal() is None  # KIP-848 commits carry the epoch: never refused
     stale = member.on_commit_fenced(
         generation=epoch - 1, member_id=member.member_id, code=110, now=h.coord.now
     )
-    assert not stale and member._next_heartbeat == scheduled, "a stale answer moved the heartbeat"
+    assert not stale and member.deadlines.get(MemberTimer.HEARTBEAT) == scheduled, (
+        "a stale answer moved the heartbeat"
+    )
     current = member.on_commit_fenced(
         generation=epoch, member_id=member.member_id, code=110, now=h.coord.now
     )
-    assert current and member._next_heartbeat == h.coord.now
+    assert current and member.deadlines.get(MemberTimer.HEARTBEAT) == h.coord.now
