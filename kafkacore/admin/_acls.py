@@ -24,7 +24,6 @@ from kafkacore.client.handles import RequestHandle
 from kafkacore.client.routing import AnyNode
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
-from kafkacore.protocol.error_codes import error_class
 from kafkacore.protocol.messages.create_acls_request import AclCreation
 from kafkacore.protocol.messages.delete_acls_request import DeleteAclsFilter
 
@@ -147,20 +146,12 @@ class AclCommands(AdminBase):
             ]
 
             def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
-                retry: list[tuple[AclBinding, BaseException]] = []
-                # Results come back in the order of the creations.
+                # Results come back in the order of the creations; their errors are final.
                 for b, r in zip(keys, response.results, strict=False):
-                    error = (
-                        code_error(r.error_code, r.error_message, f"ACL {b}")
-                        if r.error_code
-                        else None
-                    )
-                    cls = error_class(r.error_code)
-                    if error is not None and cls is not None and cls.retriable:
-                        retry.append((b, error))
+                    if r.error_code:
+                        job.settle(b, error=code_error(r.error_code, r.error_message, f"ACL {b}"))
                     else:
-                        job.settle(b, None, error)
-                self._retry_items(job, retry, send, t2)
+                        job.settle(b, None)
 
             self._send(
                 job,

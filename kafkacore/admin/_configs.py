@@ -28,7 +28,6 @@ from kafkacore.client.handles import RequestHandle
 from kafkacore.client.routing import AnyNode, Node, Target
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
-from kafkacore.protocol.error_codes import error_class
 from kafkacore.protocol.messages.describe_configs_request import DescribeConfigsResource
 from kafkacore.protocol.messages.incremental_alter_configs_request import (
     AlterableConfig,
@@ -97,17 +96,10 @@ class ConfigCommands(AdminBase):
             return request
 
         def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
-            retry: list[tuple[ConfigResource, BaseException]] = []
             for r in response.results:
                 key = _key(r.resource_type, r.resource_name)
-                if key not in batch:
-                    continue
-                if r.error_code:
-                    error = code_error(r.error_code, r.error_message, f"config resource {key}")
-                    _retry_or_settle(job, key, r.error_code, error, retry)
-                else:
-                    job.settle(key, {c.name: _entry(c) for c in r.configs})
-            self._retry_items(job, retry, send, t)
+                if key in batch:
+                    job.settle(key, *_outcome(key, r.error_code, r.error_message, r.configs))
 
         self._send(
             job,
@@ -158,34 +150,24 @@ class ConfigCommands(AdminBase):
                 self._send(job, batch, request, answer, send, now=t, target=target)
 
         def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
-            retry: list[tuple[ConfigResource, BaseException]] = []
             for r in response.responses:
                 key = _key(r.resource_type, r.resource_name)
-                if key not in wanted:
-                    continue
-                if r.error_code:
-                    error = code_error(r.error_code, r.error_message, f"config resource {key}")
-                    _retry_or_settle(job, key, r.error_code, error, retry)
-                else:
-                    job.settle(key, None)
-            self._retry_items(job, retry, send, t)
+                if key in wanted:
+                    job.settle(key, *_outcome(key, r.error_code, r.error_message, None))
 
         send(list(wanted), now)
         return self._started(job, now)
 
 
-def _retry_or_settle(
-    job: Job,
-    key: ConfigResource,
-    code: int,
-    error: BaseException,
-    retry: list[tuple[ConfigResource, BaseException]],
-) -> None:
-    cls = error_class(code)
-    if cls is not None and cls.retriable:
-        retry.append((key, error))
-    else:
-        job.settle(key, error=error)
+def _outcome(
+    key: ConfigResource, code: int, message: str | None, configs: Any
+) -> tuple[Any, BaseException | None]:
+    """A resource's (value, error); its errors are final (as in the Java client)."""
+    if code:
+        return None, code_error(code, message, f"config resource {key}")
+    if configs is None:
+        return None, None
+    return {c.name: _entry(c) for c in configs}, None
 
 
 def _resources(what: str, resources: object) -> list[ConfigResource]:

@@ -92,7 +92,7 @@ def authorized_operations(bits: int) -> frozenset[AclOperation] | None:
 
 def _enum(what: str, cls: type[enum.IntEnum], value: object, refused: tuple[str, ...]) -> None:
     if not isinstance(value, cls):
-        raise TypeError(f"{what}: expected a {cls.__name__}, got {value!r}")
+        raise TypeError(f"{what}: expected a {cls.__name__} member, got {value!r}")
     if value.name in refused:
         raise ValueError(f"{what}: {cls.__name__}.{value.name} cannot be used here")
 
