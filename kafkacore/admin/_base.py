@@ -120,10 +120,9 @@ class Job:
 
     def add(self, keys: Iterable[Hashable]) -> None:
         """Items found while working (the brokers a fan-out reaches)."""
-        for key in keys:
-            if key not in self.known:
-                self.known.add(key)
-                self.keys.append(key)
+        fresh = [k for k in keys if k not in self.known]
+        self.known.update(fresh)
+        self.keys.extend(fresh)
 
     def unsettled(self, keys: Iterable[Hashable] | None = None) -> list[Any]:
         """The items (of ``keys``, default all) that have no outcome yet."""
@@ -220,8 +219,8 @@ class AdminBase(StackedMachine):
         if self._closed:
             return
         for job in list(self._jobs.values()):
-            for key in job.unsettled():
-                job.settle(key, error=RequestCancelled(f"{job.op.kind}: the admin client closed"))
+            cancelled = RequestCancelled(f"{job.op.kind}: the admin client closed")
+            self._fail_all(job, job.unsettled(), cancelled)
             self._close_job(job, now)
         self._closed = True
         self.client.shutdown(now=now)
@@ -282,8 +281,6 @@ class AdminBase(StackedMachine):
         return job.op
 
     def _check_done(self, job: Job, now: float) -> None:
-        if job.op.done:
-            return
         if not job.unsettled() or not (job.requests or job.timers):
             self._close_job(job, now)
 
@@ -291,10 +288,8 @@ class AdminBase(StackedMachine):
         for key in job.unsettled():
             # Every handler settles what its answer covers; reaching here is a
             # broker answer that left an item out.
-            job.settle(
-                key,
-                error=RemoteProtocolError(f"{job.op.kind}: no broker answer mentioned {key!r}"),
-            )
+            what = f"no broker answer mentioned {key!r}" if key is not None else "no result came"
+            job.settle(key, error=RemoteProtocolError(f"{job.op.kind}: {what}"))
         for handle in list(job.requests):
             self._forget(handle)
             self.client.cancel(handle, now=now)
@@ -330,10 +325,9 @@ class AdminBase(StackedMachine):
         box: list[RequestHandle[Any]] = []
 
         def done(response: Any, error: BaseException | None, t: float) -> None:
+            # A closed job forgot its requests: their answers never get here.
             handle = box[0]
             job.requests.discard(handle)
-            if job.op.done:
-                return
             if error is not None and on_error is not None:
                 on_error(error, t)
             elif error is not None:

@@ -128,9 +128,9 @@ class GroupCommands(AdminBase):
             )
 
         def keep(g: GroupListing) -> bool:
-            if g.type is not None:
-                return g.type in _CONSUMER_TYPES
-            return g.protocol_type in _CONSUMER_PROTOCOLS  # ListGroups before v5
+            # Classic groups of other protocols (Kafka Connect's "connect") are
+            # not consumer groups; ListGroups before v5 gives no type at all.
+            return g.protocol_type in _CONSUMER_PROTOCOLS and g.type in (None, *_CONSUMER_TYPES)
 
         return self._list("list_consumer_groups", st, ty, keep, timeout_ms, now)
 

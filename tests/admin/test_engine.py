@@ -176,6 +176,7 @@ def test_a_request_timeout_is_retried_and_the_late_answer_ignored() -> None:
     h.pump.release()
     assert h.result(op).controller_id == 0
     assert h.completions(op) == 1
+    assert len(h.world.requests(ApiKey.DESCRIBE_CLUSTER)) == 3  # warm-up, lost, retried
 
 
 def test_the_deadline_fails_what_is_in_flight_and_cancels_it() -> None:
@@ -302,3 +303,79 @@ def test_every_command_completes_exactly_once_with_one_event() -> None:
     h.pump.run(until=lambda: all(op.done for op in ops))
     h.pump.run(rounds=20)
     assert [h.completions(op) for op in ops] == [1, 1, 1]
+
+
+def test_close_cancels_scheduled_retries() -> None:
+    h = Harness()
+    h.world.script(ApiKey.CREATE_TOPICS, _not_controller)
+    op = h.core.create_topics([NewTopic("t")], now=h.now)
+    while len(h.core.deadlines) < 2:  # until the refusal schedules a retry
+        assert h.pump.step()
+    assert not op.done
+    h.core.close(now=h.now)
+    assert isinstance(op.error, RequestCancelled)
+    assert len(h.core.deadlines) == 0
+
+
+def test_answers_about_items_not_asked_for_are_ignored() -> None:
+    from kafkacore.client.metadata import TopicPartition as TP
+    from kafkacore.protocol.messages import create_partitions_response as cp
+    from kafkacore.protocol.messages import metadata_response as md
+    from kafkacore.protocol.messages import offset_fetch_response as of
+    from tests.admin.fakeadmin import Group
+
+    h = Harness()
+    h.world.add_topic("a")
+    h.world.groups["g"] = Group("g", offsets={TP("a", 0): 1})
+
+    def extra_topic(b: FakeBroker, body: Any, v: int) -> Any:
+        return m.CreateTopicsResponse(
+            topics=[ct.CreatableTopicResult(name="x"), ct.CreatableTopicResult(name="t")]
+        )
+
+    def extra_deleted(b: FakeBroker, body: Any, v: int) -> Any:
+        return m.DeleteTopicsResponse(
+            responses=[dt.DeletableTopicResult(name="x"), dt.DeletableTopicResult(name="a")]
+        )
+
+    def extra_grown(b: FakeBroker, body: Any, v: int) -> Any:
+        return m.CreatePartitionsResponse(
+            results=[
+                cp.CreatePartitionsTopicResult(name="x"),
+                cp.CreatePartitionsTopicResult(name="a"),
+            ]
+        )
+
+    def extra_described(b: FakeBroker, body: Any, v: int) -> Any:
+        if body.topics != [] and body.topics is not None:
+            return m.MetadataResponse(
+                topics=[md.MetadataResponseTopic(name="x"), md.MetadataResponseTopic(name="a")]
+            )
+        return None
+
+    def extra_offset(b: FakeBroker, body: Any, v: int) -> Any:
+        parts = [
+            of.OffsetFetchResponsePartitions(partition_index=p, committed_offset=5) for p in (0, 1)
+        ]
+        return m.OffsetFetchResponse(
+            groups=[
+                of.OffsetFetchResponseGroup(
+                    group_id="g", topics=[of.OffsetFetchResponseTopics(name="a", partitions=parts)]
+                )
+            ]
+        )
+
+    h.world.script(ApiKey.CREATE_TOPICS, extra_topic)
+    h.world.script(ApiKey.DELETE_TOPICS, extra_deleted)
+    h.world.script(ApiKey.CREATE_PARTITIONS, extra_grown)
+    h.world.script(ApiKey.METADATA, extra_described)
+    h.world.script(ApiKey.OFFSET_FETCH, extra_offset)
+    assert list(h.result(h.core.describe_topics(["a"], now=h.now))) == ["a"]
+    assert list(h.result(h.core.create_topics([NewTopic("t")], now=h.now))) == ["t"]
+    from kafkacore.admin import NewPartitions
+
+    assert list(h.result(h.core.create_partitions({"a": NewPartitions(2)}, now=h.now))) == ["a"]
+    assert list(h.result(h.core.delete_topics(["a"], now=h.now))) == ["a"]
+    assert list(h.result(h.core.list_consumer_group_offsets("g", [TP("a", 0)], now=h.now))) == [
+        TP("a", 0)
+    ]
