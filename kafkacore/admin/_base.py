@@ -50,7 +50,7 @@ from kafkacore.client.config import ClientConfig
 from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.events import RequestCompleted
 from kafkacore.client.handles import RequestHandle
-from kafkacore.client.routing import Target
+from kafkacore.client.routing import GroupCoordinator, Target
 from kafkacore.client.stack import StackedMachine
 from kafkacore.errors import (
     AuthenticationError,
@@ -63,6 +63,7 @@ from kafkacore.errors import (
     RequestCancelled,
 )
 from kafkacore.operation import Operation, OperationCompleted
+from kafkacore.protocol.enums import CoordinatorType
 from kafkacore.protocol.error_codes import error_for_code
 
 __all__ = ["AdminBase", "Job", "items_outcome", "retriable", "single_outcome"]
@@ -328,6 +329,8 @@ class AdminBase(StackedMachine):
             # A closed job forgot its requests: their answers never get here.
             handle = box[0]
             job.requests.discard(handle)
+            if error is not None and retriable(error):
+                self._forget_route(handle)
             if error is not None and on_error is not None:
                 on_error(error, t)
             elif error is not None:
@@ -351,6 +354,20 @@ class AdminBase(StackedMachine):
             return
         box.append(handle)
         job.requests.add(handle)
+
+    def _forget_route(self, handle: RequestHandle[Any]) -> None:
+        """A coordinator request that got no answer: look the coordinator up again.
+
+        The client core forgets a coordinator when an answer says it moved;
+        one that does not answer at all (killed, partitioned) must be looked
+        up again too, or every retry would wait for the same dead broker (the
+        Java admin client does the same). Controllers and leaders need
+        nothing here: the client core refreshes its metadata after a failed
+        connection, and leader lookups are the admin's own, made afresh.
+        """
+        target = handle.target
+        if isinstance(target, GroupCoordinator):
+            self.client.cluster.mark_coordinator_unknown(CoordinatorType.GROUP, target.group_id)
 
     def _failed(
         self, job: Job, keys: list[Any], error: BaseException, again: Again, now: float

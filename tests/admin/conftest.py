@@ -41,9 +41,9 @@ class Admin:
         return time.monotonic()
 
 
-def open_admin(bootstrap: str, **client: Any) -> Admin:
+def open_admin(bootstrap: str, *, api_timeout_ms: int = 30000, **client: Any) -> Admin:
     core = AdminCore(
-        AdminConfig(default_api_timeout_ms=30000),
+        AdminConfig(default_api_timeout_ms=api_timeout_ms),
         now=time.monotonic(),
         rng=random.Random(7),
         client_config=ClientConfig(bootstrap_servers=bootstrap, **client),

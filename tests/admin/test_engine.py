@@ -379,3 +379,40 @@ def test_answers_about_items_not_asked_for_are_ignored() -> None:
     assert list(h.result(h.core.list_consumer_group_offsets("g", [TP("a", 0)], now=h.now))) == [
         TP("a", 0)
     ]
+
+
+def test_a_silent_coordinator_is_looked_up_again_before_the_retry() -> None:
+    from tests.admin.fakeadmin import Group
+
+    h = Harness(2, request_timeout_ms=1000)
+    h.world.groups["g"] = Group("g")
+    h.world.coordinator("g", 1)
+    assert h.result(h.core.describe_consumer_groups(["g"], now=h.now))["g"].ok
+    lookups = (
+        len(h.world.requests(ApiKey.FIND_COORDINATOR))
+        if ApiKey.FIND_COORDINATOR in h.world.scripts
+        else None
+    )
+    finds_before = sum(1 for _, api, _, _ in h.world.seen if api == ApiKey.FIND_COORDINATOR)
+    assert lookups is None and finds_before == 0  # FindCoordinator is the fake's own handler
+    silent = h.pump.brokers[("127.0.0.1", 9093)]
+    silent.hold = True  # broker 1 stops answering; the group moves to broker 0
+    h.world.coordinator("g", 0)
+    result = h.result(h.core.describe_consumer_groups(["g"], now=h.now))
+    assert result["g"].result().coordinator == 0
+    assert h.core.client.cluster.coordinator_for_group("g") == 0
+
+
+def test_a_silent_controller_the_retry_reaches_the_new_one() -> None:
+    h = Harness(2, request_timeout_ms=1000)
+    h.world.cluster.controller_id = 1
+    h.core.client.request_metadata_update(now=h.now)
+    h.pump.run()
+    assert h.result(h.core.create_topics([NewTopic("a")], now=h.now))["a"].ok
+    h.pump.brokers[("127.0.0.1", 9093)].hold = True  # the controller goes silent...
+    h.world.script(ApiKey.CREATE_TOPICS, lambda b, body, v: m.CreateTopicsResponse())  # (unheard)
+    h.world.cluster.controller_id = 0  # ...and broker 0 takes over
+    before = h.core.client.cluster.update_count
+    assert h.result(h.core.create_topics([NewTopic("b")], now=h.now))["b"].ok
+    assert h.core.client.cluster.update_count > before
+    assert [n for n, api, _, _ in h.world.seen if api == ApiKey.CREATE_TOPICS][-1] == 0
