@@ -63,14 +63,26 @@ from kafkacore.errors import (
     RequestCancelled,
 )
 from kafkacore.operation import Operation, OperationCompleted
-from kafkacore.protocol.enums import CoordinatorType
+from kafkacore.protocol.enums import CoordinatorType, ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 
-__all__ = ["AdminBase", "Job", "items_outcome", "retriable", "single_outcome"]
+__all__ = [
+    "CONTROLLER_RETRY",
+    "AdminBase",
+    "Job",
+    "code_error",
+    "items_outcome",
+    "retriable",
+    "single_outcome",
+]
 
 #: Keys of the machine's deadlines: (_EXPIRE, job id) and (_RETRY, timer id).
 _EXPIRE = "expire"
 _RETRY = "retry"
+
+#: Answers after which a controller command is sent again: another broker is
+#: the controller now, or the controller's mutation quota is used up (KIP-599).
+CONTROLLER_RETRY = frozenset({ErrorCode.NOT_CONTROLLER, ErrorCode.THROTTLING_QUOTA_EXCEEDED})
 
 #: Re-issue the request for these items at this time.
 Again = Callable[[list[Any], float], None]
@@ -389,6 +401,35 @@ class AdminBase(StackedMachine):
         """Ask again for the items an answer refused with a code the command retries."""
         if failed:
             self._again(job, [k for k, _ in failed], failed[0][1], again, now)
+
+    def _controller_retry(
+        self, job: Job, retry: list[tuple[Any, BaseException]], again: Again, now: float
+    ) -> None:
+        """Send again what a controller refused; look the controller up again first."""
+        if any(getattr(e, "code", None) == ErrorCode.NOT_CONTROLLER for _, e in retry):
+            self.client.request_metadata_update(now=now)
+        self._retry_items(job, retry, again, now)
+
+    def _top_level(
+        self,
+        job: Job,
+        keys: list[Any],
+        code: int,
+        message: str | None,
+        what: str,
+        again: Again,
+        now: float,
+    ) -> bool:
+        """True when a controller answer's top-level ``code`` is success; else retry
+        (CONTROLLER_RETRY) or fail ``keys`` with it."""
+        if not code:
+            return True
+        error = code_error(code, message, what)
+        if code in CONTROLLER_RETRY:
+            self._controller_retry(job, [(k, error) for k in keys], again, now)
+        else:
+            self._fail_all(job, keys, error)
+        return False
 
     def _again(
         self, job: Job, keys: list[Any], cause: BaseException, again: Again, now: float

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafkacore.admin._base import AdminBase, Job, code_error, items_outcome
-from kafkacore.admin._checks import check_bool, check_mapping, check_timeout
+from kafkacore.admin._checks import check_bool, check_mapping, check_str, check_timeout
 from kafkacore.admin.results import ItemResults
 from kafkacore.admin.types import (
     AlterConfigOp,
@@ -28,6 +28,8 @@ from kafkacore.client.handles import RequestHandle
 from kafkacore.client.routing import AnyNode, Node, Target
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
+from kafkacore.protocol.messages.alter_configs_request import AlterableConfig as LegacyConfig
+from kafkacore.protocol.messages.alter_configs_request import AlterConfigsResource as LegacyResource
 from kafkacore.protocol.messages.describe_configs_request import DescribeConfigsResource
 from kafkacore.protocol.messages.incremental_alter_configs_request import (
     AlterableConfig,
@@ -147,6 +149,54 @@ class ConfigCommands(AdminBase):
                     ],
                     validate_only=validate_only,
                 )
+                self._send(job, batch, request, answer, send, now=t, target=target)
+
+        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+            for r in response.responses:
+                key = _key(r.resource_type, r.resource_name)
+                if key in wanted:
+                    job.settle(key, *_outcome(key, r.error_code, r.error_message, None))
+
+        send(list(wanted), now)
+        return self._started(job, now)
+
+    def alter_configs(
+        self,
+        configs: Mapping[ConfigResource, Mapping[str, str]],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+        now: float,
+    ) -> Operation[ItemResults[ConfigResource, None]]:
+        """Replace every dynamic config of each resource (AlterConfigs; configs not
+        named go back to their defaults). Prefer ``incremental_alter_configs``."""
+        kind = "alter_configs"
+        wanted: dict[ConfigResource, dict[str, str]] = {}
+        for resource, values in check_mapping(f"{kind}: configs", configs).items():
+            if not isinstance(resource, ConfigResource):
+                raise TypeError(f"{kind}: expected ConfigResource keys, got {resource!r}")
+            wanted[resource] = {
+                check_str(f"{kind}[{resource}] name", k): check_str(
+                    f"{kind}[{resource}][{k!r}]", v, empty=True
+                )
+                for k, v in check_mapping(f"{kind}[{resource}]", values).items()
+            }
+        if not wanted:
+            raise ValueError(f"{kind}: name at least one ConfigResource")
+        check_bool(f"{kind}: validate_only", validate_only)
+        job = self._begin(kind, list(wanted), items_outcome, check_timeout(kind, timeout_ms), now)
+
+        def send(todo: list[ConfigResource], t: float) -> None:
+            for target, batch in _by_target(todo).items():
+                resources = [
+                    LegacyResource(
+                        resource_type=r.type,
+                        resource_name=r.name,
+                        configs=[LegacyConfig(name=k, value=v) for k, v in wanted[r].items()],
+                    )
+                    for r in batch
+                ]
+                request = m.AlterConfigsRequest(resources=resources, validate_only=validate_only)
                 self._send(job, batch, request, answer, send, now=t, target=target)
 
         def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:

@@ -209,13 +209,13 @@ class OffsetCommands(AdminBase):
             for topic in response.topics:
                 for p in topic.partitions:
                     tp = TopicPartition(topic.name, p.partition_index)
-                    self._partition_outcome(job, tp, p.error_code, None, retry)
+                    self._coordinator_partition(job, tp, p.error_code, None, retry)
             self._retry_items(job, retry, send, t)
 
         send(list(wanted), now)
         return self._started(job, now)
 
-    def _partition_outcome(
+    def _coordinator_partition(
         self,
         job: Job,
         key: Any,
@@ -270,7 +270,7 @@ class OffsetCommands(AdminBase):
             retry: list[tuple[TopicPartition, BaseException]] = []
             for topic in response.topics:
                 for p in topic.partitions:
-                    self._partition_outcome(
+                    self._coordinator_partition(
                         job,
                         TopicPartition(topic.name, p.partition_index),
                         p.error_code,
@@ -400,7 +400,7 @@ class OffsetCommands(AdminBase):
             retry: list[tuple[TopicPartition, BaseException]] = []
             for topic in response.responses:
                 for p in topic.partitions:
-                    self._partition_outcome(
+                    self._coordinator_partition(
                         job,
                         TopicPartition(topic.topic_name, p.partition_index),
                         p.error_code,
@@ -440,7 +440,7 @@ class OffsetCommands(AdminBase):
                 return
             retry: list[tuple[str, BaseException]] = []
             for r in response.responses:
-                self._partition_outcome(job, r.topic_name, r.error_code, r.error_message, retry)
+                self._coordinator_partition(job, r.topic_name, r.error_code, r.error_message, retry)
             self._retry_items(job, retry, send, t)
 
         send(names, now)

@@ -13,7 +13,14 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafkacore.admin._base import AdminBase, Job, code_error, items_outcome, single_outcome
+from kafkacore.admin._base import (
+    CONTROLLER_RETRY,
+    AdminBase,
+    Job,
+    code_error,
+    items_outcome,
+    single_outcome,
+)
 from kafkacore.admin._checks import (
     check_bool,
     check_mapping,
@@ -55,9 +62,6 @@ from kafkacore.protocol.messages.delete_topics_request import DeleteTopicState
 
 __all__ = ["TopicCommands"]
 
-#: Answers after which a topic command is sent again: another broker is the
-#: controller now, or the controller's mutation quota is used up (KIP-599).
-TOPIC_RETRY = frozenset({ErrorCode.NOT_CONTROLLER, ErrorCode.THROTTLING_QUOTA_EXCEEDED})
 #: Metadata knows the topic but its leaders are still being elected.
 METADATA_RETRY = frozenset({ErrorCode.LEADER_NOT_AVAILABLE})
 #: DeleteTopics by topic id (KIP-516) and DescribeCluster's fenced brokers (KIP-1073).
@@ -106,7 +110,7 @@ class TopicCommands(AdminBase):
                 if r.name not in topics:
                     continue
                 error = _topic_error(r.error_code, r.error_message, r.name)
-                if error is not None and r.error_code in TOPIC_RETRY:
+                if error is not None and r.error_code in CONTROLLER_RETRY:
                     retry.append((r.name, error))
                 else:
                     job.settle(r.name, None if error else _created(r), error)
@@ -114,14 +118,6 @@ class TopicCommands(AdminBase):
 
         send(list(topics), now)
         return self._started(job, now)
-
-    def _controller_retry(
-        self, job: Job, retry: list[tuple[Any, BaseException]], send: Any, now: float
-    ) -> None:
-        """Send again what a controller refused; look the controller up again first."""
-        if any(getattr(e, "code", None) == ErrorCode.NOT_CONTROLLER for _, e in retry):
-            self.client.request_metadata_update(now=now)
-        self._retry_items(job, retry, send, now)
 
     # ------------------------------------------------------------ delete
     def delete_topics(
@@ -185,7 +181,7 @@ class TopicCommands(AdminBase):
                 if key not in keys:
                     continue
                 error = _topic_error(r.error_code, r.error_message, key)
-                if error is not None and r.error_code in TOPIC_RETRY:
+                if error is not None and r.error_code in CONTROLLER_RETRY:
                     retry.append((key, error))
                 else:
                     job.settle(key, None, error)
@@ -248,7 +244,7 @@ class TopicCommands(AdminBase):
                 if r.name not in wanted:
                     continue
                 error = _topic_error(r.error_code, r.error_message, r.name)
-                if error is not None and r.error_code in TOPIC_RETRY:
+                if error is not None and r.error_code in CONTROLLER_RETRY:
                     retry.append((r.name, error))
                 else:
                     job.settle(r.name, None, error)

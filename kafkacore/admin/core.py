@@ -23,6 +23,8 @@ The job engine (requests, retries with backoff, the command deadline) is
   offsets (the group coordinator);
 - :mod:`~kafkacore.admin._records`: ``list_offsets`` and ``delete_records``
   (the partition leaders);
+- :mod:`~kafkacore.admin._replicas`: leader elections, partition
+  reassignments (the controller) and log directories (each broker);
 - :mod:`~kafkacore.admin._acls`: ACLs (any broker).
 """
 
@@ -33,12 +35,19 @@ from kafkacore.admin._configs import ConfigCommands
 from kafkacore.admin._groups import GroupCommands
 from kafkacore.admin._offsets import OffsetCommands
 from kafkacore.admin._records import RecordCommands
+from kafkacore.admin._replicas import ReplicaCommands
 from kafkacore.admin._topics import TopicCommands
 
 __all__ = ["AdminCore"]
 
 
 class AdminCore(
-    TopicCommands, ConfigCommands, GroupCommands, OffsetCommands, RecordCommands, AclCommands
+    TopicCommands,
+    ConfigCommands,
+    GroupCommands,
+    OffsetCommands,
+    RecordCommands,
+    ReplicaCommands,
+    AclCommands,
 ):
     """Sans-IO admin client; see the module docstring and ``docs/admin.md``."""

@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from kafkacore.admin._checks import check_int, check_mapping, check_name, check_str
 from kafkacore.admin.acl import AclOperation
+from kafkacore.client.metadata import TopicPartition
 
 __all__ = [
     "AlterConfigOp",
@@ -30,10 +31,14 @@ __all__ = [
     "ConfigType",
     "CreatedTopic",
     "DeletedRecords",
+    "ElectionType",
     "ListedOffset",
+    "LogDirDescription",
     "NewPartitions",
     "NewTopic",
     "OffsetSpec",
+    "PartitionReassignment",
+    "ReplicaInfo",
     "TopicDescription",
     "TopicListing",
     "TopicPartitionInfo",
@@ -360,3 +365,41 @@ class DeletedRecords:
     """The partition's log start offset after DeleteRecords."""
 
     low_watermark: int
+
+
+# ------------------------------------------------------------------ replicas
+class ElectionType(enum.IntEnum):
+    """Which leader ``elect_leaders`` elects (KIP-460)."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicaInfo:
+    """One partition replica in a log directory."""
+
+    size: int
+    #: How far the replica is behind (a future replica being moved in), in bytes.
+    offset_lag: int
+    is_future: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogDirDescription:
+    """A broker's log directory: its replicas and, from DescribeLogDirs v4, its space."""
+
+    path: str
+    error: BaseException | None
+    replicas: Mapping[TopicPartition, ReplicaInfo]
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionReassignment:
+    """A reassignment in progress: the replicas now, and those being added and removed."""
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]

@@ -81,6 +81,9 @@ class World:
         self.acls: list[tuple[int, str, int, str, str, int, int]] = []
         self.security_disabled = False
         self.share_offsets: dict[str, dict[TopicPartition, int]] = {}
+        #: Partitions whose preferred leader is not leading (elect_leaders has work).
+        self.unbalanced: set[tuple[str, int]] = set()
+        self.reassigning: dict[TopicPartition, list[int]] = {}
         self.scripts: dict[int, deque[Scripted]] = {}
         self.seen: list[tuple[int, int, int, Any]] = []  # (node, api key, version, body)
         for broker in brokers.values():
@@ -796,7 +799,152 @@ def _delete_acls(w: World, b: FakeBroker, body: Any, v: int) -> Any:
     return m.DeleteAclsResponse(filter_results=results)
 
 
+# ------------------------------------------------------------------ replicas
+def _elect_leaders(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import elect_leaders_response as r
+
+    asked = (
+        [(t.topic, p) for t in body.topic_partitions for p in t.partitions]
+        if body.topic_partitions is not None
+        else [
+            (n, p)
+            for n, t in w.cluster.topics.items()
+            for p in range(t.partitions)
+            if (n, p) in w.unbalanced
+        ]
+    )
+    by_topic: dict[str, list[Any]] = {}
+    for topic, p in asked:
+        known = topic in w.cluster.topics and p < w.cluster.topics[topic].partitions
+        code = (
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if not known
+            else (0 if (topic, p) in w.unbalanced else ErrorCode.ELECTION_NOT_NEEDED)
+        )
+        w.unbalanced.discard((topic, p))
+        by_topic.setdefault(topic, []).append(
+            r.PartitionResult(
+                partition_id=p, error_code=code, error_message=None if not code else "no"
+            )
+        )
+    return m.ElectLeadersResponse(
+        replica_election_results=[
+            r.ReplicaElectionResult(topic=t, partition_result=ps) for t, ps in by_topic.items()
+        ]
+    )
+
+
+def _alter_reassignments(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import alter_partition_reassignments_response as r
+
+    out = []
+    for t in body.topics:
+        parts = []
+        for p in t.partitions:
+            tp = TopicPartition(t.name, p.partition_index)
+            if t.name not in w.cluster.topics:
+                parts.append(
+                    r.ReassignablePartitionResponse(
+                        partition_index=p.partition_index,
+                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        error_message="no such topic",
+                    )
+                )
+                continue
+            if p.replicas is None:
+                code = (
+                    0
+                    if w.reassigning.pop(tp, None) is not None
+                    else ErrorCode.NO_REASSIGNMENT_IN_PROGRESS
+                )
+            else:
+                w.reassigning[tp], code = list(p.replicas), 0
+            parts.append(
+                r.ReassignablePartitionResponse(partition_index=p.partition_index, error_code=code)
+            )
+        out.append(r.ReassignableTopicResponse(name=t.name, partitions=parts))
+    return m.AlterPartitionReassignmentsResponse(responses=out)
+
+
+def _list_reassignments(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import list_partition_reassignments_response as r
+
+    wanted = (
+        None
+        if body.topics is None
+        else {TopicPartition(t.name, p) for t in body.topics for p in t.partition_indexes}
+    )
+    by_topic: dict[str, list[Any]] = {}
+    for tp, replicas in sorted(w.reassigning.items()):
+        if wanted is None or tp in wanted:
+            by_topic.setdefault(tp.topic, []).append(
+                r.OngoingPartitionReassignment(
+                    partition_index=tp.partition,
+                    replicas=[0, *replicas],
+                    adding_replicas=replicas,
+                    removing_replicas=[0],
+                )
+            )
+    return m.ListPartitionReassignmentsResponse(
+        topics=[r.OngoingTopicReassignment(name=t, partitions=ps) for t, ps in by_topic.items()]
+    )
+
+
+def _describe_log_dirs(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import describe_log_dirs_response as r
+
+    topics = [
+        r.DescribeLogDirsTopic(
+            name=name,
+            partitions=[
+                r.DescribeLogDirsPartition(partition_index=p, partition_size=100 * (p + 1))
+                for p in range(t.partitions)
+                if t.leaders.get(p, min(w.cluster.brokers)) == b.node_id
+            ],
+        )
+        for name, t in sorted(w.cluster.topics.items())
+    ]
+    good = r.DescribeLogDirsResult(
+        log_dir=f"/data/{b.node_id}", topics=topics, total_bytes=1000, usable_bytes=400
+    )
+    bad = r.DescribeLogDirsResult(
+        log_dir=f"/broken/{b.node_id}", error_code=ErrorCode.KAFKA_STORAGE_ERROR
+    )
+    return m.DescribeLogDirsResponse(results=[good, bad])
+
+
+def _legacy_alter_configs(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import alter_configs_response as r
+
+    out = []
+    for res in body.resources:
+        if res.resource_type == 2 and res.resource_name not in w.cluster.topics:
+            out.append(
+                r.AlterConfigsResourceResponse(
+                    error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    resource_type=2,
+                    resource_name=res.resource_name,
+                )
+            )
+            continue
+        if not body.validate_only:
+            w.configs[(res.resource_type, res.resource_name)] = {
+                c.name: c.value or "" for c in res.configs
+            }
+        out.append(
+            r.AlterConfigsResourceResponse(
+                resource_type=res.resource_type, resource_name=res.resource_name
+            )
+        )
+    return m.AlterConfigsResponse(responses=out)
+
+
 HANDLERS: dict[int, Callable[[World, FakeBroker, Any, int], Any]] = {
+    ApiKey.ELECT_LEADERS: _elect_leaders,
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: _alter_reassignments,
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: _list_reassignments,
+    ApiKey.DESCRIBE_LOG_DIRS: _describe_log_dirs,
+    ApiKey.ALTER_CONFIGS: _legacy_alter_configs,
     ApiKey.METADATA: _metadata,
     ApiKey.CREATE_TOPICS: _create_topics,
     ApiKey.DELETE_TOPICS: _delete_topics,

@@ -12,14 +12,17 @@ from kafkacore.admin import (
     ConfigResource,
     ConfigResourceType,
     ConfigSource,
+    ElectionType,
     NewPartitions,
     NewTopic,
     OffsetSpec,
 )
 from kafkacore.client.metadata import TopicPartition as TP
 from kafkacore.protocol.error_codes import (
+    ElectionNotNeededError,
     InvalidPartitionsError,
     InvalidReplicationFactorError,
+    NoReassignmentInProgressError,
     OffsetOutOfRangeError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
@@ -192,3 +195,48 @@ def test_list_offsets_and_delete_records(
         admin.core.list_offsets({TP(f"nope-{unique}", 0): OffsetSpec.latest()}, now=admin.now)
     )
     assert isinstance(missing[TP(f"nope-{unique}", 0)].error, UnknownTopicOrPartitionError)
+
+
+def test_replica_commands(admin: Admin, kafka_broker: LocalKafka, unique: str) -> None:
+    topic = f"adm-rep-{unique}"
+    admin.run(admin.core.create_topics([NewTopic(topic, 2, 1)], now=admin.now))
+    wait_described(admin, topic, 2)
+    dirs = admin.run(admin.core.describe_log_dirs(now=admin.now))
+    assert list(dirs) == [1]
+    logs = dirs[1].result()
+    held = {tp for d in logs.values() for tp in d.replicas}
+    assert {TP(topic, 0), TP(topic, 1)} <= held
+    one = next(iter(logs.values()))
+    assert one.error is None and one.total_bytes is not None and one.usable_bytes is not None
+    assert admin.run(admin.core.describe_log_dirs([1], now=admin.now))[1].ok
+
+    elected = admin.run(
+        admin.core.elect_leaders(ElectionType.PREFERRED, [TP(topic, 0)], now=admin.now)
+    )
+    assert isinstance(elected[TP(topic, 0)].error, ElectionNotNeededError)
+    assert len(admin.run(admin.core.elect_leaders(now=admin.now))) == 0  # nothing to elect
+
+    assert admin.run(admin.core.list_partition_reassignments([TP(topic, 0)], now=admin.now)) == {}
+    moved = admin.run(
+        admin.core.alter_partition_reassignments(
+            {TP(topic, 0): [1], TP(topic, 1): None}, now=admin.now
+        )
+    )
+    assert moved[TP(topic, 0)].ok
+    assert isinstance(moved[TP(topic, 1)].error, NoReassignmentInProgressError)
+
+
+def test_alter_configs_replaces_every_dynamic_config(admin: Admin, unique: str) -> None:
+    topic = f"adm-ac-{unique}"
+    admin.run(
+        admin.core.create_topics(
+            [NewTopic(topic, 1, 1, configs={"retention.ms": "1000"})], now=admin.now
+        )
+    )
+    resource = ConfigResource(ConfigResourceType.TOPIC, topic)
+    assert admin.run(admin.core.alter_configs({resource: {"segment.ms": "600000"}}, now=admin.now))[
+        resource
+    ].ok
+    configs = admin.run(admin.core.describe_configs([resource], now=admin.now))[resource].result()
+    assert configs["segment.ms"].value == "600000"
+    assert configs["retention.ms"].is_default  # not named: back to the default

@@ -416,3 +416,20 @@ def test_a_silent_controller_the_retry_reaches_the_new_one() -> None:
     assert h.result(h.core.create_topics([NewTopic("b")], now=h.now))["b"].ok
     assert h.core.client.cluster.update_count > before
     assert [n for n, api, _, _ in h.world.seen if api == ApiKey.CREATE_TOPICS][-1] == 0
+
+
+def test_the_command_mixins_define_no_name_twice() -> None:
+    """AdminCore is assembled from one mixin per area: a helper name defined in
+    two of them would silently shadow one with the other."""
+    from kafkacore.admin._base import AdminBase
+
+    seen: dict[str, str] = {}
+    for mixin in AdminCore.__mro__:
+        if mixin in (AdminCore, AdminBase) or not issubclass(mixin, AdminBase):
+            continue
+        for name in vars(mixin):
+            if name.startswith("__"):
+                continue
+            assert name not in seen, f"{name} is defined in {seen.get(name)} and {mixin.__name__}"
+            seen[name] = mixin.__name__
+    assert "create_topics" in seen and "describe_log_dirs" in seen
