@@ -201,11 +201,16 @@ def test_replica_commands(admin: Admin, kafka_broker: LocalKafka, unique: str) -
     topic = f"adm-rep-{unique}"
     admin.run(admin.core.create_topics([NewTopic(topic, 2, 1)], now=admin.now))
     wait_described(admin, topic, 2)
-    dirs = admin.run(admin.core.describe_log_dirs(now=admin.now))
-    assert list(dirs) == [1]
-    logs = dirs[1].result()
-    held = {tp for d in logs.values() for tp in d.replicas}
-    assert {TP(topic, 0), TP(topic, 1)} <= held
+    end = time.monotonic() + 30
+    while True:  # the log dirs list a new topic's replicas a moment after its leaders
+        dirs = admin.run(admin.core.describe_log_dirs(now=admin.now))
+        assert list(dirs) == [1]
+        logs = dirs[1].result()
+        held = {tp for d in logs.values() for tp in d.replicas}
+        if {TP(topic, 0), TP(topic, 1)} <= held:
+            break
+        assert time.monotonic() < end, f"{topic} not in the log dirs: {sorted(held)[:5]}"
+        time.sleep(0.2)
     one = next(iter(logs.values()))
     assert one.error is None and one.total_bytes is not None and one.usable_bytes is not None
     assert admin.run(admin.core.describe_log_dirs([1], now=admin.now))[1].ok
