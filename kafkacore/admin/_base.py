@@ -391,7 +391,10 @@ class AdminBase(StackedMachine):
             self._fail_all(job, keys, error)
 
     def _fail_all(self, job: Job, keys: list[Any], error: BaseException) -> None:
-        job.wide_errors.append(error)
+        """Settle the unsettled ``keys`` with one request-level ``error``."""
+        keys = job.unsettled(keys)
+        if keys:  # so wide_errors never outgrows the items
+            job.wide_errors.append(error)
         for key in keys:
             job.settle(key, error=error)
 

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
 
 __all__ = [
     "check_bool",
     "check_int",
+    "check_mapping",
     "check_name",
     "check_names",
     "check_partitions",
     "check_str",
     "check_timeout",
+    "check_uuid_or_name",
     "to_partition",
 ]
-
-E = TypeVar("E")
 
 #: Kafka's own limit on a topic name (Topic.MAX_NAME_LENGTH).
 MAX_TOPIC_NAME = 249

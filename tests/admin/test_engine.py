@@ -433,3 +433,13 @@ def test_the_command_mixins_define_no_name_twice() -> None:
             assert name not in seen, f"{name} is defined in {seen.get(name)} and {mixin.__name__}"
             seen[name] = mixin.__name__
     assert "create_topics" in seen and "describe_log_dirs" in seen
+
+
+def test_request_level_errors_are_kept_once_per_item_at_most() -> None:
+    h = Harness()
+    job = Job(Operation(99, "x"), ["a", "b"], deadline=1.0, timeout_ms=1000, finish=items_outcome)
+    first, second = KafkaTimeoutError("one"), KafkaTimeoutError("two")
+    h.core._fail_all(job, ["a", "b"], first)
+    h.core._fail_all(job, ["a", "b"], second)  # nothing left to settle: not kept
+    assert job.wide_errors == [first]
+    assert job.results["a"].error is first
