@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kafkacore.admin._base import AdminBase, Job, code_error, items_outcome
+from kafkacore.admin._base import Job, code_error, items_outcome
 from kafkacore.admin._checks import check_bool, check_name, check_names, check_timeout
 from kafkacore.admin._describe import classic_group, consumer_group, share_group
-from kafkacore.admin._meta import metadata_builder
+from kafkacore.admin._routing import SEARCH, BrokerFanout
 from kafkacore.admin.group_types import (
     ConsumerGroupDescription,
     GroupListing,
@@ -33,7 +33,7 @@ from kafkacore.admin.group_types import (
 )
 from kafkacore.admin.results import ItemResults
 from kafkacore.client.handles import RequestHandle
-from kafkacore.client.routing import AnyNode, GroupCoordinator, Node
+from kafkacore.client.routing import GroupCoordinator, Node
 from kafkacore.errors import NoCommonVersionError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
@@ -41,8 +41,6 @@ from kafkacore.protocol.enums import COORDINATOR_MOVED, ErrorCode
 
 __all__ = ["GroupCommands"]
 
-#: The listing job's first item: the broker list (then one item per broker id).
-_BROKERS = "brokers"
 #: ListGroups v4 added the states filter (KIP-518), v5 the types filter (KIP-848).
 _STATES_VERSION = 4
 _TYPES_VERSION = 5
@@ -79,7 +77,7 @@ def _types(what: str, types: object) -> list[GroupType] | None:
 
 
 def _listings_outcome(job: Job) -> tuple[Any, BaseException | None]:
-    brokers = job.results[_BROKERS]
+    brokers = job.results[SEARCH]
     if brokers.error is not None:
         return None, brokers.error
     groups: list[GroupListing] = []
@@ -94,7 +92,7 @@ def _listings_outcome(job: Job) -> tuple[Any, BaseException | None]:
     return GroupListings(groups=tuple(groups), errors=errors), None
 
 
-class GroupCommands(AdminBase):
+class GroupCommands(BrokerFanout):
     """Group commands of :class:`~kafkacore.admin.AdminCore`."""
 
     # ------------------------------------------------------------ listing
@@ -156,31 +154,13 @@ class GroupCommands(AdminBase):
         timeout_ms: int | None,
         now: float,
     ) -> Operation[GroupListings]:
-        job = self._begin(kind, [_BROKERS], _listings_outcome, check_timeout(kind, timeout_ms), now)
-
-        def find(keys: list[Any], t: float) -> None:
-            self._send(
-                job,
-                keys,
-                m.MetadataRequest(),
-                found,
-                find,
-                now=t,
-                target=AnyNode(),
-                build=metadata_builder([]),
-            )
-
-        def found(response: Any, handle: RequestHandle[Any], t: float) -> None:
-            ids = sorted(b.node_id for b in response.brokers)
-            job.settle(_BROKERS, ids)
-            job.add(ids)
-            list_on(ids, t)
+        job = self._begin(kind, [SEARCH], _listings_outcome, check_timeout(kind, timeout_ms), now)
 
         def list_on(nodes: list[int], t: float) -> None:
             for node in nodes:
                 self._list_on(job, kind, node, states, types, keep, list_on, t)
 
-        find([_BROKERS], now)
+        self._each_broker(job, list_on, now)
         return self._started(job, now)
 
     def _list_on(

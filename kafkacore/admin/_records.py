@@ -1,12 +1,8 @@
 """Partition-leader commands: ``list_offsets`` (ListOffsets) and
 ``delete_records`` (DeleteRecords).
 
-Routing: a Metadata request for the partitions' topics (the admin client's
-own, never auto-creating) names each partition's leader; the partitions are
-grouped into one request per leader. A topic or partition the metadata does
-not know fails at once (UNKNOWN_TOPIC_OR_PARTITION); a partition without a
-leader, or a leader that says it no longer is one (NOT_LEADER_OR_FOLLOWER,
-FENCED_LEADER_EPOCH, ...), is looked up again after the backoff.
+Routing: one request per partition leader
+(:class:`~kafkacore.admin._routing.LeaderRouting`).
 """
 
 from __future__ import annotations
@@ -14,18 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kafkacore.admin._base import AdminBase, Job, code_error, items_outcome
+from kafkacore.admin._base import items_outcome
 from kafkacore.admin._checks import check_int, check_mapping, check_timeout, to_partition
-from kafkacore.admin._meta import metadata_builder
+from kafkacore.admin._routing import LeaderRouting
 from kafkacore.admin.results import ItemResults
 from kafkacore.admin.types import DeletedRecords, ListedOffset, OffsetSpec
 from kafkacore.client.handles import RequestHandle
 from kafkacore.client.metadata import TopicPartition
-from kafkacore.client.routing import AnyNode, Node
+from kafkacore.client.routing import Node
 from kafkacore.errors import NoCommonVersionError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
-from kafkacore.protocol.enums import LEADER_MOVED, ErrorCode
 from kafkacore.protocol.messages.delete_records_request import (
     DeleteRecordsPartition,
     DeleteRecordsTopic,
@@ -41,99 +36,9 @@ _EPOCH_VERSION = 4
 #: DeleteRecords' "up to the high watermark" (DeleteRecordsRequest.HIGH_WATERMARK).
 HIGH_WATERMARK = -1
 
-#: (partition, its leader's epoch) per leader id.
-Leaders = dict[int, list[tuple[TopicPartition, int]]]
-#: Send to one leader: (leader, its partitions, look the leaders up again, now).
-ToLeader = Callable[
-    [int, list[tuple[TopicPartition, int]], Callable[[list[Any], float], None], float], None
-]
 
-
-class RecordCommands(AdminBase):
+class RecordCommands(LeaderRouting):
     """Partition-leader commands of :class:`~kafkacore.admin.AdminCore`."""
-
-    def _to_leaders(self, job: Job, to_leader: ToLeader, now: float) -> None:
-        """Find the leaders of the job's partitions and hand each its share."""
-
-        def lookup(keys: list[TopicPartition], t: float) -> None:
-            topics = sorted({tp.topic for tp in keys})
-
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
-                leaders, retry = self._leaders(job, keys, response)
-                self._retry_items(job, retry, lookup, t2)
-                for leader, items in sorted(leaders.items()):
-                    to_leader(leader, items, lookup, t2)
-
-            self._send(
-                job,
-                keys,
-                m.MetadataRequest(),
-                answer,
-                lookup,
-                now=t,
-                target=AnyNode(),
-                build=metadata_builder(topics),
-            )
-
-        lookup(list(job.keys), now)
-
-    @staticmethod
-    def _leaders(
-        job: Job, keys: list[TopicPartition], response: Any
-    ) -> tuple[Leaders, list[tuple[TopicPartition, BaseException]]]:
-        topics = {t.name: t for t in response.topics}
-        leaders: Leaders = {}
-        retry: list[tuple[TopicPartition, BaseException]] = []
-        for tp in keys:
-            topic = topics.get(tp.topic)
-            where = f"partition {tp.topic}-{tp.partition}"
-            if topic is None or topic.error_code in LEADER_MOVED - {
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            }:
-                code = ErrorCode.LEADER_NOT_AVAILABLE if topic is None else topic.error_code
-                retry.append((tp, code_error(code, "no leader in the metadata yet", where)))
-                continue
-            if topic.error_code:
-                job.settle(tp, error=code_error(topic.error_code, None, f"topic {tp.topic!r}"))
-                continue
-            part = next((p for p in topic.partitions if p.partition_index == tp.partition), None)
-            if part is None:
-                message = f"topic {tp.topic!r} has {len(topic.partitions)} partitions"
-                job.settle(
-                    tp, error=code_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message, where)
-                )
-            elif part.leader_id < 0:
-                retry.append(
-                    (
-                        tp,
-                        code_error(
-                            ErrorCode.LEADER_NOT_AVAILABLE, "no leader in the metadata yet", where
-                        ),
-                    )
-                )
-            else:
-                leaders.setdefault(part.leader_id, []).append((tp, part.leader_epoch))
-        return leaders, retry
-
-    def _leader_outcome(
-        self,
-        job: Job,
-        tp: TopicPartition,
-        code: int,
-        value: Any,
-        retry: list[tuple[TopicPartition, BaseException]],
-        node: int,
-    ) -> None:
-        if tp not in job.known:
-            return
-        if not code:
-            job.settle(tp, value)
-            return
-        error = code_error(code, f"broker {node}", f"partition {tp.topic}-{tp.partition}")
-        if code in LEADER_MOVED:
-            retry.append((tp, error))
-        else:
-            job.settle(tp, error=error)
 
     # ------------------------------------------------------------- offsets
     def list_offsets(
@@ -196,7 +101,7 @@ class RecordCommands(AdminBase):
                 build=build,
             )
 
-        self._to_leaders(job, to_leader, now)
+        self._to_leaders(job, list(job.keys), to_leader, now)
         return self._started(job, now)
 
     # ------------------------------------------------------------- records
@@ -253,7 +158,7 @@ class RecordCommands(AdminBase):
                 job, [tp for tp, _ in items], request, answer, again, now=t, target=Node(leader)
             )
 
-        self._to_leaders(job, to_leader, now)
+        self._to_leaders(job, list(job.keys), to_leader, now)
         return self._started(job, now)
 
 

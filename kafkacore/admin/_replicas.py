@@ -13,14 +13,13 @@ from typing import Any
 
 from kafkacore.admin._base import (
     CONTROLLER_RETRY,
-    AdminBase,
     Job,
     code_error,
     items_outcome,
     single_outcome,
 )
 from kafkacore.admin._checks import check_int, check_mapping, check_partitions, check_timeout
-from kafkacore.admin._meta import metadata_builder
+from kafkacore.admin._routing import SEARCH, BrokerFanout, found_outcome
 from kafkacore.admin.results import ItemResults
 from kafkacore.admin.types import (
     ElectionType,
@@ -30,7 +29,7 @@ from kafkacore.admin.types import (
 )
 from kafkacore.client.handles import RequestHandle
 from kafkacore.client.metadata import TopicPartition
-from kafkacore.client.routing import AnyNode, Controller, Node
+from kafkacore.client.routing import Controller, Node
 from kafkacore.errors import NoCommonVersionError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
@@ -42,21 +41,10 @@ from kafkacore.protocol.messages.list_partition_reassignments_request import (
 
 __all__ = ["ReplicaCommands"]
 
-#: The first item of a job whose items the broker's answer names (every
-#: partition, every broker); the real items follow it.
-_EVERY = "every"
 #: ElectLeaders v1 added the election type (KIP-460: v0 elects preferred leaders).
 _ELECTION_TYPE_VERSION = 1
 #: DescribeLogDirs v4 added each directory's total and usable bytes (KIP-827).
 _SPACE_VERSION = 4
-
-
-def _found_outcome(job: Job) -> tuple[Any, BaseException | None]:
-    """ItemResults of what was found, or the error that found nothing."""
-    every = job.results[_EVERY]
-    if every.error is not None:
-        return None, every.error
-    return ItemResults({k: job.results[k] for k in job.keys[1:]}), None
 
 
 def _by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
@@ -66,7 +54,7 @@ def _by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
     return out
 
 
-class ReplicaCommands(AdminBase):
+class ReplicaCommands(BrokerFanout):
     """Replica commands of :class:`~kafkacore.admin.AdminCore`."""
 
     def elect_leaders(
@@ -84,8 +72,8 @@ class ReplicaCommands(AdminBase):
         if not isinstance(election_type, ElectionType):
             raise TypeError(f"{kind}: expected an ElectionType, got {election_type!r}")
         parts = None if partitions is None else check_partitions(f"{kind}: partitions", partitions)
-        keys: list[Any] = [_EVERY] if parts is None else list(parts)
-        finish = _found_outcome if parts is None else items_outcome
+        keys: list[Any] = [SEARCH] if parts is None else list(parts)
+        finish = found_outcome if parts is None else items_outcome
         job = self._begin(kind, keys, finish, check_timeout(kind, timeout_ms), now)
 
         def send(todo: list[Any], t: float) -> None:
@@ -131,7 +119,7 @@ class ReplicaCommands(AdminBase):
                     if parts is None:
                         job.add([tp])
                     self._controller_partition(job, tp, p.error_code, p.error_message, retry)
-            job.settle(_EVERY, None)
+            job.settle(SEARCH, None)
             self._controller_retry(job, retry, send, t)
 
         send(keys, now)
@@ -278,27 +266,9 @@ class ReplicaCommands(AdminBase):
         (``broker_ids`` None: every broker)."""
         kind = "describe_log_dirs"
         ids = None if broker_ids is None else _broker_ids(kind, broker_ids)
-        keys: list[Any] = [_EVERY] if ids is None else list(ids)
-        finish = _found_outcome if ids is None else items_outcome
+        keys: list[Any] = [SEARCH] if ids is None else list(ids)
+        finish = found_outcome if ids is None else items_outcome
         job = self._begin(kind, keys, finish, check_timeout(kind, timeout_ms), now)
-
-        def find(todo: list[Any], t: float) -> None:
-            self._send(
-                job,
-                todo,
-                m.MetadataRequest(),
-                found,
-                find,
-                now=t,
-                target=AnyNode(),
-                build=metadata_builder([]),
-            )
-
-        def found(response: Any, handle: RequestHandle[Any], t: float) -> None:
-            every = sorted(b.node_id for b in response.brokers)
-            job.settle(_EVERY, None)
-            job.add(every)
-            ask(every, t)
 
         def ask(nodes: list[int], t: float) -> None:
             for node in nodes:
@@ -330,7 +300,7 @@ class ReplicaCommands(AdminBase):
             return answer
 
         if ids is None:
-            find(keys, now)
+            self._each_broker(job, ask, now)
         else:
             ask(ids, now)
         return self._started(job, now)
