@@ -27,6 +27,7 @@ from kafkacore.admin.group_types import (
 )
 from kafkacore.admin.results import ItemResult, ItemResults
 from kafkacore.admin.types import (
+    AbortTransactionSpec,
     AlterConfigOp,
     AlterConfigOpType,
     BrokerNode,
@@ -46,13 +47,19 @@ from kafkacore.admin.types import (
     NewTopic,
     OffsetSpec,
     PartitionReassignment,
+    ProducerState,
     ReplicaInfo,
     TopicDescription,
     TopicListing,
     TopicPartitionInfo,
+    TransactionDescription,
+    TransactionListing,
+    TransactionListings,
+    TransactionState,
 )
 
 __all__ = [
+    "AbortTransactionSpec",
     "AclBinding",
     "AclBindingFilter",
     "AclOperation",
@@ -87,6 +94,7 @@ __all__ = [
     "OffsetSpec",
     "PartitionReassignment",
     "PatternType",
+    "ProducerState",
     "ReplicaInfo",
     "ResourceType",
     "ShareGroupDescription",
@@ -95,4 +103,8 @@ __all__ = [
     "TopicDescription",
     "TopicListing",
     "TopicPartitionInfo",
+    "TransactionDescription",
+    "TransactionListing",
+    "TransactionListings",
+    "TransactionState",
 ]

@@ -50,7 +50,7 @@ from kafkacore.client.config import ClientConfig
 from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.events import RequestCompleted
 from kafkacore.client.handles import RequestHandle
-from kafkacore.client.routing import GroupCoordinator, Target
+from kafkacore.client.routing import GroupCoordinator, Target, TransactionCoordinator
 from kafkacore.client.stack import StackedMachine
 from kafkacore.errors import (
     AuthenticationError,
@@ -380,6 +380,10 @@ class AdminBase(StackedMachine):
         target = handle.target
         if isinstance(target, GroupCoordinator):
             self.client.cluster.mark_coordinator_unknown(CoordinatorType.GROUP, target.group_id)
+        elif isinstance(target, TransactionCoordinator):
+            self.client.cluster.mark_coordinator_unknown(
+                CoordinatorType.TRANSACTION, target.transactional_id
+            )
 
     def _failed(
         self, job: Job, keys: list[Any], error: BaseException, again: Again, now: float

@@ -25,6 +25,8 @@ The job engine (requests, retries with backoff, the command deadline) is
   (the partition leaders);
 - :mod:`~kafkacore.admin._replicas`: leader elections, partition
   reassignments (the controller) and log directories (each broker);
+- :mod:`~kafkacore.admin._transactions`: producers and transactions
+  (leaders, every broker, transaction coordinators);
 - :mod:`~kafkacore.admin._acls`: ACLs (any broker).
 """
 
@@ -37,6 +39,7 @@ from kafkacore.admin._offsets import OffsetCommands
 from kafkacore.admin._records import RecordCommands
 from kafkacore.admin._replicas import ReplicaCommands
 from kafkacore.admin._topics import TopicCommands
+from kafkacore.admin._transactions import TransactionCommands
 
 __all__ = ["AdminCore"]
 
@@ -48,6 +51,7 @@ class AdminCore(
     OffsetCommands,
     RecordCommands,
     ReplicaCommands,
+    TransactionCommands,
     AclCommands,
 ):
     """Sans-IO admin client; see the module docstring and ``docs/admin.md``."""

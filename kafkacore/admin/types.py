@@ -19,6 +19,7 @@ from kafkacore.admin.acl import AclOperation
 from kafkacore.client.metadata import TopicPartition
 
 __all__ = [
+    "AbortTransactionSpec",
     "AlterConfigOp",
     "AlterConfigOpType",
     "BrokerNode",
@@ -38,10 +39,15 @@ __all__ = [
     "NewTopic",
     "OffsetSpec",
     "PartitionReassignment",
+    "ProducerState",
     "ReplicaInfo",
     "TopicDescription",
     "TopicListing",
     "TopicPartitionInfo",
+    "TransactionDescription",
+    "TransactionListing",
+    "TransactionListings",
+    "TransactionState",
 ]
 
 
@@ -403,3 +409,99 @@ class PartitionReassignment:
     replicas: tuple[int, ...]
     adding_replicas: tuple[int, ...]
     removing_replicas: tuple[int, ...]
+
+
+# ------------------------------------------------------------- transactions
+class TransactionState(enum.Enum):
+    """A transaction's state as its coordinator spells it (KIP-664)."""
+
+    UNKNOWN = "Unknown"
+    EMPTY = "Empty"
+    ONGOING = "Ongoing"
+    PREPARE_COMMIT = "PrepareCommit"
+    PREPARE_ABORT = "PrepareAbort"
+    COMPLETE_COMMIT = "CompleteCommit"
+    COMPLETE_ABORT = "CompleteAbort"
+    DEAD = "Dead"
+    PREPARE_EPOCH_FENCE = "PrepareEpochFence"
+
+    @classmethod
+    def parse(cls, value: object) -> TransactionState:
+        """A member, or its name or wire value in any case; unknown strings are UNKNOWN."""
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, str):
+            raise TypeError(f"transaction state: expected a TransactionState or str, got {value!r}")
+        return _TXN_STATES.get(value.lower().replace("_", ""), cls.UNKNOWN)
+
+
+_TXN_STATES = {m.value.lower(): m for m in TransactionState}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProducerState:
+    """A producer writing to a partition, as its leader sees it (DescribeProducers)."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp: int | None
+    coordinator_epoch: int | None
+    #: Where its open transaction started, None without one.
+    current_transaction_start_offset: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransactionListing:
+    transactional_id: str
+    producer_id: int
+    state: TransactionState
+    #: The broker that listed it (its transaction coordinator).
+    coordinator: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransactionListings:
+    """Transactions listed by every broker; ``errors`` names the brokers that failed."""
+
+    transactions: tuple[TransactionListing, ...]
+    errors: Mapping[int, BaseException] = field(default_factory=dict)
+
+    def all(self) -> tuple[TransactionListing, ...]:
+        """The transactions; raises the first broker's error when any broker failed."""
+        for error in self.errors.values():
+            raise error
+        return self.transactions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransactionDescription:
+    coordinator: int | None
+    state: TransactionState
+    producer_id: int
+    producer_epoch: int
+    transaction_timeout_ms: int
+    transaction_start_time_ms: int | None
+    partitions: frozenset[TopicPartition]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AbortTransactionSpec:
+    """A hanging transaction to abort on one partition (KIP-664): the producer's
+    id and epoch and its coordinator's epoch, as ``describe_producers`` shows them
+    (a coordinator epoch it shows as None, before any marker: 0, as Kafka's
+    ``kafka-transactions.sh`` does)."""
+
+    partition: TopicPartition
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.partition, tuple) or len(self.partition) != 2:
+            raise TypeError(
+                f"AbortTransactionSpec.partition: expected a TopicPartition, got {self.partition!r}"
+            )
+        check_int("AbortTransactionSpec.producer_id", self.producer_id, minimum=0)
+        check_int("AbortTransactionSpec.producer_epoch", self.producer_epoch, minimum=0)
+        check_int("AbortTransactionSpec.coordinator_epoch", self.coordinator_epoch, minimum=0)

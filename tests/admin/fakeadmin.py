@@ -84,6 +84,9 @@ class World:
         #: Partitions whose preferred leader is not leading (elect_leaders has work).
         self.unbalanced: set[tuple[str, int]] = set()
         self.reassigning: dict[TopicPartition, list[int]] = {}
+        self.transactions: dict[str, Txn] = {}
+        #: (partition, producer id, epoch, commit?, coordinator epoch) written by WriteTxnMarkers.
+        self.markers: list[tuple[TopicPartition, int, int, bool, int]] = []
         self.scripts: dict[int, deque[Scripted]] = {}
         self.seen: list[tuple[int, int, int, Any]] = []  # (node, api key, version, body)
         for broker in brokers.values():
@@ -939,7 +942,132 @@ def _legacy_alter_configs(w: World, b: FakeBroker, body: Any, v: int) -> Any:
     return m.AlterConfigsResponse(responses=out)
 
 
+# ------------------------------------------------------------ transactions
+@dataclass
+class Txn:
+    producer_id: int
+    state: str = "Ongoing"
+    partitions: list[TopicPartition] = field(default_factory=list)
+
+
+def _txn_coordinator(w: World, tid: str) -> int:
+    return w.cluster.coordinators.get((1, tid), min(w.cluster.brokers))
+
+
+def _describe_producers(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import describe_producers_response as r
+
+    topics = []
+    for t in body.topics:
+        parts = []
+        for p in t.partition_indexes:
+            tp = TopicPartition(t.name, p)
+            if not _leads(w, b, tp):
+                parts.append(
+                    r.PartitionResponse(
+                        partition_index=p, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER
+                    )
+                )
+                continue
+            active = [
+                r.ProducerState(
+                    producer_id=txn.producer_id,
+                    producer_epoch=3,
+                    last_sequence=9,
+                    last_timestamp=1234,
+                    coordinator_epoch=1,
+                    current_txn_start_offset=5,
+                )
+                for txn in w.transactions.values()
+                if tp in txn.partitions
+            ]
+            parts.append(r.PartitionResponse(partition_index=p, active_producers=active))
+        topics.append(r.TopicResponse(name=t.name, partitions=parts))
+    return m.DescribeProducersResponse(topics=topics)
+
+
+def _list_transactions(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import list_transactions_response as r
+
+    states = [
+        r.TransactionState(
+            transactional_id=tid, producer_id=txn.producer_id, transaction_state=txn.state
+        )
+        for tid, txn in sorted(w.transactions.items())
+        if _txn_coordinator(w, tid) == b.node_id
+        and (not body.state_filters or txn.state in body.state_filters)
+        and (not body.producer_id_filters or txn.producer_id in body.producer_id_filters)
+    ]
+    return m.ListTransactionsResponse(transaction_states=states)
+
+
+def _describe_transactions(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import describe_transactions_response as r
+
+    out = []
+    for tid in body.transactional_ids:
+        txn = w.transactions.get(tid)
+        if _txn_coordinator(w, tid) != b.node_id:
+            out.append(
+                r.TransactionState(transactional_id=tid, error_code=ErrorCode.NOT_COORDINATOR)
+            )
+        elif txn is None:
+            out.append(
+                r.TransactionState(
+                    transactional_id=tid, error_code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+                )
+            )
+        else:
+            by_topic: dict[str, list[int]] = {}
+            for tp in txn.partitions:
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            topics = [r.TopicData(topic=k, partitions=ps) for k, ps in by_topic.items()]
+            out.append(
+                r.TransactionState(
+                    transactional_id=tid,
+                    transaction_state=txn.state,
+                    transaction_timeout_ms=60000,
+                    transaction_start_time_ms=-1 if txn.state == "Empty" else 1000,
+                    producer_id=txn.producer_id,
+                    producer_epoch=3,
+                    topics=topics,
+                )
+            )
+    return m.DescribeTransactionsResponse(transaction_states=out)
+
+
+def _write_txn_markers(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import write_txn_markers_response as r
+
+    results = []
+    for marker in body.markers:
+        topics = []
+        for t in marker.topics:
+            parts = []
+            for p in t.partition_indexes:
+                tp = TopicPartition(t.name, p)
+                code = 0 if _leads(w, b, tp) else ErrorCode.NOT_LEADER_OR_FOLLOWER
+                if not code:
+                    w.markers.append(
+                        (
+                            tp,
+                            marker.producer_id,
+                            marker.producer_epoch,
+                            marker.transaction_result,
+                            marker.coordinator_epoch,
+                        )
+                    )
+                parts.append(r.WritableTxnMarkerPartitionResult(partition_index=p, error_code=code))
+            topics.append(r.WritableTxnMarkerTopicResult(name=t.name, partitions=parts))
+        results.append(r.WritableTxnMarkerResult(producer_id=marker.producer_id, topics=topics))
+    return m.WriteTxnMarkersResponse(markers=results)
+
+
 HANDLERS: dict[int, Callable[[World, FakeBroker, Any, int], Any]] = {
+    ApiKey.DESCRIBE_PRODUCERS: _describe_producers,
+    ApiKey.LIST_TRANSACTIONS: _list_transactions,
+    ApiKey.DESCRIBE_TRANSACTIONS: _describe_transactions,
+    ApiKey.WRITE_TXN_MARKERS: _write_txn_markers,
     ApiKey.ELECT_LEADERS: _elect_leaders,
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: _alter_reassignments,
     ApiKey.LIST_PARTITION_REASSIGNMENTS: _list_reassignments,
