@@ -197,11 +197,14 @@ def test_abort_transaction_writes_the_abort_marker_on_the_leader() -> None:
         ),
         (
             lambda c: AbortTransactionSpec(
-                partition="t-0", producer_id=1, producer_epoch=0, coordinator_epoch=0
+                partition="t-0",  # type: ignore[arg-type]
+                producer_id=1,
+                producer_epoch=0,
+                coordinator_epoch=0,
             ),
             TypeError,
             "expected a TopicPartition",
-        ),  # type: ignore[arg-type]
+        ),
         (
             lambda c: AbortTransactionSpec(
                 partition=TP("t", 0), producer_id=-1, producer_epoch=0, coordinator_epoch=0
