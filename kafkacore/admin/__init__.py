@@ -25,6 +25,14 @@ from kafkacore.admin.group_types import (
     ShareMemberDescription,
     SharePartitionOffset,
 )
+from kafkacore.admin.quota_types import (
+    ClientQuotaEntity,
+    ClientQuotaFilter,
+    ScramCredentialDeletion,
+    ScramCredentialInfo,
+    ScramCredentialUpsertion,
+    ScramMechanism,
+)
 from kafkacore.admin.results import ItemResult, ItemResults
 from kafkacore.admin.types import (
     AbortTransactionSpec,
@@ -69,6 +77,8 @@ __all__ = [
     "AlterConfigOp",
     "AlterConfigOpType",
     "BrokerNode",
+    "ClientQuotaEntity",
+    "ClientQuotaFilter",
     "ClusterDescription",
     "ConfigEntry",
     "ConfigResource",
@@ -97,6 +107,10 @@ __all__ = [
     "ProducerState",
     "ReplicaInfo",
     "ResourceType",
+    "ScramCredentialDeletion",
+    "ScramCredentialInfo",
+    "ScramCredentialUpsertion",
+    "ScramMechanism",
     "ShareGroupDescription",
     "ShareMemberDescription",
     "SharePartitionOffset",

@@ -27,6 +27,8 @@ The job engine (requests, retries with backoff, the command deadline) is
   reassignments (the controller) and log directories (each broker);
 - :mod:`~kafkacore.admin._transactions`: producers and transactions
   (leaders, every broker, transaction coordinators);
+- :mod:`~kafkacore.admin._quotas`: client quotas and SCRAM credentials
+  (any broker);
 - :mod:`~kafkacore.admin._acls`: ACLs (any broker).
 """
 
@@ -36,6 +38,7 @@ from kafkacore.admin._acls import AclCommands
 from kafkacore.admin._configs import ConfigCommands
 from kafkacore.admin._groups import GroupCommands
 from kafkacore.admin._offsets import OffsetCommands
+from kafkacore.admin._quotas import QuotaCommands
 from kafkacore.admin._records import RecordCommands
 from kafkacore.admin._replicas import ReplicaCommands
 from kafkacore.admin._topics import TopicCommands
@@ -52,6 +55,7 @@ class AdminCore(
     RecordCommands,
     ReplicaCommands,
     TransactionCommands,
+    QuotaCommands,
     AclCommands,
 ):
     """Sans-IO admin client; see the module docstring and ``docs/admin.md``."""

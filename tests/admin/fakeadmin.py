@@ -85,6 +85,9 @@ class World:
         self.unbalanced: set[tuple[str, int]] = set()
         self.reassigning: dict[TopicPartition, list[int]] = {}
         self.transactions: dict[str, Txn] = {}
+        self.quotas: dict[tuple[tuple[str, str | None], ...], dict[str, float]] = {}
+        #: user -> mechanism -> (iterations, salt, salted password)
+        self.scram: dict[str, dict[int, tuple[int, bytes, bytes]]] = {}
         #: (partition, producer id, epoch, commit?, coordinator epoch) written by WriteTxnMarkers.
         self.markers: list[tuple[TopicPartition, int, int, bool, int]] = []
         self.scripts: dict[int, deque[Scripted]] = {}
@@ -1063,7 +1066,117 @@ def _write_txn_markers(w: World, b: FakeBroker, body: Any, v: int) -> Any:
     return m.WriteTxnMarkersResponse(markers=results)
 
 
+# ------------------------------------------------------------ quotas, SCRAM
+def _describe_quotas(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import describe_client_quotas_response as r
+
+    def matches(entity: tuple[tuple[str, str | None], ...]) -> bool:
+        named = dict(entity)
+        for c in body.components:
+            if c.entity_type not in named:
+                return False
+            name = named[c.entity_type]
+            if (c.match_type == 0 and name != c.match) or (c.match_type == 1 and name is not None):
+                return False
+            if c.match_type == 2 and name is None:
+                return False
+        return not body.strict or {c.entity_type for c in body.components} == set(named)
+
+    entries = [
+        r.EntryData(
+            entity=[r.EntityData(entity_type=k, entity_name=n) for k, n in entity],
+            values=[r.ValueData(key=k, value=x) for k, x in sorted(values.items())],
+        )
+        for entity, values in sorted(w.quotas.items(), key=lambda kv: str(kv[0]))
+        if matches(entity)
+    ]
+    return m.DescribeClientQuotasResponse(entries=entries)
+
+
+def _alter_quotas(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import alter_client_quotas_response as r
+
+    out = []
+    for e in body.entries:
+        entity = tuple(sorted((d.entity_type, d.entity_name) for d in e.entity))
+        bad = [d.entity_type for d in e.entity if d.entity_type not in ("user", "client-id", "ip")]
+        if bad:
+            out.append(
+                r.EntryData(
+                    error_code=ErrorCode.INVALID_REQUEST,
+                    error_message=f"unknown entity type {bad[0]}",
+                    entity=[r.EntityData(entity_type=k, entity_name=n) for k, n in entity],
+                )
+            )
+            continue
+        if not body.validate_only:
+            values = w.quotas.setdefault(entity, {})
+            for op in e.ops:
+                if op.remove:
+                    values.pop(op.key, None)
+                else:
+                    values[op.key] = op.value
+        out.append(
+            r.EntryData(entity=[r.EntityData(entity_type=k, entity_name=n) for k, n in entity])
+        )
+    return m.AlterClientQuotasResponse(entries=out)
+
+
+def _describe_scram(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import describe_user_scram_credentials_response as r
+
+    users = sorted(w.scram) if body.users is None else [u.name for u in body.users]
+    results = []
+    for user in users:
+        creds = w.scram.get(user)
+        if not creds:
+            results.append(
+                r.DescribeUserScramCredentialsResult(
+                    user=user,
+                    error_code=ErrorCode.RESOURCE_NOT_FOUND,
+                    error_message="no credentials",
+                )
+            )
+        else:
+            results.append(
+                r.DescribeUserScramCredentialsResult(
+                    user=user,
+                    credential_infos=[
+                        r.CredentialInfo(mechanism=mech, iterations=it)
+                        for mech, (it, _, _) in sorted(creds.items())
+                    ],
+                )
+            )
+    return m.DescribeUserScramCredentialsResponse(results=results)
+
+
+def _alter_scram(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import alter_user_scram_credentials_response as r
+
+    codes: dict[str, int] = {}
+    for d in body.deletions:
+        if d.mechanism not in w.scram.get(d.name, {}):
+            codes[d.name] = ErrorCode.RESOURCE_NOT_FOUND
+        else:
+            del w.scram[d.name][d.mechanism]
+            codes.setdefault(d.name, 0)
+    for u in body.upsertions:
+        w.scram.setdefault(u.name, {})[u.mechanism] = (
+            u.iterations,
+            bytes(u.salt),
+            bytes(u.salted_password),
+        )
+        codes.setdefault(u.name, 0)
+    return m.AlterUserScramCredentialsResponse(
+        results=[r.AlterUserScramCredentialsResult(user=k, error_code=c) for k, c in codes.items()]
+    )
+
+
 HANDLERS: dict[int, Callable[[World, FakeBroker, Any, int], Any]] = {
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: _describe_quotas,
+    ApiKey.ALTER_CLIENT_QUOTAS: _alter_quotas,
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: _describe_scram,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: _alter_scram,
     ApiKey.DESCRIBE_PRODUCERS: _describe_producers,
     ApiKey.LIST_TRANSACTIONS: _list_transactions,
     ApiKey.DESCRIBE_TRANSACTIONS: _describe_transactions,
