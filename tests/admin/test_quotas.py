@@ -107,7 +107,7 @@ def test_describe_quotas_errors() -> None:
             "expected a number or None",
         ),
         (lambda c: ClientQuotaEntity.of({}), ValueError, "at least one entity type"),
-        (lambda c: ClientQuotaEntity.of({"user": 3}), TypeError, "expected a str"),
+        (lambda c: ClientQuotaEntity.of({"user": 3}), TypeError, "expected a str"),  # type: ignore[dict-item]
         (lambda c: ClientQuotaFilter.named("", "x"), ValueError, "must not be empty"),
     ],
 )
@@ -224,10 +224,10 @@ def test_scram_describe_errors_and_unknown_mechanisms() -> None:
             "above 16384",
         ),
         (
-            lambda: ScramCredentialDeletion(user="u", mechanism=2),
+            lambda: ScramCredentialDeletion(user="u", mechanism=2),  # type: ignore[arg-type]
             TypeError,
             "SCRAM_SHA_256 or SCRAM_SHA_512",
-        ),  # type: ignore[arg-type]
+        ),
     ],
 )
 def test_scram_alterations_check_themselves(make: Any, error: type, text: str) -> None:
