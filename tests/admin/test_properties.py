@@ -108,6 +108,10 @@ COMMANDS: list[tuple[str, Command]] = [
         ),
     ),
     ("share", lambda h: (h.core.describe_share_groups(["s"], now=h.now), ["s"])),
+    ("log_dirs", lambda h: (h.core.describe_log_dirs(now=h.now), None)),
+    ("elect", lambda h: (h.core.elect_leaders(partitions=[TP("t", 0)], now=h.now), [TP("t", 0)])),
+    ("transactions", lambda h: (h.core.list_transactions(now=h.now), None)),
+    ("producers", lambda h: (h.core.describe_producers([TP("t", 2)], now=h.now), [TP("t", 2)])),
 ]
 
 DISTURBANCES = ["none", "move_coordinator", "move_leader", "hold", "release", "drop"]
