@@ -205,11 +205,11 @@ class ProducerCore:
         self._request_timeout_ms = ccfg.request_timeout_ms
         self._max_in_flight = ccfg.max_in_flight_requests_per_connection
         self._linger_s = cfg.linger_ms / 1000
-        self._acc = RecordAccumulator(cfg)
+        self._identity = ProducerIdentity()
+        self._acc = RecordAccumulator(cfg, self._identity if cfg.idempotent else None)
         self._partitioner = DefaultPartitioner(
             rng=rng, batch_size=cfg.batch_size, ignore_keys=cfg.partitioner_ignore_keys
         )
-        self._identity = ProducerIdentity()
         tid = cfg.transactional_id
         self._txn = TransactionManager(tid) if tid is not None else None
         self._idempotent = cfg.idempotent
@@ -1298,9 +1298,8 @@ class ProducerCore:
                 or batch.producer_epoch != ident.epoch
                 or batch.producer_id != ident.producer_id
             ):
-                batch.restamp(ident.producer_id, ident.epoch, q.next_sequence, txn is not None)
+                data = batch.seal(ident.producer_id, ident.epoch, q.next_sequence, txn is not None)
                 q.next_sequence = (q.next_sequence + batch.record_count) % _SEQUENCE_WRAP
-                data = batch.build()
             budget -= len(data)
             q.batches.popleft()
             q.in_flight += 1
@@ -1482,7 +1481,7 @@ class ProducerCore:
             piece.retry_at = now
             piece.build()
             if batch.base_sequence >= 0:
-                piece.restamp(
+                piece.seal(
                     batch.producer_id,
                     batch.producer_epoch,
                     (batch.base_sequence + start) % _SEQUENCE_WRAP,
