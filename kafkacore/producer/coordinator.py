@@ -41,7 +41,7 @@ from enum import Enum
 from typing import Any
 
 from kafkacore.client import RequestHandle, Target
-from kafkacore.errors import BrokerError, RemoteProtocolError
+from kafkacore.errors import BrokerError
 from kafkacore.producer.causes import auth_error_in
 from kafkacore.protocol.enums import PRODUCER_FENCING, TXN_COORDINATOR_RETRY, ErrorCode
 from kafkacore.protocol.error_codes import error_class
@@ -195,8 +195,8 @@ class CoordinatorRequests:
             call.on_ok(call, response, now)
             return
         cls = error_class(code)
-        name = type(call.request).__name__
-        exc = cls(name) if cls is not None else RemoteProtocolError(f"{name}: error code {code}")
+        assert cls is not None  # code != 0 here; unknown codes get a class too
+        exc = cls(type(call.request).__name__)
         if reaction is Reaction.RETRY:
             self._retry(call, exc, now)
         elif reaction is Reaction.FENCE and self.on_fence is not None:

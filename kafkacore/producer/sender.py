@@ -329,11 +329,12 @@ class Sender:
         now: float,
     ) -> None:
         cls = error_class(code)
+        assert cls is not None  # code != 0 here; unknown codes get a class too
         where = self._client.describe_node(node)
         detail = f"{where} refused {batch.tp.topic}-{batch.tp.partition} (error code {code})"
         if message:
             detail += f": {message}"
-        error = cls(detail) if cls is not None else RemoteProtocolError(detail)
+        error = cls(detail)
         if verdict is Verdict.FENCE:
             txn = self._txn
             assert txn is not None
@@ -343,7 +344,7 @@ class Sender:
             self._ids.need_bump()
             self.retry_or_fail(batch, error, now, refresh=False)
         elif verdict is Verdict.RETRY:
-            refresh = cls is not None and cls.invalid_metadata
+            refresh = cls.invalid_metadata
             self.retry_or_fail(batch, error, now, refresh=refresh)
         else:  # ABORTABLE (the transaction learns it in batch_failed) or FAIL
             self._ledger.complete(batch, -1, -1, error)

@@ -84,11 +84,11 @@ def _fatal_code(code: int, _partitions: int) -> bool:
     return cls is not None and not cls.retriable
 
 
-#: (condition on (topic error code, partition count), verdict): first match wins.
+#: (condition on (topic error code, partition count), verdict): the first
+#: match wins; when none matches, the records are placed (PLACE).
 RULES: tuple[tuple[Callable[[int, int], bool], TopicVerdict], ...] = (
     (_fatal_code, TopicVerdict.FAIL),
     (lambda _code, partitions: partitions == 0, TopicVerdict.ASK),
-    (lambda _code, _partitions: True, TopicVerdict.PLACE),
 )
 
 
@@ -97,7 +97,7 @@ def verdict(code: int, partitions: int) -> TopicVerdict:
     for condition, outcome in RULES:
         if condition(code, partitions):
             return outcome
-    raise AssertionError("RULES ends with a rule that always matches")
+    return TopicVerdict.PLACE
 
 
 class MetadataAsks:
