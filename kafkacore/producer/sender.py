@@ -256,10 +256,9 @@ class Sender:
             return
         self.node_in_flight[flight.node] -= 1
         self.produce_in_flight -= 1
+        queues = self._acc.queues
         for batch in flight.batches:
-            q = self._acc.queues.get(batch.tp)
-            if q is not None:
-                q.in_flight -= 1
+            queues[batch.tp].in_flight -= 1
         # Batches already reported (expired while in flight) ignore the answer.
         batches = [b for b in flight.batches if b.state is not BatchState.DONE]
         if error is not None:
@@ -414,10 +413,7 @@ class Sender:
 
     def _earlier_unfinished(self, batch: ProducerBatch) -> bool:
         """An earlier batch of the partition still waits (its retry fills the gap)."""
-        q = self._acc.queues.get(batch.tp)
-        if q is None:
-            return False
-        for other in q.batches:
+        for other in self._acc.queues[batch.tp].batches:
             if 0 <= other.base_sequence < batch.base_sequence:
                 return True
         for flight in self.flights.values():

@@ -7,10 +7,28 @@ scripted log (:mod:`tests.producer.scripted`) instead.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any, cast
 
 from kafkacore.client import ClientConfig, KafkaClientCore, RequestHandle, TopicPartition
 from kafkacore.errors import NoBrokersAvailable
+from kafkacore.producer import BatchCompleted, ProducerConfig
+from kafkacore.producer.accumulator import RecordAccumulator
+from kafkacore.producer.batch import ProducerBatch
+from kafkacore.producer.causes import FailureLog
+from kafkacore.producer.coordinator import CoordinatorRequests
+from kafkacore.producer.idempotence import IdState, ProducerIdentity
+from kafkacore.producer.ledger import DeliveryLedger
+from kafkacore.producer.producer_id import ProducerIds
+from kafkacore.producer.sender import Sender
+from kafkacore.producer.transaction import TransactionManager
+from kafkacore.producer.waiting import MetadataAsks
+from kafkacore.protocol import messages as m
+from kafkacore.protocol.messages.produce_response import (
+    PartitionProduceResponse,
+    TopicProduceResponse,
+)
+from kafkacore.timers import Deadlines
 
 
 class StubCluster:
@@ -107,3 +125,80 @@ class RecordingSend:
         """Complete a sent request (the last by default) as the client would."""
         _, on_done, _ = self.sent[index]
         on_done(response, error, now)
+
+
+T0, T1, T2 = (TopicPartition("t", p) for p in range(3))
+
+
+class SenderRig:
+    """A Sender with every collaborator real but the client (a StubClient)."""
+
+    def __init__(self, *, transactional: bool = False, in_flight: int = 5, **options: Any) -> None:
+        if transactional:
+            options["transactional_id"] = "tx"
+        options.setdefault("linger_ms", 5)
+        self.cfg = ProducerConfig(**options)
+        self.client = StubClient(max_in_flight_requests_per_connection=in_flight)
+        self.identity = ProducerIdentity()
+        self.txn = TransactionManager("tx") if transactional else None
+        self.acc = RecordAccumulator(self.cfg, self.identity if self.cfg.idempotent else None)
+        self.events: list[object] = []
+        self.ledger = DeliveryLedger(self.acc, self.events.append, self.failed)
+        self.send = RecordingSend()
+        self.failures = failures = FailureLog()
+        deadlines: Deadlines[Hashable] = Deadlines()
+        coordinator = CoordinatorRequests(self.send, deadlines, lambda n: 1.0, transactional=False)
+        self.ids = ProducerIds(
+            self.cfg, self.identity, self.acc, self.ledger, coordinator, failures, lambda n: 1.0
+        )
+        self.asks = MetadataAsks(self.client.core, lambda n: 0.5)
+        self.sender = Sender(
+            self.cfg,
+            self.client.core,
+            self.acc,
+            self.identity,
+            self.txn,
+            self.ledger,
+            self.ids,
+            self.asks,
+            lambda n: 0.1 * 2 ** (n - 1),
+            self.send,
+        )
+        for tp in (T0, T1, T2):
+            self.client.cluster.leaders[tp] = tp.partition % 2  # t-0, t-2 on 0; t-1 on 1
+
+    def failed(self, batch: ProducerBatch, error: BaseException) -> None:
+        self.sender.batch_failed(batch, error)
+
+    def id_state(self) -> IdState:
+        return self.identity.state
+
+    def ready(self, pid: int = 77, epoch: int = 0) -> None:
+        self.identity.fire("request")
+        self.identity.assign(pid, epoch)
+
+    def append(self, tp: TopicPartition, n: int = 1, token: object = "r") -> ProducerBatch:
+        batch = None
+        for _ in range(n):
+            batch = self.acc.append(tp, b"value", b"k", None, 1, token, 30, 0.0)
+        assert batch is not None
+        return batch
+
+    def answer(
+        self, parts: dict[TopicPartition, int], *, index: int = -1, now: float = 0.0, **kw: Any
+    ) -> None:
+        topics: dict[str, list[PartitionProduceResponse]] = {}
+        for tp, code in parts.items():
+            topics.setdefault(tp.topic, []).append(
+                PartitionProduceResponse(index=tp.partition, error_code=code, base_offset=100, **kw)
+            )
+        response = m.ProduceResponse(
+            responses=[
+                TopicProduceResponse(name=t, partition_responses=p) for t, p in topics.items()
+            ]
+        )
+        self.send.answer(response, now=now, index=index)
+
+    @property
+    def reports(self) -> list[BatchCompleted]:
+        return [e for e in self.events if isinstance(e, BatchCompleted)]
