@@ -86,8 +86,6 @@ from kafkacore.timers import Deadlines
 
 __all__ = ["BufferFull", "ProducerCore"]
 
-#: Java's default retry.backoff.max.ms (CommonClientConfigs), until ClientConfig has it.
-_RETRY_BACKOFF_MAX_MS = 1000
 #: The deadline of the sender's next need (linger, retry backoff, expiry, metadata ask).
 _SEND = "send"
 _ENDING = (TxnState.COMMITTING, TxnState.ABORTING)
@@ -114,7 +112,7 @@ class ProducerCore(StackedMachine):
         # retry_backoff_ms to retry_backoff_max_ms (a client option, as Java's
         # CommonClientConfigs; a max below the base is a constant backoff).
         ccfg = client.config
-        max_ms = int(getattr(ccfg, "retry_backoff_max_ms", _RETRY_BACKOFF_MAX_MS))
+        max_ms = ccfg.retry_backoff_max_ms
         self._backoff = ExponentialBackoff(min(ccfg.retry_backoff_ms, max_ms), max_ms)
         self._linger_s = cfg.linger_ms / 1000
         self._idempotent = cfg.idempotent
@@ -545,8 +543,6 @@ class ProducerCore(StackedMachine):
         return self._closed
 
     def _on_client_event(self, event: object, now: float) -> None:
-        if self._closed:
-            return
         if isinstance(event, MetadataUpdated):
             self._meta_changed = True
             self._layouts.clear()
