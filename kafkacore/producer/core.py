@@ -558,26 +558,29 @@ class ProducerCore(StackedMachine):
     def _work(self, now: float) -> bool:
         """One pass of the producer's machines; True if a request went out (or was withdrawn)."""
         wait = self._wait
-        if wait:
+        waiting = wait.queues  # read as a dict: this runs at every step
+        if waiting:
             wait.fail_if_unreachable()
-        if self._meta_changed or (wait and now >= self._asks.next_at):
+        if self._meta_changed or (waiting and now >= self._asks.next_at):
             self._meta_changed = False
             wait.place(now, self._place_waiting)
         # A withdrawn request completes through a client event: step again.
         sent = self._expiry.expire(now)
-        wait.expire(now)
+        if waiting:
+            wait.expire(now)
         sender = self._sender
-        if self._ids.wants(now, sender.produce_in_flight):
+        ready = self._identity.state is IdState.READY
+        if not ready and self._ids.wants(now, sender.produce_in_flight):
             self._ids.request(now)
             sent = True
-        if self._driver is not None and self._identity.ready:
+        if self._driver is not None and ready:
             sent = self._driver.drive(now, sender.produce_in_flight) or sent
-        if not self._idempotent or self._identity.ready:
+        if ready or not self._idempotent:
             sent = sender.drain(now, self._force()) or sent
-        if not sender.missing_leader and not wait:
+        if not waiting and not sender.missing_leader:
             self._asks.reset()  # nothing waits for metadata: the next ask is a first one
         if not sent:
-            self._arm(now)
+            self._arm(now, ready)
         return sent
 
     def _force(self) -> bool:
@@ -585,17 +588,15 @@ class ProducerCore(StackedMachine):
         txn = self._txn
         return bool(self._ledger.flushes) or (txn is not None and txn.state in _ENDING)
 
-    def _arm(self, now: float) -> None:
+    def _arm(self, now: float, ready: bool) -> None:
         """Set the ``"send"`` deadline: the earliest time a machine needs a step."""
-        can_send = not self._idempotent or self._identity.ready
-        wake = self._sender.wake(now, can_send)
-        for when in (
-            self._wait.wake(),
-            self._asks.wake(now) if self._wait else None,  # ask again for their topics
-            self._ids.wake(now),
-        ):
-            if when is not None:
-                wake = min(wake, when)
+        wake = self._sender.wake(now, ready or not self._idempotent)
+        wakes = [self._ids.wake(now)] if not ready else []
+        if self._wait.queues:
+            wakes += (self._wait.wake(), self._asks.wake(now))  # ask again for their topics
+        for when in wakes:
+            if when is not None and when < wake:
+                wake = when
         if wake is math.inf:
             self.deadlines.cancel(_SEND)
             return
