@@ -19,20 +19,36 @@ A batch is *ready* to drain when it is full (a later batch exists or its
 size reached ``batch_size``), when it has lingered ``linger_ms``, or when
 someone waits for it (flush, close, commit). Retried batches go back into
 the queue in sequence order (Java's ``insertInSequenceOrder``).
+
+For an idempotent producer with its id, a new batch is opened with the
+stamp it will most likely be sent with (:meth:`RecordAccumulator.planned_stamp`):
+the partition's next sequence, or the one after the batch before it. The
+builder then writes the header and the CRC once; the sender re-stamps only
+when the guess no longer holds (see :mod:`~kafkacore.producer.batch`).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.producer.batch import BatchState, ProducerBatch
 from kafkacore.producer.config import ProducerConfig
 from kafkacore.producer.errors import RecordTooLargeError
+from kafkacore.producer.idempotence import IdState, ProducerIdentity
 from kafkacore.records import RECORD_BATCH_OVERHEAD, Header
 
-__all__ = ["BufferFull", "PartitionQueue", "RecordAccumulator", "record_estimate"]
+__all__ = [
+    "SEQUENCE_WRAP",
+    "BufferFull",
+    "PartitionQueue",
+    "RecordAccumulator",
+    "record_estimate",
+]
+
+#: Sequence numbers are int32 and wrap to 0 (KIP-98).
+SEQUENCE_WRAP = 2**31
 
 # Per-record framing beyond key and value: length, attributes, deltas,
 # key/value lengths and the header count, all as worst-case varints.
@@ -100,8 +116,11 @@ def _order(batch: ProducerBatch) -> tuple[int, tuple[int, ...]]:
 class RecordAccumulator:
     """See the module docstring."""
 
-    def __init__(self, config: ProducerConfig) -> None:
+    def __init__(self, config: ProducerConfig, identity: ProducerIdentity | None = None) -> None:
+        """``identity`` (idempotent producers) lets new batches be stamped when opened."""
         self._cfg = config
+        self._identity = identity
+        self._transactional = config.transactional_id is not None
         self._delivery_s = config.delivery_timeout_ms / 1000
         self.queues: dict[TopicPartition, PartitionQueue] = {}
         self.used = 0
@@ -142,8 +161,24 @@ class RecordAccumulator:
             q = self.queues[tp] = PartitionQueue(tp)
         return q
 
+    def planned_stamp(self, q: PartitionQueue) -> tuple[int, int, int] | None:
+        """The (producer id, epoch, base sequence) a batch opened now in ``q``
+        will probably be sent with; None when it cannot be known yet."""
+        ident = self._identity
+        if ident is None or ident.state is not IdState.READY:
+            return None
+        pid, epoch = ident.producer_id, ident.epoch
+        last = q.batches[-1] if q.batches else None
+        if last is None or last.base_sequence >= 0:
+            return (pid, epoch, q.next_sequence)
+        w_pid, w_epoch, w_seq, _ = last.written
+        if w_pid != pid or w_epoch != epoch or w_seq < 0:
+            return None
+        return (pid, epoch, (w_seq + last.record_count) % SEQUENCE_WRAP)
+
     def _open_batch(self, q: PartitionQueue, now: float) -> ProducerBatch:
         cfg = self._cfg
+        stamp = self.planned_stamp(q) if self._identity is not None else None
         batch = ProducerBatch(
             self.take_id(),
             q.tp,
@@ -152,6 +187,8 @@ class RecordAccumulator:
             batch_size=cfg.batch_size,
             compression=cfg.compression,
             compression_level=cfg.compression_level,
+            stamp=stamp,
+            transactional=self._transactional and stamp is not None,
         )
         q.batches.append(batch)
         return batch
@@ -245,15 +282,38 @@ class RecordAccumulator:
             return True
         return now >= batch.created + linger_s
 
-    def release(self, batch: ProducerBatch) -> bool:
-        """Give back ``batch``'s bytes; True if a refused append may now fit."""
-        self.used -= batch.accounted
-        batch.accounted = 0
-        if self.refused and self.used < self._cfg.buffer_memory:
-            self.refused = False
-            return True
-        return False
-
     def all_batches(self) -> Iterable[ProducerBatch]:
         for q in self.queues.values():
             yield from q.batches
+
+    def has_queued(self) -> bool:
+        return any(q.batches for q in self.queues.values())
+
+    # -- removal and sequences ----------------------------------------------
+    def take(self, which: Callable[[ProducerBatch], bool]) -> list[ProducerBatch]:
+        """Remove the queued batches ``which`` selects, keeping the others' order."""
+        taken: list[ProducerBatch] = []
+        for q in self.queues.values():
+            if not q.batches:
+                continue
+            keep: deque[ProducerBatch] = deque()
+            for batch in q.batches:
+                (taken if which(batch) else keep).append(batch)
+            q.batches = keep
+        return taken
+
+    def take_all(self) -> list[ProducerBatch]:
+        """Remove every queued batch."""
+        taken: list[ProducerBatch] = []
+        for q in self.queues.values():
+            taken.extend(q.batches)
+            q.batches = deque()
+        return taken
+
+    def reset_sequences(self) -> None:
+        """A new producer id or epoch: every partition's sequence restarts at 0
+        and queued batches get fresh sequences when sent (KIP-360, KIP-890)."""
+        for q in self.queues.values():
+            q.next_sequence = 0
+            for batch in q.batches:
+                batch.base_sequence = -1

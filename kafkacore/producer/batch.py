@@ -10,11 +10,18 @@ A :class:`ProducerBatch` moves through :class:`BatchState`::
 
 While OPEN, records go into a :class:`~kafkacore.records.RecordBatchBuilder`
 together with the caller's tokens. When first drained the batch is built
-once (compressed, CRC'd) and stamped with the producer id, epoch and base
+once (compressed, CRC'd) and carries the producer id, epoch and base
 sequence (KIP-98). Retries send the same bytes with the same sequence, so
 the broker can drop duplicates; only an epoch bump (KIP-360) re-stamps them.
-Stamping rewrites the header fields in place and recomputes the CRC-32C,
-which covers everything from the attributes on.
+
+The accumulator usually knows the stamp when it opens the batch (the
+producer id is ready, and the sequence follows the batch before it), so the
+builder writes it and the CRC-32C once (:attr:`ProducerBatch.written`).
+:meth:`ProducerBatch.seal` compares the stamp the sender wants with the one
+the bytes carry and rewrites the header only when they differ (an epoch
+bump, a batch opened before the id came, a batch ahead that failed):
+stamping copies the bytes and recomputes the CRC, which covers everything
+from the attributes on.
 """
 
 from __future__ import annotations
@@ -75,6 +82,7 @@ class ProducerBatch:
         "tokens",
         "tp",
         "unknown",
+        "written",
     )
 
     def __init__(
@@ -87,7 +95,11 @@ class ProducerBatch:
         batch_size: int,
         compression: Compression,
         compression_level: int | None,
+        stamp: tuple[int, int, int] | None = None,
+        transactional: bool = False,
     ) -> None:
+        """``stamp`` is the (producer id, epoch, base sequence) expected when
+        the batch is sent: the builder writes it (see the module docstring)."""
         self.id = id
         # Position among the partition's batches when no sequence says it:
         # (id,), and the halves of a split batch extend their parent's.
@@ -95,9 +107,24 @@ class ProducerBatch:
         self.tp = tp
         self.created = now
         self.deadline = now + delivery_timeout_s
-        self.builder: RecordBatchBuilder | None = RecordBatchBuilder(
-            compression=compression, compression_level=compression_level, batch_size=batch_size
-        )
+        if stamp is None:
+            self.builder: RecordBatchBuilder | None = RecordBatchBuilder(
+                compression=compression, compression_level=compression_level, batch_size=batch_size
+            )
+            #: (producer id, epoch, base sequence, transactional) the bytes carry.
+            self.written: tuple[int, int, int, bool] = (-1, -1, -1, False)
+        else:
+            pid, epoch, sequence = stamp
+            self.builder = RecordBatchBuilder(
+                compression=compression,
+                compression_level=compression_level,
+                batch_size=batch_size,
+                producer_id=pid,
+                producer_epoch=epoch,
+                base_sequence=sequence,
+                transactional=transactional,
+            )
+            self.written = (pid, epoch, sequence, transactional)
         self.tokens: list[object] = []
         self.timestamps: list[int] = []
         self.accounted = 0  # bytes charged against buffer_memory
@@ -136,26 +163,28 @@ class ProducerBatch:
             self.state = BatchState.SEALED
         return self.data
 
-    def restamp(
+    def seal(
         self, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
-    ) -> None:
+    ) -> bytes:
+        """Build the batch for sending with this producer id, epoch and base sequence.
+
+        Rewrites the header (a copy and a CRC) only if the bytes carry another stamp.
+        """
         data = self.build()
-        if (producer_id, producer_epoch, base_sequence) == (
-            self.producer_id,
-            self.producer_epoch,
-            self.base_sequence,
-        ) and producer_id == -1:
-            return
-        self.data = stamp(
-            data,
-            producer_id=producer_id,
-            producer_epoch=producer_epoch,
-            base_sequence=base_sequence,
-            transactional=transactional,
-        )
+        wanted = (producer_id, producer_epoch, base_sequence, transactional)
+        if wanted != self.written:
+            data = self.data = stamp(
+                data,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                base_sequence=base_sequence,
+                transactional=transactional,
+            )
+            self.written = wanted
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.base_sequence = base_sequence
+        return data
 
     def __repr__(self) -> str:
         return (

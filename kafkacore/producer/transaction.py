@@ -15,8 +15,9 @@ The machine keeps what the coordinator must hear about: partitions that
 received records in this transaction but were not yet added
 (AddPartitionsToTxn), those already added, and whether anything was added
 at all (an empty transaction ends locally, without EndTxn). Requests are
-issued by :class:`~kafkacore.producer.core.ProducerCore`; this module only
-keeps the state honest and names it in errors.
+issued by :class:`~kafkacore.producer.txn_driver.TransactionDriver`; this
+module only keeps the state honest, names it in errors, and says which
+wire versions each protocol may use.
 
 Two protocols are spoken, chosen per transaction at begin (:attr:`v2`):
 
@@ -36,8 +37,37 @@ from enum import Enum
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.producer.errors import ProducerFencedError, TransactionStateError
+from kafkacore.protocol.enums import ApiKey
 
-__all__ = ["TRANSITIONS", "TransactionManager", "TxnState"]
+__all__ = [
+    "ADD_PARTITIONS_MAX",
+    "PRODUCE_MAX",
+    "TRANSITIONS",
+    "TV2_APIS",
+    "TransactionManager",
+    "TxnState",
+]
+
+#: Produce v13 names topics by id only (KIP-516); not needed here.
+PRODUCE_MAX = 12
+# Transactions v1 (KIP-98) stay below the versions that mean transactions v2
+# (KIP-890 part 2): Produce v12, AddPartitionsToTxn v4, EndTxn v5 and
+# TxnOffsetCommit v5.
+PRODUCE_MAX_TXN_V1 = 11
+ADD_PARTITIONS_MAX = 3
+END_TXN_MAX_V1 = 4
+TXN_OFFSET_COMMIT_MAX_V1 = 4
+# Transactions v2: only with the finalized feature transaction.version >= 2;
+# these versions are what tells the broker so.
+PRODUCE_TXN_V2 = 12
+END_TXN_V2 = 5
+TXN_OFFSET_COMMIT_V2 = 5
+#: The APIs (and versions) a broker must speak for transactions v2.
+TV2_APIS = (
+    (ApiKey.PRODUCE, PRODUCE_TXN_V2),
+    (ApiKey.END_TXN, END_TXN_V2),
+    (ApiKey.TXN_OFFSET_COMMIT, TXN_OFFSET_COMMIT_V2),
+)
 
 
 class TxnState(Enum):
@@ -120,6 +150,19 @@ class TransactionManager:
         if self.state in (TxnState.IN_TRANSACTION, TxnState.COMMITTING):
             self.state = TxnState.ABORTABLE_ERROR
             self.error = error
+
+    @property
+    def produce_max(self) -> int:
+        """Highest Produce version this transaction may use."""
+        return PRODUCE_TXN_V2 if self.v2 else PRODUCE_MAX_TXN_V1
+
+    @property
+    def end_txn_max(self) -> int:
+        return END_TXN_V2 if self.v2 else END_TXN_MAX_V1
+
+    @property
+    def txn_offset_commit_max(self) -> int:
+        return TXN_OFFSET_COMMIT_V2 if self.v2 else TXN_OFFSET_COMMIT_MAX_V1
 
     def need(self, tp: TopicPartition) -> bool:
         """Note that ``tp`` gets records; True if it still must be added."""

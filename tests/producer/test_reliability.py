@@ -169,7 +169,7 @@ def test_a_request_not_yet_written_is_withdrawn_when_all_its_batches_expired() -
     assert "may or may not" not in str(event.error)  # never written
     causes = _chain(event.error)
     assert any(isinstance(c, KafkaConnectionError) and "broker 0" in str(c) for c in causes)
-    assert core._flights == {}  # withdrawn from the client, not left to its timeout
+    assert core._sender.flights == {}  # withdrawn from the client, not left to its timeout
     assert not core.client._in_flight  # nothing left for the client to time out
 
 

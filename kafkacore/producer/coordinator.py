@@ -1,0 +1,221 @@
+"""Requests to a coordinator (InitProducerId and the transaction APIs), retried until they hold.
+
+Theory of operation
+-------------------
+The producer id and every transaction step are requests to a coordinator
+(the transaction coordinator, the group coordinator for TxnOffsetCommit,
+any broker for an idempotent producer's InitProducerId). Each is a
+:class:`CoordinatorCall`: the request, where it goes, how to read the
+error code out of the answer, and what to do on success or failure. The
+call lives in :class:`CoordinatorRequests` until it succeeds or fails for
+good; a retry waits in the producer's
+:class:`~kafkacore.timers.Deadlines` under ``("coordinator", id)``.
+
+What an answer means is data (:data:`RULES`, first match wins), as the
+Java producer's ``TransactionManager`` handlers read:
+
+===============================================  ===========
+answer                                           reaction
+===============================================  ===========
+no error                                         OK
+coordinator moved, loading or busy               RETRY
+any other retriable code, except fencing codes   RETRY
+PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, ...     FENCE (transactional producers)
+anything else                                    FAIL
+===============================================  ===========
+
+A request that got no answer (connection lost, timeout, no coordinator
+found) is retried too, unless the brokers refused our credentials or the
+FindCoordinator refusal itself is not retriable: the same request would get
+the same answer. Retries back off exponentially with jitter (KIP-580) and
+each failure is handed to the call's ``note`` (the producer keeps the last
+InitProducerId failure to explain undelivered records).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from kafkacore.client import RequestHandle, Target
+from kafkacore.errors import BrokerError
+from kafkacore.producer.causes import auth_error_in
+from kafkacore.protocol.enums import PRODUCER_FENCING, TXN_COORDINATOR_RETRY, ErrorCode
+from kafkacore.protocol.error_codes import error_class
+from kafkacore.timers import Deadlines
+
+__all__ = ["RULES", "CoordinatorCall", "CoordinatorRequests", "Reaction", "react"]
+
+
+class Reaction(Enum):
+    OK = "ok"
+    RETRY = "retry"
+    FENCE = "fence"
+    FAIL = "fail"
+
+
+def _retriable(code: int, _transactional: bool) -> bool:
+    cls = error_class(code)
+    return cls is not None and cls.retriable and code not in PRODUCER_FENCING
+
+
+#: (condition on (error code, transactional producer), reaction): first match wins.
+RULES: tuple[tuple[Callable[[int, bool], bool], Reaction], ...] = (
+    (lambda code, _t: code == ErrorCode.NONE, Reaction.OK),
+    (lambda code, _t: code in TXN_COORDINATOR_RETRY, Reaction.RETRY),
+    (_retriable, Reaction.RETRY),
+    (lambda code, transactional: code in PRODUCER_FENCING and transactional, Reaction.FENCE),
+)
+
+
+def react(code: int, transactional: bool) -> Reaction:
+    """What an answer carrying ``code`` means (see :data:`RULES`)."""
+    for condition, reaction in RULES:
+        if condition(code, transactional):
+            return reaction
+    return Reaction.FAIL
+
+
+def _error_code(response: Any) -> int:
+    return int(response.error_code)
+
+
+#: Called with (call, response, now) on success and (call, error, now) on failure.
+OnOk = Callable[["CoordinatorCall", Any, float], None]
+OnFail = Callable[["CoordinatorCall", BaseException, float], None]
+#: How the producer sends: StackedMachine._request's shape.
+Send = Callable[..., RequestHandle[Any]]
+
+
+@dataclass(slots=True, eq=False)
+class CoordinatorCall:
+    """One coordinator request until it succeeds or fails for good."""
+
+    request: Any
+    target: Target
+    on_ok: OnOk
+    on_fail: OnFail
+    max_version: int | None = None
+    #: Reads the error code that decides (several partitions may each carry one).
+    codes: Callable[[Any], int] = _error_code
+    #: What the callbacks need to know about the call (e.g. the partitions it adds).
+    data: Any = None
+    #: Told of every failed attempt.
+    note: Callable[[BaseException], None] | None = None
+    #: Counts for :attr:`CoordinatorRequests.busy` (a transaction step in progress).
+    busy: bool = True
+    id: int = 0
+    attempts: int = 0
+    handle: RequestHandle[Any] | None = field(default=None, repr=False)
+
+
+class CoordinatorRequests:
+    """Sends :class:`CoordinatorCall` s and retries them; see the module docstring."""
+
+    __slots__ = (
+        "_backoff_s",
+        "_deadlines",
+        "_next_id",
+        "_send",
+        "calls",
+        "on_fence",
+        "transactional",
+    )
+
+    def __init__(
+        self,
+        send: Send,
+        deadlines: Deadlines[Hashable],
+        backoff_s: Callable[[int], float],
+        *,
+        transactional: bool,
+    ) -> None:
+        self._send = send
+        self._deadlines = deadlines
+        self._backoff_s = backoff_s
+        self.transactional = transactional
+        #: Told when a transactional producer is fenced (set by the transaction driver).
+        self.on_fence: Callable[[BaseException, float], None] | None = None
+        #: Calls sent or waiting to be sent again, by id.
+        self.calls: dict[int, CoordinatorCall] = {}
+        self._next_id = 1
+
+    def call(self, call: CoordinatorCall, now: float) -> CoordinatorCall:
+        """Send ``call`` now; its callbacks run in a later step."""
+        call.id = self._next_id
+        self._next_id += 1
+        self.calls[call.id] = call
+        self._post(call, now)
+        return call
+
+    def resend(self, call_id: int, now: float) -> None:
+        """The backoff of ``call_id`` is over (a ``("coordinator", id)`` deadline)."""
+        call = self.calls.get(call_id)
+        if call is not None:
+            self._post(call, now)
+
+    def cancel_all(self) -> None:
+        for call_id in self.calls:
+            self._deadlines.cancel(("coordinator", call_id))
+        self.calls.clear()
+
+    def _post(self, call: CoordinatorCall, now: float) -> None:
+        call.handle = self._send(
+            call.request,
+            functools.partial(self._answered, call),
+            now=now,
+            target=call.target,
+            max_version=call.max_version,
+        )
+
+    def _answered(
+        self, call: CoordinatorCall, response: Any, error: BaseException | None, now: float
+    ) -> None:
+        if call.id not in self.calls:
+            return  # cancelled (the producer closed)
+        if error is not None:
+            if call.note is not None:
+                call.note(error)
+            if auth_error_in(error) is not None or (
+                isinstance(error, BrokerError) and not error.retriable
+            ):
+                # Refused credentials, or FindCoordinator refusing the
+                # transactional id or group: the same request gets the same answer.
+                self._fail(call, error, now)
+            else:
+                self._retry(call, error, now)
+            return
+        code = call.codes(response)
+        reaction = react(code, self.transactional)
+        if reaction is Reaction.OK:
+            del self.calls[call.id]
+            call.on_ok(call, response, now)
+            return
+        cls = error_class(code)
+        assert cls is not None  # code != 0 here; unknown codes get a class too
+        exc = cls(type(call.request).__name__)
+        if reaction is Reaction.RETRY:
+            self._retry(call, exc, now)
+        elif reaction is Reaction.FENCE and self.on_fence is not None:
+            del self.calls[call.id]
+            self.on_fence(exc, now)
+        else:
+            self._fail(call, exc, now)
+
+    def _retry(self, call: CoordinatorCall, error: BaseException, now: float) -> None:
+        call.attempts += 1
+        if call.note is not None:
+            call.note(error)
+        self._deadlines.set(("coordinator", call.id), now + self._backoff_s(call.attempts))
+
+    def _fail(self, call: CoordinatorCall, error: BaseException, now: float) -> None:
+        del self.calls[call.id]
+        call.on_fail(call, error, now)
+
+    @property
+    def busy(self) -> bool:
+        """A transaction step is in flight or waits for its retry."""
+        return any(call.busy for call in self.calls.values())
