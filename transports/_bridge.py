@@ -28,7 +28,7 @@ errors on ``kafkacore.client`` the same way.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from kafkacore.client.driver import (
@@ -51,7 +51,7 @@ __all__ = ["Bridge", "DrivenCore", "IoBackend"]
 class DrivenCore(Driven, Protocol):
     """A :class:`Driven` core that also hands events to the user layer."""
 
-    def pull_events(self) -> list[object]: ...
+    def pull_events(self) -> Sequence[object]: ...
 
 
 class IoBackend(Protocol):

@@ -4,6 +4,7 @@ Entry point: :class:`AdminCore` (a :class:`~kafkacore.client.driver.Driven`
 stacked on the client core). See ``docs/admin.md``.
 """
 
+from kafkacore.admin._base import AdminEvent
 from kafkacore.admin.acl import (
     AclBinding,
     AclBindingFilter,
@@ -74,6 +75,7 @@ __all__ = [
     "AclPermissionType",
     "AdminConfig",
     "AdminCore",
+    "AdminEvent",
     "AlterConfigOp",
     "AlterConfigOpType",
     "BrokerNode",

@@ -41,14 +41,14 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from kafkacore.admin.config import AdminConfig
 from kafkacore.admin.results import ItemResult, ItemResults
 from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.core import KafkaClientCore
-from kafkacore.client.events import RequestCompleted
+from kafkacore.client.events import CLIENT_EVENTS, ClientEvent, RequestCompleted
 from kafkacore.client.handles import RequestHandle
 from kafkacore.client.routing import GroupCoordinator, Target, TransactionCoordinator
 from kafkacore.client.stack import StackedMachine
@@ -188,8 +188,15 @@ def code_error(code: int, message: str | None, what: str) -> BaseException:
     return error
 
 
-class AdminBase(StackedMachine):
+#: Everything :meth:`AdminCore.pull_events` can return: a closed union (the
+#: completion of its commands, and the client's events passed through).
+AdminEvent: TypeAlias = OperationCompleted | ClientEvent
+
+
+class AdminBase(StackedMachine[AdminEvent]):
     """The job engine the admin commands are written on (see the module docstring)."""
+
+    EVENT_TYPES = (OperationCompleted, *CLIENT_EVENTS)
 
     def __init__(
         self,

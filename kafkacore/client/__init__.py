@@ -10,6 +10,7 @@ from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore, TraceHook
 from kafkacore.client.events import (
     AuthenticationFailed,
     BootstrapFailed,
+    ClientEvent,
     ConnectionStateChanged,
     CredentialsNeeded,
     Event,
@@ -43,6 +44,7 @@ __all__ = [
     "BootstrapFailed",
     "BrokerMetadata",
     "ClientConfig",
+    "ClientEvent",
     "ClientMetrics",
     "ClusterMetadata",
     "ConnectionState",

@@ -102,6 +102,7 @@ from kafkacore.client.driver import Action, ConnId, WriteData
 from kafkacore.client.events import (
     AuthenticationFailed,
     BootstrapFailed,
+    ClientEvent,
     ConnectionStateChanged,
     CredentialsNeeded,
 )
@@ -436,7 +437,7 @@ class KafkaClientCore(ClientQueries):
     def pull_actions(self) -> list[Action]:
         return self._out.take_actions()
 
-    def pull_events(self) -> list[object]:
+    def pull_events(self) -> list[ClientEvent]:
         return self._out.take_events()
 
     # ---------------------------------------------------------------- the step

@@ -53,6 +53,7 @@ threaded: only the transport's loop may call it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -126,4 +127,4 @@ class Driven(Protocol):
 
     def pull_actions(self) -> list[Action]: ...
 
-    def pull_events(self) -> list[object]: ...
+    def pull_events(self) -> Sequence[object]: ...

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic
+from typing import Any, Generic, TypeAlias
 
 from kafkacore.client.connection import ConnectionState
 from kafkacore.client.credentials import CredentialKind, CredentialsCall
 from kafkacore.client.handles import MetadataWaiter, R, RequestHandle
 
 __all__ = [
+    "CLIENT_EVENTS",
     "AuthenticationFailed",
     "BootstrapFailed",
+    "ClientEvent",
     "ConnectionStateChanged",
     "CredentialsNeeded",
     "Event",
@@ -150,3 +152,26 @@ class CredentialsNeeded(Event):
             call=need.call,
             deadline=deadline,
         )
+
+
+#: Everything the client core's ``pull_events()`` can return: a closed union.
+ClientEvent: TypeAlias = (
+    RequestCompleted[Any]
+    | ConnectionStateChanged
+    | MetadataUpdated
+    | MetadataUpdateFailed
+    | BootstrapFailed
+    | AuthenticationFailed
+    | CredentialsNeeded
+)
+
+#: The classes of :data:`ClientEvent`, for ``isinstance`` checks.
+CLIENT_EVENTS: tuple[type[Event], ...] = (
+    RequestCompleted,
+    ConnectionStateChanged,
+    MetadataUpdated,
+    MetadataUpdateFailed,
+    BootstrapFailed,
+    AuthenticationFailed,
+    CredentialsNeeded,
+)

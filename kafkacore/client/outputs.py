@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from kafkacore.client.driver import Action
+from kafkacore.client.events import ClientEvent
 from kafkacore.client.metrics import Counters
 
 __all__ = ["Outputs", "TraceHook"]
@@ -28,14 +29,14 @@ class Outputs:
 
     def __init__(self, counters: Counters, traces: tuple[TraceHook, ...] = ()) -> None:
         self.actions: list[Action] = []
-        self.events: list[object] = []
+        self.events: list[ClientEvent] = []
         self.counters = counters
         self.traces = traces
 
     def act(self, action: Action) -> None:
         self.actions.append(action)
 
-    def emit(self, event: object) -> None:
+    def emit(self, event: ClientEvent) -> None:
         self.events.append(event)
 
     def trace(self, name: str, **fields: object) -> None:
@@ -46,6 +47,6 @@ class Outputs:
         out, self.actions = self.actions, []
         return out
 
-    def take_events(self) -> list[object]:
+    def take_events(self) -> list[ClientEvent]:
         out, self.events = self.events, []
         return out

@@ -34,7 +34,7 @@ is their shared base and the whole stacking contract in code:
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore
 from kafkacore.client.driver import Action, ConnId
@@ -55,9 +55,19 @@ ResponseCallback = Callable[[Any, BaseException | None, float], None]
 
 _CONTINUE = "continue"
 
+#: The closed union of events a stacked machine emits.
+E = TypeVar("E")
 
-class StackedMachine:
-    """Base of a sans-IO machine driven through a client core."""
+
+class StackedMachine(Generic[E]):
+    """Base of a sans-IO machine driven through a client core.
+
+    ``E`` is the machine's closed event union and :attr:`EVENT_TYPES` its
+    classes: :meth:`_emit` refuses anything else, so ``pull_events()`` is
+    exactly ``list[E]``.
+    """
+
+    EVENT_TYPES: ClassVar[tuple[type, ...]] = ()
 
     def __init__(self, client: KafkaClientCore) -> None:
         self.client = client
@@ -119,9 +129,10 @@ class StackedMachine:
     def pull_actions(self) -> list[Action]:
         return self.client.pull_actions()
 
-    def pull_events(self) -> list[object]:
+    def pull_events(self) -> list[E]:
         out, self._out = self._out, []
-        return out
+        # Every item passed _emit's check against EVENT_TYPES (the union E).
+        return cast(list[E], out)
 
     def credentials_ready(
         self,
@@ -139,6 +150,12 @@ class StackedMachine:
     # ------------------------------------------------------------ helpers
     def _emit(self, event: object) -> None:
         """Queue an event for the transport (``pull_events``)."""
+        if not isinstance(event, self.EVENT_TYPES):
+            # A machine emitting outside its declared union is a bug here.
+            raise AssertionError(
+                f"{type(self).__name__} emitted {type(event).__name__}, "
+                f"not one of its events {[t.__name__ for t in self.EVENT_TYPES]}"
+            )
         self._out.append(event)
 
     def _request(
@@ -185,7 +202,7 @@ class StackedMachine:
                             callback(event.response, event.error, now)
                             continue
                     elif isinstance(event, CredentialsNeeded):
-                        self._out.append(event)
+                        self._emit(event)
                         continue
                     self._on_client_event(event, now)
                 worked = False if self._stopped() else self._work(now)

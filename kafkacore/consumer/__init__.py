@@ -11,6 +11,7 @@ from kafkacore.consumer.core import ConsumerCore
 from kafkacore.consumer.events import (
     BrokersUnreachable,
     CommitFailedError,
+    ConsumerEvent,
     ConsumerRecord,
     LogTruncationError,
     NoOffsetForPartitionError,
@@ -40,6 +41,7 @@ __all__ = [
     "CommitFailedError",
     "ConsumerConfig",
     "ConsumerCore",
+    "ConsumerEvent",
     "ConsumerGroupMetadata",
     "ConsumerRecord",
     "FetchState",

@@ -59,7 +59,9 @@ from kafkacore.consumer.causes import CauseTracker
 from kafkacore.consumer.committer import AUTO_COMMIT, Committer
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import (
+    CONSUMER_EVENTS,
     BrokersUnreachable,
+    ConsumerEvent,
     ConsumerRecord,
     NoOffsetForPartitionError,
     OffsetAndMetadata,
@@ -91,8 +93,10 @@ from kafkacore.operation import Operation
 __all__ = ["FETCH_LANE", "ConsumerCore", "FetchState", "PartitionState"]
 
 
-class ConsumerCore(StackedMachine):
+class ConsumerCore(StackedMachine[ConsumerEvent]):
     """Sans-IO consumer; see the module docstring."""
+
+    EVENT_TYPES = CONSUMER_EVENTS
 
     def __init__(
         self,

@@ -9,16 +9,21 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
+from kafkacore.client.events import CLIENT_EVENTS, ClientEvent
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.errors import KafkaError
+from kafkacore.group.base import GROUP_EVENTS, GroupEvent
+from kafkacore.operation import OperationCompleted
 from kafkacore.protocol.error_codes import RebalanceInProgressError
 from kafkacore.records.model import Header
 
 __all__ = [
+    "CONSUMER_EVENTS",
     "BrokersUnreachable",
     "CommitFailedError",
+    "ConsumerEvent",
     "ConsumerRecord",
     "LogTruncationError",
     "NoOffsetForPartitionError",
@@ -153,3 +158,30 @@ class TopicsNotFound:
     """
 
     topics: frozenset[str]
+
+
+#: Everything :meth:`ConsumerCore.pull_events` can return: a closed union of
+#: the consumer's own events, the group member's, the client's (passed
+#: through) and the completion of its operations.
+ConsumerEvent: TypeAlias = (
+    RecordsAvailable
+    | PartitionsRevoking
+    | TruncationDetected
+    | BrokersUnreachable
+    | TopicsNotFound
+    | OperationCompleted
+    | GroupEvent
+    | ClientEvent
+)
+
+#: The classes of :data:`ConsumerEvent`, for ``isinstance`` checks.
+CONSUMER_EVENTS: tuple[type, ...] = (
+    RecordsAvailable,
+    PartitionsRevoking,
+    TruncationDetected,
+    BrokersUnreachable,
+    TopicsNotFound,
+    OperationCompleted,
+    *GROUP_EVENTS,
+    *CLIENT_EVENTS,
+)

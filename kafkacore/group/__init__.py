@@ -6,6 +6,7 @@ See ``docs/consumer.md``. Both machines send through a
 
 from kafkacore.group.base import (
     GROUP_LANE,
+    GroupEvent,
     GroupFailed,
     GroupFatalError,
     PartitionsAssigned,
@@ -21,6 +22,7 @@ __all__ = [
     "GROUP_LANE",
     "ClassicMember",
     "ClassicState",
+    "GroupEvent",
     "GroupFailed",
     "GroupFatalError",
     "Kip848Member",

@@ -29,7 +29,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import Target
@@ -37,7 +37,9 @@ from kafkacore.errors import KafkaError
 from kafkacore.timers import Deadlines
 
 __all__ = [
+    "GROUP_EVENTS",
     "GROUP_LANE",
+    "GroupEvent",
     "GroupFailed",
     "GroupFatalError",
     "MemberTimer",
@@ -145,3 +147,15 @@ def immediate_revoke(
 ) -> None:
     """The default hook: nothing to commit, let go at once."""
     done(now)
+
+
+#: Everything a group member's ``pull_events()`` can return: a closed union.
+GroupEvent: TypeAlias = PartitionsAssigned | PartitionsRevoked | PartitionsLost | GroupFailed
+
+#: The classes of :data:`GroupEvent`, for ``isinstance`` checks.
+GROUP_EVENTS: tuple[type, ...] = (
+    PartitionsAssigned,
+    PartitionsRevoked,
+    PartitionsLost,
+    GroupFailed,
+)

@@ -65,6 +65,7 @@ from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import GroupCoordinator
 from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
+    GroupEvent,
     GroupFailed,
     GroupFatalError,
     MemberTimer,
@@ -182,7 +183,7 @@ class ClassicMember:
         # keeps its own copy for the same reason).
         self._last_assignment: frozenset[TopicPartition] | None = None
         self.error: BaseException | None = None
-        self._events: list[object] = []
+        self._events: list[GroupEvent] = []
         self._round = 0  # bumped at every (re)join; answers of older rounds are dropped
         #: Rejoin, heartbeat, session and poll-interval timers (see the module docstring).
         self.deadlines: Deadlines[MemberTimer] = Deadlines()
@@ -253,7 +254,7 @@ class ClassicMember:
         self.deadlines.set(MemberTimer.REJOIN, now)
         return True
 
-    def pull_events(self) -> list[object]:
+    def pull_events(self) -> list[GroupEvent]:
         out, self._events = self._events, []
         return out
 

@@ -38,6 +38,7 @@ from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import GroupCoordinator
 from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
+    GroupEvent,
     GroupFailed,
     GroupFatalError,
     MemberTimer,
@@ -128,7 +129,7 @@ class Kip848Member:
         self.pattern: str | None = None
         self.owned: frozenset[TopicPartition] = frozenset()
         self.error: BaseException | None = None
-        self._events: list[object] = []
+        self._events: list[GroupEvent] = []
         self._interval = 3.0
         #: Heartbeat and poll-interval timers.
         self.deadlines: Deadlines[MemberTimer] = Deadlines()
@@ -168,7 +169,7 @@ class Kip848Member:
         self.request_rejoin(now=now, reason="commit fenced")
         return True
 
-    def pull_events(self) -> list[object]:
+    def pull_events(self) -> list[GroupEvent]:
         out, self._events = self._events, []
         return out
 

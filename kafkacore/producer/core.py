@@ -72,6 +72,7 @@ from kafkacore.producer.errors import (
     RecordTooLargeError,
     TransactionStateError,
 )
+from kafkacore.producer.events import PRODUCER_EVENTS, ProducerEvent
 from kafkacore.producer.expiry import Expiry
 from kafkacore.producer.idempotence import IdState, ProducerIdentity
 from kafkacore.producer.ledger import DeliveryLedger
@@ -91,8 +92,10 @@ _SEND = "send"
 _ENDING = (TxnState.COMMITTING, TxnState.ABORTING)
 
 
-class ProducerCore(StackedMachine):
+class ProducerCore(StackedMachine[ProducerEvent]):
     """Sans-IO Kafka producer; see the module docstring."""
+
+    EVENT_TYPES = PRODUCER_EVENTS
 
     def __init__(
         self,

@@ -9,18 +9,16 @@ record handed to :meth:`ProducerCore.append` is reported in exactly one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeAlias
 
-__all__ = ["BatchCompleted", "BufferFreed", "ProducerEvent"]
+from kafkacore.client.events import CredentialsNeeded
+from kafkacore.operation import OperationCompleted
 
-
-class ProducerEvent:
-    """Base of every producer event (an empty marker)."""
-
-    __slots__ = ()
+__all__ = ["PRODUCER_EVENTS", "BatchCompleted", "BufferFreed", "ProducerEvent"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BatchCompleted(ProducerEvent):
+class BatchCompleted:
     """One batch of records finished: written (``error`` None) or failed.
 
     ``tokens[i]`` is the token given with the i-th record of the batch (the
@@ -41,7 +39,20 @@ class BatchCompleted(ProducerEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BufferFreed(ProducerEvent):
+class BufferFreed:
     """``buffer_memory`` has room again after an append was refused."""
 
     available: int
+
+
+#: Everything :meth:`ProducerCore.pull_events` can return: a closed union
+#: (``CredentialsNeeded`` is the client's, passed through to the transport).
+ProducerEvent: TypeAlias = BatchCompleted | BufferFreed | OperationCompleted | CredentialsNeeded
+
+#: The classes of :data:`ProducerEvent`, for ``isinstance`` checks.
+PRODUCER_EVENTS: tuple[type, ...] = (
+    BatchCompleted,
+    BufferFreed,
+    OperationCompleted,
+    CredentialsNeeded,
+)

@@ -9,16 +9,20 @@ import random
 from collections.abc import Hashable, Iterable
 from typing import Any
 
+import pytest
+
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.core import KafkaClientCore
-from kafkacore.client.events import MetadataUpdated
+from kafkacore.client.events import CredentialsNeeded, MetadataUpdated
 from kafkacore.client.stack import MAX_STEP_ROUNDS, StackedMachine
 from kafkacore.protocol.messages import MetadataRequest
 from tests.client.fakebroker import Pump, make_cluster
 
 
-class Probe(StackedMachine):
+class Probe(StackedMachine[str | CredentialsNeeded]):
     """Records what the base hands it; optional endless work."""
+
+    EVENT_TYPES = (str, CredentialsNeeded)
 
     def __init__(self, client: KafkaClientCore) -> None:
         super().__init__(client)
@@ -148,9 +152,14 @@ def test_events_emitted_are_pulled_once_in_order() -> None:
     assert probe.pull_events() == ["a", "b"] and probe.pull_events() == []
 
 
-def test_credentials_needed_passes_through_and_the_answer_resumes_the_exchange() -> None:
-    from kafkacore.client.events import CredentialsNeeded
+def test_an_event_outside_the_machines_union_is_a_bug_caught_at_emit() -> None:
+    probe, _ = booted()
+    with pytest.raises(AssertionError, match=r"Probe emitted int, not one of its events"):
+        probe._emit(42)
+    assert probe.pull_events() == []
 
+
+def test_credentials_needed_passes_through_and_the_answer_resumes_the_exchange() -> None:
     _, fakes = make_cluster(1)
     broker = next(iter(fakes.values()))
     broker.require_auth = True
