@@ -111,8 +111,8 @@ _SCAN_ITEMS = 64  # a container's first items only: the hook must stay cheap
 _SCAN_BUDGET = 4096  # objects visited per scan, at most
 _ARG_DEPTH = 4  # an argument, its items or attributes, theirs, and theirs
 _MARKER_MIN = 8  # shorter buffers are never the record
-_SEED_MIN = 24  # a read shorter than this (a wake-up byte) is not followed
-_SEED_SIZE = 64
+_SEED_SIZE = 32  # a read's last bytes: in its frame, the frame's body and what decodes it
+_SEED_MIN = 48  # a read shorter than this (a wake-up byte) is not followed
 _ATOMS = (int, float, str, bool, complex, bytes, bytearray, memoryview)
 
 
@@ -187,9 +187,10 @@ class Recorder:
     ``roots`` maps a package name to its directory; a function counts when
     its file lies under one of them, and is named ``package.module.qualname``.
     ``generated(module)`` tells the generated codec apart. ``marker`` is the
-    content that identifies the record's bytes; the bytes of every socket
-    read become markers too (from their fifth byte: the size prefix is
-    dropped when the frame is cut out), so a response is followed as well.
+    content that identifies the record's bytes; the last bytes of every
+    socket read become markers too (they end the read's last frame, that
+    frame's body and the part of it a decoder is handed), so a response is
+    followed as well.
     """
 
     def __init__(
@@ -321,7 +322,7 @@ class Recorder:
         """The bytes a socket read just returned (a local of the reader) become markers."""
         for value in reader.f_locals.values():
             if type(value) in (bytes, bytearray) and len(value) >= _SEED_MIN:
-                seed = bytes(value[4 : 4 + _SEED_SIZE])
+                seed = bytes(value[-_SEED_SIZE:])
                 if seed not in self.markers:
                     self.markers.append(seed)
 
