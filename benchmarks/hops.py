@@ -431,13 +431,21 @@ def _attributes(value: Any) -> list[Any]:
 # -- legs ----------------------------------------------------------------------------
 
 
+def _first(events: Iterable[Event], found: Callable[[Event], bool], what: str) -> Event:
+    """The first event ``found`` accepts; a RuntimeError naming ``what`` if none."""
+    for e in events:
+        if found(e):
+            return e
+    raise RuntimeError(f"hops: no {what} among the recorded events; was the recorder armed?")
+
+
 def _user_call(events: Sequence[Event], after: int, thread: int) -> tuple[Event, Event]:
     """The first counted call on ``thread`` after ``after`` and its return."""
-    call = next(e for e in events[after:] if e.thread == thread and e.kind == "call")
-    ret = next(
-        e
-        for e in events[call.seq + 1 :]
-        if e.kind == "return" and e.target == call.target and e.thread == thread
+    call = _first(events[after:], lambda e: e.thread == thread and e.kind == "call", "user call")
+    ret = _first(
+        events[call.seq + 1 :],
+        lambda e: e.kind == "return" and e.target == call.target and e.thread == thread,
+        f"return of {call.name}",
     )
     return call, ret
 
@@ -482,7 +490,7 @@ def _count(
             continue
         hop = hops.get(e.name)
         if hop is None:
-            hop = hops[e.name] = Hop(e.name, "loop" if on_loop and loop != -1 else "user")
+            hop = hops[e.name] = Hop(e.name, "user" if on_user else "loop")
         if e.kind == "call":
             hop.calls += 1
             leg.calls += 1
@@ -498,7 +506,9 @@ def outbound_leg(recorder: Recorder, mark: int, user_thread: int) -> Leg:
     """``produce-out``: the user's call after ``mark`` to the socket write holding the marker."""
     events = recorder.events
     call, ret = _user_call(events, mark, user_thread)
-    write = next(e for e in events[call.seq :] if e.kind == "write" and e.record)
+    write = _first(
+        events[call.seq :], lambda e: e.kind == "write" and e.record, "socket write of the record"
+    )
     return _count(
         recorder, "produce-out", call, write, write.thread, (user_thread, call.seq, ret.seq)
     )
@@ -507,13 +517,19 @@ def outbound_leg(recorder: Recorder, mark: int, user_thread: int) -> Leg:
 def inbound_leg(recorder: Recorder, mark: int, future: object) -> Leg:
     """``produce-back``: the response's read on the written socket to resolving ``future``."""
     events = recorder.events
-    write = next(e for e in events[mark:] if e.kind == "write" and e.record)
-    read = next(
-        e
-        for e in events[write.seq :]
-        if e.kind == "read" and e.target == write.target and e.thread == write.thread
+    write = _first(
+        events[mark:], lambda e: e.kind == "write" and e.record, "socket write of the record"
     )
-    done = next(e for e in events[read.seq :] if e.kind == "resolve" and e.target == id(future))
+    read = _first(
+        events[write.seq :],
+        lambda e: e.kind == "read" and e.target == write.target and e.thread == write.thread,
+        "read on the socket that wrote the record",
+    )
+    done = _first(
+        events[read.seq :],
+        lambda e: e.kind == "resolve" and e.target == id(future),
+        "resolution of the record's future",
+    )
     return _count(recorder, "produce-back", read, done, read.thread, None)
 
 
@@ -521,13 +537,15 @@ def poll_leg(recorder: Recorder, mark: int, user_thread: int) -> Leg:
     """``poll``: the read that brought the marker to the return of the user call after ``mark``."""
     events = recorder.events
     call, ret = _user_call(events, mark, user_thread)
-    first = next(
-        e for e in events[mark:] if e.record and e.kind == "call" and e.thread != user_thread
+    first = _first(
+        events[mark:],
+        lambda e: e.record and e.kind == "call" and e.thread != user_thread,
+        "call holding the record off the user's thread",
     )
-    read = next(
-        e
-        for e in reversed(events[mark : first.seq])
-        if e.kind == "read" and e.thread == first.thread
+    read = _first(
+        reversed(events[mark : first.seq]),
+        lambda e: e.kind == "read" and e.thread == first.thread,
+        "socket read before the record's first call",
     )
     # The user's call may have begun before the bytes came (it waited): its
     # return is in the window, so it still counts.

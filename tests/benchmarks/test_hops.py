@@ -276,6 +276,8 @@ def test_a_disarmed_recorder_sees_nothing(fake: ModuleType) -> None:
         ours.close()
         peer.close()
     assert recorder.events == [] and recorder.buffers == []
+    with pytest.raises(RuntimeError, match="no user call among the recorded events"):
+        hops.outbound_leg(recorder, 0, threading.get_ident())
 
 
 @pytest.mark.broker
