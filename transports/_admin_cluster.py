@@ -32,7 +32,7 @@ from kafkacore.admin import (
 )
 from kafkacore.client import TopicPartition
 
-from ._admin_common import AdminSurface, Plan
+from ._admin_common import AdminSurface, Plan, names
 
 __all__ = ["ClusterPlans"]
 
@@ -216,7 +216,7 @@ class ClusterPlans(AdminSurface):
             "describe_transactions",
             timeout,
             lambda core, now, ms: core.describe_transactions(
-                transactional_ids, timeout_ms=ms, now=now
+                names(transactional_ids), timeout_ms=ms, now=now
             ),
         )
 
@@ -271,7 +271,7 @@ class ClusterPlans(AdminSurface):
             "describe_user_scram_credentials",
             timeout,
             lambda core, now, ms: core.describe_user_scram_credentials(
-                users, timeout_ms=ms, now=now
+                names(users), timeout_ms=ms, now=now
             ),
         )
 

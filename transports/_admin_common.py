@@ -27,7 +27,9 @@ where they differ from kafkacore's (its ``NewTopic(..., topic_configs=)``,
 ``ConfigResource(..., configs=)``, ``timeout_ms=``); an argument kafkacore
 does not support raises ``TypeError`` naming it. Results are the core's
 typed values (``ItemResults``, dataclasses), not kafka-python's raw
-protocol responses.
+protocol responses. Where a call takes names (topics, group ids), one name
+alone is taken as a list of one: a name is never a collection, so this
+guesses nothing.
 """
 
 from __future__ import annotations
@@ -58,10 +60,12 @@ __all__ = [
     "NewTopic",
     "Plan",
     "dress",
+    "names",
 ]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
+N = TypeVar("N")
 
 #: One core command of a plan: ``(core, now, timeout_ms)`` -> its operation.
 Command = Callable[[AdminCore, float, int | None], Operation[Any]]
@@ -93,6 +97,12 @@ def dress(method: F, builder: Callable[..., Any]) -> F:
         signature = signature.replace(return_annotation=returns[len("Plan[") : -1])
     method.__signature__ = signature  # type: ignore[attr-defined]
     return method
+
+
+def names(value: N) -> N | list[str]:
+    """A lone name as a list of one (``describe_consumer_groups("g")``, as kafka-python's
+    documentation writes it); anything else as given, for the core to check."""
+    return [value] if isinstance(value, str) else value
 
 
 class AdminRouter:

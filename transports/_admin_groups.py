@@ -22,7 +22,7 @@ from kafkacore.admin import (
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import OffsetAndMetadata
 
-from ._admin_common import AdminSurface, Plan
+from ._admin_common import AdminSurface, Plan, names
 
 __all__ = ["GroupPlans"]
 
@@ -102,7 +102,7 @@ class GroupPlans(AdminSurface):
             what,
             timeout,
             lambda core, now, ms: core.describe_consumer_groups(
-                group_ids,
+                names(group_ids),
                 include_authorized_operations=include_authorized_operations,
                 timeout_ms=ms,
                 now=now,
@@ -121,7 +121,7 @@ class GroupPlans(AdminSurface):
             "describe_share_groups",
             timeout,
             lambda core, now, ms: core.describe_share_groups(
-                group_ids,
+                names(group_ids),
                 include_authorized_operations=include_authorized_operations,
                 timeout_ms=ms,
                 now=now,
@@ -142,7 +142,9 @@ class GroupPlans(AdminSurface):
         return self._one(
             what,
             timeout,
-            lambda core, now, ms: core.delete_consumer_groups(group_ids, timeout_ms=ms, now=now),
+            lambda core, now, ms: core.delete_consumer_groups(
+                names(group_ids), timeout_ms=ms, now=now
+            ),
         )
 
     def _delete_share_groups(
@@ -152,7 +154,9 @@ class GroupPlans(AdminSurface):
         return self._one(
             "delete_share_groups",
             timeout,
-            lambda core, now, ms: core.delete_share_groups(group_ids, timeout_ms=ms, now=now),
+            lambda core, now, ms: core.delete_share_groups(
+                names(group_ids), timeout_ms=ms, now=now
+            ),
         )
 
     # -- committed offsets ----------------------------------------------------------------

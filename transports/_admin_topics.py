@@ -27,7 +27,7 @@ from kafkacore.admin import (
 )
 from kafkacore.admin import ConfigResource as CoreConfigResource
 
-from ._admin_common import AdminSurface, Command, ConfigResource, Plan
+from ._admin_common import AdminSurface, Command, ConfigResource, Plan, names
 
 __all__ = ["TopicPlans"]
 
@@ -77,7 +77,7 @@ class TopicPlans(AdminSurface):
         return self._one(
             "delete_topics",
             seconds,
-            lambda core, now, ms: core.delete_topics(topics, timeout_ms=ms, now=now),
+            lambda core, now, ms: core.delete_topics(names(topics), timeout_ms=ms, now=now),
         )
 
     def _create_partitions(
@@ -136,23 +136,23 @@ class TopicPlans(AdminSurface):
         """Describe topics (Metadata): partitions, leaders, replicas, topic ids.
 
         kafka-python's ``describe_topics``: ``topics=None`` describes every
-        (non-internal) topic. Returns ``ItemResults`` of
+        (non-internal) topic, a lone name that one. Returns ``ItemResults`` of
         :class:`~kafkacore.admin.TopicDescription`.
         """
 
         def steps() -> Generator[Command, Any, ItemResults[str, TopicDescription]]:
-            names = topics
-            if names is None:
+            wanted = topics
+            if wanted is None:
                 listed: dict[str, TopicListing] = yield lambda core, now, ms: core.list_topics(
                     timeout_ms=ms, now=now
                 )
-                names = sorted(listed)
-                if not names:
+                wanted = sorted(listed)
+                if not wanted:
                     return ItemResults({})
-            wanted = names
+            asked = names(wanted)
             described: ItemResults[str, TopicDescription] = yield (
                 lambda core, now, ms: core.describe_topics(
-                    wanted,
+                    asked,
                     include_authorized_operations=include_authorized_operations,
                     timeout_ms=ms,
                     now=now,

@@ -222,11 +222,12 @@ def silent_address() -> Iterator[str]:
 
 async def test_a_call_ends_at_its_timeout(flavor: Flavor, silent_address: str) -> None:
     async with open_admin(flavor, silent_address) as admin:
-        for name, args, kwargs in [
+        calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
             ("list_topics", (), {"timeout": 0.4}),
             ("describe_topics", (), {"timeout": 0.4}),  # two steps, one deadline
             ("create_topics", ([NewTopic("never", 1, 1)],), {"timeout_ms": 400}),
-        ]:
+        ]
+        for name, args, kwargs in calls:
             start = time.monotonic()
             with pytest.raises(KafkaTimeoutError, match=r"not done within \d+ ms"):
                 # The core's own deadline ("not done within"), not the idiom's backstop.
@@ -248,3 +249,15 @@ async def test_a_closed_client_refuses_calls(flavor: Flavor, silent_address: str
         await admin.call("close")  # idempotent
         with pytest.raises(LocalProtocolError, match="closed"):
             await admin.call("list_topics")
+
+
+async def test_a_bad_argument_is_refused_in_every_idiom(
+    flavor: Flavor, silent_address: str
+) -> None:
+    async with open_admin(flavor, silent_address) as admin:
+        with pytest.raises(TypeError, match="collection of NewTopic"):
+            await admin.call("create_topics", "t")
+        with pytest.raises(TypeError, match="group_coordinator_id=1 is not supported"):
+            await admin.call("describe_consumer_groups", ["g"], group_coordinator_id=1)
+        with pytest.raises(ValueError, match="not both"):
+            await admin.call("create_partitions", {"t": NewPartitions(2)}, 100, timeout=1.0)
