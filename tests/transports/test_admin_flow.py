@@ -100,8 +100,13 @@ async def test_topics_configs_partitions(flavor: Flavor, kafka_broker: Any) -> N
         again = await admin.call("create_topics", [NewTopic(plain, 1, 1)], timeout=20)
         assert isinstance(again[plain].error, TopicAlreadyExistsError)
 
-        names = await admin.call("list_topics")
-        assert {plain, compact} <= set(names) and names == sorted(names)
+        async def listed() -> bool:
+            # The broker learns of new topics a moment after the controller answered.
+            names = await admin.call("list_topics")
+            assert names == sorted(names)
+            return {plain, compact} <= set(names)
+
+        await eventually(listed, "both topics listed")
         listings = await admin.call("list_topic_listings")
         assert listings[plain].topic_id is not None and not listings[plain].is_internal
         described = await admin.call("describe_topics", [plain, compact])
@@ -117,17 +122,32 @@ async def test_topics_configs_partitions(flavor: Flavor, kafka_broker: Any) -> N
             "incremental_alter_configs", {topic: [AlterConfigOp("retention.ms", "86400000")]}
         )
         assert changed[topic].ok
-        configs = (await admin.call("describe_configs", [topic]))[topic].result()
-        entry = configs["retention.ms"]
-        assert (entry.value, entry.source) == ("86400000", ConfigSource.DYNAMIC_TOPIC_CONFIG)
+
+        # A broker applies config changes when it replays the controller's record,
+        # a moment after the controller answered: read back until they show.
+        async def config_is(resource: Any, name: str, value: str, source: Any = None) -> bool:
+            item = (await admin.call("describe_configs", [resource]))[resource]
+            if not item.ok:
+                return False  # e.g. the broker does not know the new topic yet
+            found = item.result()
+            if isinstance(resource, ConfigResource) and resource.configs is not None:
+                assert list(found) == list(resource.configs), "only the named configs"
+            entry = found[name]
+            return bool(entry.value == value and source in (None, entry.source))
+
+        await eventually(
+            lambda: config_is(topic, "retention.ms", "86400000", ConfigSource.DYNAMIC_TOPIC_CONFIG),
+            "retention.ms set",
+        )
         compat = ConfigResource("topic", plain, configs={"max.message.bytes": "65536"})
         assert (await admin.call("alter_configs", [compat]))[topic].ok
         wanted = ConfigResource(ConfigResourceType.TOPIC, plain, {"max.message.bytes": ""})
-        only = (await admin.call("describe_configs", [wanted]))[wanted].result()
-        assert list(only) == ["max.message.bytes"] and only["max.message.bytes"].value == "65536"
-        compacted = await admin.call("describe_configs", [CoreResource(topic.type, compact)])
-        assert compacted[CoreResource(topic.type, compact)].result()["cleanup.policy"].value == (
-            "compact"
+        await eventually(
+            lambda: config_is(wanted, "max.message.bytes", "65536"), "max.message.bytes set"
+        )
+        compacted = CoreResource(ConfigResourceType.TOPIC, compact)
+        await eventually(
+            lambda: config_is(compacted, "cleanup.policy", "compact"), "created compacted"
         )
 
         grown = await admin.call("create_partitions", {plain: NewPartitions(3)}, timeout_ms=30000)
