@@ -44,6 +44,7 @@ from typing import Any, Generic, TypeVar
 
 from kafkacore.admin import AdminConfig, AdminCore, ConfigResourceType
 from kafkacore.admin import ConfigResource as CoreConfigResource
+from kafkacore.admin import NewPartitions as CoreNewPartitions
 from kafkacore.admin import NewTopic as CoreNewTopic
 from kafkacore.client import ClientConfig
 from kafkacore.errors import KafkaTimeoutError
@@ -57,6 +58,7 @@ __all__ = [
     "AdminSurface",
     "Command",
     "ConfigResource",
+    "NewPartitions",
     "NewTopic",
     "Plan",
     "dress",
@@ -169,6 +171,16 @@ class NewTopic(CoreNewTopic):
     def topic_configs(self) -> Mapping[str, str]:
         """kafka-python's name for ``configs``."""
         return self.configs or {}
+
+
+class NewPartitions(CoreNewPartitions):
+    """Grow a topic: :class:`kafkacore.admin.NewPartitions`, which has kafka-python's
+    shape, ``NewPartitions(total_count, new_assignments=None)``. Pass
+    ``{topic: NewPartitions(total_count)}`` to ``create_partitions``;
+    ``new_assignments`` lists the brokers of each new partition (None: the
+    broker decides)."""
+
+    __slots__ = ()
 
 
 class ConfigResource(CoreConfigResource):

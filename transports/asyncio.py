@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from kafkacore.admin import ConfigResourceType, NewPartitions
+from kafkacore.admin import ConfigResourceType
 from kafkacore.client import KafkaClientCore
 from kafkacore.errors import LocalProtocolError
 
 from ._admin_asyncio import AsyncKafkaAdminClient
-from ._admin_common import ConfigResource, NewTopic
+from ._admin_common import ConfigResource, NewPartitions, NewTopic
 from ._asyncio_driver import AsyncioDriver
 from ._client_async import AsyncClientBase
 from ._common import ClientState

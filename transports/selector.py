@@ -28,11 +28,11 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
-from kafkacore.admin import ConfigResourceType, NewPartitions
+from kafkacore.admin import ConfigResourceType
 from kafkacore.client import ClusterMetadata, KafkaClientCore, RequestHandle, Target
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
-from ._admin_common import ConfigResource, NewTopic
+from ._admin_common import ConfigResource, NewPartitions, NewTopic
 from ._admin_selector import KafkaAdminClient
 from ._client_common import ClientSurface
 from ._common import ClientState, resolve_target

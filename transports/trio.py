@@ -29,11 +29,11 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from kafkacore.admin import ConfigResourceType, NewPartitions
+from kafkacore.admin import ConfigResourceType
 from kafkacore.client import KafkaClientCore
 from kafkacore.errors import LocalProtocolError
 
-from ._admin_common import ConfigResource, NewTopic
+from ._admin_common import ConfigResource, NewPartitions, NewTopic
 from ._admin_trio import TrioKafkaAdminClient
 from ._client_async import AsyncClientBase
 from ._common import ClientState

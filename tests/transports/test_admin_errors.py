@@ -175,6 +175,16 @@ def test_kafka_python_argument_classes_check_themselves() -> None:
     assert {CoreResource(ConfigResourceType.BROKER, "1"): 1}[compat] == 1
 
 
+def test_the_argument_classes_say_what_they_are() -> None:
+    from transports.selector import ConfigResourceType as Exported
+    from transports.selector import NewPartitions as Partitions
+
+    for cls in (NewTopic, Partitions, ConfigResource):
+        assert "kafkacore.admin." in (cls.__doc__ or "") and "kafka-python" in (cls.__doc__ or "")
+    assert Exported is ConfigResourceType  # the core's enum, kafka-python's names and values
+    assert (Exported.TOPIC, Exported.BROKER) == (2, 4)
+
+
 def test_methods_read_as_their_calls() -> None:
     method = KafkaAdminClient.create_topics
     assert method.__name__ == "create_topics" and "CreateTopics" in (method.__doc__ or "")
