@@ -12,7 +12,8 @@ an option added to one of them is routed without anyone editing a list:
 - a :class:`~kafkacore.client.ClientConfig` field sets the client core,
   whatever the user-facing class (a producer and a consumer each own one);
 - a :class:`~kafkacore.consumer.ConsumerConfig` field sets the consumer,
-  a ``PRODUCER_OPTIONS`` name the producer;
+  a ``PRODUCER_OPTIONS`` name the producer, an
+  :class:`~kafkacore.admin.AdminConfig` field the admin client;
 - a name two configs know sets **both**, as Java's single setting does:
   ``metadata_max_age_ms`` ages the client's metadata and times the
   consumer's pattern re-listing; ``retry_backoff_ms`` backs off the
@@ -24,8 +25,9 @@ uses; :attr:`SplitOptions.transport` hands them to the transport.
 Errors, by blame, all at construction: a name the class does not know is a
 ``TypeError`` naming the class and listing what it knows; a bad value is
 the config's own error (``LocalProtocolError`` from the client and consumer
-configs; the producer's ``ValueError`` prefixed with the class name). The
-client config is checked before the consumer's or the producer's.
+configs; the producer's and the admin's ``ValueError`` or ``TypeError``
+prefixed with the class name). The client config is checked before the
+consumer's, the producer's or the admin's.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from kafkacore.admin.config import AdminConfig
 from kafkacore.client.config import ClientConfig
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.producer.config import PRODUCER_OPTIONS, ProducerConfig
@@ -55,6 +58,7 @@ class Target(enum.Enum):
     CLIENT = "client"
     CONSUMER = "consumer"
     PRODUCER = "producer"
+    ADMIN = "admin"
 
 
 class Role(enum.Enum):
@@ -63,6 +67,7 @@ class Role(enum.Enum):
     CLIENT = frozenset({Target.CLIENT})
     CONSUMER = frozenset({Target.CLIENT, Target.CONSUMER})
     PRODUCER = frozenset({Target.CLIENT, Target.PRODUCER})
+    ADMIN = frozenset({Target.CLIENT, Target.ADMIN})
 
 
 def _init_fields(cls: type) -> frozenset[str]:
@@ -74,6 +79,7 @@ _NAMES = {
     Target.CLIENT: _init_fields(ClientConfig) - {"bootstrap_servers"},
     Target.CONSUMER: _init_fields(ConsumerConfig),
     Target.PRODUCER: PRODUCER_OPTIONS,
+    Target.ADMIN: _init_fields(AdminConfig),
 }
 
 #: Option name -> the configs it sets (see the module docstring).
@@ -95,6 +101,7 @@ class SplitOptions:
     client: ClientConfig
     consumer: ConsumerConfig | None = None
     producer: ProducerConfig | None = None
+    admin: AdminConfig | None = None
 
     @property
     def transport(self) -> Mapping[str, Any]:
@@ -120,7 +127,7 @@ def split_options(
         for target in targets:
             wanted[target][name] = value
     client = ClientConfig(bootstrap_servers=bootstrap_servers, **wanted[Target.CLIENT])
-    consumer = producer = None
+    consumer = producer = admin = None
     if Target.CONSUMER in wanted:
         consumer = ConsumerConfig(**wanted[Target.CONSUMER])
     if Target.PRODUCER in wanted:
@@ -129,4 +136,9 @@ def split_options(
             producer = ProducerConfig(client=wanted[Target.CLIENT], **wanted[Target.PRODUCER])
         except ValueError as exc:
             raise ValueError(f"{owner}: {exc}") from None
-    return SplitOptions(client=client, consumer=consumer, producer=producer)
+    if Target.ADMIN in wanted:
+        try:
+            admin = AdminConfig(**wanted[Target.ADMIN])
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{owner}: {exc}") from None
+    return SplitOptions(client=client, consumer=consumer, producer=producer, admin=admin)

@@ -6,6 +6,9 @@ Each offers the same client surface in its own idiom (see ``docs/transports.md``
 - :class:`transports.asyncio.AsyncKafkaClient`: awaitables on asyncio;
 - :class:`transports.trio.TrioKafkaClient`: awaitables on trio.
 
+Each module also has its admin client (``KafkaAdminClient``,
+``AsyncKafkaAdminClient``, ``TrioKafkaAdminClient``; ``docs/admin.md``).
+
 Each module also has its producer and consumer (``KafkaProducer``,
 ``AsyncKafkaProducer``, ``TrioKafkaProducer``; ``KafkaConsumer``,
 ``AsyncKafkaConsumer``, ``TrioKafkaConsumer``). ``kerberos_mechanism_factory``
@@ -21,17 +24,30 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from transports._gssapi import kerberos_mechanism_factory
-    from transports.asyncio import AsyncKafkaClient, AsyncKafkaConsumer, AsyncKafkaProducer
-    from transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
-    from transports.trio import TrioKafkaClient, TrioKafkaConsumer, TrioKafkaProducer
+    from transports.asyncio import (
+        AsyncKafkaAdminClient,
+        AsyncKafkaClient,
+        AsyncKafkaConsumer,
+        AsyncKafkaProducer,
+    )
+    from transports.selector import KafkaAdminClient, KafkaClient, KafkaConsumer, KafkaProducer
+    from transports.trio import (
+        TrioKafkaAdminClient,
+        TrioKafkaClient,
+        TrioKafkaConsumer,
+        TrioKafkaProducer,
+    )
 
 __all__ = [
+    "AsyncKafkaAdminClient",
     "AsyncKafkaClient",
     "AsyncKafkaConsumer",
     "AsyncKafkaProducer",
+    "KafkaAdminClient",
     "KafkaClient",
     "KafkaConsumer",
     "KafkaProducer",
+    "TrioKafkaAdminClient",
     "TrioKafkaClient",
     "TrioKafkaConsumer",
     "TrioKafkaProducer",
@@ -39,6 +55,9 @@ __all__ = [
 ]
 
 _WHERE = {
+    "KafkaAdminClient": "transports.selector",
+    "AsyncKafkaAdminClient": "transports.asyncio",
+    "TrioKafkaAdminClient": "transports.trio",
     "KafkaClient": "transports.selector",
     "KafkaProducer": "transports.selector",
     "KafkaConsumer": "transports.selector",

@@ -26,16 +26,29 @@ from __future__ import annotations
 
 from types import TracebackType
 
+from kafkacore.admin import ConfigResourceType
 from kafkacore.client import KafkaClientCore
 from kafkacore.errors import LocalProtocolError
 
+from ._admin_asyncio import AsyncKafkaAdminClient
+from ._admin_common import ConfigResource, NewPartitions, NewTopic
 from ._asyncio_driver import AsyncioDriver
 from ._client_async import AsyncClientBase
 from ._common import ClientState
 from ._consumer_asyncio import AsyncKafkaConsumer
 from ._producer_asyncio import AsyncKafkaProducer
 
-__all__ = ["AsyncKafkaClient", "AsyncKafkaConsumer", "AsyncKafkaProducer", "ClientState"]
+__all__ = [
+    "AsyncKafkaAdminClient",
+    "AsyncKafkaClient",
+    "AsyncKafkaConsumer",
+    "AsyncKafkaProducer",
+    "ClientState",
+    "ConfigResource",
+    "ConfigResourceType",
+    "NewPartitions",
+    "NewTopic",
+]
 
 
 class AsyncKafkaClient(AsyncClientBase):

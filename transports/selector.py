@@ -28,16 +28,29 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
+from kafkacore.admin import ConfigResourceType
 from kafkacore.client import ClusterMetadata, KafkaClientCore, RequestHandle, Target
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
+from ._admin_common import ConfigResource, NewPartitions, NewTopic
+from ._admin_selector import KafkaAdminClient
 from ._client_common import ClientSurface
 from ._common import ClientState, resolve_target
 from ._consumer_selector import KafkaConsumer
 from ._producer_selector import KafkaProducer
 from ._selector_driver import Delivery, LoopThread, failer
 
-__all__ = ["ClientState", "KafkaClient", "KafkaConsumer", "KafkaProducer"]
+__all__ = [
+    "ClientState",
+    "ConfigResource",
+    "ConfigResourceType",
+    "KafkaAdminClient",
+    "KafkaClient",
+    "KafkaConsumer",
+    "KafkaProducer",
+    "NewPartitions",
+    "NewTopic",
+]
 
 T = TypeVar("T")
 

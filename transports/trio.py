@@ -29,16 +29,29 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from kafkacore.admin import ConfigResourceType
 from kafkacore.client import KafkaClientCore
 from kafkacore.errors import LocalProtocolError
 
+from ._admin_common import ConfigResource, NewPartitions, NewTopic
+from ._admin_trio import TrioKafkaAdminClient
 from ._client_async import AsyncClientBase
 from ._common import ClientState
 from ._consumer_trio import TrioKafkaConsumer
 from ._producer_trio import TrioKafkaProducer
 from ._trio_driver import TrioDriver
 
-__all__ = ["ClientState", "TrioKafkaClient", "TrioKafkaConsumer", "TrioKafkaProducer"]
+__all__ = [
+    "ClientState",
+    "ConfigResource",
+    "ConfigResourceType",
+    "NewPartitions",
+    "NewTopic",
+    "TrioKafkaAdminClient",
+    "TrioKafkaClient",
+    "TrioKafkaConsumer",
+    "TrioKafkaProducer",
+]
 
 
 class TrioKafkaClient(AsyncClientBase):
