@@ -154,9 +154,21 @@ class KafkaProducer(ProducerSurface):
         timestamp: int | None = None,
     ) -> concurrent.futures.Future[RecordMetadata]:
         """Queue one record; the future resolves to its RecordMetadata (or its error)."""
-        k, v, h = self._prepare(value, key, headers)
+        # Inlined fast path of _prepare (this runs once per record): plain
+        # bytes and no headers need no conversion or check.
+        if (
+            type(value) is bytes
+            and (key is None or type(key) is bytes)
+            and not headers
+            and self._value_serializer is None
+        ):
+            k: bytes | None = key
+            v: bytes | None = value
+            h: list[tuple[str, bytes | None]] | None = None
+        else:
+            k, v, h = self._prepare(value, key, headers)
         fut = Delivery()
-        ts = now_ms() if timestamp is None else timestamp
+        ts = time.time_ns() // 1_000_000 if timestamp is None else timestamp  # as now_ms()
         self._submit((topic, v, k, h, partition, ts, fut))
         return fut
 
@@ -189,9 +201,11 @@ class KafkaProducer(ProducerSurface):
         with self._cond:
             if self._state is ProducerState.CLOSED:
                 raise ProducerClosedError("KafkaProducer: closed; make a new producer")
-            refused = self._loop.refusal()  # the loop thread died (a bug)
-            if refused is not None:
-                raise refused
+            loop = self._loop
+            if loop.crashed is not None or loop.io.closed:  # (refusal() is not None)
+                refused = loop.refusal()  # the loop thread died (a bug), or stopped
+                if refused is not None:
+                    raise refused
             if self._full or len(self._handoff) >= _HANDOFF_LIMIT:
                 self._wait_for_room()
             self._handoff.append(item)
