@@ -38,6 +38,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 
 from kafkacore.client import KafkaClientCore
+from kafkacore.errors import RequestCancelled
 from kafkacore.protocol.enums import CoordinatorType
 
 __all__ = [
@@ -139,6 +140,10 @@ class ClientLog:
 
     @staticmethod
     def _level(name: str, fields: Mapping[str, object]) -> int:
+        if isinstance(fields.get("error"), RequestCancelled):
+            # Our own close or cancel, not a fault: a normal shutdown with a
+            # refresh in flight must not log a warning.
+            return logging.DEBUG
         if name == "connection_state":
             if fields.get("error") is not None:
                 return logging.WARNING

@@ -299,3 +299,23 @@ def test_client_log_has_a_line_for_every_trace_the_core_emits(
     # Every line was formatted on purpose (the fallback is "name key=value").
     assert not any(line.split(" ", 2)[1] in expected for line in lines), lines
     assert not any("wrong-pw-77" in line for line in lines)
+
+
+def test_a_refresh_cancelled_by_our_own_close_is_not_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from kafkacore.errors import KafkaConnectionError, RequestCancelled
+    from transports._log import ClientLog
+
+    caplog.set_level(logging.DEBUG, logger="kafkacore")
+    log = ClientLog(client_id="t")
+    log(
+        "metadata_failed",
+        {"attempts": 1, "retry_in_ms": 100, "error": RequestCancelled("client shut down")},
+    )
+    log(
+        "metadata_failed",
+        {"attempts": 2, "retry_in_ms": 100, "error": KafkaConnectionError("reset")},
+    )
+    levels = [(r.levelno, "shut down" in r.getMessage()) for r in caplog.records]
+    assert levels == [(logging.DEBUG, True), (logging.WARNING, False)]
