@@ -52,6 +52,13 @@ def _parser() -> argparse.ArgumentParser:
         "stall=0.05,drop=0.05 (default: none, a pass-through)",
     )
     start.add_argument("--seed", type=int, default=0, help="with --proxy: the faults' seed")
+    start.add_argument(
+        "--port",
+        type=int,
+        default=9092,
+        help="the first node's PLAINTEXT port (default 9092, the address the docs' examples "
+        "use; 0: any free port)",
+    )
     start.add_argument("--authorizer", action="store_true", help="enable StandardAuthorizer")
     start.add_argument("--profile", choices=[p.value for p in Profile], default=Profile.TEST.value)
     start.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -108,6 +115,7 @@ def _start(args: argparse.Namespace) -> int:
         profile=Profile(args.profile),
         keep_workdir=args.keep,
         proxy=args.proxy,
+        port=args.port or None,
     )
     with kafka:
         for i, proxy in enumerate(kafka.proxies):

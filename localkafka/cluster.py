@@ -30,6 +30,7 @@ direct (for setup and for reading back what the brokers really hold).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import shutil
 import subprocess
@@ -253,6 +254,7 @@ class LocalKafka:
         start_timeout: float = 120.0,
         kerberos: LocalKdc | None = None,
         proxy: bool = False,
+        port: int | None = None,
     ) -> None:
         if size < 1:
             raise ValueError(f"LocalKafka: size must be >= 1, got {size}")
@@ -262,6 +264,11 @@ class LocalKafka:
                 f"LocalKafka: listeners must include PLAINTEXT and be among "
                 f"{config.ALL_LISTENERS}, got {list(listeners)}"
             )
+        if port is not None and not 0 < port < 65536:
+            raise ValueError(f"LocalKafka: port must be in 1..65535 (or None for any), got {port}")
+        #: The first node's PLAINTEXT port when fixed (``localkafka start`` binds
+        #: 9092, the address the docs' examples use); None: any free port.
+        self.fixed_port = port
         self.size = size
         self.listener_names = tuple(n for n in config.ALL_LISTENERS if n in listeners)
         # What each node binds: the asked-for listeners, plus PROXIED behind the proxies.
@@ -446,6 +453,12 @@ class LocalKafka:
                         {config.PROXIED_LISTENER: self.proxies[i].port} if self.proxies else {}
                     ),
                 )
+            )
+        if self.fixed_port is not None:
+            config.require_free_port(self.fixed_port)
+            layouts[0] = dataclasses.replace(
+                layouts[0],
+                listener_ports={**layouts[0].listener_ports, "PLAINTEXT": self.fixed_port},
             )
         for proxy, lay in zip(self.proxies, layouts, strict=False):
             proxy.upstream = ("127.0.0.1", lay.listener_ports[config.PROXIED_LISTENER])

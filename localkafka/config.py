@@ -39,6 +39,7 @@ __all__ = [
     "new_cluster_id",
     "render_log4j",
     "render_properties",
+    "require_free_port",
     "scram_format_args",
 ]
 
@@ -107,6 +108,19 @@ def new_cluster_id() -> str:
         cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         if not cid.startswith("-"):  # Kafka's Uuid never starts with '-'
             return cid
+
+
+def require_free_port(port: int) -> None:
+    """Raise OSError naming ``port`` and the way out when it cannot be bound."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise OSError(
+                exc.errno,
+                f"localkafka: 127.0.0.1:{port} is in use (another Kafka?); stop it, or pick "
+                "another port (localkafka start --port N, or --port 0 for any free one)",
+            ) from exc
 
 
 def free_ports(n: int) -> list[int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkacore.testing import LocalKafka, StartError, wire
+from kafkacore.testing import LocalKafka, StartError, config, wire
 from kafkacore.testing.process import OWNER_FLAG, ManagedProcess, owner_tag, reap_stale
 
 SLEEPER = "import time; print('ready', flush=True); time.sleep(600)"
@@ -190,8 +191,10 @@ def test_every_tagged_process_of_ours_is_registered(kafka_broker: LocalKafka) ->
 
 
 def test_cli_start_serves_until_sigterm_then_leaves_nothing() -> None:
+    # --port: a fixed PLAINTEXT port (the default, 9092, may be taken on a test machine).
+    (fixed,) = config.free_ports(1)
     cli = subprocess.Popen(
-        [sys.executable, "-m", "kafkacore.testing", "start"],
+        [sys.executable, "-m", "kafkacore.testing", "start", "--port", str(fixed)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -206,11 +209,28 @@ def test_cli_start_serves_until_sigterm_then_leaves_nothing() -> None:
     bootstrap = next(ln.split(": ", 1)[1].strip() for ln in lines if "(PLAINTEXT)" in ln)
     node_pid = int(next(ln for ln in lines if ln.startswith("node 1:")).split()[3].rstrip(","))
     host, _, port = bootstrap.rpartition(":")
+    assert int(port) == fixed, text
     assert any(v.api_key == 18 for v in wire.api_versions(host, int(port))), text
     cli.send_signal(signal.SIGTERM)
     assert cli.wait(60) == 0
     assert "localkafka: stopping" in cli.stdout.read()
     wait_gone(node_pid)
+
+
+def test_a_fixed_port_in_use_is_named_before_any_jvm_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        kafka = LocalKafka(port=port, workdir=tmp_path / "w")
+        with pytest.raises(OSError, match=f"127.0.0.1:{port} is in use.*--port 0"):
+            kafka.start()
+    assert kafka.nodes == [] or all(n.pid is None for n in kafka.nodes)
+
+
+def test_a_port_out_of_range_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"port must be in 1\.\.65535"):
+        LocalKafka(port=70000)
 
 
 def test_workdirs_of_dead_owners_are_removed(tmp_path: Path) -> None:
