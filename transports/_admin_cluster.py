@@ -11,8 +11,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from kafkacore.admin import (
     AbortTransactionSpec,
-    AclBinding,
-    AclBindingFilter,
     ClientQuotaEntity,
     ClientQuotaFilter,
     DeletedRecords,
@@ -32,12 +30,13 @@ from kafkacore.admin import (
 )
 from kafkacore.client import TopicPartition
 
-from ._admin_common import AdminSurface, Plan, names
+from ._admin_acls import AclPlans
+from ._admin_common import Plan, names
 
 __all__ = ["ClusterPlans"]
 
 
-class ClusterPlans(AdminSurface):
+class ClusterPlans(AclPlans):
     """Partitions' records and leaders, log dirs, transactions, quotas, SCRAM, ACLs."""
 
     # -- records -----------------------------------------------------------------------
@@ -288,35 +287,4 @@ class ClusterPlans(AdminSurface):
             lambda core, now, ms: core.alter_user_scram_credentials(
                 alterations, timeout_ms=ms, now=now
             ),
-        )
-
-    # -- ACLs ----------------------------------------------------------------------------
-    def _describe_acls(
-        self, acl_filter: AclBindingFilter | None = None, *, timeout: float | None = None
-    ) -> Plan[tuple[AclBinding, ...]]:
-        """ACL bindings matching ``acl_filter`` (None: all) (DescribeAcls)."""
-        return self._one(
-            "describe_acls",
-            timeout,
-            lambda core, now, ms: core.describe_acls(acl_filter, timeout_ms=ms, now=now),
-        )
-
-    def _create_acls(
-        self, acls: Iterable[AclBinding], *, timeout: float | None = None
-    ) -> Plan[ItemResults[AclBinding, None]]:
-        """Create ACL bindings (CreateAcls); ``ItemResults`` per binding."""
-        return self._one(
-            "create_acls",
-            timeout,
-            lambda core, now, ms: core.create_acls(acls, timeout_ms=ms, now=now),
-        )
-
-    def _delete_acls(
-        self, filters: Iterable[AclBindingFilter], *, timeout: float | None = None
-    ) -> Plan[ItemResults[AclBindingFilter, tuple[AclBinding, ...]]]:
-        """Delete the ACL bindings each filter matches (DeleteAcls); the deleted bindings."""
-        return self._one(
-            "delete_acls",
-            timeout,
-            lambda core, now, ms: core.delete_acls(filters, timeout_ms=ms, now=now),
         )

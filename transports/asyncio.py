@@ -30,6 +30,17 @@ from kafkacore.admin import ConfigResourceType
 from kafkacore.client import KafkaClientCore
 from kafkacore.errors import LocalProtocolError
 
+from ._admin_acls import (
+    ACL,
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    NoError,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+)
 from ._admin_asyncio import AsyncKafkaAdminClient
 from ._admin_common import ConfigResource, NewPartitions, NewTopic
 from ._asyncio_driver import AsyncioDriver
@@ -39,6 +50,11 @@ from ._consumer_asyncio import AsyncKafkaConsumer
 from ._producer_asyncio import AsyncKafkaProducer
 
 __all__ = [
+    "ACL",
+    "ACLFilter",
+    "ACLOperation",
+    "ACLPermissionType",
+    "ACLResourcePatternType",
     "AsyncKafkaAdminClient",
     "AsyncKafkaClient",
     "AsyncKafkaConsumer",
@@ -48,6 +64,10 @@ __all__ = [
     "ConfigResourceType",
     "NewPartitions",
     "NewTopic",
+    "NoError",
+    "ResourcePattern",
+    "ResourcePatternFilter",
+    "ResourceType",
 ]
 
 

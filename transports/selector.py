@@ -32,6 +32,17 @@ from kafkacore.admin import ConfigResourceType
 from kafkacore.client import ClusterMetadata, KafkaClientCore, RequestHandle, Target
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
+from ._admin_acls import (
+    ACL,
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    NoError,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+)
 from ._admin_common import ConfigResource, NewPartitions, NewTopic
 from ._admin_selector import KafkaAdminClient
 from ._client_common import ClientSurface
@@ -41,6 +52,11 @@ from ._producer_selector import KafkaProducer
 from ._selector_driver import Delivery, LoopThread, failer
 
 __all__ = [
+    "ACL",
+    "ACLFilter",
+    "ACLOperation",
+    "ACLPermissionType",
+    "ACLResourcePatternType",
     "ClientState",
     "ConfigResource",
     "ConfigResourceType",
@@ -50,6 +66,10 @@ __all__ = [
     "KafkaProducer",
     "NewPartitions",
     "NewTopic",
+    "NoError",
+    "ResourcePattern",
+    "ResourcePatternFilter",
+    "ResourceType",
 ]
 
 T = TypeVar("T")

@@ -33,6 +33,17 @@ from kafkacore.admin import ConfigResourceType
 from kafkacore.client import KafkaClientCore
 from kafkacore.errors import LocalProtocolError
 
+from ._admin_acls import (
+    ACL,
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    NoError,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+)
 from ._admin_common import ConfigResource, NewPartitions, NewTopic
 from ._admin_trio import TrioKafkaAdminClient
 from ._client_async import AsyncClientBase
@@ -42,11 +53,20 @@ from ._producer_trio import TrioKafkaProducer
 from ._trio_driver import TrioDriver
 
 __all__ = [
+    "ACL",
+    "ACLFilter",
+    "ACLOperation",
+    "ACLPermissionType",
+    "ACLResourcePatternType",
     "ClientState",
     "ConfigResource",
     "ConfigResourceType",
     "NewPartitions",
     "NewTopic",
+    "NoError",
+    "ResourcePattern",
+    "ResourcePatternFilter",
+    "ResourceType",
     "TrioKafkaAdminClient",
     "TrioKafkaClient",
     "TrioKafkaConsumer",
