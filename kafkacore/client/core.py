@@ -672,8 +672,11 @@ class KafkaClientCore(ClientQueries):
         telemetry = self.telemetry
         if telemetry is None or not telemetry.active or self._auth_error is not None:
             return
-        usable = self._pool.any_ready()
-        request = telemetry.poll(now, usable=usable, metrics=self._out.counters.snapshot)
+        versions = self._pool.api_versions(None)  # the latest broker's, None before any
+        offered = versions is not None and ApiKey.GET_TELEMETRY_SUBSCRIPTIONS in versions
+        request = telemetry.poll(
+            now, usable=self._pool.any_ready(), metrics=self._out.counters.snapshot, offered=offered
+        )
         if request is not None:
             on_done = telemetry.completion(request)
             self._requests.enqueue(

@@ -78,6 +78,7 @@ DEFAULT_PUSH_INTERVAL_MS: Final = 300_000
 FIRST_PUSH_JITTER: Final = (0.5, 1.5)
 _BACKOFF_JITTER: Final = 0.2
 _ZERO_UUID: Final = uuid.UUID(int=0)
+_NOT_OFFERED: Final = "the broker does not offer client telemetry"
 
 TelemetryRequest = GetTelemetrySubscriptionsRequest | PushTelemetryRequest
 Trace = Callable[..., None]
@@ -97,7 +98,7 @@ class TelemetryState(Enum):
 
 _S = TelemetryState
 TRANSITIONS: Mapping[TelemetryState, frozenset[TelemetryState]] = {
-    _S.SUBSCRIPTION_NEEDED: frozenset({_S.SUBSCRIPTION_IN_PROGRESS, _S.TERMINATED}),
+    _S.SUBSCRIPTION_NEEDED: frozenset({_S.SUBSCRIPTION_IN_PROGRESS, _S.TERMINATED, _S.DISABLED}),
     _S.SUBSCRIPTION_IN_PROGRESS: frozenset(
         {_S.SUBSCRIPTION_NEEDED, _S.PUSH_NEEDED, _S.TERMINATED, _S.DISABLED}
     ),
@@ -200,9 +201,19 @@ class TelemetryMachine:
 
     # ----------------------------------------------------------------- commands
     def poll(
-        self, now: float, *, usable: bool, metrics: Callable[[], ClientMetrics]
+        self,
+        now: float,
+        *,
+        usable: bool,
+        metrics: Callable[[], ClientMetrics],
+        offered: bool = True,
     ) -> TelemetryRequest | None:
-        """The request to send now (any broker), or None; ``metrics`` is read for a push."""
+        """The request to send now (any broker), or None; ``metrics`` is read for a push.
+
+        ``offered``: whether the brokers' ApiVersions list GetTelemetrySubscriptions
+        (a broker without a telemetry plugin does not); if not, the machine stops
+        without sending anything.
+        """
         key = _WAITS.get(self.state)
         if key is None:
             return None
@@ -215,6 +226,13 @@ class TelemetryMachine:
                 self._goto(TelemetryState.TERMINATED)  # nothing to say goodbye on
             return None
         if self.state is TelemetryState.SUBSCRIPTION_NEEDED:
+            if not offered:
+                error = NoCommonVersionError(
+                    "GetTelemetrySubscriptions: the broker does not offer this API"
+                    " (no client telemetry plugin)"
+                )
+                self._disable(error, _NOT_OFFERED)
+                return None
             self._goto(TelemetryState.SUBSCRIPTION_IN_PROGRESS)
             request: TelemetryRequest | None = GetTelemetrySubscriptionsRequest(
                 client_instance_id=self.client_instance_id or _ZERO_UUID
@@ -349,7 +367,7 @@ class TelemetryMachine:
     ) -> None:
         if error is not None:
             if isinstance(error, NoCommonVersionError):
-                self._disable(error, "the broker does not offer client telemetry")
+                self._disable(error, _NOT_OFFERED)
             else:
                 self._retry_later(error, now)
             return

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 
+from kafkacore.errors import NoCommonVersionError
 from kafkacore.protocol.enums import ApiKey
 from kafkacore.telemetry import TelemetryState
 from kafkacore.testing import LocalKafka
@@ -181,8 +182,10 @@ def test_a_broker_without_plugin_sees_no_telemetry_request(kafka_broker: LocalKa
         _wait("telemetry to give up", settled, timeout=30)
         sent = client.run_on_loop(lambda core: dict(core.metrics().requests_by_api))
         versions = client.run_on_loop(lambda core: core.get_api_versions())
-    # Kafka 4.3.1 without a plugin does not offer the APIs: kafkacore tries
-    # once, locally, and nothing reaches the wire.
+        why = client.run_on_loop(lambda core: core.telemetry and core.telemetry.last_error)
+    # Kafka 4.3.1 without a plugin does not offer the APIs: kafkacore reads
+    # that in ApiVersions and stops; nothing reaches the wire.
+    assert isinstance(why, NoCommonVersionError)
     assert versions is not None and ApiKey.GET_TELEMETRY_SUBSCRIPTIONS not in versions
     assert ApiKey.GET_TELEMETRY_SUBSCRIPTIONS not in sent
     assert ApiKey.PUSH_TELEMETRY not in sent

@@ -88,8 +88,11 @@ def test_broker_without_plugin_costs_no_telemetry_request() -> None:
     assert _sent(broker, ApiKey.PUSH_TELEMETRY) == []
     telemetry = core.telemetry
     assert telemetry is not None
-    assert telemetry.state is TelemetryState.DISABLED  # one attempt, refused locally
+    assert telemetry.state is TelemetryState.DISABLED  # decided from ApiVersions
     assert telemetry.next_deadline() is None
+    metrics = core.metrics()
+    assert metrics.requests_failed == 0  # not even a local attempt
+    assert ApiKey.GET_TELEMETRY_SUBSCRIPTIONS not in metrics.requests_by_api
     # Nothing of it reached the user layer.
     assert not [e for e in pump.events if isinstance(e, RequestCompleted)]
 

@@ -453,3 +453,13 @@ def test_trace_hook_sees_every_state_change() -> None:
     assert [f["state"] for _, f in seen] == ["subscription_in_progress", "disabled"]
     assert seen[-1][1]["why"] == "the broker does not offer client telemetry"
     assert all(name == "telemetry" for name, _ in seen)
+
+
+def test_api_not_in_api_versions_disables_without_a_request() -> None:
+    m = machine()
+    assert m.poll(0.0, usable=False, metrics=snapshot, offered=False) is None
+    assert m.state is S.SUBSCRIPTION_NEEDED  # no connection yet: no verdict yet
+    assert m.poll(0.0, usable=True, metrics=snapshot, offered=False) is None
+    assert m.state is S.DISABLED
+    assert isinstance(m.last_error, NoCommonVersionError)
+    assert "no client telemetry plugin" in str(m.last_error)
