@@ -200,6 +200,11 @@ class ClientConfig:
     #: answer it in time is a failed connection, retried with backoff.
     api_version_auto_timeout_ms: int = 2000
     metric_group_prefix: str = ""
+    #: KIP-714 client telemetry (Java ``enable.metrics.push``, on by default):
+    #: a broker with a telemetry plugin receives the client's metrics at the
+    #: interval it asks for (kafkacore.telemetry). A broker without one does
+    #: not offer the APIs and costs nothing.
+    enable_metrics_push: bool = True
 
     sasl_mechanism: str | None = None
     sasl_plain_username: str | None = None

@@ -123,6 +123,7 @@ from kafkacore.errors import (
     RequestCancelled,
 )
 from kafkacore.protocol.enums import ApiKey
+from kafkacore.telemetry.machine import TelemetryMachine
 
 if TYPE_CHECKING:
     from kafkacore.protocol._base import Request, Response
@@ -191,6 +192,18 @@ class KafkaClientCore(ClientQueries):
         self._wake_at: float | None = None
         self._closed = False
         self._heal_due = False
+        #: KIP-714 client telemetry (None when ``enable_metrics_push`` is off).
+        self.telemetry: TelemetryMachine | None = None
+        if cfg.enable_metrics_push:
+            self.telemetry = TelemetryMachine(
+                rng=rng,
+                now=now,
+                client_id=cfg.client_id,
+                version=cfg.client_software_version,
+                retry_backoff_ms=cfg.retry_backoff_ms,
+                retry_backoff_max_ms=cfg.retry_backoff_max_ms,
+                trace=self._out.trace,
+            )
         self._step(now)
 
     @property
@@ -338,6 +351,8 @@ class KafkaClientCore(ClientQueries):
         """Close everything and cancel every request; the core is unusable afterwards."""
         if self._closed:
             return
+        if self.telemetry is not None:
+            self._push_terminating(self.telemetry, now)
         self._closed = True
         for slot in list(self._pool.slots.values()):
             if slot.conn is not None:
@@ -448,6 +463,7 @@ class KafkaClientCore(ClientQueries):
                 break
             self._maybe_refresh_metadata(now)
             self._maybe_lookup_coordinators(now)
+            self._maybe_send_telemetry(now)
             self._dispatch(now)
             if not self._pool.dirty() and not self._lookups_due(now):
                 break
@@ -651,6 +667,33 @@ class KafkaClientCore(ClientQueries):
 
         return done
 
+    def _maybe_send_telemetry(self, now: float) -> None:
+        """KIP-714: the telemetry machine's request, if one is due, to any broker."""
+        telemetry = self.telemetry
+        if telemetry is None or not telemetry.active or self._auth_error is not None:
+            return
+        versions = self._pool.api_versions(None)  # the latest broker's, None before any
+        offered = versions is not None and ApiKey.GET_TELEMETRY_SUBSCRIPTIONS in versions
+        request = telemetry.poll(
+            now, usable=self._pool.any_ready(), metrics=self._out.counters.snapshot, offered=offered
+        )
+        if request is not None:
+            on_done = telemetry.completion(request)
+            self._requests.enqueue(
+                request, request.API_KEY, AnyNode(), DEFAULT_LANE, now, on_done=on_done
+            )
+
+    def _push_terminating(self, telemetry: TelemetryMachine, now: float) -> None:
+        """KIP-714: a last push marked terminating, written before the connections
+        close (best effort: a transport may drop bytes it had not sent yet)."""
+        telemetry.initiate_close(now)
+        if telemetry.active:
+            # Nothing else may reach the wire now: what waits fails first.
+            self._requests.fail_queued(RequestCancelled("client shut down"), now)
+            self._maybe_send_telemetry(now)
+            self._dispatch(now)
+            self._drain_connections(now)
+
     # ----------------------------------------------------------------- dispatch
     def _dispatch(self, now: float) -> None:
         if not self._requests.queue:
@@ -681,6 +724,9 @@ class KafkaClientCore(ClientQueries):
         lookup_at = self._coordinators.next_deadline(now)
         if lookup_at is not None:
             times.append(lookup_at)
+        telemetry_at = None if self.telemetry is None else self.telemetry.next_deadline()
+        if telemetry_at is not None and not self._closed:
+            times.append(telemetry_at)
         return min(times) if times else None
 
 

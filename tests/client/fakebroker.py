@@ -19,6 +19,7 @@ from kafkacore.client.driver import CloseConnection, OpenConnection, WriteData
 from kafkacore.protocol import framing
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.api import APIS
+from kafkacore.protocol.enums import ApiKey
 from kafkacore.protocol.messages.api_versions_response import ApiVersion
 from kafkacore.protocol.messages.find_coordinator_response import Coordinator
 from kafkacore.protocol.messages.metadata_response import (
@@ -27,6 +28,9 @@ from kafkacore.protocol.messages.metadata_response import (
     MetadataResponseTopic,
 )
 from tests.client.scram_server import ScramServer
+
+#: GetTelemetrySubscriptions and PushTelemetry: offered only with a plugin.
+TELEMETRY_APIS = frozenset({ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY})
 
 Handler = Callable[["FakeBroker", Any, int, dict[str, Any]], Any]
 
@@ -67,8 +71,12 @@ class Cluster:
         #: Metadata's top-level error code (v13+, e.g. REBOOTSTRAP_REQUIRED, KIP-1102).
         self.error_code = 0
         self.coordinators: dict[tuple[int, str], int] = {}
+        # Like a Kafka broker without a client-telemetry plugin, the fake does
+        # not offer KIP-714's APIs (tests/telemetry adds them where it wants them).
         self.api_ranges: dict[int, tuple[int, int]] = {
-            key: (info.min_version, info.max_version) for key, info in APIS.items()
+            key: (info.min_version, info.max_version)
+            for key, info in APIS.items()
+            if key not in TELEMETRY_APIS
         }
 
     def metadata(self, request: Any) -> Any:

@@ -43,6 +43,7 @@ from typing import Any
 from kafkacore.protocol import framing
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.api import APIS
+from kafkacore.protocol.enums import ApiKey
 from kafkacore.protocol.messages.api_versions_response import ApiVersion
 from kafkacore.protocol.messages.fetch_response import FetchableTopicResponse, PartitionData
 from kafkacore.protocol.messages.find_coordinator_response import Coordinator
@@ -319,6 +320,8 @@ class WireBroker:
             api_keys=[
                 ApiVersion(api_key=k, min_version=info.min_version, max_version=info.max_version)
                 for k, info in sorted(APIS.items())
+                # As a broker without a client-telemetry plugin (KIP-714).
+                if k not in (ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY)
             ]
         )
 

@@ -1,0 +1,221 @@
+"""KIP-714 against a real Kafka 4.3.1 broker.
+
+A broker-side telemetry plugin (``java/FileTelemetryReporter.java``, a
+MetricsReporter implementing ClientTelemetry, compiled here from the Maven
+jars as the Kerberos helper is) writes every payload it receives to a
+file; kafkacore's producer and consumer run on that broker with a client
+metrics subscription, and the files must decode as OTLP ``MetricsData``
+carrying the metric names kafkacore promises. The default broker (no
+plugin) must see no telemetry request at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.metrics.v1 import metrics_pb2
+
+from kafkacore.errors import NoCommonVersionError
+from kafkacore.protocol.enums import ApiKey
+from kafkacore.telemetry import TelemetryState
+from kafkacore.testing import LocalKafka
+from kafkacore.transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
+
+pytestmark = [pytest.mark.broker, pytest.mark.java]
+
+_SOURCE = Path(__file__).with_name("java") / "FileTelemetryReporter.java"
+_PLUGIN = "FileTelemetryReporter"
+_INTERVAL_MS = 1000
+
+
+def _plugin_classes(libs: Path) -> Path:
+    """Compile the plugin once per source version, beside the cached Kafka jars."""
+    digest = hashlib.sha256(_SOURCE.read_bytes()).hexdigest()[:16]
+    classes = libs.parent / f"telemetry-plugin-{digest}"
+    if (classes / f"{_PLUGIN}.class").is_file():
+        return classes
+    javac = shutil.which("javac")
+    assert javac is not None, "javac (a JDK 17+) builds the telemetry plugin"
+    fresh = Path(tempfile.mkdtemp(prefix="telemetry-plugin-new-", dir=libs.parent))
+    try:
+        proc = subprocess.run(
+            [javac, "-nowarn", "-d", str(fresh), "-cp", str(libs / "*"), str(_SOURCE)],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, f"javac failed on {_SOURCE}:\n{proc.stderr[-2000:]}"
+        with contextlib.suppress(OSError):  # another process compiled it meanwhile
+            fresh.rename(classes)
+    finally:
+        if fresh.exists():
+            shutil.rmtree(fresh, ignore_errors=True)
+    return classes
+
+
+class _PluginKafka(LocalKafka):
+    """LocalKafka with the plugin's class directory on the broker's classpath."""
+
+    def __init__(self, plugin: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._plugin = plugin
+
+    @property
+    def classpath(self) -> str:
+        return f"{super().classpath}{os.pathsep}{self._plugin}"
+
+
+@pytest.fixture(scope="module")
+def telemetry_broker(
+    kafka_libs: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LocalKafka, Path]]:
+    received = tmp_path_factory.mktemp("telemetry")
+    overrides = {"metric.reporters": _PLUGIN, "kafkacore.telemetry.dir": str(received)}
+    with _PluginKafka(_plugin_classes(kafka_libs), size=1, overrides=overrides) as kafka:
+        # A client metrics subscription: every metric, every second, every client.
+        kafka.run_tool(
+            "org.apache.kafka.tools.ClientMetricsCommand",
+            "--bootstrap-server", kafka.bootstrap,
+            "--alter", "--name", "kafkacore-all",
+            "--metrics", "*", "--interval", str(_INTERVAL_MS),
+        )  # fmt: skip
+        yield kafka, received
+
+
+def _payloads(received: Path) -> list[tuple[str, metrics_pb2.MetricsData]]:
+    """(file name, decoded MetricsData) of every push received so far."""
+    out = []
+    for path in sorted(received.glob("*.bin")):
+        out.append((path.name, metrics_pb2.MetricsData.FromString(path.read_bytes())))
+    return out
+
+
+def _client_id(data: metrics_pb2.MetricsData) -> str:
+    attrs = {a.key: a.value.string_value for a in data.resource_metrics[0].resource.attributes}
+    return attrs["client_id"]
+
+
+def _names(data: metrics_pb2.MetricsData) -> set[str]:
+    return {m.name for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+
+
+def _wait(what: str, done: Callable[[], bool], timeout: float = 60.0) -> None:
+    end = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def test_producer_and_consumer_push_otlp_the_plugin_decodes(
+    telemetry_broker: tuple[LocalKafka, Path],
+) -> None:
+    kafka, received = telemetry_broker
+    tag = uuid.uuid4().hex[:8]
+    topic = f"telemetry-{tag}"
+    kafka.create_topic(topic)
+    producer_id, consumer_id = f"tel-producer-{tag}", f"tel-consumer-{tag}"
+
+    def pushed_by(client_id: str) -> list[metrics_pb2.MetricsData]:
+        return [d for _, d in _payloads(received) if _client_id(d) == client_id]
+
+    with KafkaProducer(kafka.bootstrap, client_id=producer_id) as producer:
+        for i in range(20):
+            producer.send(topic, f"v{i}".encode())
+        producer.flush(30)
+        consumer = KafkaConsumer(
+            topic,
+            bootstrap_servers=kafka.bootstrap,
+            client_id=consumer_id,
+            group_id=f"tel-group-{tag}",
+            auto_offset_reset="earliest",
+        )
+        try:
+            got = 0
+            end = time.monotonic() + 60
+            while got < 20 or len(pushed_by(consumer_id)) < 2:
+                assert time.monotonic() < end, f"consumed {got}, pushes {_payloads(received)}"
+                got += len(consumer.poll(0.2))
+            _wait("two producer pushes", lambda: len(pushed_by(producer_id)) >= 2)
+        finally:
+            consumer.close()
+    producer_names = set().union(*map(_names, pushed_by(producer_id)))
+    consumer_names = set().union(*map(_names, pushed_by(consumer_id)))
+    for name in (
+        "org.apache.kafka.producer.connection.creation.total",
+        "org.apache.kafka.producer.connection.creation.rate",
+        "org.apache.kafka.producer.request.total",
+        "org.apache.kafka.producer.outgoing.byte.total",
+        "org.apache.kafka.producer.request.latency.avg",
+    ):
+        assert name in producer_names, sorted(producer_names)
+    for name in (
+        "org.apache.kafka.consumer.connection.creation.total",
+        "org.apache.kafka.consumer.request.total",
+        "org.apache.kafka.consumer.incoming.byte.total",
+    ):
+        assert name in consumer_names, sorted(consumer_names)
+    last = pushed_by(producer_id)[-1]
+    total = next(
+        m for m in last.resource_metrics[0].scope_metrics[0].metrics
+        if m.name == "org.apache.kafka.producer.request.total"
+    )  # fmt: skip
+    assert total.sum.is_monotonic and total.sum.data_points[0].as_int > 0
+
+
+def test_a_broker_without_plugin_sees_no_telemetry_request(kafka_broker: LocalKafka) -> None:
+    with KafkaClient(kafka_broker.bootstrap) as client:
+        client.connect(timeout=30)
+
+        def settled() -> bool:
+            state = client.run_on_loop(lambda core: core.telemetry and core.telemetry.state)
+            return state is TelemetryState.DISABLED
+
+        _wait("telemetry to give up", settled, timeout=30)
+        sent = client.run_on_loop(lambda core: dict(core.metrics().requests_by_api))
+        versions = client.run_on_loop(lambda core: core.get_api_versions())
+        why = client.run_on_loop(lambda core: core.telemetry and core.telemetry.last_error)
+    # Kafka 4.3.1 without a plugin does not offer the APIs: kafkacore reads
+    # that in ApiVersions and stops; nothing reaches the wire.
+    assert isinstance(why, NoCommonVersionError)
+    assert versions is not None and ApiKey.GET_TELEMETRY_SUBSCRIPTIONS not in versions
+    assert ApiKey.GET_TELEMETRY_SUBSCRIPTIONS not in sent
+    assert ApiKey.PUSH_TELEMETRY not in sent
+
+
+def test_the_subscription_a_plugin_broker_gives(telemetry_broker: tuple[LocalKafka, Path]) -> None:
+    kafka, received = telemetry_broker
+    client_id = f"tel-client-{uuid.uuid4().hex[:8]}"
+    with KafkaClient(kafka.bootstrap, client_id=client_id) as client:
+        client.connect(timeout=30)
+
+        def telemetry() -> Any:
+            return client.run_on_loop(lambda core: core.telemetry)
+
+        _wait("a subscription", lambda: telemetry().subscription is not None, timeout=30)
+        machine = telemetry()
+        sub = machine.subscription
+        assert machine.client_instance_id is not None
+        assert sub.prefixes == ("*",)
+        assert sub.push_interval_ms == _INTERVAL_MS
+        # The broker accepts every codec; kafkacore picks zstd and the broker,
+        # which decompresses before the plugin sees the payload, read it.
+        assert sub.compression.name == "ZSTD"
+        assert sub.max_bytes > 0
+
+        def pushed() -> list[metrics_pb2.MetricsData]:
+            return [d for _, d in _payloads(received) if _client_id(d) == client_id]
+
+        _wait("a push", lambda: bool(pushed()), timeout=30)
+        assert "org.apache.kafka.client.request.total" in _names(pushed()[0])
+        sent = client.run_on_loop(lambda core: dict(core.metrics().requests_by_api))
+    assert sent[ApiKey.GET_TELEMETRY_SUBSCRIPTIONS] == 1
+    assert sent[ApiKey.PUSH_TELEMETRY] >= 1
