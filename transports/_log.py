@@ -38,7 +38,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 
 from kafkacore.client import KafkaClientCore
-from kafkacore.errors import RequestCancelled
+from kafkacore.errors import NoCommonVersionError, RequestCancelled
 from kafkacore.protocol.enums import CoordinatorType
 
 __all__ = [
@@ -148,6 +148,12 @@ class ClientLog:
             if fields.get("error") is not None:
                 return logging.WARNING
             return logging.INFO if fields.get("state") == "ready" else logging.DEBUG
+        if name == "telemetry":
+            # Stopped by a broker's error: INFO. A broker without a telemetry
+            # plugin (the common case) stops it too, quietly.
+            stopped = fields.get("state") == "disabled" and fields.get("error") is not None
+            offered = not isinstance(fields.get("error"), NoCommonVersionError)
+            return logging.INFO if stopped and offered else logging.DEBUG
         return _LEVELS.get(name, logging.DEBUG)
 
     @staticmethod
@@ -202,6 +208,8 @@ class ClientLog:
                 f"request #{f['id']} (API {f['api_key']} v{f['version']}) to node "
                 f"{f['node_id']} lane {f['lane']}"
             )
+        if name == "telemetry":
+            return f"client telemetry (KIP-714): {f['old']} -> {f['state']} ({f['why']}){why}"
         if name == "complete":
             return f"request #{f['id']} (API {f['api_key']}) done{why}"
         return f"{name} " + " ".join(f"{k}={v!r}" for k, v in f.items())
