@@ -72,8 +72,8 @@ def broker(bootstrap: str | None = None) -> Iterator[str]:
     if bootstrap:
         yield bootstrap
         return
-    from localkafka.cluster import LocalKafka
-    from localkafka.config import Profile
+    from kafkacore.testing.cluster import LocalKafka
+    from kafkacore.testing.config import Profile
 
     with LocalKafka(size=1, profile=Profile.BENCHMARK) as kafka:
         yield kafka.bootstrap
@@ -83,7 +83,7 @@ def create_topics(bootstrap: str, names: Sequence[str], partitions: int = 1) -> 
     """Create ``names`` (replication 1) and wait until each has a leader."""
     from kafkacore.protocol.messages import CreateTopicsRequest
     from kafkacore.protocol.messages.create_topics_request import CreatableTopic
-    from transports.selector import KafkaClient
+    from kafkacore.transports.selector import KafkaClient
 
     with KafkaClient(bootstrap) as client:
         request = CreateTopicsRequest(

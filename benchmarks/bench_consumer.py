@@ -59,7 +59,7 @@ PARTITIONS = 4
 
 
 def produce_java(bootstrap: str, topic: str, n: int, compression: str) -> None:
-    from localkafka.libs import ensure_libs
+    from kafkacore.testing.libs import ensure_libs
 
     subprocess.run(
         [
@@ -92,7 +92,7 @@ def produce_java(bootstrap: str, topic: str, n: int, compression: str) -> None:
 
 # -- kafkacore ------------------------------------------------------------------
 def kc_selector(bootstrap: str, topic: str, n: int, batch: bool) -> float:
-    from transports.selector import KafkaConsumer
+    from kafkacore.transports.selector import KafkaConsumer
 
     t0 = time.perf_counter()
     seen = 0
@@ -121,7 +121,7 @@ def kc_selector(bootstrap: str, topic: str, n: int, batch: bool) -> float:
 
 
 def kc_asyncio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
-    from transports.asyncio import AsyncKafkaConsumer
+    from kafkacore.transports.asyncio import AsyncKafkaConsumer
 
     async def main() -> float:
         t0 = time.perf_counter()
@@ -152,7 +152,7 @@ def kc_asyncio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
 def kc_trio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
     import trio
 
-    from transports.trio import TrioKafkaConsumer
+    from kafkacore.transports.trio import TrioKafkaConsumer
 
     out: list[float] = []
 
@@ -263,7 +263,7 @@ _JAVA = re.compile(
 
 
 def java(bootstrap: str, topic: str, n: int) -> float:
-    from localkafka.libs import ensure_libs
+    from kafkacore.testing.libs import ensure_libs
 
     proc = subprocess.run(
         [
@@ -296,7 +296,7 @@ def java(bootstrap: str, topic: str, n: int) -> float:
 
 # -- rebalance ----------------------------------------------------------------------
 def rebalance(bootstrap: str, protocol: str) -> float:
-    from transports.selector import KafkaConsumer
+    from kafkacore.transports.selector import KafkaConsumer
 
     topic = f"reb-{uuid.uuid4().hex[:8]}"
     create_topics(bootstrap, [topic], partitions=12)

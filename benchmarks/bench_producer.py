@@ -95,7 +95,7 @@ def _stamp(lat: list[float], t0: float, _done: object) -> None:
 
 # -- kafkacore ------------------------------------------------------------------
 def run_kc_selector(bootstrap: str, topic: str, n: int, case: Case) -> Result:
-    from transports.selector import KafkaProducer
+    from kafkacore.transports.selector import KafkaProducer
 
     value = b"x" * case.size
     lat: list[float] = []
@@ -113,7 +113,7 @@ def run_kc_selector(bootstrap: str, topic: str, n: int, case: Case) -> Result:
 
 
 def run_kc_selector_many(bootstrap: str, topic: str, n: int, case: Case) -> Result:
-    from transports.selector import KafkaProducer
+    from kafkacore.transports.selector import KafkaProducer
 
     value = b"x" * case.size
     lat: list[float] = []
@@ -170,7 +170,7 @@ async def _kc_async(
 
 
 def run_kc_asyncio(bootstrap: str, topic: str, n: int, case: Case, many: bool = False) -> Result:
-    from transports.asyncio import AsyncKafkaProducer
+    from kafkacore.transports.asyncio import AsyncKafkaProducer
 
     async def main() -> Result:
         async with AsyncKafkaProducer(bootstrap, **_kc_options(case)) as p:
@@ -182,7 +182,7 @@ def run_kc_asyncio(bootstrap: str, topic: str, n: int, case: Case, many: bool = 
 def run_kc_trio(bootstrap: str, topic: str, n: int, case: Case, many: bool = False) -> Result:
     import trio
 
-    from transports.trio import TrioKafkaProducer
+    from kafkacore.transports.trio import TrioKafkaProducer
 
     async def main() -> Result:
         async with TrioKafkaProducer(bootstrap, **_kc_options(case)) as p:
@@ -295,7 +295,7 @@ _JAVA_LINE = re.compile(
 
 def run_java(bootstrap: str, topic: str, n: int, case: Case) -> Result:
     """Java's own producer benchmark; 5x the records, so the JIT warms up within the run."""
-    from localkafka.libs import ensure_libs
+    from kafkacore.testing.libs import ensure_libs
 
     n *= JAVA_FACTOR
 

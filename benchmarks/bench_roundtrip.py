@@ -64,7 +64,7 @@ def _kc_request() -> Any:
 
 def run_selector(bootstrap: str, n: int, window: int) -> tuple[float, float]:
     from kafkacore.client import Node
-    from transports.selector import KafkaClient
+    from kafkacore.transports.selector import KafkaClient
 
     with KafkaClient(bootstrap, max_in_flight_requests_per_connection=window) as client:
         node = Node(min(client.cluster()))
@@ -94,7 +94,7 @@ async def _async_workers(send: Callable[[], Any], n: int, window: int) -> tuple[
 
 def run_asyncio(bootstrap: str, n: int, window: int) -> tuple[float, float]:
     from kafkacore.client import Node
-    from transports.asyncio import AsyncKafkaClient
+    from kafkacore.transports.asyncio import AsyncKafkaClient
 
     async def main() -> tuple[float, float]:
         async with AsyncKafkaClient(
@@ -111,7 +111,7 @@ def run_trio(bootstrap: str, n: int, window: int) -> tuple[float, float]:
     import trio
 
     from kafkacore.client import Node
-    from transports.trio import TrioKafkaClient
+    from kafkacore.transports.trio import TrioKafkaClient
 
     async def main() -> tuple[float, float]:
         async with TrioKafkaClient(

@@ -57,7 +57,7 @@ def load_average() -> str:
 
 def fill(bootstrap: str, topic: str, records: int) -> None:
     """``records`` 100-byte records from Java's ProducerPerformance (fast and independent)."""
-    from localkafka.libs import ensure_libs
+    from kafkacore.testing.libs import ensure_libs
 
     libs = ensure_libs()
     subprocess.run(
@@ -183,7 +183,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.records, args.rounds = 50_000, 1
-    from localkafka.spark import local_spark
+    from kafkacore.testing.spark import local_spark
 
     print(f"# bench_spark: {args.records} records, {args.rounds} rounds")
     print(f"date {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")

@@ -592,13 +592,15 @@ def measure(bootstrap: str) -> tuple[list[Leg], dict[str, Any]]:
     import kafkacore
     from kafkacore.client import TopicPartition
     from kafkacore.records import _backend
-    from transports.selector import KafkaConsumer, KafkaProducer
+    from kafkacore.transports.selector import KafkaConsumer, KafkaProducer
 
     tree = Path(kafkacore.__file__).resolve().parents[1]
     topic = f"hops-{uuid.uuid4().hex[:8]}"
     create_topics(bootstrap, [topic])
     tp = TopicPartition(topic, 0)
-    recorder = Recorder({"kafkacore": tree / "kafkacore", "transports": tree / "transports"}, b"")
+    # The drivers load through the kafkacore/transports link, so their files
+    # lie under kafkacore/ and are named kafkacore.transports.*.
+    recorder = Recorder({"kafkacore": tree / "kafkacore"}, b"")
     user = threading.get_ident()
     recorder.install()
     try:

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import trio
 
-from localkafka import KAFKA_VERSION, LocalKafka, wire
-from transports.asyncio import AsyncKafkaConsumer, AsyncKafkaProducer
-from transports.selector import KafkaConsumer, KafkaProducer
-from transports.trio import TrioKafkaConsumer, TrioKafkaProducer
+from kafkacore.testing import KAFKA_VERSION, LocalKafka, wire
+from kafkacore.transports.asyncio import AsyncKafkaConsumer, AsyncKafkaProducer
+from kafkacore.transports.selector import KafkaConsumer, KafkaProducer
+from kafkacore.transports.trio import TrioKafkaConsumer, TrioKafkaProducer
 
 PARTITIONS = 6
 VALUE = b"x" * 100

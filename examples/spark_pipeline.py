@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from kafkacore.client import TopicPartition
 from kafkacore.protocol.messages import CreateTopicsRequest
 from kafkacore.protocol.messages.create_topics_request import CreatableTopic, CreatableTopicConfig
-from transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
+from kafkacore.transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None, *, spark: SparkSession | None = None
         return 1
 
     if spark is None:
-        from localkafka.spark import local_spark
+        from kafkacore.testing.spark import local_spark
 
         spark = local_spark("spark-pipeline", jvm_connector=args.read_format == "kafka")
     checkpoint = args.checkpoint or tempfile.mkdtemp(prefix="spark-pipeline-checkpoint-")

@@ -7,11 +7,11 @@ SASL_SSL and MTLS listeners on demand, optionally behind fault-injecting
 proxies (:class:`FaultProxy`). See ``docs/localkafka.md``.
 """
 
-from localkafka.cluster import KafkaNode, LocalKafka, NodeState, StartError, TopicError
-from localkafka.config import CLIENT_LISTENERS, DEFAULT_USERS, Profile
-from localkafka.libs import KAFKA_VERSION, LibsError, ensure_libs
-from localkafka.process import reap_stale
-from localkafka.proxy import FaultMix, FaultProxy
+from kafkacore.testing.cluster import KafkaNode, LocalKafka, NodeState, StartError, TopicError
+from kafkacore.testing.config import CLIENT_LISTENERS, DEFAULT_USERS, Profile
+from kafkacore.testing.libs import KAFKA_VERSION, LibsError, ensure_libs
+from kafkacore.testing.process import reap_stale
+from kafkacore.testing.proxy import FaultMix, FaultProxy
 
 __all__ = [
     "CLIENT_LISTENERS",

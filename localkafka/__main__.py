@@ -1,4 +1,4 @@
-"""Command line: ``python -m localkafka`` or the ``localkafka`` script.
+"""Command line: ``python -m kafkacore.testing`` or the ``localkafka`` script.
 
 Subcommands:
 
@@ -22,12 +22,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from localkafka import wire
-from localkafka.cluster import LocalKafka
-from localkafka.config import ALL_LISTENERS, CLIENT_LISTENERS, Profile
-from localkafka.libs import ensure_libs
-from localkafka.process import reap_stale, reap_stale_workdirs
-from localkafka.proxy import FaultMix
+from kafkacore.testing import wire
+from kafkacore.testing.cluster import LocalKafka
+from kafkacore.testing.config import ALL_LISTENERS, CLIENT_LISTENERS, Profile
+from kafkacore.testing.libs import ensure_libs
+from kafkacore.testing.process import reap_stale, reap_stale_workdirs
+from kafkacore.testing.proxy import FaultMix
 
 
 def _parser() -> argparse.ArgumentParser:

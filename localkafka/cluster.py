@@ -22,7 +22,7 @@ Node lifecycle (``NodeState``)::
 but answers nothing (a long GC pause, a frozen VM); ``resume`` is SIGCONT.
 
 With ``proxy=True`` every node also opens a PROXIED listener whose advertised
-port belongs to a :class:`~localkafka.proxy.FaultProxy` forwarding to it, so
+port belongs to a :class:`~kafkacore.testing.proxy.FaultProxy` forwarding to it, so
 a client bootstrapped on ``proxy_bootstrap`` reaches every broker through the
 proxies (metadata names the proxies' ports), while the other listeners stay
 direct (for setup and for reading back what the brokers really hold).
@@ -41,20 +41,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from localkafka import config, wire
-from localkafka.libs import ensure_libs
-from localkafka.process import (
+from kafkacore.testing import config, wire
+from kafkacore.testing.libs import ensure_libs
+from kafkacore.testing.process import (
     ManagedProcess,
     mark_workdir,
     owner_tag,
     reap_stale,
     reap_stale_workdirs,
 )
-from localkafka.proxy import FaultProxy
-from localkafka.tls import make_tls_files
+from kafkacore.testing.proxy import FaultProxy
+from kafkacore.testing.tls import make_tls_files
 
 if TYPE_CHECKING:
-    from localkafka.kerberos import LocalKdc
+    from kafkacore.testing.kerberos import LocalKdc
 
 __all__ = ["KafkaNode", "LocalKafka", "NodeState", "StartError", "TopicError"]
 
@@ -274,11 +274,11 @@ class LocalKafka:
         self.authorizer = authorizer
         self.profile = profile
         self._overrides = dict(overrides or {})
-        # Optional SASL GSSAPI on the SASL listeners (see localkafka.kerberos).
+        # Optional SASL GSSAPI on the SASL listeners (see kafkacore.testing.kerberos).
         self.kerberos = kerberos
         self._extra_jvm: list[str] = []
         if kerberos is not None:
-            from localkafka.kerberos import broker_jvm_flags, broker_overrides
+            from kafkacore.testing.kerberos import broker_jvm_flags, broker_overrides
 
             self._overrides = {**broker_overrides(kerberos, listeners), **self._overrides}
             self._extra_jvm = broker_jvm_flags(kerberos)

@@ -3,9 +3,9 @@
 Theory of operation: :class:`LocalKdc` resolves Apache Kerby's
 ``kerb-simplekdc`` with Maven (``localkafka/java/pom.xml``, cached per user in
 ``kerby-<version>/libs`` beside Kafka's jars, filled through a fresh directory
-renamed into place under a file lock, as :mod:`localkafka.libs` does), compiles
+renamed into place under a file lock, as :mod:`kafkacore.testing.libs` does), compiles
 ``localkafka/java/LocalKdc.java`` with ``javac`` into a directory keyed by the
-source's hash, and runs it as a :class:`~localkafka.process.ManagedProcess`.
+source's hash, and runs it as a :class:`~kafkacore.testing.process.ManagedProcess`.
 The Java side creates the realm's principals with random keys, exports one
 keytab per principal, listens on TCP on 127.0.0.1 and writes its port to a
 ``ready`` file. This module then writes a ``krb5.conf`` that both the broker's
@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from localkafka.libs import LibsError, cache_root
-from localkafka.process import ManagedProcess, owner_tag, reap_stale
+from kafkacore.testing.libs import LibsError, cache_root
+from kafkacore.testing.process import ManagedProcess, owner_tag, reap_stale
 
 __all__ = [
     "KERBY_VERSION",

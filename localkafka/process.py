@@ -14,7 +14,7 @@ Four independent nets then make sure no JVM is left behind:
    that then becomes the JVM; Java itself cannot ask for this), which covers
    ``kill -9`` of the owner;
 4. :func:`reap_stale` kills tagged JVMs whose owner is gone; launchers call it
-   before starting new brokers, and ``python -m localkafka reap`` exposes it.
+   before starting new brokers, and ``python -m kafkacore.testing reap`` exposes it.
    :func:`reap_stale_workdirs` likewise removes work directories (marked with
    an owner file) that a killed owner left behind.
 """

@@ -29,11 +29,11 @@ from pathlib import Path
 
 import pytest
 
-from localkafka.cluster import LocalKafka, NodeState
-from localkafka.config import CLIENT_LISTENERS
-from localkafka.kerberos import LocalKdc
-from localkafka.libs import ensure_libs
-from localkafka.proxy import FaultMix
+from kafkacore.testing.cluster import LocalKafka, NodeState
+from kafkacore.testing.config import CLIENT_LISTENERS
+from kafkacore.testing.kerberos import LocalKdc
+from kafkacore.testing.libs import ensure_libs
+from kafkacore.testing.proxy import FaultMix
 
 _FIXTURE_MARKERS = {
     "kafka_broker": "broker",

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 PySpark starts its JVM on the first ``getOrCreate()`` of a process, so
 everything the JVM must know comes first: Spark's own Kafka connector jars
-(:func:`~localkafka.libs.ensure_spark_kafka_libs`, resolved from Maven
+(:func:`~kafkacore.testing.libs.ensure_spark_kafka_libs`, resolved from Maven
 Central, so ``format("kafka")`` runs beside ``format("kafkacore")``), and the
 Python interpreter of the workers (this one, so the workers import the same
 ``pyspark_kafkacore`` and pyarrow; PySpark's default is ``python3`` on PATH).
@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from localkafka.libs import ensure_spark_kafka_libs
+from kafkacore.testing.libs import ensure_spark_kafka_libs
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from localkafka.config import MTLS_CLIENT_CN
+from kafkacore.testing.config import MTLS_CLIENT_CN
 
 __all__ = ["TlsFiles", "make_tls_files"]
 

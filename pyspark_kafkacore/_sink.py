@@ -94,7 +94,7 @@ def _messages(messages: Sequence[WriterCommitMessage | None]) -> list[SinkCommit
 
 
 def _client(options: SinkOptions) -> Any:
-    from transports.selector import KafkaClient
+    from kafkacore.transports.selector import KafkaClient
 
     client = KafkaClient(**options.client)
     client.start()

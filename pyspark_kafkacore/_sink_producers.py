@@ -93,7 +93,7 @@ class ProducerPool:
 
 
 def _make_producer(**options: Any) -> Any:
-    from transports.selector import KafkaProducer
+    from kafkacore.transports.selector import KafkaProducer
 
     return KafkaProducer(**options)
 

@@ -6,7 +6,7 @@ Theory of operation
 touches Kafka only once the task has a row (an empty task answers at once).
 
 At least once (the default): one kafkacore blocking producer
-(:class:`transports.selector.KafkaProducer`, idempotent unless told
+(:class:`kafkacore.transports.selector.KafkaProducer`, idempotent unless told
 otherwise; borrowed from the worker's :mod:`._sink_producers` pool) sends
 every chunk with ``send_many`` (``send`` for records with headers), waits
 for all of them (``flush``) and fails the task on the first error. A retried
@@ -149,7 +149,7 @@ def _send_all(
 
 
 def _read_marker(options: SinkOptions, group: str, topic: str, timeout_s: float) -> int | None:
-    from transports.selector import KafkaConsumer
+    from kafkacore.transports.selector import KafkaConsumer
 
     consumer = KafkaConsumer(
         group_id=group,
@@ -174,7 +174,7 @@ def write_task(
     txn: TxnPlan | None = None,
 ) -> SinkCommit:
     """Write one task's records; see the module docstring."""
-    from transports.selector import KafkaProducer
+    from kafkacore.transports.selector import KafkaProducer
 
     rows = _first_rows(batches)
     if rows is None:

@@ -47,7 +47,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from kafkacore.client import TopicPartition
-from transports.selector import KafkaConsumer
+from kafkacore.transports.selector import KafkaConsumer
 
 from ._arrow import spark_schema
 from ._offsets import (

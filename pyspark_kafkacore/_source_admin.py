@@ -6,12 +6,12 @@ Theory of operation
 client (``KafkaOffsetReaderAdmin``), through kafkacore's selector transport:
 
 * partitions: one Metadata request (``allow_auto_topic_creation`` off) per
-  question, sent with a :class:`~transports.selector.KafkaClient`. ``subscribe``
+  question, sent with a :class:`~kafkacore.transports.selector.KafkaClient`. ``subscribe``
   reads the named topics, ``subscribePattern`` every non-internal topic whose
   name contains a match, ``assign`` the named partitions that exist;
 * offsets: earliest, latest (the high watermark, or the last stable offset
   under ``read_committed``) and by timestamp, through the public lookups of
-  a :class:`~transports.selector.KafkaConsumer` (ListOffsets to each
+  a :class:`~kafkacore.transports.selector.KafkaConsumer` (ListOffsets to each
   leader, retried across leader moves by the consumer core).
 
 Each question is retried as the connector does (``fetchOffset.numRetries``
@@ -37,7 +37,7 @@ from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages import MetadataRequest
 from kafkacore.protocol.messages.metadata_request import MetadataRequestTopic
-from transports.selector import KafkaClient, KafkaConsumer
+from kafkacore.transports.selector import KafkaClient, KafkaConsumer
 
 from ._offsets import (
     EARLIEST,

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 A Spark task reads ``[from, until)`` of one partition
 (:class:`~pyspark_kafkacore._ranges.OffsetRange`) with a kafkacore
-:class:`~transports.selector.KafkaConsumer` (no group, ``auto_offset_reset``
+:class:`~kafkacore.transports.selector.KafkaConsumer` (no group, ``auto_offset_reset``
 "none"), through the columnar path: ``poll_batches`` hands out
 :class:`~kafkacore.consumer.PartitionBatch` columns, cut at ``until`` and
 turned into ``pyarrow.RecordBatch``es by :func:`~pyspark_kafkacore._arrow.record_batch`.
@@ -42,7 +42,7 @@ from typing import Any
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import LogTruncationError, NoOffsetForPartitionError, PartitionBatch
-from transports.selector import KafkaConsumer
+from kafkacore.transports.selector import KafkaConsumer
 
 from ._arrow import record_batch_of
 from ._offsets import EARLIEST, LATEST

@@ -9,7 +9,7 @@ tasks succeeded) or ``abort``; both come here:
 
 * :func:`end_transactions` sends one EndTxn per task straight to the
   transaction coordinator (``TransactionCoordinator`` routing of
-  :class:`transports.selector.KafkaClient`), with the task's producer id and
+  :class:`kafkacore.transports.selector.KafkaClient`), with the task's producer id and
   epoch: the coordinator accepts it from any client, as it would from the
   task's own producer. Under transactions v2 (KIP-890, the 4.x default) the
   coordinator bumps the epoch when the transaction ends; an EndTxn retried
@@ -175,7 +175,7 @@ def end_transactions(
 ) -> dict[str, BaseException]:
     """Commit (or abort) every transaction; return the ones that did not end so, with why.
 
-    ``client`` is a started :class:`transports.selector.KafkaClient`.
+    ``client`` is a started :class:`kafkacore.transports.selector.KafkaClient`.
     """
     requests = {
         t.transactional_id: EndTxnRequest(

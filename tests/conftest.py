@@ -1,7 +1,7 @@
 """Shared test setup: local Kafka fixtures and the hypothesis profiles.
 
 The fixtures (``kafka_broker``, ``kafka_cluster``, ``kafka_libs``) live in
-:mod:`localkafka.pytest_plugin`. The "ci" hypothesis profile bounds the work
+:mod:`kafkacore.testing.pytest_plugin`. The "ci" hypothesis profile bounds the work
 per property and prints a reproduction blob on failure; ``./dev test`` and
 CI (``CI=true``) select it, ``HYPOTHESIS_PROFILE`` overrides.
 
@@ -17,7 +17,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["localkafka.pytest_plugin"]
+pytest_plugins = ["kafkacore.testing.pytest_plugin"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -25,9 +25,13 @@ PUBLIC: dict[str, list[str]] = {
         "Controller",
         "DecodeError",
         "GroupCoordinator",
+        "KafkaAdminClient",
+        "KafkaClient",
         "KafkaClientCore",
         "KafkaConnectionError",
+        "KafkaConsumer",
         "KafkaError",
+        "KafkaProducer",
         "KafkaTimeoutError",
         "LocalProtocolError",
         "NoBrokersAvailable",
@@ -264,7 +268,7 @@ PUBLIC: dict[str, list[str]] = {
         "TrioKafkaProducer",
         "kerberos_mechanism_factory",
     ],
-    "transports.selector": [
+    "kafkacore.transports.selector": [
         "ClientState",
         "ConfigResource",
         "ConfigResourceType",
@@ -275,7 +279,7 @@ PUBLIC: dict[str, list[str]] = {
         "NewPartitions",
         "NewTopic",
     ],
-    "transports.asyncio": [
+    "kafkacore.transports.asyncio": [
         "AsyncKafkaAdminClient",
         "AsyncKafkaClient",
         "AsyncKafkaConsumer",
@@ -286,7 +290,7 @@ PUBLIC: dict[str, list[str]] = {
         "NewPartitions",
         "NewTopic",
     ],
-    "transports.trio": [
+    "kafkacore.transports.trio": [
         "ClientState",
         "ConfigResource",
         "ConfigResourceType",

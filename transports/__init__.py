@@ -2,9 +2,9 @@
 
 Each offers the same client surface in its own idiom (see ``docs/transports.md``):
 
-- :class:`transports.selector.KafkaClient`: blocking calls, loop on a thread;
-- :class:`transports.asyncio.AsyncKafkaClient`: awaitables on asyncio;
-- :class:`transports.trio.TrioKafkaClient`: awaitables on trio.
+- :class:`kafkacore.transports.selector.KafkaClient`: blocking calls, loop on a thread;
+- :class:`kafkacore.transports.asyncio.AsyncKafkaClient`: awaitables on asyncio;
+- :class:`kafkacore.transports.trio.TrioKafkaClient`: awaitables on trio.
 
 Each module also has its admin client (``KafkaAdminClient``,
 ``AsyncKafkaAdminClient``, ``TrioKafkaAdminClient``; ``docs/admin.md``).
@@ -23,15 +23,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from transports._gssapi import kerberos_mechanism_factory
-    from transports.asyncio import (
+    from kafkacore.transports._gssapi import kerberos_mechanism_factory
+    from kafkacore.transports.asyncio import (
         AsyncKafkaAdminClient,
         AsyncKafkaClient,
         AsyncKafkaConsumer,
         AsyncKafkaProducer,
     )
-    from transports.selector import KafkaAdminClient, KafkaClient, KafkaConsumer, KafkaProducer
-    from transports.trio import (
+    from kafkacore.transports.selector import (
+        KafkaAdminClient,
+        KafkaClient,
+        KafkaConsumer,
+        KafkaProducer,
+    )
+    from kafkacore.transports.trio import (
         TrioKafkaAdminClient,
         TrioKafkaClient,
         TrioKafkaConsumer,
@@ -55,26 +60,26 @@ __all__ = [
 ]
 
 _WHERE = {
-    "KafkaAdminClient": "transports.selector",
-    "AsyncKafkaAdminClient": "transports.asyncio",
-    "TrioKafkaAdminClient": "transports.trio",
-    "KafkaClient": "transports.selector",
-    "KafkaProducer": "transports.selector",
-    "KafkaConsumer": "transports.selector",
-    "AsyncKafkaClient": "transports.asyncio",
-    "AsyncKafkaProducer": "transports.asyncio",
-    "AsyncKafkaConsumer": "transports.asyncio",
-    "TrioKafkaClient": "transports.trio",
-    "TrioKafkaProducer": "transports.trio",
-    "TrioKafkaConsumer": "transports.trio",
-    "kerberos_mechanism_factory": "transports._gssapi",
+    "KafkaAdminClient": "kafkacore.transports.selector",
+    "AsyncKafkaAdminClient": "kafkacore.transports.asyncio",
+    "TrioKafkaAdminClient": "kafkacore.transports.trio",
+    "KafkaClient": "kafkacore.transports.selector",
+    "KafkaProducer": "kafkacore.transports.selector",
+    "KafkaConsumer": "kafkacore.transports.selector",
+    "AsyncKafkaClient": "kafkacore.transports.asyncio",
+    "AsyncKafkaProducer": "kafkacore.transports.asyncio",
+    "AsyncKafkaConsumer": "kafkacore.transports.asyncio",
+    "TrioKafkaClient": "kafkacore.transports.trio",
+    "TrioKafkaProducer": "kafkacore.transports.trio",
+    "TrioKafkaConsumer": "kafkacore.transports.trio",
+    "kerberos_mechanism_factory": "kafkacore.transports._gssapi",
 }
 
 
 def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
-        raise AttributeError(f"module 'transports' has no attribute {name!r}")
+        raise AttributeError(f"module 'kafkacore.transports' has no attribute {name!r}")
     import importlib
 
     return getattr(importlib.import_module(module), name)

@@ -4,8 +4,8 @@ Theory of operation
 -------------------
 Both async admin clients call the sans-IO :class:`~kafkacore.admin.AdminCore`
 directly from the one thread their event loop runs on, through their
-driver (:class:`~transports._async_driver.AsyncDriver`). Every call is a
-plan of the shared admin surface (:mod:`transports._admin_common`); this
+driver (:class:`~kafkacore.transports._async_driver.AsyncDriver`). Every call is a
+plan of the shared admin surface (:mod:`kafkacore.transports._admin_common`); this
 module runs it awaitable: each core command is issued at once, and the
 call awaits a one-shot of the event loop that the core's
 ``OperationCompleted`` fills. Calls from several tasks run at once.

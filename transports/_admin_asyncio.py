@@ -4,9 +4,9 @@ Theory of operation
 -------------------
 :class:`AsyncKafkaAdminClient` drives one :class:`~kafkacore.admin.AdminCore`
 from the loop it was started on, with the asyncio driver
-(:class:`~transports._asyncio_driver.AsyncioDriver`), as the asyncio
+(:class:`~kafkacore.transports._asyncio_driver.AsyncioDriver`), as the asyncio
 consumer does. The calls are the async admin surface
-(:mod:`transports._admin_async`); this module adds the life, aiokafka's
+(:mod:`kafkacore.transports._admin_async`); this module adds the life, aiokafka's
 ``await start()`` / ``await close()`` or ``async with``::
 
     NEW --start()/async with/first call--> RUNNING --close()--> CLOSED

@@ -1,6 +1,6 @@
 """The admin surface's partition, record, transaction, quota and ACL calls.
 
-See :mod:`transports._admin_common`. kafka-python's ``delete_records`` and
+See :mod:`kafkacore.transports._admin_common`. kafka-python's ``delete_records`` and
 ``perform_leader_election`` are here in its shapes (``timeout_ms`` included);
 the rest are the core's commands under the core's names.
 """

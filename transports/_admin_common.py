@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 The three admin clients (blocking, asyncio, trio) offer the same calls over
 one :class:`~kafkacore.admin.AdminCore`. What a call *does* is written once,
-in :class:`~transports._admin_commands.AdminCommands`, as a :class:`Plan`: a
+in :class:`~kafkacore.transports._admin_commands.AdminCommands`, as a :class:`Plan`: a
 generator of core commands (``command(core, now, timeout_ms)`` returning an
 :class:`~kafkacore.operation.Operation`) that receives each operation's value
 and returns the call's result. Most plans are one command; a few chain two

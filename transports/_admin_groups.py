@@ -1,4 +1,6 @@
-"""The admin surface's group and committed-offset calls (see :mod:`transports._admin_common`).
+"""The admin surface's group and committed-offset calls.
+
+See :mod:`kafkacore.transports._admin_common` for how a call is planned.
 
 Consumer groups (classic and KIP-848) and share groups: listings, descriptions,
 deletion, and the offsets a group committed. kafka-python's

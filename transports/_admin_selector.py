@@ -4,9 +4,9 @@ Theory of operation
 -------------------
 :class:`KafkaAdminClient` owns one :class:`~kafkacore.admin.AdminCore`
 driven by the selector transport's driver
-(:class:`~transports._selector_driver.LoopThread`), as the blocking
+(:class:`~kafkacore.transports._selector_driver.LoopThread`), as the blocking
 consumer does: only the loop thread touches the core. Every call is a plan
-of the shared admin surface (:mod:`transports._admin_common`); this module
+of the shared admin surface (:mod:`kafkacore.transports._admin_common`); this module
 runs it blocking: each core command hops to the loop thread, and the
 caller waits on a ``concurrent.futures.Future`` that the core's
 ``OperationCompleted`` resolves. Calls are safe from any thread and may

@@ -1,6 +1,8 @@
-"""The admin surface's topic, cluster and config calls (see :mod:`transports._admin_common`).
+"""The admin surface's topic, cluster and config calls.
 
-Each method builds the :class:`~transports._admin_common.Plan` of one user
+See :mod:`kafkacore.transports._admin_common` for how a call is planned.
+
+Each method builds the :class:`~kafkacore.transports._admin_common.Plan` of one user
 call; the idioms make them blocking or awaitable methods of the same name
 without the underscore. Where kafka-python's ``KafkaAdminClient`` has the
 same call, its argument names and order are kept (``timeout_ms`` included)

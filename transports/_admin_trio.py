@@ -4,9 +4,9 @@ Theory of operation
 -------------------
 :class:`TrioKafkaAdminClient` is used as ``async with TrioKafkaAdminClient(...) as a``:
 entering opens the trio driver's nursery
-(:class:`~transports._trio_driver.TrioDriver`: the timer task and one task
+(:class:`~kafkacore.transports._trio_driver.TrioDriver`: the timer task and one task
 per broker connection), as the trio consumer does. The calls are the async
-admin surface (:mod:`transports._admin_async`). Leaving the block fails
+admin surface (:mod:`kafkacore.transports._admin_async`). Leaving the block fails
 what is pending with ``RequestCancelled`` and stops every task, which
 closes every socket.
 """

@@ -4,10 +4,10 @@ Theory of operation
 -------------------
 An event loop runs user code and I/O on one thread, so a user call reaches
 the core directly: :meth:`AsyncDriver.call` runs ``fn(now)`` as a core
-command through the :class:`~transports._bridge.Bridge` and returns its
+command through the :class:`~kafkacore.transports._bridge.Bridge` and returns its
 value. What differs between asyncio and trio is small, and each driver
-supplies it (:mod:`transports._asyncio_driver`,
-:mod:`transports._trio_driver`):
+supplies it (:mod:`kafkacore.transports._asyncio_driver`,
+:mod:`kafkacore.transports._trio_driver`):
 
 - how the I/O backend is bound (the running loop; a nursery) and started;
 - the clock, and a one-shot :class:`Waiter` that a core completion fills

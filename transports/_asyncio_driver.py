@@ -3,11 +3,11 @@
 Theory of operation
 -------------------
 :class:`AsyncioDriver` binds to the loop it is attached on: connections
-are the :class:`~transports._asyncio_io.AsyncioIo` protocols, the core's
+are the :class:`~kafkacore.transports._asyncio_io.AsyncioIo` protocols, the core's
 timer one ``loop.call_at`` handle. A :class:`Delivery` (an
 ``asyncio.Future`` with ``fill``) is the one-shot every completion fills;
 the change signal is one ``asyncio.Event``. See
-:mod:`transports._async_driver` for the contract.
+:mod:`kafkacore.transports._async_driver` for the contract.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ read, which is the fastest path asyncio has). Opening runs in a small task:
 resolve, create the socket with the shared options, ``sock_connect`` and
 then ``create_connection(sock=..., ssl=...)`` so TLS is asyncio's own.
 The protocol reports ``connection_made``/``data_received``/``connection_lost``
-facts through the :class:`~transports._bridge.Bridge`.
+facts through the :class:`~kafkacore.transports._bridge.Bridge`.
 
 States of one connection (:class:`ConnState`)::
 

@@ -19,7 +19,7 @@ being executed (e.g. a write that finds the socket dead). Such facts are
 queued and applied after the current drain step, so the core is never
 entered twice at once.
 
-Logging: the bridge attaches :class:`~transports._log.ClientLog` to the
+Logging: the bridge attaches :class:`~kafkacore.transports._log.ClientLog` to the
 client core it drives (directly, or as a producer's or consumer's
 ``client``), so every transport logs connection changes, retries and
 errors on ``kafkacore.client`` the same way.

@@ -3,14 +3,14 @@
 Theory of operation
 -------------------
 On an event loop a user call reaches the core directly: it issues its
-command through the driver (:mod:`transports._client_common` says what
+command through the driver (:mod:`kafkacore.transports._client_common` says what
 each call does) and awaits a one-shot the core's completion event fills.
 Because a command is issued when the coroutine starts,
 ``gather(*(client.send(r) for r in reqs))`` pipelines the requests on the
 wire. A caller that stops waiting (cancelled, timed out) cancels its
 request in the core.
 
-Subclasses supply the life (:class:`~transports._common.ClientState`):
+Subclasses supply the life (:class:`~kafkacore.transports._common.ClientState`):
 asyncio starts on first use, trio needs ``async with``; both report a
 call made in the wrong state through ``_running``.
 """

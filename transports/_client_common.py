@@ -7,7 +7,7 @@ differ only in how a caller waits. What a call *does* is written here once,
 in :class:`ClientSurface`, as core commands run on the transport's loop:
 each takes ``now`` and registers the caller's completion (``done(value,
 error)``, which fills the idiom's future) with the
-:class:`~transports._router.Router`, which resolves it when the core's
+:class:`~kafkacore.transports._router.Router`, which resolves it when the core's
 event arrives. The idiom supplies ``_setup`` (its driver) and the waiting.
 """
 

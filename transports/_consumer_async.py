@@ -4,9 +4,9 @@ Theory of operation
 -------------------
 Both async consumers call the sans-IO :class:`~kafkacore.consumer.ConsumerCore`
 directly from the one thread their event loop runs on, through their
-driver (:class:`~transports._async_driver.AsyncDriver`). What each call
+driver (:class:`~kafkacore.transports._async_driver.AsyncDriver`). What each call
 does is the shared consumer surface
-(:class:`~transports._consumer_common.ConsumerSurface`); this module makes
+(:class:`~kafkacore.transports._consumer_common.ConsumerSurface`); this module makes
 the waiting calls awaitable: waiting loops (``poll``, ``position``,
 ``async for``) await the driver's change signal between their steps, and
 operations (``commit``, offset lookups, ``close``) await a one-shot the

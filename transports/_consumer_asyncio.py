@@ -4,9 +4,9 @@ Theory of operation
 -------------------
 :class:`AsyncKafkaConsumer` drives one :class:`~kafkacore.consumer.ConsumerCore`
 from the loop it was started on, with the asyncio driver
-(:class:`~transports._asyncio_driver.AsyncioDriver`), as
-:class:`transports.asyncio.AsyncKafkaClient` does. The calls are the async
-consumer surface (:mod:`transports._consumer_async`); this module adds the
+(:class:`~kafkacore.transports._asyncio_driver.AsyncioDriver`), as
+:class:`kafkacore.transports.asyncio.AsyncKafkaClient` does. The calls are the async
+consumer surface (:mod:`kafkacore.transports._consumer_async`); this module adds the
 life: NEW --start()/async with/first call--> RUNNING --close()--> CLOSED.
 ``close()`` commits (with auto-commit) and leaves the group within
 ``timeout``, then aborts every socket. ``commit_async`` returns an asyncio

@@ -22,7 +22,7 @@ supplies three things only:
   here; the idiom waits for it its own way.
 
 ``for record in consumer`` borrows a batch and hands it over one record at
-a time (:class:`~transports._consumer_held.HeldRecords`): commits, also
+a time (:class:`~kafkacore.transports._consumer_held.HeldRecords`): commits, also
 automatic and on ``close``, cover the records handed over, the one being
 processed when the loop breaks or raises included, and never the rest.
 The batch lives on the consumer, not in the generator, so leaving the loop

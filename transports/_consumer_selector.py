@@ -4,11 +4,11 @@ Theory of operation
 -------------------
 :class:`KafkaConsumer` owns one :class:`~kafkacore.consumer.ConsumerCore`
 driven by the selector transport's driver
-(:class:`~transports._selector_driver.LoopThread`), exactly like
-:class:`transports.selector.KafkaClient`: only the loop thread touches the
+(:class:`~kafkacore.transports._selector_driver.LoopThread`), exactly like
+:class:`kafkacore.transports.selector.KafkaClient`: only the loop thread touches the
 core, so heartbeats, fetches and auto-commits go on while user code works
 between polls. What each call does is the shared consumer surface
-(:class:`~transports._consumer_common.ConsumerSurface`); this module only
+(:class:`~kafkacore.transports._consumer_common.ConsumerSurface`); this module only
 makes it blocking: core commands hop to the loop thread and back, waiting
 loops (``poll``, ``position``, the iterator) sleep on a condition that
 every core event notifies, and operations (``commit``, offset lookups)

@@ -4,9 +4,9 @@ Theory of operation
 -------------------
 :class:`TrioKafkaConsumer` is used as ``async with TrioKafkaConsumer(...) as c``:
 entering opens the trio driver's nursery
-(:class:`~transports._trio_driver.TrioDriver`: the timer task and one task
-per broker connection), as :class:`transports.trio.TrioKafkaClient` does.
-The calls are the async consumer surface (:mod:`transports._consumer_async`).
+(:class:`~kafkacore.transports._trio_driver.TrioDriver`: the timer task and one task
+per broker connection), as :class:`kafkacore.transports.trio.TrioKafkaClient` does.
+The calls are the async consumer surface (:mod:`kafkacore.transports._consumer_async`).
 Leaving the block commits (with auto-commit) and leaves the group, bounded,
 then stops every task, which closes every socket. ``commit_async`` starts
 a commit and returns at once (its outcome is not reported).

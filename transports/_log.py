@@ -9,7 +9,7 @@ the transports turn those calls into log records:
 * :class:`ClientLog` is a trace hook that writes one line per connection
   state change, retry (reconnect backoff, metadata and coordinator retries,
   rebootstrap) and error, on the logger ``kafkacore.client``. Every
-  transport's :class:`~transports._bridge.Bridge` attaches one to the
+  transport's :class:`~kafkacore.transports._bridge.Bridge` attaches one to the
   client core it drives (the core itself, or the ``client`` of a producer
   or consumer core) with :func:`attach_client_log`.
 * :func:`log_event` / :func:`logged` write one line per event of any core

@@ -5,7 +5,7 @@ Theory of operation
 Everything runs on the event loop's single thread, so user calls reach the
 :class:`~kafkacore.producer.ProducerCore` directly: ``send`` checks and
 serializes the record (the shared
-:class:`~transports._producer_common.ProducerSurface`), calls
+:class:`~kafkacore.transports._producer_common.ProducerSurface`), calls
 ``core.append`` with a fresh one-shot from the driver as the token, and
 schedules one ``Bridge.pump`` for the next loop iteration, so that a burst
 of sends becomes one drain of the core's outputs. Completed batches fill

@@ -4,8 +4,8 @@ Theory of operation
 -------------------
 :class:`AsyncKafkaProducer` binds to the loop it is started on (``async
 with`` or ``await start()``) with the asyncio driver
-(:class:`~transports._asyncio_driver.AsyncioDriver`), and the async
-producer surface (:class:`~transports._producer_async.AsyncProducerBase`)
+(:class:`~kafkacore.transports._asyncio_driver.AsyncioDriver`), and the async
+producer surface (:class:`~kafkacore.transports._producer_async.AsyncProducerBase`)
 issues core commands directly since everything runs on the loop thread.
 ``await producer.send(...)`` returns a :class:`Delivery` (an
 ``asyncio.Future``) resolving to the record's

@@ -4,11 +4,11 @@ Theory of operation
 -------------------
 :class:`KafkaProducer` owns one :class:`~kafkacore.producer.ProducerCore`
 driven by the selector transport's driver
-(:class:`~transports._selector_driver.LoopThread`) on a background thread,
+(:class:`~kafkacore.transports._selector_driver.LoopThread`) on a background thread,
 as the Java producer's sender thread. What is the same for every producer
 (records checked and serialized, batches fanned out to their futures,
 operations) is the shared surface
-(:class:`~transports._producer_common.ProducerSurface`). ``send`` runs in
+(:class:`~kafkacore.transports._producer_common.ProducerSurface`). ``send`` runs in
 the caller's thread: it serializes and checks the record, stamps the
 wall-clock timestamp, and puts it on a *hand-off* deque
 together with a ``concurrent.futures.Future``; the loop is woken only when

@@ -4,9 +4,9 @@ Theory of operation
 -------------------
 :class:`TrioKafkaProducer` is used as ``async with TrioKafkaProducer(...)
 as p``: entering opens the trio driver's nursery
-(:class:`~transports._trio_driver.TrioDriver`: the timer task and one task
+(:class:`~kafkacore.transports._trio_driver.TrioDriver`: the timer task and one task
 per broker connection). Everything runs in trio's thread, so the async
-producer surface (:class:`~transports._producer_async.AsyncProducerBase`)
+producer surface (:class:`~kafkacore.transports._producer_async.AsyncProducerBase`)
 issues core commands directly; one pump per burst of sends is scheduled
 with the trio token. ``await p.send(...)`` returns a :class:`Delivery`;
 ``await delivery`` (or ``await delivery.wait()``) gives the record's

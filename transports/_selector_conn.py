@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 A :class:`SelectorConn` exists once an address of the broker is known (the
-loop, :class:`~transports._selector_io.SelectorIo`, resolves names) and
+loop, :class:`~kafkacore.transports._selector_io.SelectorIo`, resolves names) and
 moves through :class:`ConnState`::
 
     CONNECTING --(TCP up)--> HANDSHAKING --(TLS up)--> OPEN --> CLOSED
@@ -17,7 +17,7 @@ wants to read while we write is handled by the same code path.
 Unsent bytes are a queue of views; :meth:`flush` joins them into one buffer
 (one syscall for many requests) and keeps what the socket did not take.
 Every fact (connected, failed, data, lost) goes to the loop's
-:class:`~transports._bridge.Bridge`; a fact never re-enters the core
+:class:`~kafkacore.transports._bridge.Bridge`; a fact never re-enters the core
 directly from here.
 """
 

@@ -2,8 +2,8 @@
 
 Theory of operation
 -------------------
-A :class:`LoopThread` owns a :class:`~transports._selector_io.SelectorIo`,
-the :class:`~transports._bridge.Bridge` to one core (a client, a producer
+A :class:`LoopThread` owns a :class:`~kafkacore.transports._selector_io.SelectorIo`,
+the :class:`~kafkacore.transports._bridge.Bridge` to one core (a client, a producer
 or a consumer core: anything the bridge drives) and the thread running the
 loop, as the Java client's network thread. Only that thread touches the
 core, so heartbeats and timeouts go on while user code works. Other

@@ -3,10 +3,10 @@
 Theory of operation
 -------------------
 One :class:`SelectorIo` owns a selector, every broker connection (a
-:class:`~transports._selector_conn.SelectorConn`, which moves the bytes), a
+:class:`~kafkacore.transports._selector_conn.SelectorConn`, which moves the bytes), a
 wake-up socketpair and the single timer. It is driven by :meth:`run_once`,
 called in a loop by exactly one thread (the driver's loop thread,
-:mod:`transports._selector_driver`).
+:mod:`kafkacore.transports._selector_driver`).
 
 Names are resolved on a small helper thread pool (numeric addresses
 inline), so a slow DNS answer never stalls the loop; a connection exists

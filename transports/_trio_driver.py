@@ -5,14 +5,14 @@ Theory of operation
 trio wants every task inside a nursery, so :class:`TrioDriver` is opened
 with ``await open()`` (from the owner's ``async with``) and closed with
 ``await close()``. Between the two, the nursery holds the timer task and
-one task per broker connection (:class:`~transports._trio_io.TrioIo`).
+one task per broker connection (:class:`~kafkacore.transports._trio_io.TrioIo`).
 :meth:`abort` cancels those tasks through their own scopes; the nursery's
 scope is left alone, since it encloses the user's ``async with`` body
 (:meth:`cancel_all` cancels it too, when the block is over).
 
 A :class:`Delivery` (a ``trio.Event`` plus the outcome) is the one-shot
 every completion fills; the change signal is a ``trio.Event`` replaced
-once set. See :mod:`transports._async_driver` for the contract.
+once set. See :mod:`kafkacore.transports._async_driver` for the contract.
 """
 
 from __future__ import annotations

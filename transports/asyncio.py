@@ -4,11 +4,11 @@ Theory of operation
 -------------------
 :class:`AsyncKafkaClient` owns one :class:`~kafkacore.client.KafkaClientCore`
 and drives it from the loop it was started on
-(:class:`~transports._asyncio_driver.AsyncioDriver`): connections are
+(:class:`~kafkacore.transports._asyncio_driver.AsyncioDriver`): connections are
 ``asyncio.Protocol`` objects, the timer is one ``loop.call_at`` handle, and
 every user call issues a core command synchronously (we are on the loop
 thread) and awaits an asyncio future that the core's completion event
-resolves (:mod:`transports._client_async`, shared with trio). Because
+resolves (:mod:`kafkacore.transports._client_async`, shared with trio). Because
 commands are issued when the coroutine starts,
 ``asyncio.gather(*(client.send(r) for r in reqs))`` pipelines them on the
 wire.

@@ -4,10 +4,10 @@ Theory of operation
 -------------------
 :class:`KafkaClient` owns one :class:`~kafkacore.client.KafkaClientCore`
 driven by the selector transport's driver
-(:class:`~transports._selector_driver.LoopThread`): one background thread
+(:class:`~kafkacore.transports._selector_driver.LoopThread`): one background thread
 running a selector loop, the only thread touching the core, so heartbeats
 and timeouts go on while user code works. User calls, from any thread,
-become core commands run on that thread (:mod:`transports._client_common`
+become core commands run on that thread (:mod:`kafkacore.transports._client_common`
 says what each does); they return a ``concurrent.futures.Future``
 (``submit``) or block on it (``send``).
 

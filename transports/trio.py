@@ -4,11 +4,11 @@ Theory of operation
 -------------------
 :class:`TrioKafkaClient` is used as ``async with TrioKafkaClient(...) as c``:
 entering opens a nursery holding the timer task and one task per broker
-connection (:class:`~transports._trio_driver.TrioDriver`). Everything runs
+connection (:class:`~kafkacore.transports._trio_driver.TrioDriver`). Everything runs
 in trio's single thread, so user calls issue core commands directly and
-wait on a :class:`~transports._trio_driver.Delivery` (a ``trio.Event`` plus
+wait on a :class:`~kafkacore.transports._trio_driver.Delivery` (a ``trio.Event`` plus
 the outcome) that the core's completion event fills
-(:mod:`transports._client_async`, shared with asyncio). Several tasks
+(:mod:`kafkacore.transports._client_async`, shared with asyncio). Several tasks
 calling ``send`` at once pipeline their requests on the wire.
 
 Cancelling a waiting task (a cancel scope, a timeout) cancels its request

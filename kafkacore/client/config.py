@@ -295,7 +295,7 @@ class ClientConfig:
         elif mech == "GSSAPI":
             raise LocalProtocolError(
                 "ClientConfig: GSSAPI is not built in; pass sasl_mechanism_factory, e.g. "
-                "transports._gssapi.kerberos_mechanism_factory(keytab=...) (docs/gssapi.md)"
+                "kafkacore.transports.kerberos_mechanism_factory(keytab=...) (docs/gssapi.md)"
             )
         else:
             raise LocalProtocolError(

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 The Kerberos work itself (tickets, keys, the wire tokens of RFC 4121) is
 done by a GSS-API library behind the :class:`GssContext` protocol, which the
-caller injects (``transports._gssapi`` binds MIT's ``libgssapi_krb5`` with
+caller injects (``kafkacore.transports._gssapi`` binds MIT's ``libgssapi_krb5`` with
 ctypes). This module only runs the SASL layer that Kafka's broker speaks
 (the JDK's GSSAPI SaslServer, KIP-43 framing through SaslAuthenticate):
 

@@ -20,8 +20,8 @@ import pytest
 
 from kafkacore.admin import AdminConfig, AdminCore
 from kafkacore.client.config import ClientConfig
-from localkafka import LocalKafka
-from localkafka.pytest_plugin import _keep
+from kafkacore.testing import LocalKafka
+from kafkacore.testing.pytest_plugin import _keep
 from tests.admin.sockdriver import SocketDriver
 
 

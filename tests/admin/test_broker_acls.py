@@ -22,7 +22,7 @@ from kafkacore.protocol.error_codes import (
     SecurityDisabledError,
     TopicAuthorizationFailedError,
 )
-from localkafka import LocalKafka
+from kafkacore.testing import LocalKafka
 from tests.admin.conftest import Admin, open_admin
 
 pytestmark = pytest.mark.broker

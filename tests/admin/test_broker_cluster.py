@@ -12,7 +12,7 @@ import pytest
 
 from kafkacore.admin import ConfigResource, ConfigResourceType, NewTopic, OffsetSpec
 from kafkacore.client.metadata import TopicPartition as TP
-from localkafka import LocalKafka
+from kafkacore.testing import LocalKafka
 from tests.admin.conftest import Admin, open_admin
 
 pytestmark = [pytest.mark.broker, pytest.mark.cluster]

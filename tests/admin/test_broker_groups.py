@@ -17,9 +17,9 @@ from kafkacore.protocol.error_codes import (
     GroupSubscribedToTopicError,
     NonEmptyGroupError,
 )
-from localkafka import LocalKafka
+from kafkacore.testing import LocalKafka
+from kafkacore.transports.selector import KafkaConsumer, KafkaProducer
 from tests.admin.conftest import Admin
-from transports.selector import KafkaConsumer, KafkaProducer
 
 pytestmark = pytest.mark.broker
 

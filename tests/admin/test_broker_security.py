@@ -18,7 +18,7 @@ from kafkacore.admin import (
 )
 from kafkacore.errors import AuthenticationError
 from kafkacore.protocol.error_codes import ResourceNotFoundError
-from localkafka import LocalKafka
+from kafkacore.testing import LocalKafka
 from tests.admin.conftest import Admin, open_admin
 
 pytestmark = pytest.mark.broker

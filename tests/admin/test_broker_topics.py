@@ -27,9 +27,9 @@ from kafkacore.protocol.error_codes import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
-from localkafka import LocalKafka
+from kafkacore.testing import LocalKafka
+from kafkacore.transports.selector import KafkaProducer
 from tests.admin.conftest import Admin
-from transports.selector import KafkaProducer
 
 pytestmark = pytest.mark.broker
 

@@ -10,9 +10,9 @@ import pytest
 
 from kafkacore.admin import AbortTransactionSpec, NewTopic, OffsetSpec, TransactionState
 from kafkacore.client.metadata import TopicPartition as TP
-from localkafka import LocalKafka
+from kafkacore.testing import LocalKafka
+from kafkacore.transports.selector import KafkaProducer
 from tests.admin.conftest import Admin
-from transports.selector import KafkaProducer
 
 pytestmark = pytest.mark.broker
 

@@ -17,7 +17,7 @@ def kafka_classpath(request: pytest.FixtureRequest) -> str:
     try:
         libs: Path = request.getfixturevalue("kafka_libs")
     except pytest.FixtureLookupError:
-        from localkafka.libs import ensure_libs
+        from kafkacore.testing.libs import ensure_libs
 
         libs = ensure_libs()
     return str(Path(libs) / "*")

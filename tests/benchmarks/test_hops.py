@@ -22,7 +22,7 @@ from types import ModuleType
 import hops
 import pytest
 
-from localkafka.cluster import LocalKafka
+from kafkacore.testing.cluster import LocalKafka
 
 FAKE = """
 import zlib
@@ -288,9 +288,11 @@ def test_the_measured_paths_start_at_the_user_call_and_reach_the_socket(
     out, back, poll = legs
     assert meta["tree"] == str(Path(hops.__file__).resolve().parents[1])
 
-    assert out.start == "transports._producer_selector.KafkaProducer.send"
+    assert out.start == "kafkacore.transports._producer_selector.KafkaProducer.send"
     assert out.end == "socket.send"
-    assert out.end_stack[-1].startswith("transports.")  # the transport hands bytes to the socket
+    assert out.end_stack[-1].startswith(
+        "kafkacore.transports."
+    )  # the transport hands bytes to the socket
     assert out.chain[0] == out.start
     assert any(n.startswith("kafkacore.producer.") for n in out.chain)
     assert any(n.startswith("kafkacore.client.") for n in out.chain)
@@ -300,7 +302,7 @@ def test_the_measured_paths_start_at_the_user_call_and_reach_the_socket(
     assert any(n.startswith("kafkacore.producer.") for n in back.chain)
 
     assert poll.start == "socket.recv"
-    assert poll.end == "transports._consumer_selector.KafkaConsumer.poll"
+    assert poll.end == "kafkacore.transports._consumer_selector.KafkaConsumer.poll"
     assert any(n.startswith("kafkacore.consumer.") for n in poll.chain)
     assert any(n.startswith("kafkacore.records.") for n in poll.chain)
 
@@ -310,4 +312,4 @@ def test_the_measured_paths_start_at_the_user_call_and_reach_the_socket(
         # loop below the leg's first event (the pass that was already running).
         ran = {h.name for h in leg.hops}
         outside = [n for n in leg.chain if n not in ran]
-        assert all(n.startswith("transports.") for n in outside), (leg.name, outside)
+        assert all(n.startswith("kafkacore.transports.") for n in outside), (leg.name, outside)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from localkafka.cluster import LocalKafka
+from kafkacore.testing.cluster import LocalKafka
 
 RUN_ALL = Path(__file__).resolve().parents[2] / "benchmarks" / "run_all.py"
 

@@ -152,7 +152,7 @@ async def open_producer(
 ) -> AsyncIterator[Producer]:
     """A producer, closed on exit (its close() may also be called inside)."""
     if flavor == "selector":
-        from transports._producer_selector import KafkaProducer
+        from kafkacore.transports._producer_selector import KafkaProducer
 
         inner: Any = await anyio.to_thread.run_sync(lambda: KafkaProducer(bootstrap, **options))
         try:
@@ -161,9 +161,9 @@ async def open_producer(
             await anyio.to_thread.run_sync(inner.close, 5.0)
         return
     if flavor == "asyncio":
-        from transports._producer_asyncio import AsyncKafkaProducer as cls
+        from kafkacore.transports._producer_asyncio import AsyncKafkaProducer as cls
     else:
-        from transports._producer_trio import TrioKafkaProducer as cls  # type: ignore[assignment]
+        from kafkacore.transports._producer_trio import TrioKafkaProducer as cls  # type: ignore[assignment]
     async with cls(bootstrap, **options) as inner:
         yield Producer(flavor, inner, timer)
 
@@ -233,7 +233,7 @@ async def open_consumer(
 ) -> AsyncIterator[Consumer]:
     """A consumer subscribed to ``topics``, closed on exit."""
     if flavor == "selector":
-        from transports._consumer_selector import KafkaConsumer
+        from kafkacore.transports._consumer_selector import KafkaConsumer
 
         inner: Any = await anyio.to_thread.run_sync(lambda: KafkaConsumer(*topics, **options))
         try:
@@ -242,8 +242,8 @@ async def open_consumer(
             await anyio.to_thread.run_sync(inner.close, 5.0)
         return
     if flavor == "asyncio":
-        from transports._consumer_asyncio import AsyncKafkaConsumer as cls
+        from kafkacore.transports._consumer_asyncio import AsyncKafkaConsumer as cls
     else:
-        from transports._consumer_trio import TrioKafkaConsumer as cls  # type: ignore[assignment]
+        from kafkacore.transports._consumer_trio import TrioKafkaConsumer as cls  # type: ignore[assignment]
     async with cls(*topics, **options) as inner:
         yield Consumer(flavor, inner, timer)

@@ -35,10 +35,10 @@ import anyio
 
 from kafkacore.client import TopicPartition
 from kafkacore.producer import RecordMetadata
-from localkafka import FaultProxy
+from kafkacore.testing import FaultProxy
+from kafkacore.transports.selector import KafkaClient
 from tests.campaign.adapters import SLACK_S, CallTimer, open_consumer, open_producer, run_flavor
 from tests.producer.readback import ReadRecord, read_partition
-from transports.selector import KafkaClient
 
 # -- running workers side by side ----------------------------------------------------
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from localkafka import LocalKafka
+from kafkacore.testing import LocalKafka
 from tests.campaign.adapters import FLAVORS
 from tests.campaign.scenarios import ClusterChaos, EosRun, eos_job, read_all, run_concurrently
 from tests.campaign.test_proxy_campaign import _report
@@ -46,7 +46,7 @@ GROUPS: dict[str, dict[str, Any]] = {
 
 
 def _fill(kafka: LocalKafka, topic: str, prefix: str, total: int) -> None:
-    from transports.selector import KafkaProducer
+    from kafkacore.transports.selector import KafkaProducer
 
     with KafkaProducer(kafka.bootstrap, linger_ms=5) as producer:
         for i in range(total):

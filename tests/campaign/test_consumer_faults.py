@@ -25,14 +25,14 @@ from typing import Any
 import pytest
 import trio
 
-from localkafka import LocalKafka
+from kafkacore.testing import LocalKafka
 from tests.faults.drive import FLAVORS
 
 pytestmark = pytest.mark.timeout(300)
 
 
 def _produce(kafka: LocalKafka, topic: str, count: int) -> None:
-    from transports.selector import KafkaProducer
+    from kafkacore.transports.selector import KafkaProducer
 
     with KafkaProducer(kafka.bootstrap, linger_ms=0) as producer:
         for i in range(count):
@@ -48,7 +48,7 @@ def _leave_after_one(flavor: str, topic: str, options: dict[str, Any], how: str)
     """Consume in a loop, leave it after the first record (break or raise), close."""
     got: list[int] = []
     if flavor == "selector":
-        from transports.selector import KafkaConsumer
+        from kafkacore.transports.selector import KafkaConsumer
 
         with KafkaConsumer(topic, **options) as consumer:
             try:
@@ -64,9 +64,9 @@ def _leave_after_one(flavor: str, topic: str, options: dict[str, Any], how: str)
 
     async def main() -> None:
         if flavor == "asyncio":
-            from transports.asyncio import AsyncKafkaConsumer as cls
+            from kafkacore.transports.asyncio import AsyncKafkaConsumer as cls
         else:
-            from transports.trio import TrioKafkaConsumer as cls  # type: ignore[assignment]
+            from kafkacore.transports.trio import TrioKafkaConsumer as cls  # type: ignore[assignment]
         import anyio
 
         async with cls(topic, **options) as consumer:
@@ -88,7 +88,7 @@ def _leave_after_one(flavor: str, topic: str, options: dict[str, Any], how: str)
 
 
 def _drain(topic: str, options: dict[str, Any], want: int, window_s: float = 20.0) -> list[int]:
-    from transports.selector import KafkaConsumer
+    from kafkacore.transports.selector import KafkaConsumer
 
     got: list[int] = []
     with KafkaConsumer(topic, **options) as consumer:
@@ -193,7 +193,7 @@ def test_9_cooperative_sticky_with_per_poll_commits_settles(kafka_broker: LocalK
     producer_stop = threading.Event()
 
     def trickle() -> None:
-        from transports.selector import KafkaProducer
+        from kafkacore.transports.selector import KafkaProducer
 
         with KafkaProducer(kafka_broker.bootstrap, linger_ms=5) as producer:
             i = 0
@@ -236,7 +236,7 @@ def _member(
     from kafkacore.consumer import CommitFailedError
 
     if flavor == "selector":
-        from transports.selector import KafkaConsumer
+        from kafkacore.transports.selector import KafkaConsumer
 
         with KafkaConsumer(topic, listener=listener, **options) as consumer:
             while not stop.is_set():
@@ -247,9 +247,9 @@ def _member(
 
     async def main() -> None:
         if flavor == "asyncio":
-            from transports.asyncio import AsyncKafkaConsumer as cls
+            from kafkacore.transports.asyncio import AsyncKafkaConsumer as cls
         else:
-            from transports.trio import TrioKafkaConsumer as cls  # type: ignore[assignment]
+            from kafkacore.transports.trio import TrioKafkaConsumer as cls  # type: ignore[assignment]
         async with cls(topic, listener=listener, **options) as consumer:
             while not stop.is_set():
                 if await consumer.poll(0.2):

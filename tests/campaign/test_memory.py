@@ -28,8 +28,8 @@ import pytest
 
 from kafkacore.client import TopicPartition
 from kafkacore.producer import BufferExhaustedError
-from localkafka import LocalKafka
-from localkafka.pytest_plugin import repair
+from kafkacore.testing import LocalKafka
+from kafkacore.testing.pytest_plugin import repair
 from tests.campaign.adapters import FLAVORS, CallTimer, open_consumer, open_producer, run_flavor
 from tests.campaign.conftest import say
 from tests.faults.wirebroker import API, Fault, Kind, WireBroker
@@ -129,7 +129,7 @@ def test_producer_memory_is_bounded_by_buffer_memory_under_a_stalled_broker(
 @pytest.fixture(scope="module")
 def big_topic(kafka_broker: LocalKafka) -> str:
     """64 MiB in 3 partitions, written once for the module."""
-    from transports.selector import KafkaProducer
+    from kafkacore.transports.selector import KafkaProducer
 
     topic = f"mem-{uuid.uuid4().hex[:8]}"
     kafka_broker.create_topic(topic, partitions=3)

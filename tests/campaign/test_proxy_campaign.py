@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 
 from kafkacore.client import TopicPartition
-from localkafka import FaultMix, LocalKafka
-from localkafka.pytest_plugin import repair
+from kafkacore.testing import FaultMix, LocalKafka
+from kafkacore.testing.pytest_plugin import repair
 from tests.campaign.adapters import FLAVORS, CallTimer, open_consumer, run_flavor
 from tests.campaign.conftest import say
 from tests.campaign.scenarios import (
@@ -373,7 +373,7 @@ def _verdict_group(v: Verdict, seed: int, faults: dict[str, int]) -> None:
 
 def _trickle(bootstrap: str, topic: str, total: int, seconds: float) -> None:
     """Produce ``total`` records evenly over ``seconds`` on the direct listener."""
-    from transports.selector import KafkaProducer
+    from kafkacore.transports.selector import KafkaProducer
 
     per_tick = max(total // int(seconds * 10), 1)
     with KafkaProducer(bootstrap, linger_ms=5) as producer:

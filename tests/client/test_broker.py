@@ -89,7 +89,7 @@ def test_sasl_wrong_password(kafka_broker: Any, mechanism: str) -> None:
 @pytest.fixture(scope="module")
 def reauth_broker(kafka_libs: Any) -> Any:
     """A broker whose SASL sessions last 3 s (KIP-368 ``connections.max.reauth.ms``)."""
-    from localkafka.cluster import LocalKafka
+    from kafkacore.testing.cluster import LocalKafka
 
     with LocalKafka(
         size=1,

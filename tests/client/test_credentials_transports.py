@@ -12,8 +12,7 @@ import trio
 
 from kafkacore.client.credentials import CredentialKind
 from kafkacore.client.events import CredentialsNeeded
-from tests.client.test_credentials import CountingProvider, boot, needed
-from transports._credentials import (
+from kafkacore.transports._credentials import (
     CredentialsAnswer,
     answer,
     fulfil_asyncio,
@@ -21,6 +20,7 @@ from transports._credentials import (
     fulfil_inline,
     fulfil_trio,
 )
+from tests.client.test_credentials import CountingProvider, boot, needed
 
 #: Bound on waits for another thread (never reached when things work).
 WAIT_S = 10.0

@@ -15,7 +15,7 @@ from kafkacore.client import PartitionLeader
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.messages.produce_request import PartitionProduceData, TopicProduceData
 from kafkacore.records import Compression, RecordBatchBuilder
-from transports.selector import KafkaClient
+from kafkacore.transports.selector import KafkaClient
 
 
 def produce(

@@ -35,9 +35,9 @@ from kafkacore.errors import (
     KafkaConnectionError,
     NoBrokersAvailable,
 )
-from transports._consumer_asyncio import AsyncKafkaConsumer
-from transports._consumer_selector import KafkaConsumer
-from transports._consumer_trio import TrioKafkaConsumer
+from kafkacore.transports._consumer_asyncio import AsyncKafkaConsumer
+from kafkacore.transports._consumer_selector import KafkaConsumer
+from kafkacore.transports._consumer_trio import TrioKafkaConsumer
 
 TRANSPORTS = ["selector", "asyncio", "trio"]
 Scenario = Callable[[Any], Awaitable[None]]

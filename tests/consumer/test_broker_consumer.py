@@ -18,12 +18,12 @@ import trio
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import OffsetAndMetadata
+from kafkacore.transports._consumer_asyncio import AsyncKafkaConsumer
+from kafkacore.transports._consumer_selector import KafkaConsumer
+from kafkacore.transports._consumer_trio import TrioKafkaConsumer
+from kafkacore.transports.selector import KafkaClient
 from tests.consumer.helpers import produce, txn_produce
 from tests.consumer.workers import collect, wait_for
-from transports._consumer_asyncio import AsyncKafkaConsumer
-from transports._consumer_selector import KafkaConsumer
-from transports._consumer_trio import TrioKafkaConsumer
-from transports.selector import KafkaClient
 
 
 class _Blocking:

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from kafkacore.transports.selector import KafkaClient
 from tests.consumer.helpers import produce
 from tests.consumer.workers import MAX_POLL, Worker, describe, wait_for
-from transports.selector import KafkaClient
 
 PARTITIONS = 12
 

@@ -22,11 +22,11 @@ import trio
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import ConsumerRecord
+from kafkacore.transports._consumer_asyncio import AsyncKafkaConsumer
+from kafkacore.transports._consumer_selector import KafkaConsumer
+from kafkacore.transports._consumer_trio import TrioKafkaConsumer
+from kafkacore.transports.selector import KafkaClient
 from tests.consumer.helpers import produce
-from transports._consumer_asyncio import AsyncKafkaConsumer
-from transports._consumer_selector import KafkaConsumer
-from transports._consumer_trio import TrioKafkaConsumer
-from transports.selector import KafkaClient
 
 TOTAL = 30
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
+from kafkacore.transports.selector import KafkaClient
 from tests.consumer.helpers import produce
 from tests.consumer.workers import Worker, describe, wait_for
-from transports.selector import KafkaClient
 
 PARTITIONS = 12
 STABLE_S = 15.0

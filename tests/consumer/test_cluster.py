@@ -16,10 +16,10 @@ import uuid
 from typing import Any
 
 from kafkacore.client import TopicPartition
+from kafkacore.transports._consumer_selector import KafkaConsumer
+from kafkacore.transports.selector import KafkaClient
 from tests.consumer.helpers import produce
 from tests.consumer.workers import collect, wait_for
-from transports._consumer_selector import KafkaConsumer
-from transports.selector import KafkaClient
 
 _OFFSET_FOR_LEADER_EPOCH = 23
 

@@ -25,9 +25,9 @@ import trio
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import CommitFailedError
-from transports._consumer_asyncio import AsyncKafkaConsumer
-from transports._consumer_selector import KafkaConsumer
-from transports._consumer_trio import TrioKafkaConsumer
+from kafkacore.transports._consumer_asyncio import AsyncKafkaConsumer
+from kafkacore.transports._consumer_selector import KafkaConsumer
+from kafkacore.transports._consumer_trio import TrioKafkaConsumer
 
 MAX_POLL = 50
 

@@ -81,10 +81,10 @@ def _run_async(flavor: str, main: Any, bound_s: float) -> Any:
 
 def _producer_class(flavor: str) -> Any:
     if flavor == "asyncio":
-        from transports._producer_asyncio import AsyncKafkaProducer
+        from kafkacore.transports._producer_asyncio import AsyncKafkaProducer
 
         return AsyncKafkaProducer
-    from transports._producer_trio import TrioKafkaProducer
+    from kafkacore.transports._producer_trio import TrioKafkaProducer
 
     return TrioKafkaProducer
 
@@ -153,7 +153,7 @@ def _produce_selector(
     idle_s: float,
     options: dict[str, Any],
 ) -> Run:
-    from transports._producer_selector import KafkaProducer
+    from kafkacore.transports._producer_selector import KafkaProducer
 
     start = time.monotonic()
     producer = KafkaProducer(bootstrap, **options)
@@ -215,7 +215,7 @@ def client_calls(
     only outcome.
     """
     if flavor == "selector":
-        from transports.selector import KafkaClient
+        from kafkacore.transports.selector import KafkaClient
 
         out: list[Outcome] = []
         t0 = time.monotonic()
@@ -239,9 +239,9 @@ def client_calls(
 
     async def main() -> list[Outcome]:
         if flavor == "asyncio":
-            from transports.asyncio import AsyncKafkaClient as cls
+            from kafkacore.transports.asyncio import AsyncKafkaClient as cls
         else:
-            from transports.trio import TrioKafkaClient as cls  # type: ignore[assignment]
+            from kafkacore.transports.trio import TrioKafkaClient as cls  # type: ignore[assignment]
         out: list[Outcome] = []
         t0 = time.monotonic()
         try:
@@ -267,14 +267,14 @@ def client_calls(
 
 def _consumer_class(flavor: str) -> Any:
     if flavor == "selector":
-        from transports._consumer_selector import KafkaConsumer
+        from kafkacore.transports._consumer_selector import KafkaConsumer
 
         return KafkaConsumer
     if flavor == "asyncio":
-        from transports._consumer_asyncio import AsyncKafkaConsumer
+        from kafkacore.transports._consumer_asyncio import AsyncKafkaConsumer
 
         return AsyncKafkaConsumer
-    from transports._consumer_trio import TrioKafkaConsumer
+    from kafkacore.transports._consumer_trio import TrioKafkaConsumer
 
     return TrioKafkaConsumer
 

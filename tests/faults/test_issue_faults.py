@@ -182,7 +182,7 @@ def test_4_kafkacore_is_quiet_unless_logging_is_configured(broker: WireBroker) -
     broker.topic("t")
     broker.faults[API.PRODUCE] = always(Fault(Kind.ABSURD_SIZE))
     script = (
-        "from transports.selector import KafkaProducer\n"
+        "from kafkacore.transports.selector import KafkaProducer\n"
         f"p = KafkaProducer({broker.bootstrap!r}, delivery_timeout_ms=1500,"
         " request_timeout_ms=1000, linger_ms=0)\n"
         "f = p.send('t', b'x')\n"

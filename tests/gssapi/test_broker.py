@@ -16,9 +16,9 @@ import pytest
 from kafkacore.client.gssapi import gssapi_mechanism_factory
 from kafkacore.errors import AuthenticationError
 from kafkacore.protocol.messages import MetadataRequest
-from localkafka.cluster import LocalKafka
-from localkafka.kerberos import LocalKdc
-from transports._gssapi import KerberosClient, kerberos_mechanism_factory
+from kafkacore.testing.cluster import LocalKafka
+from kafkacore.testing.kerberos import LocalKdc
+from kafkacore.transports._gssapi import KerberosClient, kerberos_mechanism_factory
 
 from .conftest import Flavor
 

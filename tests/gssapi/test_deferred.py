@@ -2,7 +2,7 @@
 
 The client core runs with ``defer_credentials=True``: every GSSAPI step
 (the KDC round trip included) comes out as a ``CredentialsNeeded`` event,
-is made on a worker thread by ``transports._credentials.fulfil_in_thread``
+is made on a worker thread by ``kafkacore.transports._credentials.fulfil_in_thread``
 and answered back on the driving thread, as the selector transport would.
 """
 
@@ -15,11 +15,11 @@ import time
 from kafkacore.client import ClientConfig, KafkaClientCore
 from kafkacore.client.credentials import CredentialKind
 from kafkacore.client.events import CredentialsNeeded
-from localkafka.cluster import LocalKafka
-from localkafka.kerberos import LocalKdc
+from kafkacore.testing.cluster import LocalKafka
+from kafkacore.testing.kerberos import LocalKdc
+from kafkacore.transports._credentials import CredentialsAnswer, answer, fulfil_in_thread
+from kafkacore.transports._gssapi import kerberos_mechanism_factory
 from tests.client.socketpump import SocketPump
-from transports._credentials import CredentialsAnswer, answer, fulfil_in_thread
-from transports._gssapi import kerberos_mechanism_factory
 
 
 def test_gssapi_steps_are_made_by_the_transport(

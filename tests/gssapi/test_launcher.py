@@ -7,9 +7,14 @@ from pathlib import Path
 import pytest
 
 from kafkacore.errors import AuthenticationError
-from localkafka.cluster import LocalKafka
-from localkafka.kerberos import LocalKdc, broker_jvm_flags, broker_overrides, render_krb5_conf
-from transports._gssapi import KerberosClient
+from kafkacore.testing.cluster import LocalKafka
+from kafkacore.testing.kerberos import (
+    LocalKdc,
+    broker_jvm_flags,
+    broker_overrides,
+    render_krb5_conf,
+)
+from kafkacore.transports._gssapi import KerberosClient
 
 
 def test_krb5_conf_names_only_the_local_kdc_over_tcp() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from localkafka import LocalKafka, TopicError, wire
+from kafkacore.testing import LocalKafka, TopicError, wire
 
 
 def test_plaintext_answers_api_versions(kafka_broker: LocalKafka) -> None:
@@ -148,7 +148,7 @@ def test_java_tools_run_against_the_broker(kafka_broker: LocalKafka) -> None:
 
 def test_cli_probe_and_libs(kafka_broker: LocalKafka, kafka_libs: Path) -> None:
     probe = subprocess.run(
-        [sys.executable, "-m", "localkafka", "probe", kafka_broker.bootstrap],
+        [sys.executable, "-m", "kafkacore.testing", "probe", kafka_broker.bootstrap],
         capture_output=True,
         text=True,
         timeout=60,
@@ -157,7 +157,7 @@ def test_cli_probe_and_libs(kafka_broker: LocalKafka, kafka_libs: Path) -> None:
     rows = [line.split() for line in probe.stdout.splitlines()[1:]]
     assert ["18", "0", "4"] in rows
     libs = subprocess.run(
-        [sys.executable, "-m", "localkafka", "libs"],
+        [sys.executable, "-m", "kafkacore.testing", "libs"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from localkafka.__main__ import _listeners, _parser, parse_faults
-from localkafka.proxy import FaultMix
+from kafkacore.testing.__main__ import _listeners, _parser, parse_faults
+from kafkacore.testing.proxy import FaultMix
 
 
 def test_faults_parse_into_a_mix() -> None:

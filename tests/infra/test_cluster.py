@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from localkafka import LocalKafka, NodeState, wire
+from kafkacore.testing import LocalKafka, NodeState, wire
 
 
 def _brokers_seen_by(kafka: LocalKafka, node_id: int) -> list[int]:

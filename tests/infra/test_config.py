@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from localkafka import config
+from kafkacore.testing import config
 
 
 def layout(node_id: int, listeners: dict[str, int], tmp: Path) -> config.NodeLayout:
@@ -156,7 +156,7 @@ def test_mtls_without_a_truststore_is_refused(tmp_path: Path) -> None:
 def test_tls_files_include_a_client_certificate(tmp_path: Path) -> None:
     import ssl
 
-    from localkafka.tls import make_tls_files
+    from kafkacore.testing.tls import make_tls_files
 
     files = make_tls_files(tmp_path)
     ctx = ssl.create_default_context(cafile=str(files.ca_file))

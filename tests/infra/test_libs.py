@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from localkafka import KAFKA_VERSION
+from kafkacore.testing import KAFKA_VERSION
 
 
 def versions(libs: Path, artifact: str) -> set[str]:
@@ -34,7 +34,7 @@ def test_cache_holds_one_consistent_kafka_and_logging_stack(kafka_libs: Path) ->
 
 def _ensure_libs_in_subprocess(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from localkafka import ensure_libs; print(ensure_libs())"],
+        [sys.executable, "-c", "from kafkacore.testing import ensure_libs; print(ensure_libs())"],
         env=env,
         capture_output=True,
         text=True,
@@ -83,7 +83,7 @@ def test_missing_maven_and_empty_cache_says_what_to_do(tmp_path: Path) -> None:
 
 
 def test_spark_connector_cache_holds_only_what_pyspark_lacks() -> None:
-    from localkafka.libs import SPARK_CONNECTOR_VERSION, ensure_spark_kafka_libs
+    from kafkacore.testing.libs import SPARK_CONNECTOR_VERSION, ensure_spark_kafka_libs
 
     libs = ensure_spark_kafka_libs()
     assert versions(libs, "spark-sql-kafka-0-10_2.13") == {SPARK_CONNECTOR_VERSION}

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from localkafka import LocalKafka, StartError, wire
-from localkafka.process import OWNER_FLAG, ManagedProcess, owner_tag, reap_stale
+from kafkacore.testing import LocalKafka, StartError, wire
+from kafkacore.testing.process import OWNER_FLAG, ManagedProcess, owner_tag, reap_stale
 
 SLEEPER = "import time; print('ready', flush=True); time.sleep(600)"
 
@@ -44,7 +44,7 @@ def owner_script(tmp_path: Path, then: str) -> subprocess.Popen[str]:
         f"""
         import sys, time
         from pathlib import Path
-        from localkafka.process import ManagedProcess, owner_tag
+        from kafkacore.testing.process import ManagedProcess, owner_tag
         child = ManagedProcess(
             [sys.executable, "-c", {SLEEPER!r}, owner_tag()],
             log_path=Path({str(tmp_path / "child.log")!r}),
@@ -147,7 +147,7 @@ def test_failed_start_raises_with_the_cause_from_the_log() -> None:
 def test_port_taken_before_the_broker_binds_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
 
-    from localkafka import config
+    from kafkacore.testing import config
 
     squatter = socket.socket()
     squatter.bind(("127.0.0.1", 0))
@@ -173,7 +173,7 @@ def test_port_taken_before_the_broker_binds_is_retried(monkeypatch: pytest.Monke
 
 def test_every_tagged_process_of_ours_is_registered(kafka_broker: LocalKafka) -> None:
     """Each live process carrying this process's tag is one the nets know about."""
-    from localkafka import process
+    from kafkacore.testing import process
 
     tag = owner_tag().encode()
     ours = set()
@@ -191,7 +191,7 @@ def test_every_tagged_process_of_ours_is_registered(kafka_broker: LocalKafka) ->
 
 def test_cli_start_serves_until_sigterm_then_leaves_nothing() -> None:
     cli = subprocess.Popen(
-        [sys.executable, "-m", "localkafka", "start"],
+        [sys.executable, "-m", "kafkacore.testing", "start"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -214,7 +214,7 @@ def test_cli_start_serves_until_sigterm_then_leaves_nothing() -> None:
 
 
 def test_workdirs_of_dead_owners_are_removed(tmp_path: Path) -> None:
-    from localkafka.process import OWNER_FILE, mark_workdir, reap_stale_workdirs
+    from kafkacore.testing.process import OWNER_FILE, mark_workdir, reap_stale_workdirs
 
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],

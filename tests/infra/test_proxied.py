@@ -1,7 +1,7 @@
 """LocalKafka's fault proxies and pausing, against real brokers.
 
 ``kafka_broker`` and the 3-node cluster each run a pass-through
-:class:`~localkafka.proxy.FaultProxy` per node in front of a PROXIED
+:class:`~kafkacore.testing.proxy.FaultProxy` per node in front of a PROXIED
 listener: a client bootstrapped on ``proxy_bootstrap`` must reach every
 broker through the proxies, because metadata names the proxies' ports.
 """
@@ -13,9 +13,9 @@ import uuid
 
 import pytest
 
-from localkafka import FaultMix, LocalKafka, NodeState, wire
-from localkafka.pytest_plugin import repair
-from transports.selector import KafkaClient
+from kafkacore.testing import FaultMix, LocalKafka, NodeState, wire
+from kafkacore.testing.pytest_plugin import repair
+from kafkacore.transports.selector import KafkaClient
 
 
 def test_metadata_through_the_proxy_names_the_proxies(kafka_broker: LocalKafka) -> None:

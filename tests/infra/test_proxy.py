@@ -1,4 +1,4 @@
-"""localkafka.proxy.FaultProxy: each fault on its own, against a loopback upstream.
+"""kafkacore.testing.proxy.FaultProxy: each fault on its own, against a loopback upstream.
 
 The upstream is a tiny threaded server that records what each connection
 sent it and, on request, sends a payload first (to test the broker-to-client
@@ -17,7 +17,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from localkafka.proxy import ConnectionPlan, FaultMix, FaultProxy, PlanKind, draw_plan, wait_idle
+from kafkacore.testing.proxy import (
+    ConnectionPlan,
+    FaultMix,
+    FaultProxy,
+    PlanKind,
+    draw_plan,
+    wait_idle,
+)
 
 PAYLOAD = bytes(range(256)) * 256  # 64 KiB
 

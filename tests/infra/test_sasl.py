@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from localkafka import LocalKafka, wire
+from kafkacore.testing import LocalKafka, wire
 
 SASL_AUTHENTICATION_FAILED = 58
 TOPIC_AUTHORIZATION_FAILED = 29

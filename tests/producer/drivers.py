@@ -25,9 +25,9 @@ from typing import Any
 import anyio
 import trio
 
-from transports._producer_asyncio import AsyncKafkaProducer
-from transports._producer_selector import KafkaProducer
-from transports._producer_trio import TrioKafkaProducer
+from kafkacore.transports._producer_asyncio import AsyncKafkaProducer
+from kafkacore.transports._producer_selector import KafkaProducer
+from kafkacore.transports._producer_trio import TrioKafkaProducer
 
 FLAVORS = ("selector", "asyncio", "trio")
 Step = tuple[Any, ...]

@@ -16,7 +16,7 @@ from kafkacore.client import PartitionLeader
 from kafkacore.protocol.messages import FetchRequest
 from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic
 from kafkacore.records import ControlRecordType, RecordBatch, iter_batches
-from transports.selector import KafkaClient
+from kafkacore.transports.selector import KafkaClient
 
 
 @dataclass(frozen=True)

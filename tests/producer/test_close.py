@@ -15,9 +15,9 @@ import pytest
 import trio
 
 from kafkacore.producer import ProducerClosedError
-from transports.asyncio import AsyncKafkaProducer
-from transports.selector import KafkaProducer
-from transports.trio import TrioKafkaProducer
+from kafkacore.transports.asyncio import AsyncKafkaProducer
+from kafkacore.transports.selector import KafkaProducer
+from kafkacore.transports.trio import TrioKafkaProducer
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from kafkacore.partitioner import partition_for_key
-from localkafka import LocalKafka, wire
+from kafkacore.testing import LocalKafka, wire
+from kafkacore.transports.selector import KafkaClient
 from tests.producer.drivers import FLAVORS, run
 from tests.producer.readback import read_partition
-from transports.selector import KafkaClient
 
 PARTITIONS = 3
 TOTAL = 30_000

@@ -19,10 +19,10 @@ import trio
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import ConsumerGroupMetadata
+from kafkacore.transports.asyncio import AsyncKafkaConsumer
+from kafkacore.transports.selector import KafkaConsumer
+from kafkacore.transports.trio import TrioKafkaConsumer
 from tests.producer.drivers import FLAVORS, run
-from transports.asyncio import AsyncKafkaConsumer
-from transports.selector import KafkaConsumer
-from transports.trio import TrioKafkaConsumer
 
 PROTOCOLS = ("classic", "consumer")
 

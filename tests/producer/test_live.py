@@ -26,11 +26,11 @@ from kafkacore.protocol.messages.offset_fetch_request import (
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopics,
 )
+from kafkacore.transports._producer_common import ManyResult
+from kafkacore.transports._producer_selector import KafkaProducer
+from kafkacore.transports.selector import KafkaClient
 from tests.producer.drivers import FLAVORS, run
 from tests.producer.readback import ReadRecord, read_partition
-from transports._producer_common import ManyResult
-from transports._producer_selector import KafkaProducer
-from transports.selector import KafkaClient
 
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 

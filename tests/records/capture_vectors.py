@@ -19,8 +19,8 @@ import uuid
 from pathlib import Path
 
 from kafkacore.records import Compression, RecordBatch, iter_batches
-from localkafka import LocalKafka
-from localkafka.libs import ensure_libs
+from kafkacore.testing import LocalKafka
+from kafkacore.testing.libs import ensure_libs
 
 from .test_broker import Wire, _java, fetch_all
 

@@ -37,7 +37,7 @@ from kafkacore.records import (
     RecordBatchBuilder,
     iter_batches,
 )
-from localkafka import LocalKafka
+from kafkacore.testing import LocalKafka
 
 pytestmark = pytest.mark.broker
 

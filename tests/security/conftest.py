@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from localkafka import LocalKafka
-from localkafka.config import MTLS_CLIENT_CN
-from localkafka.pytest_plugin import _keep
+from kafkacore.testing import LocalKafka
+from kafkacore.testing.config import MTLS_CLIENT_CN
+from kafkacore.testing.pytest_plugin import _keep
 
 FLAVORS = ("selector", "asyncio", "trio")
 
@@ -77,7 +77,7 @@ class Secure:
 def _create_acls(kafka: LocalKafka) -> None:
     from kafkacore.protocol.messages import CreateAclsRequest
     from kafkacore.protocol.messages.create_acls_request import AclCreation
-    from transports.selector import KafkaClient
+    from kafkacore.transports.selector import KafkaClient
 
     def allow(resource_type: int, principal: str) -> AclCreation:
         return AclCreation(

@@ -1,7 +1,7 @@
 """mTLS and SASL_SSL/SCRAM on real listeners; refused credentials fail once, at once.
 
 Connection attempts are counted with a pass-through
-:class:`~localkafka.proxy.FaultProxy` in front of the listener (the TLS
+:class:`~kafkacore.testing.proxy.FaultProxy` in front of the listener (the TLS
 certificate names 127.0.0.1, which the proxy also is).
 """
 
@@ -19,7 +19,7 @@ import trustme
 from kafkacore.client import TopicPartition
 from kafkacore.errors import AuthenticationError
 from kafkacore.producer import RecordMetadata
-from localkafka import FaultProxy
+from kafkacore.testing import FaultProxy
 from tests.faults.drive import chain, chain_text, client_call, consumer_assign_poll, produce
 from tests.security.conftest import Secure
 
@@ -148,7 +148,7 @@ def _failed_connect_then_idle(
     """Connect (expecting an error), stay open ``idle_s``; the error and how many
     connections ``proxy`` saw after the error."""
     if flavor == "selector":
-        from transports.selector import KafkaClient
+        from kafkacore.transports.selector import KafkaClient
 
         client = KafkaClient(proxy.address, **options)
         try:
@@ -167,7 +167,7 @@ def _failed_connect_then_idle(
 
     async def main() -> tuple[BaseException | None, int]:
         if flavor == "asyncio":
-            from transports.asyncio import AsyncKafkaClient
+            from kafkacore.transports.asyncio import AsyncKafkaClient
 
             client: Any = AsyncKafkaClient(proxy.address, **options)
             try:
@@ -181,7 +181,7 @@ def _failed_connect_then_idle(
                 return error, proxy.stats.connections - before
             finally:
                 await client.close()
-        from transports.trio import TrioKafkaClient
+        from kafkacore.transports.trio import TrioKafkaClient
 
         # A trio client that failed to enter is shut down; nothing can keep trying.
         try:

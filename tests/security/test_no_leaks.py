@@ -95,7 +95,7 @@ def test_user_objects_do_not_show_passwords(flavor: str) -> None:
     import trio
 
     if flavor == "selector":
-        from transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
+        from kafkacore.transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
 
         producer = KafkaProducer("127.0.0.1:9", **SASL)
         consumer = KafkaConsumer(bootstrap_servers="127.0.0.1:9", **SASL)
@@ -111,8 +111,8 @@ def test_user_objects_do_not_show_passwords(flavor: str) -> None:
         return
 
     async def main() -> None:
-        from transports import asyncio as aio
-        from transports import trio as tr
+        from kafkacore.transports import asyncio as aio
+        from kafkacore.transports import trio as tr
 
         mod: Any = aio if flavor == "asyncio" else tr
         names = ("AsyncKafka", "TrioKafka")[flavor == "trio"]

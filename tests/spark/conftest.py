@@ -26,8 +26,8 @@ import pytest
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from localkafka import LocalKafka
-    from transports.selector import KafkaClient
+    from kafkacore.testing import LocalKafka
+    from kafkacore.transports.selector import KafkaClient
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -41,7 +41,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    from localkafka.spark import local_spark
+    from kafkacore.testing.spark import local_spark
 
     session = local_spark("kafkacore-tests")
     try:
@@ -64,7 +64,7 @@ class KafkaAdmin:
         # built, but its loop only with the first call, so a client built long
         # before its first request finds its connect deadline already passed.
         if self._client is None:
-            from transports.selector import KafkaClient
+            from kafkacore.transports.selector import KafkaClient
 
             self._client = KafkaClient(self.bootstrap)
         return self._client
@@ -138,7 +138,7 @@ class KafkaAdmin:
         headers: Sequence[tuple[str, bytes | None]] | None = None,
     ) -> None:
         """Send ``(partition, key, value)`` records and wait until all are written."""
-        from transports.selector import KafkaProducer
+        from kafkacore.transports.selector import KafkaProducer
 
         with KafkaProducer(bootstrap_servers=self.bootstrap, linger_ms=5) as producer:
             futures = [
@@ -152,7 +152,7 @@ class KafkaAdmin:
 
     def end_offsets(self, topic: str, partitions: int) -> dict[int, int]:
         from kafkacore.client import TopicPartition
-        from transports.selector import KafkaConsumer
+        from kafkacore.transports.selector import KafkaConsumer
 
         with KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False) as c:
             got = c.end_offsets([TopicPartition(topic, p) for p in range(partitions)])

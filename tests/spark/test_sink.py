@@ -17,9 +17,9 @@ import pytest
 
 from kafkacore.client import TopicPartition
 from kafkacore.records import Compression
+from kafkacore.transports.selector import KafkaClient, KafkaConsumer
 from tests.producer.readback import ReadRecord, read_partition
 from tests.spark.test_sink_txn import describe, raw_batches, wait_settled
-from transports.selector import KafkaClient, KafkaConsumer
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

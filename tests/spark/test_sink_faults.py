@@ -47,7 +47,7 @@ _CHILD_TIMEOUT_S = 420.0
 
 def _high_watermark(bootstrap: str, topic: str, partitions: int) -> int:
     from kafkacore.client import TopicPartition
-    from transports.selector import KafkaConsumer
+    from kafkacore.transports.selector import KafkaConsumer
 
     with KafkaConsumer(bootstrap_servers=bootstrap) as c:
         ends = c.end_offsets([TopicPartition(topic, p) for p in range(partitions)], timeout=30)
@@ -86,7 +86,7 @@ def _first_attempt_of_task_0(batch_id: str | None) -> bool:
 def _child(config: dict[str, Any]) -> None:
     from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter
 
-    from localkafka.spark import local_spark
+    from kafkacore.testing.spark import local_spark
     from pyspark_kafkacore import DefaultSource
 
     os.environ[_PGID_ENV] = str(os.getpgrp())  # inherited by the JVM and its Python workers
@@ -205,9 +205,9 @@ def _json_files(directory: Path, start: int, stop: int, per_file: int) -> None:
 def test_exactly_once_under_a_killed_task_and_a_killed_driver(
     spark: SparkSession, kafka_broker: Any, tmp_path: Path
 ) -> None:
+    from kafkacore.transports.selector import KafkaClient
     from tests.spark.test_sink import committed
     from tests.spark.test_sink_txn import describe, raw_batches
-    from transports.selector import KafkaClient
 
     batch_topic, stream_topic = "sink-faults-batch", "sink-faults-stream"
     kafka_broker.create_topic(batch_topic, partitions=3)

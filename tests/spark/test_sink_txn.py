@@ -20,6 +20,7 @@ from kafkacore.client import PartitionLeader
 from kafkacore.protocol.messages import FetchRequest
 from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic
 from kafkacore.records import RecordBatch, iter_batches
+from kafkacore.transports.selector import KafkaClient
 from pyspark_kafkacore._sink_options import SinkOptions, parse_sink_options
 from pyspark_kafkacore._sink_schema import SinkLayout, plan_layout
 from pyspark_kafkacore._sink_task import SinkCommit, SinkWriteError, TxnPlan, write_task
@@ -29,7 +30,6 @@ from pyspark_kafkacore._txn import (
     fence_transactional_ids,
 )
 from tests.producer.readback import read_partition
-from transports.selector import KafkaClient
 
 _names = itertools.count()
 

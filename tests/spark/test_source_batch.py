@@ -170,7 +170,7 @@ def test_no_offset_for_a_starting_timestamp_fails_by_default(
 def test_aborted_transactions_under_read_committed(
     spark: SparkSession, kafka_admin: KafkaAdmin
 ) -> None:
-    from transports.selector import KafkaProducer
+    from kafkacore.transports.selector import KafkaProducer
 
     topic = kafka_admin.new_topic("txn", partitions=2)
     with KafkaProducer(

@@ -115,7 +115,7 @@ def test_restart_from_checkpoint_resumes_exactly_and_commits_to_a_group(
     spark: SparkSession, kafka_admin: KafkaAdmin, tmp_path: Path
 ) -> None:
     from kafkacore.client import TopicPartition
-    from transports.selector import KafkaConsumer
+    from kafkacore.transports.selector import KafkaConsumer
 
     topic = kafka_admin.new_topic("restart", partitions=2)
     group = f"lag-{uuid.uuid4().hex[:6]}"

@@ -3,11 +3,11 @@
 Every conformance test is an ``async def`` written once against
 :class:`UniformClient`. The ``flavor`` fixture runs it three times:
 
-- ``selector``: :class:`transports.selector.KafkaClient` under asyncio,
+- ``selector``: :class:`kafkacore.transports.selector.KafkaClient` under asyncio,
   every blocking call made in a worker thread (``anyio.to_thread``), which
   also proves the blocking client is usable from threads other than its loop;
-- ``asyncio``: :class:`transports.asyncio.AsyncKafkaClient` on asyncio;
-- ``trio``: :class:`transports.trio.TrioKafkaClient` on trio.
+- ``asyncio``: :class:`kafkacore.transports.asyncio.AsyncKafkaClient` on asyncio;
+- ``trio``: :class:`kafkacore.transports.trio.TrioKafkaClient` on trio.
 
 ``anyio_backend`` follows the flavor, so anyio's pytest plugin runs each
 test on the right event loop.
@@ -154,7 +154,7 @@ class Flavor:
     async def client(self, bootstrap: str, **options: Any) -> AsyncIterator[UniformClient]:
         """A connected client (bootstrap done), closed on exit."""
         if self.name == "selector":
-            from transports.selector import KafkaClient
+            from kafkacore.transports.selector import KafkaClient
 
             sc = KafkaClient(bootstrap, **options)
             try:
@@ -163,12 +163,12 @@ class Flavor:
             finally:
                 await anyio.to_thread.run_sync(sc.close)
         elif self.name == "asyncio":
-            from transports.asyncio import AsyncKafkaClient
+            from kafkacore.transports.asyncio import AsyncKafkaClient
 
             async with AsyncKafkaClient(bootstrap, **options) as ac:
                 yield _AsyncShim("asyncio", ac)
         else:
-            from transports.trio import TrioKafkaClient
+            from kafkacore.transports.trio import TrioKafkaClient
 
             async with TrioKafkaClient(bootstrap, **options) as tc:
                 yield _AsyncShim("trio", tc)
@@ -185,7 +185,7 @@ class Flavor:
         seconds after it while the client stays open (trio: right after it, on the
         client it closed)."""
         if self.name == "selector":
-            from transports.selector import KafkaClient
+            from kafkacore.transports.selector import KafkaClient
 
             sc = KafkaClient(bootstrap, **options)
             try:
@@ -197,7 +197,7 @@ class Flavor:
             finally:
                 await anyio.to_thread.run_sync(sc.close)
         elif self.name == "asyncio":
-            from transports.asyncio import AsyncKafkaClient
+            from kafkacore.transports.asyncio import AsyncKafkaClient
 
             ac = AsyncKafkaClient(bootstrap, **options)
             try:
@@ -209,7 +209,7 @@ class Flavor:
             finally:
                 await ac.close()
         else:
-            from transports.trio import TrioKafkaClient
+            from kafkacore.transports.trio import TrioKafkaClient
 
             # The trio client connects on entry and is closed when that fails;
             # ``after`` then sees the shut-down core (counters survive shutdown).

@@ -20,17 +20,17 @@ import pytest
 from kafkacore.admin import ConfigResourceType
 from kafkacore.client import TopicPartition
 from kafkacore.protocol.error_codes import ElectionNotNeededError
-from transports.selector import ConfigResource, KafkaAdminClient, KafkaProducer, NewTopic
+from kafkacore.transports.selector import ConfigResource, KafkaAdminClient, KafkaProducer, NewTopic
 
 pytestmark = pytest.mark.broker
 
 #: Where each kafka-python name lives in kafkacore.
 HOME = {
-    "KafkaAdminClient": "transports.selector",
-    "NewTopic": "transports.selector",
-    "NewPartitions": "transports.selector",
-    "ConfigResource": "transports.selector",
-    "ConfigResourceType": "transports.selector",
+    "KafkaAdminClient": "kafkacore.transports.selector",
+    "NewTopic": "kafkacore.transports.selector",
+    "NewPartitions": "kafkacore.transports.selector",
+    "ConfigResource": "kafkacore.transports.selector",
+    "ConfigResourceType": "kafkacore.transports.selector",
     "TopicPartition": "kafkacore",
     "OffsetAndMetadata": "kafkacore",
 }

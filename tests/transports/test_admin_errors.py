@@ -19,9 +19,9 @@ from kafkacore.admin import ConfigResource as CoreResource
 from kafkacore.client import TopicPartition
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
 from kafkacore.options import Role, known_options
-from transports.asyncio import AsyncKafkaAdminClient
-from transports.selector import ConfigResource, KafkaAdminClient, NewTopic
-from transports.trio import TrioKafkaAdminClient
+from kafkacore.transports.asyncio import AsyncKafkaAdminClient
+from kafkacore.transports.selector import ConfigResource, KafkaAdminClient, NewTopic
+from kafkacore.transports.trio import TrioKafkaAdminClient
 
 CLASSES = [KafkaAdminClient, AsyncKafkaAdminClient, TrioKafkaAdminClient]
 
@@ -176,8 +176,8 @@ def test_kafka_python_argument_classes_check_themselves() -> None:
 
 
 def test_the_argument_classes_say_what_they_are() -> None:
-    from transports.selector import ConfigResourceType as Exported
-    from transports.selector import NewPartitions as Partitions
+    from kafkacore.transports.selector import ConfigResourceType as Exported
+    from kafkacore.transports.selector import NewPartitions as Partitions
 
     for cls in (NewTopic, Partitions, ConfigResource):
         assert "kafkacore.admin." in (cls.__doc__ or "") and "kafka-python" in (cls.__doc__ or "")

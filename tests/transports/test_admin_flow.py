@@ -33,7 +33,7 @@ from kafkacore.admin import ConfigResource as CoreResource
 from kafkacore.client import TopicPartition
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
 from kafkacore.protocol.error_codes import GroupIdNotFoundError, TopicAlreadyExistsError
-from transports.selector import ConfigResource, KafkaConsumer, KafkaProducer, NewTopic
+from kafkacore.transports.selector import ConfigResource, KafkaConsumer, KafkaProducer, NewTopic
 
 from .conftest import Flavor
 
@@ -57,7 +57,7 @@ class Admin:
 @contextlib.asynccontextmanager
 async def open_admin(flavor: Flavor, bootstrap: str, **options: Any) -> AsyncIterator[Admin]:
     if flavor.name == "selector":
-        from transports.selector import KafkaAdminClient
+        from kafkacore.transports.selector import KafkaAdminClient
 
         blocking = KafkaAdminClient(bootstrap, **options)
         try:
@@ -65,12 +65,12 @@ async def open_admin(flavor: Flavor, bootstrap: str, **options: Any) -> AsyncIte
         finally:
             await anyio.to_thread.run_sync(blocking.close)
     elif flavor.name == "asyncio":
-        from transports.asyncio import AsyncKafkaAdminClient
+        from kafkacore.transports.asyncio import AsyncKafkaAdminClient
 
         async with AsyncKafkaAdminClient(bootstrap, **options) as client:
             yield Admin(flavor, client)
     else:
-        from transports.trio import TrioKafkaAdminClient
+        from kafkacore.transports.trio import TrioKafkaAdminClient
 
         async with TrioKafkaAdminClient(bootstrap, **options) as client:
             yield Admin(flavor, client)

@@ -1,7 +1,7 @@
 """The three I/O backends under a scripted core, without a broker.
 
 A tiny fake core (:class:`EchoCore`) drives each backend through the shared
-:class:`~transports._bridge.Bridge` against a local echo server: it asks for
+:class:`~kafkacore.transports._bridge.Bridge` against a local echo server: it asks for
 a connection, writes a payload much larger than the socket buffers (so the
 transport must keep unsent remainders: partial writes), expects every byte
 back in order, arms a timer and closes. The same script runs on the
@@ -22,8 +22,8 @@ import trustme
 
 from kafkacore.client.driver import Action, CloseConnection, OpenConnection, WriteData
 from kafkacore.errors import AuthenticationError, KafkaConnectionError
-from transports._bridge import Bridge
-from transports._sockets import SocketConfig
+from kafkacore.transports._bridge import Bridge
+from kafkacore.transports._sockets import SocketConfig
 
 PAYLOAD = bytes(range(256)) * 8 * 1024  # 2 MiB
 CHUNK = 64 * 1024
@@ -166,7 +166,7 @@ def _check(done: Done) -> None:
 
 
 def run_selector(core: EchoCore, ca: trustme.CA, hostname: str | None = None) -> object:
-    from transports._selector_io import SelectorIo
+    from kafkacore.transports._selector_io import SelectorIo
 
     io = SelectorIo(
         sockets=SMALL_BUFFERS, ssl_context=lambda: _client_ctx(ca), ssl_server_hostname=hostname
@@ -187,7 +187,7 @@ def run_selector(core: EchoCore, ca: trustme.CA, hostname: str | None = None) ->
 def run_asyncio(core: EchoCore, ca: trustme.CA, hostname: str | None = None) -> object:
     import asyncio
 
-    from transports._asyncio_io import AsyncioIo
+    from kafkacore.transports._asyncio_io import AsyncioIo
 
     async def main() -> object:
         loop = asyncio.get_running_loop()
@@ -216,7 +216,7 @@ def run_asyncio(core: EchoCore, ca: trustme.CA, hostname: str | None = None) -> 
 def run_trio(core: EchoCore, ca: trustme.CA, hostname: str | None = None) -> object:
     import trio
 
-    from transports._trio_io import TrioIo
+    from kafkacore.transports._trio_io import TrioIo
 
     async def main() -> object:
         seen: list[object] = []

@@ -108,7 +108,7 @@ EXPECTED = (OPTIONS["metadata_max_age_ms"], OPTIONS["request_timeout_ms"])
 
 
 def _selector(kind: str, bootstrap: str) -> tuple[int, int]:
-    from transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
+    from kafkacore.transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
 
     obj: Any
     if kind == "client":
@@ -127,7 +127,7 @@ def _selector(kind: str, bootstrap: str) -> tuple[int, int]:
 
 
 async def _async(kind: str, module: Any, bootstrap: str) -> tuple[int, int]:
-    prefix = "Async" if module.__name__ == "transports.asyncio" else "Trio"
+    prefix = "Async" if module.__name__ == "kafkacore.transports.asyncio" else "Trio"
     cls = getattr(module, f"{prefix}Kafka{kind.capitalize()}")
     if kind == "consumer":
         obj = cls(bootstrap_servers=bootstrap, group_id="g", **OPTIONS)
@@ -148,11 +148,11 @@ def test_client_options_reach_the_client_core(kafka_broker: Any, style: str, kin
     if style == "selector":
         run = lambda: _selector(kind, bootstrap)  # noqa: E731
     elif style == "asyncio":
-        import transports.asyncio as aio
+        import kafkacore.transports.asyncio as aio
 
         run = lambda: asyncio.run(_async(kind, aio, bootstrap))  # noqa: E731
     else:
-        import transports.trio as tr
+        import kafkacore.transports.trio as tr
 
         run = lambda: trio.run(_async, kind, tr, bootstrap)  # noqa: E731
     assert run() == EXPECTED

@@ -10,9 +10,9 @@ import pytest
 import trustme
 
 from kafkacore.errors import AuthenticationError, KafkaConnectionError
-from transports._common import make_parts
-from transports._sockets import SocketConfig, new_socket
-from transports._tls import TlsConfig, build_ssl_context, describe_tls_failure
+from kafkacore.transports._common import make_parts
+from kafkacore.transports._sockets import SocketConfig, new_socket
+from kafkacore.transports._tls import TlsConfig, build_ssl_context, describe_tls_failure
 
 
 def test_default_context_verifies_and_floors_tls12() -> None:

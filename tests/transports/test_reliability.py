@@ -77,9 +77,9 @@ async def test_unknown_topic_error_code_reaches_the_caller(flavor: Flavor) -> No
 SCRIPT = """
 import asyncio, trio
 from kafkacore.errors import NoBrokersAvailable
-from transports.selector import KafkaClient
-from transports.asyncio import AsyncKafkaClient
-from transports.trio import TrioKafkaClient
+from kafkacore.transports.selector import KafkaClient
+from kafkacore.transports.asyncio import AsyncKafkaClient
+from kafkacore.transports.trio import TrioKafkaClient
 
 ADDRESS = {address!r}
 try:
@@ -129,7 +129,7 @@ async def test_log_lines_for_a_dead_bootstrap_server(
     dead_address: str, caplog: pytest.LogCaptureFixture, anyio_backend: str
 ) -> None:
     from kafkacore.errors import NoBrokersAvailable
-    from transports.asyncio import AsyncKafkaClient
+    from kafkacore.transports.asyncio import AsyncKafkaClient
 
     caplog.set_level(logging.INFO, logger="kafkacore")
     with pytest.raises(NoBrokersAvailable):
@@ -149,7 +149,7 @@ async def test_log_lines_for_a_dead_bootstrap_server(
 def test_router_fails_later_bootstrap_waits_after_an_authentication_failure() -> None:
     from kafkacore.client import AuthenticationFailed
     from kafkacore.errors import AuthenticationError
-    from transports._router import Router
+    from kafkacore.transports._router import Router
 
     router = Router()
     error = AuthenticationError("node -1: SASL PLAIN authentication failed")
@@ -178,7 +178,7 @@ SASL_WRONG = {
 
 def test_selector_second_connect_after_wrong_password_fails_at_once() -> None:
     from kafkacore.errors import AuthenticationError
-    from transports.selector import KafkaClient
+    from kafkacore.transports.selector import KafkaClient
 
     fake = _sasl_broker()
     client = KafkaClient(fake.bootstrap, **SASL_WRONG)
@@ -200,7 +200,7 @@ async def test_asyncio_second_connect_after_wrong_password_fails_at_once(
     import anyio
 
     from kafkacore.errors import AuthenticationError
-    from transports.asyncio import AsyncKafkaClient
+    from kafkacore.transports.asyncio import AsyncKafkaClient
 
     fake = _sasl_broker()
     client = AsyncKafkaClient(fake.bootstrap, **SASL_WRONG)
@@ -225,8 +225,8 @@ def test_client_log_has_a_line_for_every_trace_the_core_emits(
     from kafkacore.client import ClientConfig, GroupCoordinator, KafkaClientCore, Node
     from kafkacore.protocol import messages as m
     from kafkacore.protocol.messages.find_coordinator_response import Coordinator
+    from kafkacore.transports._log import ClientLog
     from tests.client.fakebroker import Pump, Topic, boot, make_cluster
-    from transports._log import ClientLog
 
     caplog.set_level(logging.DEBUG, logger="kafkacore")
     names: set[str] = set()
@@ -305,7 +305,7 @@ def test_a_refresh_cancelled_by_our_own_close_is_not_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     from kafkacore.errors import KafkaConnectionError, RequestCancelled
-    from transports._log import ClientLog
+    from kafkacore.transports._log import ClientLog
 
     caplog.set_level(logging.DEBUG, logger="kafkacore")
     log = ClientLog(client_id="t")

@@ -9,7 +9,7 @@ import pytest
 
 from kafkacore.client import TopicPartition
 from kafkacore.errors import LocalProtocolError, RequestCancelled
-from transports.selector import ClientState, KafkaClient
+from kafkacore.transports.selector import ClientState, KafkaClient
 
 from .helpers import metadata_request
 
@@ -73,7 +73,7 @@ def test_names_are_resolved_off_the_loop_thread(kafka_broker: Any) -> None:
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 @pytest.mark.parametrize("kind", ["client", "producer", "consumer"])
 def test_a_crashed_loop_fails_waiters_instead_of_hanging(kafka_broker: Any, kind: str) -> None:
-    from transports.selector import KafkaConsumer, KafkaProducer
+    from kafkacore.transports.selector import KafkaConsumer, KafkaProducer
 
     obj: Any
     if kind == "client":
@@ -117,7 +117,7 @@ def test_a_blocking_object_used_long_after_it_was_built_still_connects(
     # had asked for at construction, failing the first call at once).
     import time
 
-    from transports.selector import KafkaConsumer, KafkaProducer
+    from kafkacore.transports.selector import KafkaConsumer, KafkaProducer
 
     options: dict[str, Any] = {"socket_connection_setup_timeout_ms": 300}
     if kind == "client":

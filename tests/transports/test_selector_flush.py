@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from kafkacore.client.driver import Action, OpenConnection, WriteData
-from transports._bridge import Bridge
-from transports._selector_io import SelectorIo
-from transports._sockets import SocketConfig
+from kafkacore.transports._bridge import Bridge
+from kafkacore.transports._selector_io import SelectorIo
+from kafkacore.transports._sockets import SocketConfig
 
 from .test_io import EchoServer
 
