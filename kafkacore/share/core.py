@@ -212,6 +212,17 @@ class ShareConsumerCore(StackedMachine[ShareEvent]):
         self._step(now)
         return op
 
+    def shutdown(self, *, now: float) -> None:
+        """Drop everything at once (after :meth:`close`, or instead of it)."""
+        if self._close_op is None:
+            self._close_op = self._new_op("close")
+        self._closed_now(now)
+        self.client.shutdown(now=now)
+        self.deadlines.pop_due(float("inf"))
+        self._member.deadlines.pop_due(float("inf"))
+        self._fetcher.deadlines.pop_due(float("inf"))
+        self._step(now)
+
     # ================================================================ helpers
     def _new_op(self, kind: str) -> Operation[Any]:
         self._next_op += 1

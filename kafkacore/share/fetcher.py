@@ -208,7 +208,6 @@ class ShareFetcher:
             by_topic.setdefault(tp.topic, []).append(
                 fetch_req.FetchPartition(
                     partition_index=tp.partition,
-                    partition_max_bytes=self._cfg.max_partition_fetch_bytes,
                     acknowledgement_batches=[_fetch_batch(r) for r in ranges.get(tp, ())],
                 )
             )
