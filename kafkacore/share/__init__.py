@@ -4,7 +4,7 @@ See ``docs/share-groups.md`` for the model and :mod:`kafkacore.share.core`
 for how the machines stack.
 """
 
-from kafkacore.share.acks import AcknowledgementMode, AcknowledgeType
+from kafkacore.share.acks import AcknowledgementMode, AcknowledgeType, AcquisitionLockTimedOut
 from kafkacore.share.config import ShareConsumerConfig
 from kafkacore.share.core import CommitResult, ShareConsumerCore
 from kafkacore.share.events import (
@@ -23,6 +23,7 @@ __all__ = [
     "AcknowledgeType",
     "AcknowledgementMode",
     "AcknowledgementsCommitted",
+    "AcquisitionLockTimedOut",
     "CommitResult",
     "ShareAssignmentChanged",
     "ShareConsumerConfig",

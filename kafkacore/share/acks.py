@@ -41,16 +41,23 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from kafkacore.client.metadata import TopicPartition
-from kafkacore.errors import LocalProtocolError
+from kafkacore.errors import KafkaError, LocalProtocolError
 
 __all__ = [
     "AckRange",
     "AcknowledgeType",
     "AcknowledgementMode",
     "Acknowledgements",
+    "AcquisitionLockTimedOut",
     "PartitionAcks",
     "ack_ranges",
 ]
+
+
+class AcquisitionLockTimedOut(KafkaError):
+    """The record's acquisition lock ran out before its acknowledgement could be
+    sent: the broker has taken it back and delivers it again (Java reports
+    this as an InvalidRecordStateException)."""
 
 
 class AcknowledgeType(enum.IntEnum):
@@ -106,16 +113,16 @@ class PartitionAcks:
 
     def __init__(self, tp: TopicPartition) -> None:
         self.tp = tp
-        #: Handed to the user, not yet acknowledged: offset -> delivery count.
-        self.delivered: dict[int, int] = {}
-        #: Acknowledged, not yet sent: offset -> (type, sequence number).
-        self.pending: dict[int, tuple[AcknowledgeType, int]] = {}
+        #: Handed to the user, not yet acknowledged: offset -> (delivery count, lock expiry).
+        self.delivered: dict[int, tuple[int, float]] = {}
+        #: Acknowledged, not yet sent: offset -> (type, sequence number, lock expiry).
+        self.pending: dict[int, tuple[AcknowledgeType, int, float]] = {}
         #: Sent, not yet answered: offset -> (type, sequence number).
         self.in_flight: dict[int, tuple[AcknowledgeType, int]] = {}
 
-    def deliver(self, offset: int, delivery_count: int) -> None:
+    def deliver(self, offset: int, delivery_count: int, expires: float) -> None:
         """The user now holds this delivery (it replaces an older one of the offset)."""
-        self.delivered[offset] = delivery_count
+        self.delivered[offset] = (delivery_count, expires)
 
     def acknowledge(
         self, offset: int, delivery_count: int, kind: AcknowledgeType, seq: int
@@ -131,34 +138,37 @@ class PartitionAcks:
                 f"acknowledge: {self.tp} offset {offset} was not handed out by poll() "
                 "(or its partition was lost); acknowledge only records poll() returned"
             )
-        if held != delivery_count:
+        if held[0] != delivery_count:
             raise LocalProtocolError(
                 f"acknowledge: {self.tp} offset {offset} delivery {delivery_count} is stale: "
-                f"the record was delivered again (delivery {held}); acknowledge that one"
+                f"the record was delivered again (delivery {held[0]}); acknowledge that one"
             )
         del self.delivered[offset]
-        self.pending[offset] = (kind, seq)
+        self.pending[offset] = (kind, seq, held[1])
 
-    def gap(self, offset: int, seq: int) -> None:
+    def gap(self, offset: int, seq: int, expires: float) -> None:
         """``offset`` was acquired but holds no record for the user."""
-        self.pending[offset] = (AcknowledgeType.GAP, seq)
+        self.pending[offset] = (AcknowledgeType.GAP, seq, expires)
 
     def accept_delivered(self, seq: int) -> int:
         """Implicit mode: accept everything handed out and not acknowledged."""
         n = len(self.delivered)
-        for offset in self.delivered:
-            self.pending[offset] = (AcknowledgeType.ACCEPT, seq)
+        for offset, (_, expires) in self.delivered.items():
+            self.pending[offset] = (AcknowledgeType.ACCEPT, seq, expires)
         self.delivered.clear()
         return n
 
-    def take(self) -> tuple[list[AckRange], frozenset[int]]:
-        """Move every pending acknowledgement into flight; the batches and their offsets."""
+    def take(self, now: float) -> tuple[list[AckRange], frozenset[int], frozenset[int]]:
+        """Move every pending acknowledgement into flight: the batches, their offsets,
+        and the offsets left out because their lock ran out (also in flight, to settle)."""
         if not self.pending:
-            return [], frozenset()
+            return [], frozenset(), frozenset()
         taken = self.pending
         self.pending = {}
-        self.in_flight.update(taken)
-        return ack_ranges({o: t for o, (t, _) in taken.items()}), frozenset(taken)
+        self.in_flight.update((o, (t, s)) for o, (t, s, _) in taken.items())
+        live = {o: t for o, (t, _, expires) in taken.items() if expires > now}
+        expired = frozenset(o for o in taken if o not in live)
+        return ack_ranges(live), frozenset(live), expired
 
     def settle(self, offsets: Iterable[int]) -> dict[int, AcknowledgeType]:
         """The answer for ``offsets`` came; what they were (GAPs left out)."""
@@ -171,7 +181,7 @@ class PartitionAcks:
 
     def min_seq(self) -> int | None:
         """The oldest acknowledgement not answered yet."""
-        seqs = [s for _, s in self.pending.values()] + [s for _, s in self.in_flight.values()]
+        seqs = [s for _, s, _ in self.pending.values()] + [s for _, s in self.in_flight.values()]
         return min(seqs) if seqs else None
 
 
@@ -194,12 +204,12 @@ class Acknowledgements:
             acks = self.parts[tp] = PartitionAcks(tp)
         return acks
 
-    def deliver(self, tp: TopicPartition, offset: int, delivery_count: int) -> None:
-        self.part(tp).deliver(offset, delivery_count)
+    def deliver(self, tp: TopicPartition, offset: int, delivery_count: int, expires: float) -> None:
+        self.part(tp).deliver(offset, delivery_count, expires)
 
-    def gap(self, tp: TopicPartition, offset: int) -> None:
+    def gap(self, tp: TopicPartition, offset: int, expires: float) -> None:
         self._seq += 1
-        self.part(tp).gap(offset, self._seq)
+        self.part(tp).gap(offset, self._seq, expires)
 
     def acknowledge(
         self, tp: TopicPartition, offset: int, delivery_count: int, kind: AcknowledgeType

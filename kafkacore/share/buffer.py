@@ -97,16 +97,16 @@ class ShareBuffer:
     def holds_from(self, node: int) -> bool:
         return any(b.node == node and b.records for b in self._batches)
 
-    def take(self, limit: int, *, now: float) -> list[ShareRecord]:
-        """Up to ``limit`` records whose lock still holds, oldest answer first."""
-        out: list[ShareRecord] = []
+    def take(self, limit: int, *, now: float) -> list[tuple[ShareRecord, float]]:
+        """Up to ``limit`` records whose lock still holds, with its expiry, oldest first."""
+        out: list[tuple[ShareRecord, float]] = []
         while self._batches and len(out) < limit:
             batch = self._batches[0]
             if batch.expires_at <= now or not batch.records:
                 self._batches.popleft()  # the broker has taken these back
                 continue
             while batch.records and len(out) < limit:
-                out.append(batch.records.popleft())
+                out.append((batch.records.popleft(), batch.expires_at))
         return out
 
     def drop(self, tps: Iterable[TopicPartition] | None = None) -> None:

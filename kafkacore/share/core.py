@@ -165,13 +165,13 @@ class ShareConsumerCore(StackedMachine[ShareEvent]):
         self._acks.before_poll()
         limit = self.config.max_poll_records if max_records is None else max_records
         out = self._buffer.take(limit, now=now)
-        for rec in out:
+        for rec, expires in out:
             tp = TopicPartition(rec.topic, rec.partition)
-            self._acks.deliver(tp, rec.offset, rec.delivery_count)
+            self._acks.deliver(tp, rec.offset, rec.delivery_count, expires)
         self._polled = True
         self._had_records = bool(self._buffer)
         self._step(now)
-        return out
+        return [rec for rec, _ in out]
 
     def acknowledge(
         self, record: ShareRecord, kind: AcknowledgeType = AcknowledgeType.ACCEPT, *, now: float

@@ -41,7 +41,7 @@ from kafkacore.protocol.enums import LEADER_MOVED, ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages import share_acknowledge_request as ack_req
 from kafkacore.protocol.messages import share_fetch_request as fetch_req
-from kafkacore.share.acks import Acknowledgements, AckRange
+from kafkacore.share.acks import Acknowledgements, AckRange, AcquisitionLockTimedOut
 from kafkacore.share.buffer import AcquiredBatch, ShareBuffer, acquired_records
 from kafkacore.share.config import ShareConsumerConfig
 from kafkacore.timers import Deadlines
@@ -175,14 +175,18 @@ class ShareFetcher:
         ]
 
     def _take_acks(
-        self, tps: Iterable[TopicPartition]
+        self, tps: Iterable[TopicPartition], now: float
     ) -> tuple[dict[TopicPartition, list[AckRange]], dict[TopicPartition, frozenset[int]]]:
+        """Pending acknowledgements of ``tps`` for one request; those whose lock
+        ran out are settled at once instead (the broker would refuse them)."""
         ranges: dict[TopicPartition, list[AckRange]] = {}
         offsets: dict[TopicPartition, frozenset[int]] = {}
         for tp in tps:
-            batch, taken = self._acks.part(tp).take()
+            batch, taken, expired = self._acks.part(tp).take(now)
             if batch:
                 ranges[tp], offsets[tp] = batch, taken
+            if expired:
+                self._settle(tp, expired, _timed_out(tp, expired), now)
         return ranges, offsets
 
     def _fail_orphan_acks(self, now: float) -> None:
@@ -192,15 +196,15 @@ class ShareFetcher:
                 continue
             session = self.sessions.get(self.owner.get(part.tp, -(2**31)))
             if session is None or (session.epoch == INITIAL_EPOCH and not session.in_flight):
-                _, taken = part.take()
-                self._settle(part.tp, taken, _lost(part.tp), now)
+                _, taken, expired = part.take(now)
+                self._settle(part.tp, taken | expired, _lost(part.tp), now)
 
     # ---------------------------------------------------------------- requests
     def _fetch(self, session: ShareSession, desired: set[TopicPartition], now: float) -> None:
         opening = session.epoch == INITIAL_EPOCH
         if opening:
             session.partitions.clear()
-        ranges, offsets = ({}, {}) if opening else self._take_acks(self._ack_tps(session))
+        ranges, offsets = ({}, {}) if opening else self._take_acks(self._ack_tps(session), now)
         added = frozenset(desired - session.partitions)
         forgotten = frozenset(session.partitions - desired - set(ranges))
         by_topic: dict[str, list[fetch_req.FetchPartition]] = {}
@@ -239,7 +243,7 @@ class ShareFetcher:
         self._go(session, request, sent, self._on_fetch, now)
 
     def _acknowledge(self, session: ShareSession, epoch: int, now: float) -> None:
-        ranges, offsets = self._take_acks(self._ack_tps(session))
+        ranges, offsets = self._take_acks(self._ack_tps(session), now)
         by_topic: dict[str, list[ack_req.AcknowledgePartition]] = {}
         for tp in sorted(ranges):
             by_topic.setdefault(tp.topic, []).append(
@@ -360,7 +364,7 @@ class ShareFetcher:
         ranges = [(a.first_offset, a.last_offset, a.delivery_count) for a in p.acquired_records]
         recs, gaps = acquired_records(tp, p.records, ranges, check_crc=self._cfg.check_crcs)
         for offset in gaps:
-            self._acks.gap(tp, offset)
+            self._acks.gap(tp, offset, expires)
         self._buffer.add(AcquiredBatch(tp, node, recs, expires))
 
     def _partition(
@@ -391,6 +395,13 @@ class ShareFetcher:
         settled = self._acks.part(tp).settle(offsets)
         # GAP acknowledgements are ours, not the user's: nothing to report for them.
         self._on_settled(tp, frozenset(settled), error if settled else None, now)
+
+
+def _timed_out(tp: TopicPartition, offsets: frozenset[int]) -> AcquisitionLockTimedOut:
+    return AcquisitionLockTimedOut(
+        f"acknowledgements of {tp} offsets {sorted(offsets)[:5]}...: the acquisition lock "
+        "ran out before they could be sent; the broker delivers the records again"
+    )
 
 
 def _lost(tp: TopicPartition) -> ShareSessionLost:
