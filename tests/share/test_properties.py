@@ -77,7 +77,7 @@ def _run(program: list[tuple[Any, ...]], seed: int) -> None:
             pump.run(rounds=50)
         elif kind == "commit":
             op = core.commit(now=pump.now)
-            pump.run(until=lambda: op.done, rounds=100)
+            pump.run(until=lambda op=op: op.done, rounds=100)
         else:
             pump.now += step[1]
             core.handle_timeout(now=pump.now)
@@ -92,7 +92,7 @@ def _drain(core: Any, pump: Any, kafka: Any, watch: Watch) -> None:
         for rec in recs:
             core.acknowledge(rec, AcknowledgeType.ACCEPT, now=pump.now)
         op = core.commit(now=pump.now)
-        pump.run(until=lambda: op.done, rounds=100)
+        pump.run(until=lambda op=op: op.done, rounds=100)
         left = [r for log in kafka.logs.values() for r in log if r.state is not St.ACKNOWLEDGED]
         if all(r.state is St.ARCHIVED for r in left):
             break
