@@ -19,6 +19,7 @@ runs in the user's thread or task, as in Java: the router queues each
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 import random
@@ -28,6 +29,7 @@ from dataclasses import fields
 from typing import Any, TypeVar
 
 from kafkacore.client import TopicPartition
+from kafkacore.errors import RequestCancelled
 from kafkacore.operation import Operation, OperationCompleted
 from kafkacore.options import Role
 from kafkacore.share import (
@@ -39,12 +41,20 @@ from kafkacore.share import (
     ShareRecord,
 )
 
-from ._common import make_parts
+from ._async_driver import AsyncDriver, Waiter
+from ._common import Parts, make_parts
 from ._consumer_common import Steps, Wait
 from ._router import Completion
 from ._sockets import Address
 
-__all__ = ["AckCallback", "ShareCommand", "ShareRouter", "ShareState", "ShareSurface"]
+__all__ = [
+    "AckCallback",
+    "AsyncShareBase",
+    "ShareCommand",
+    "ShareRouter",
+    "ShareState",
+    "ShareSurface",
+]
 
 T = TypeVar("T")
 ShareCommand = Callable[[ShareConsumerCore, float], T]
@@ -212,3 +222,92 @@ class ShareSurface:
             event = acked.popleft()
             if self._callback is not None:
                 self._callback({event.partition: event.offsets}, event.error)
+
+
+class AsyncShareBase(ShareSurface):
+    """The awaitable surface shared by the asyncio and trio share consumers.
+
+    Both call the core directly from their event loop's thread through an
+    :class:`~kafkacore.transports._async_driver.AsyncDriver`; ``poll`` awaits
+    the driver's change signal between its steps, ``commit_sync`` and
+    ``close`` await a one-shot filled by the core's ``OperationCompleted``.
+    Subclasses supply ``_running(what)`` (asyncio starts lazily, trio needs
+    ``async with``).
+    """
+
+    _driver: AsyncDriver
+
+    def _setup(self) -> None:
+        self._driver = self._new_driver(self._parts)
+        self._state = ShareState.NEW
+        self._core: ShareConsumerCore | None = None
+
+    def _new_driver(self, parts: Parts) -> AsyncDriver:
+        raise NotImplementedError
+
+    def _attach(self) -> None:
+        self._core = self._driver.attach(self._build_core, self._router.on_event)
+        self._state = ShareState.RUNNING
+        if self._topics:
+            self.subscribe(self._topics)
+
+    def _running(self, what: str) -> ShareConsumerCore:
+        raise NotImplementedError
+
+    async def poll(self, timeout: float = 0.0, max_records: int | None = None) -> list[ShareRecord]:
+        """Settle the previous poll's records, then wait up to ``timeout`` s for more."""
+        steps = self._poll_steps(max_records, timeout)
+        driver = self._driver
+        while True:
+            try:
+                wait = next(steps)
+            except StopIteration as stop:
+                await driver.checkpoint()
+                return stop.value  # type: ignore[no-any-return]
+            await driver.wait_change(self._news_since(wait), wait.deadline)
+
+    async def commit_sync(self, timeout: float | None = None) -> dict[TopicPartition, Any]:
+        """Send every acknowledgement so far and await each partition's outcome."""
+        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
+        waiter = self._waiter(self._commit_command(), "commit_sync")
+        try:
+            result: dict[TopicPartition, Any] = await self._driver.wait(
+                waiter, limit + 1, f"{self._NAME}.commit_sync"
+            )
+        finally:
+            self._run_callbacks()
+        return result
+
+    async def close(self, timeout: float = 30.0) -> None:
+        """Send what is acknowledged, close the sessions, leave; within ~``timeout`` s."""
+        if self._state is not ShareState.RUNNING:
+            self._state = ShareState.CLOSED
+            return
+        core = self._running("close")
+        try:
+            with contextlib.suppress(Exception):
+                waiter = self._waiter(self._close_command(timeout), "close")
+                await self._driver.wait(waiter, timeout + 1, f"{self._NAME}.close")
+            self._run_callbacks()
+        finally:
+            self._state = ShareState.CLOSED
+            self._driver.call(lambda now: core.shutdown(now=now))
+            self._driver.abort()
+            self._router.fail_all(RequestCancelled(f"{self._NAME} closed"))
+            await self._driver.yield_()
+
+    def _call(self, fn: ShareCommand[T]) -> T:
+        core = self._running("call")
+        return self._driver.call(lambda now: fn(core, now))
+
+    def _clock(self) -> float:
+        return self._driver.clock()
+
+    def _notify(self) -> None:
+        self._driver.notify()
+
+    def _waiter(self, command: ShareCommand[Operation[Any]], what: str) -> Waiter:
+        self._running(what)
+        waiter = self._driver.waiter()
+        self._start(command, waiter.fill)
+        return waiter

@@ -37,12 +37,14 @@ from ._client_async import AsyncClientBase
 from ._common import ClientState
 from ._consumer_asyncio import AsyncKafkaConsumer
 from ._producer_asyncio import AsyncKafkaProducer
+from ._share_asyncio import AsyncKafkaShareConsumer
 
 __all__ = [
     "AsyncKafkaAdminClient",
     "AsyncKafkaClient",
     "AsyncKafkaConsumer",
     "AsyncKafkaProducer",
+    "AsyncKafkaShareConsumer",
     "ClientState",
     "ConfigResource",
     "ConfigResourceType",

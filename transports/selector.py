@@ -39,6 +39,7 @@ from ._common import ClientState, resolve_target
 from ._consumer_selector import KafkaConsumer
 from ._producer_selector import KafkaProducer
 from ._selector_driver import Delivery, LoopThread, failer
+from ._share_selector import KafkaShareConsumer
 
 __all__ = [
     "ClientState",
@@ -48,6 +49,7 @@ __all__ = [
     "KafkaClient",
     "KafkaConsumer",
     "KafkaProducer",
+    "KafkaShareConsumer",
     "NewPartitions",
     "NewTopic",
 ]
