@@ -7,10 +7,10 @@ import pytest
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.errors import LocalProtocolError
 from kafkacore.share.acks import (
-    AckRange,
     AcknowledgementMode,
     Acknowledgements,
     AcknowledgeType,
+    AckRange,
     PartitionAcks,
     ack_ranges,
 )

@@ -56,7 +56,7 @@ def test_join_fetch_and_implicit_acceptance() -> None:
 
 
 def test_session_epochs_count_up_and_wrap() -> None:
-    core, pump, kafka = boot_share(1)
+    core, pump, _kafka = boot_share(1)
     for _ in range(3):
         poll(core, pump)
     epochs = [r.share_session_epoch for r in fetch_requests(pump)]
@@ -165,7 +165,7 @@ def test_close_sends_final_acknowledgements_and_leaves() -> None:
 
 
 def test_subscribe_checks_its_arguments() -> None:
-    core, pump, _ = boot_share(1)
+    core, _pump, _ = boot_share(1)
     with pytest.raises(LocalProtocolError, match="not one str"):
         core.subscribe("t", now=0.0)
     with pytest.raises(LocalProtocolError, match="at least one topic"):
@@ -192,7 +192,7 @@ def test_config_validation(field: str, value: Any, message: str) -> None:
 
 
 def test_a_fatal_heartbeat_fails_the_member_and_poll_raises() -> None:
-    core, pump, kafka = boot_share(1)
+    core, pump, _kafka = boot_share(1)
 
     def refuse(broker: Any, body: Any, version: int, session: Any) -> Any:
         return m.ShareGroupHeartbeatResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
