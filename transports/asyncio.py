@@ -48,6 +48,7 @@ from ._client_async import AsyncClientBase
 from ._common import ClientState
 from ._consumer_asyncio import AsyncKafkaConsumer
 from ._producer_asyncio import AsyncKafkaProducer
+from ._share_asyncio import AsyncKafkaShareConsumer
 
 __all__ = [
     "ACL",
@@ -59,6 +60,7 @@ __all__ = [
     "AsyncKafkaClient",
     "AsyncKafkaConsumer",
     "AsyncKafkaProducer",
+    "AsyncKafkaShareConsumer",
     "ClientState",
     "ConfigResource",
     "ConfigResourceType",

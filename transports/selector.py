@@ -50,6 +50,7 @@ from ._common import ClientState, resolve_target
 from ._consumer_selector import KafkaConsumer
 from ._producer_selector import KafkaProducer
 from ._selector_driver import Delivery, LoopThread, failer
+from ._share_selector import KafkaShareConsumer
 
 __all__ = [
     "ACL",
@@ -64,6 +65,7 @@ __all__ = [
     "KafkaClient",
     "KafkaConsumer",
     "KafkaProducer",
+    "KafkaShareConsumer",
     "NewPartitions",
     "NewTopic",
     "NoError",

@@ -50,6 +50,7 @@ from ._client_async import AsyncClientBase
 from ._common import ClientState
 from ._consumer_trio import TrioKafkaConsumer
 from ._producer_trio import TrioKafkaProducer
+from ._share_trio import TrioKafkaShareConsumer
 from ._trio_driver import TrioDriver
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "TrioKafkaClient",
     "TrioKafkaConsumer",
     "TrioKafkaProducer",
+    "TrioKafkaShareConsumer",
 ]
 
 
