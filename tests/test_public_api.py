@@ -281,6 +281,7 @@ PUBLIC: dict[str, list[str]] = {
         "KafkaClient",
         "KafkaConsumer",
         "KafkaProducer",
+        "KafkaShareConsumer",
         "NewPartitions",
         "NewTopic",
         "NoError",
@@ -298,6 +299,7 @@ PUBLIC: dict[str, list[str]] = {
         "AsyncKafkaClient",
         "AsyncKafkaConsumer",
         "AsyncKafkaProducer",
+        "AsyncKafkaShareConsumer",
         "ClientState",
         "ConfigResource",
         "ConfigResourceType",
@@ -327,6 +329,7 @@ PUBLIC: dict[str, list[str]] = {
         "TrioKafkaClient",
         "TrioKafkaConsumer",
         "TrioKafkaProducer",
+        "TrioKafkaShareConsumer",
     ],
 }
 
