@@ -88,6 +88,8 @@ TARGETS: tuple[Target, ...] = (
     Target("consumer", "aiokafka", r"per record$", 1.5, "per-record iteration"),
     Target("consumer", "java ConsumerPerformance", r"poll_batches$", 1.0, "poll_batches"),
     Target("roundtrip", "aiokafka", r"^kafkacore", 1.0, "round trips"),
+    # Issue 14: share-group consumption at or above Java's share consumer.
+    Target("share", "java ShareConsumerPerformance", r"^kafkacore", 1.0, "share consume"),
 )
 
 #: Whose memory kafkacore's is held against (issue 12: at or below aiokafka's), per harness.

@@ -7,7 +7,8 @@ Run::
     .venv/bin/python benchmarks/run_all.py --compare OLD.json NEW.json [--threshold 0.10]
 
 A run executes, in this order, ``codec`` (``bench_codec.py --markdown``),
-``codec messages``, ``roundtrip``, ``producer`` and ``consumer`` (and
+``codec messages``, ``roundtrip``, ``producer``, ``consumer`` and ``share``
+(KIP-932 share groups against Java's share consumer) (and
 ``spark`` with ``--spark``: it takes long), each as its own process with
 its own method (interleaving, best-of, CPU or wall time, as each harness
 documents), the broker ones all against one broker (started here unless
@@ -80,14 +81,15 @@ SCRIPTS = {
     "roundtrip": "bench_roundtrip.py",
     "producer": "bench_producer.py",
     "consumer": "bench_consumer.py",
+    "share": "bench_share.py",
     "spark": "bench_spark.py",
 }
 #: Harnesses that talk to the broker (take --bootstrap).
-NEEDS_BROKER = {"roundtrip", "producer", "consumer", "spark"}
+NEEDS_BROKER = {"roundtrip", "producer", "consumer", "share", "spark"}
 #: Harnesses that run kafkacore contenders twice with --pure.
 TAKES_PURE = {"roundtrip", "producer", "consumer"}
 #: Harnesses whose contenders run in a fresh process each (--in-process turns it off).
-ISOLATES = {"roundtrip", "producer", "consumer"}
+ISOLATES = {"roundtrip", "producer", "consumer", "share"}
 DEFAULT_THRESHOLD = 0.10
 
 
