@@ -30,6 +30,6 @@ def test_two_codes_that_would_share_a_class_name_are_refused() -> None:
         )
 
     with pytest.raises(
-        ValueError, match="INVALID_TOPIC_EXCEPTION .* INVALID_TOPIC .*InvalidTopicError"
+        ValueError, match=r"INVALID_TOPIC_EXCEPTION .* INVALID_TOPIC .*InvalidTopicError"
     ):
         class_names([code(17, "INVALID_TOPIC_EXCEPTION"), code(99, "INVALID_TOPIC")])
