@@ -159,6 +159,9 @@ KAFKA_PYTHON_OPTIONS: Mapping[str, Renamed | Unsupported] = {
     ),
 }
 
+#: Every class's named parameters besides the options (suggested for typos too).
+_PARAMETERS = ("bootstrap_servers", "ssl_server_hostname", "rng")
+
 #: Where a class's options are documented, for error messages.
 _DOCS = {
     Role.CLIENT: "docs/client.md",
@@ -174,7 +177,8 @@ def unknown_option(
     """The error for an option ``name`` a class of ``role`` does not know: the
     closest known names (``own``: those the class takes itself) and where all
     are documented."""
-    known = [*known_options(role), *own, *KAFKA_PYTHON_OPTIONS]
+    renamed = [name for name, how in KAFKA_PYTHON_OPTIONS.items() if isinstance(how, Renamed)]
+    known = [*known_options(role), *_PARAMETERS, *own, *renamed]
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     if not close:
         # A name that contains, or is contained in, a known one ("servers").
