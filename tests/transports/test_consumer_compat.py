@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 import trio
 
-from kafkacore import KafkaConsumer  # was: from kafka import KafkaConsumer
-from kafkacore import TopicPartition  # was: from kafka import TopicPartition
+from kafkacore import (
+    KafkaConsumer,  # was: from kafka import KafkaConsumer
+    TopicPartition,  # was: from kafka import TopicPartition
+)
 from kafkacore.consumer import OffsetAndMetadata
 from kafkacore.errors import ConfigError, UnknownOptionError
 from kafkacore.transports.asyncio import (
