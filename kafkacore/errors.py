@@ -3,6 +3,11 @@
 * :class:`LocalProtocolError`: the caller asked for something the protocol or
   the current state does not allow (bad argument, wrong state, a field that a
   version cannot carry). Fix the calling code.
+* :class:`ConfigError`: an option (a constructor keyword) is wrong: a bad
+  value, or (:class:`UnknownOptionError`) a name the class does not know. A
+  ``ValueError`` (``UnknownOptionError`` also a ``TypeError``, as Python's own
+  "unexpected keyword argument") and a ``LocalProtocolError``, so every
+  validation of every class can be caught one way, whichever config raised it.
 * :class:`RemoteProtocolError`: the broker sent bytes that break the protocol.
   :class:`DecodeError` is the only error a decoder raises.
 * :class:`BrokerError`: the broker answered with an error code. One subclass
@@ -19,6 +24,7 @@ from typing import ClassVar
 __all__ = [
     "AuthenticationError",
     "BrokerError",
+    "ConfigError",
     "DecodeError",
     "KafkaConnectionError",
     "KafkaError",
@@ -28,6 +34,7 @@ __all__ = [
     "NoCommonVersionError",
     "RemoteProtocolError",
     "RequestCancelled",
+    "UnknownOptionError",
 ]
 
 
@@ -37,6 +44,14 @@ class KafkaError(Exception):
 
 class LocalProtocolError(KafkaError):
     """The caller misused the API; the message says what to change."""
+
+
+class ConfigError(LocalProtocolError, ValueError):
+    """An option has a bad value; the message names the class, the option and what is wanted."""
+
+
+class UnknownOptionError(ConfigError, TypeError):
+    """A keyword option the class does not know; the message names the closest known ones."""
 
 
 class RemoteProtocolError(KafkaError):
