@@ -145,6 +145,7 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             send=send,
             deadlines=self.deadlines,
             member=self._member,
+            answered_by=self._answered_by,
         )
         self._membership = Membership(
             cfg,
@@ -158,7 +159,13 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             emit=self._emit,
         )
         self._offsets = CommittedOffsets(
-            cfg, subs=subs, topics=topics, ops=ops, send=send, member=self._member
+            cfg,
+            subs=subs,
+            topics=topics,
+            ops=ops,
+            send=send,
+            member=self._member,
+            answered_by=self._answered_by,
         )
         self._lookups = OffsetLookups(
             read_committed=cfg.read_committed, subs=subs, topics=topics, ops=ops, send=send
@@ -184,6 +191,9 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             retry_backoff_ms=cfg.retry_backoff_ms,
             on_matched=self._membership.pattern_matched,
         )
+
+    def _answered_by(self) -> int | None:
+        return self.answered_by
 
     # ============================================================= Requester
     def request(

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import Node
 from kafkacore.consumer.buffer import FetchBuffer
 from kafkacore.consumer.completed import CompletedFetch
@@ -44,7 +45,6 @@ from kafkacore.consumer.sender import Send
 from kafkacore.consumer.topics import TopicView
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import LEADER_MOVED, ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic, ForgottenTopic
 from kafkacore.timers import Deadlines
 
@@ -223,7 +223,7 @@ class Fetcher:
                 tp = TopicPartition(name, pd.partition_index)
                 st = self._wanting(tp, parts.get(tp))
                 if st is not None:
-                    refresh = self._on_partition(tp, st, pd, session) or refresh
+                    refresh = self._on_partition(tp, st, pd, session, node) or refresh
         if refresh:
             self._topics.refresh(now)
             self._back_off(node, now)
@@ -244,7 +244,7 @@ class Fetcher:
         return st
 
     def _on_partition(
-        self, tp: TopicPartition, st: PartitionState, pd: Any, session: FetchSession
+        self, tp: TopicPartition, st: PartitionState, pd: Any, session: FetchSession, node: int
     ) -> bool:
         """Apply one partition's answer; True if metadata must be refreshed."""
         code = pd.error_code
@@ -257,7 +257,7 @@ class Fetcher:
                 session.reset()
             return True
         else:
-            cause = error_for_code(code, f"fetching {tp}")
+            cause = broker_error(code, f"fetching {tp}", node_id=node)
             if cause is not None and not cause.retriable:
                 self._errors.note(cause)
         return False
