@@ -126,8 +126,13 @@ class BrokerError(KafkaError):
     retriable: ClassVar[bool] = False
     invalid_metadata: ClassVar[bool] = False
 
-    def __init__(self, message: str | None = None) -> None:
+    #: The broker that answered with the code (None when not known): the
+    #: error keeps both its code and who sent it (issue 11).
+    node_id: int | None = None
+
+    def __init__(self, message: str | None = None, *, node_id: int | None = None) -> None:
         self.message = message
+        self.node_id = node_id
         text = self.name if not message else f"{self.name}: {message}"
         super().__init__(text)
 
