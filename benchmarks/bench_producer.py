@@ -123,7 +123,7 @@ def run_kc_selector_many(bootstrap: str, topic: str, n: int, case: Case) -> Resu
         futs = []
         for off in range(0, n, CHUNK):
             t0 = time.perf_counter()
-            fut = p.send_many(topic, (None, [value] * min(CHUNK, n - off)))
+            fut = p.send_many(topic, values=[value] * min(CHUNK, n - off))
             fut.add_done_callback(functools.partial(_stamp, lat, t0))
             futs.append(fut)
         for fut in futs:
@@ -141,7 +141,7 @@ async def _kc_async(
     if many:
         for off in range(0, n, CHUNK):
             t0 = time.perf_counter()
-            await producer.send_many(topic, (None, [value] * min(CHUNK, n - off)))
+            await producer.send_many(topic, values=[value] * min(CHUNK, n - off))
             lat.append(time.perf_counter() - t0)
         return Result(time.perf_counter() - start, [x * 1000 for x in lat])
     send = producer.send

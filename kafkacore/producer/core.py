@@ -187,6 +187,11 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         return self._acc.available
 
     @property
+    def buffer_used(self) -> int:
+        """Bytes of ``buffer_memory`` taken by records not yet reported."""
+        return self._acc.used
+
+    @property
     def producer_id(self) -> tuple[int, int]:
         """``(producer_id, epoch)``; ``(-1, -1)`` before one was assigned."""
         return self._identity.producer_id, self._identity.epoch
@@ -244,29 +249,9 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         transaction of a transactional producer.
         """
         if key is None and partition is None and not headers:
-            lane = self._lanes.get(topic)
-            if lane is not None:
-                # The fast path: the record joins the open batch of the
-                # sticky partition (lanes.py says when that is the same as
-                # the slow path below).
-                size = 21 + (len(value) if value is not None else 0)
-                acc = self._acc
-                batch = lane.batch
-                if (
-                    size <= lane.room
-                    and acc.used + size <= self._buffer_memory
-                    and batch.state is _OPEN
-                    and lane.queue.batches[-1] is batch
-                ):
-                    lane.append(value, None, timestamp=timestamp)
-                    batch.tokens.append(token)
-                    batch.timestamps.append(timestamp)
-                    batch.accounted += size
-                    acc.used += size
-                    lane.room -= size
-                    lane.pending += size
-                    return False
-                self._lanes.settle(topic)
+            if self.try_append(topic, value, timestamp, token):
+                return False
+            self._lanes.settle(topic)
         if (
             self._txn is not None
             or self._closed
@@ -296,6 +281,33 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         return self._place_one(
             topic, value, key, headers, partition, timestamp, token, size, layout[0], now
         )
+
+    def try_append(self, topic: str, value: bytes | None, timestamp: int, token: object) -> bool:
+        """The fast path of :meth:`append` for an unkeyed record without headers
+        or partition: True when it joined the open batch of ``topic``'s
+        sticky partition (see lanes.py); False when nothing happened and
+        :meth:`append` must decide. Needs no ``now``: it never opens a batch."""
+        lane = self._lanes.get(topic)
+        if lane is None:
+            return False
+        size = 21 + (len(value) if value is not None else 0)
+        acc = self._acc
+        batch = lane.batch
+        if (
+            size > lane.room
+            or acc.used + size > self._buffer_memory
+            or batch.state is not _OPEN
+            or lane.queue.batches[-1] is not batch
+        ):
+            return False
+        lane.append(value, None, timestamp=timestamp)
+        batch.tokens.append(token)
+        batch.timestamps.append(timestamp)
+        batch.accounted += size
+        acc.used += size
+        lane.room -= size
+        lane.pending += size
+        return True
 
     def append_many(
         self,

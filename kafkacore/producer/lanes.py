@@ -60,28 +60,28 @@ class Lane:
 class Lanes:
     """The open lanes by topic, and the partitioner they owe bytes to."""
 
-    __slots__ = ("_by_topic", "_partitioner", "get")
+    __slots__ = ("_partitioner", "by_topic", "get")
 
     def __init__(self, partitioner: DefaultPartitioner) -> None:
         self._partitioner = partitioner
-        self._by_topic: dict[str, Lane] = {}
+        self.by_topic: dict[str, Lane] = {}
         #: ``get(topic)``: the topic's lane or None (bound once: it runs per record).
-        self.get = self._by_topic.get
+        self.get = self.by_topic.get
 
     def __len__(self) -> int:
-        return len(self._by_topic)
+        return len(self.by_topic)
 
     def open(self, lane: Lane) -> None:
         """Make ``lane`` its topic's lane (settling the one it replaces)."""
         self.settle(lane.topic)
-        self._by_topic[lane.topic] = lane
+        self.by_topic[lane.topic] = lane
 
     def settle(self, topic: str) -> None:
         """Close ``topic``'s lane, telling the partitioner what went through it."""
-        lane = self._by_topic.pop(topic, None)
+        lane = self.by_topic.pop(topic, None)
         if lane is not None and lane.pending:
             self._partitioner.record_appended(topic, lane.partition, lane.pending)
 
     def settle_all(self) -> None:
-        for topic in list(self._by_topic):
+        for topic in list(self.by_topic):
             self.settle(topic)
