@@ -65,7 +65,10 @@ def test_json_round_trip_files_and_partition(
     source = tmp_path / "records.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in records))
     cli("produce", topic, "--json", str(source)).ok()
-    got = [json.loads(line) for line in cli("consume", topic, "-p", "2", "-e", "--json").ok().out.splitlines()]
+    got = [
+        json.loads(line)
+        for line in cli("consume", topic, "-p", "2", "-e", "--json").ok().out.splitlines()
+    ]
     assert [g["offset"] for g in got] == [0, 1, 2]
     assert got[0]["key"] == "a" and got[0]["value"] == "text" and got[0]["timestamp"] == 1000
     assert got[0]["headers"] == {"h": "1"}
@@ -96,8 +99,9 @@ def test_offsets_timestamps_counts(cli: Cli, admin: KafkaAdminClient, unique: st
     topic = _topic(admin, f"cli-off-{unique}")
     # Recent timestamps: records from 1970 would be past retention and deleted at once.
     base = (int(time.time()) - 3600) * 1000
-    records = "".join(json.dumps({"value": f"r{i}", "timestamp": base + i * 1000}) + "\n"
-                      for i in range(10))
+    records = "".join(
+        json.dumps({"value": f"r{i}", "timestamp": base + i * 1000}) + "\n" for i in range(10)
+    )
     cli("produce", topic, "--json", input=records).ok()
 
     def values(*args: str) -> list[str]:
@@ -127,7 +131,9 @@ def test_group_commits_what_was_printed(cli: Cli, admin: KafkaAdminClient, uniqu
     assert latest.out == ""
 
 
-def test_read_committed(cli: Cli, admin: KafkaAdminClient, kafka_broker: LocalKafka, unique: str) -> None:
+def test_read_committed(
+    cli: Cli, admin: KafkaAdminClient, kafka_broker: LocalKafka, unique: str
+) -> None:
     topic = _topic(admin, f"cli-txn-{unique}")
     with KafkaProducer(kafka_broker.bootstrap, transactional_id=f"cli-txn-{unique}") as producer:
         producer.init_transactions()
@@ -147,8 +153,9 @@ def test_read_committed(cli: Cli, admin: KafkaAdminClient, kafka_broker: LocalKa
 def test_installed_script(kafka_broker: LocalKafka, admin: KafkaAdminClient, unique: str) -> None:
     script = Path(sys.executable).parent / "kafkacore"
     topic = _topic(admin, f"cli-script-{unique}")
-    run_cli("-b", kafka_broker.bootstrap, "produce", topic, input="via-script\n",
-            program=(str(script),)).ok()
+    run_cli(
+        "-b", kafka_broker.bootstrap, "produce", topic, input="via-script\n", program=(str(script),)
+    ).ok()
     got = run_cli("-b", kafka_broker.bootstrap, "consume", topic, "-e", program=(str(script),))
     assert got.ok().out == "via-script\n"
     assert run_cli("--version", program=(str(script),)).ok().out.startswith("kafkacore, version")
@@ -159,7 +166,11 @@ def test_bad_input(cli: Cli, admin: KafkaAdminClient, unique: str) -> None:
     missing = f"cli-missing-{unique}"
     for args in (("produce", missing), ("consume", missing, "-e")):
         result = cli(*args, input="x\n")
-        assert result.code == 3 and "UNKNOWN_TOPIC_OR_PARTITION" in result.err and missing in result.err
+        assert (
+            result.code == 3
+            and "UNKNOWN_TOPIC_OR_PARTITION" in result.err
+            and missing in result.err
+        )
     assert missing not in admin.list_topics()
 
     offset = cli("consume", topic, "-o", "yesterday")

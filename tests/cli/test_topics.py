@@ -33,8 +33,11 @@ def test_create_list_describe_alter_delete(cli: Cli, admin: KafkaAdminClient, un
     configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
     assert next(iter(configs.values())).result()["retention.ms"].value == "3600000"
 
-    assert cli("topics", "create", topic, "--if-not-exists").ok().err.strip().endswith(
-        "already exists"
+    assert (
+        cli("topics", "create", topic, "--if-not-exists")
+        .ok()
+        .err.strip()
+        .endswith("already exists")
     )
     assert "2 -> 4 partitions" in cli("topics", "alter", topic, "-p", "4").ok().out
     assert _partitions(admin, topic) == 4
