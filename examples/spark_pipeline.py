@@ -102,7 +102,7 @@ def read_topic(bootstrap: str, topic: str) -> list[Any]:
         while any(consumer.position(tp) < (ends[tp] or 0) for tp in partitions):
             if time.monotonic() > deadline:
                 raise SystemExit(f"reading {topic!r} back did not finish within 120 s")
-            records.extend(consumer.poll(0.5))
+            records.extend(consumer.poll_records(timeout=0.5))
     return records
 
 

@@ -182,7 +182,9 @@ class Consumer:
                 "poll", timeout, lambda: anyio.to_thread.run_sync(self.inner.poll, timeout)
             )
             return out
-        out = await self.timer.run("poll", timeout, lambda: self.inner.poll(timeout))
+        out = await self.timer.run(
+            "poll", timeout, lambda: self.inner.poll_records(timeout=timeout)
+        )
         return out
 
     async def commit(self, offsets: Mapping[TopicPartition, int] | None, timeout: float) -> Any:

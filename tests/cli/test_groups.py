@@ -114,9 +114,9 @@ def test_reset_refused_without_changes(
     assert _committed(admin, group) == before
 
     with KafkaConsumer(topic, bootstrap_servers=kafka_broker.bootstrap, group_id=group) as member:
-        member.poll(5.0)
+        member.poll_records(timeout=5.0)
         while not member.assignment():
-            member.poll(1.0)
+            member.poll_records(timeout=1.0)
         active = cli("groups", "reset-offsets", group, "--to-earliest", "--execute")
         assert active.code == 1 and "stop its consumers first" in active.err
         busy = cli("groups", "delete", group)

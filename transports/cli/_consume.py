@@ -83,7 +83,7 @@ def parse_offset(text: str) -> OffsetStart:
 
 def poll_records(consumer: KafkaConsumer, timeout: float, max_records: int | None) -> list[Any]:
     """``poll`` as a flat list (also when it answers kafka-python's ``{tp: [records]}``)."""
-    got: Any = consumer.poll(timeout, max_records)
+    got: Any = consumer.poll_records(timeout=timeout, max_records=max_records)
     if isinstance(got, dict):
         return [r for records in got.values() for r in records]
     return list(got)

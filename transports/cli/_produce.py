@@ -15,12 +15,11 @@ import json
 import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future
 from typing import IO, Any
 
 import click
 
-from kafkacore import RecordMetadata
+from kafkacore.transports._producer_future import RecordFuture
 
 from ._app import App, CliError, Exit, pass_app
 from ._topics import describe_topic
@@ -158,7 +157,7 @@ def produce(
             Exit.NOT_FOUND,
         )
     pacer = Pacer(rate)
-    futures: list[Future[RecordMetadata]] = []
+    futures: list[RecordFuture] = []
     with app.producer() as producer:
         for where, line in _lines(files):
             if skip_empty and not line:
@@ -206,7 +205,7 @@ def produce(
     click.echo(f"produced {pacer.count} record(s) to {topic}", err=True)
 
 
-def _settle(futures: list[Future[RecordMetadata]]) -> None:
+def _settle(futures: list[RecordFuture]) -> None:
     for fut in futures:
         fut.result()  # raises the record's error: the command fails with it
 
