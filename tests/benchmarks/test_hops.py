@@ -234,7 +234,7 @@ def test_poll_leg_spans_the_loop_thread_from_the_read_and_the_user_call(
         with recorder.armed():
             mark = recorder.seq
             loop.start()
-            records = consumer.poll_records(timeout=10.0)
+            records = consumer.poll(10.0)
             loop.join(10.0)
     finally:
         recorder.uninstall()
