@@ -430,7 +430,7 @@ def member_job(
                 log.deliveries.extend((r.partition, r.offset, now) for r in records)
                 if records:
                     try:
-                        done = await consumer.commit(None, 15.0)
+                        done = await consumer.commit(None, timeout=15.0)
                     except Exception as exc:
                         log.commit_errors.append(repr(exc))
                         continue
