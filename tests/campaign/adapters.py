@@ -250,7 +250,7 @@ async def open_consumer(
         try:
             yield Consumer(flavor, inner, timer)
         finally:
-            await anyio.to_thread.run_sync(inner.close, 5.0)
+            await anyio.to_thread.run_sync(lambda: inner.close(timeout=5.0))
         return
     if flavor == "asyncio":
         from kafkacore.transports._consumer_asyncio import AsyncKafkaConsumer as cls
