@@ -120,7 +120,7 @@ async def run_asyncio(bootstrap: str, topic: str, n: int) -> list[Row]:
             await d
         rows.append(Row("asyncio", "produce: send", n, time.perf_counter() - began))
         began = time.perf_counter()
-        await producer.send_many(topic, (many, [VALUE] * n))
+        await producer.send_many(topic, keys=many, values=[VALUE] * n)
         rows.append(Row("asyncio", "produce: send_many", n, time.perf_counter() - began))
     got: list[bytes] = []
     began = time.perf_counter()
@@ -151,7 +151,7 @@ async def run_trio(bootstrap: str, topic: str, n: int) -> list[Row]:
             await d
         rows.append(Row("trio", "produce: send", n, time.perf_counter() - began))
         began = time.perf_counter()
-        await producer.send_many(topic, (many, [VALUE] * n))
+        await producer.send_many(topic, keys=many, values=[VALUE] * n)
         rows.append(Row("trio", "produce: send_many", n, time.perf_counter() - began))
     got: list[bytes] = []
     began = time.perf_counter()

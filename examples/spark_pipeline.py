@@ -77,7 +77,7 @@ def produce_orders(bootstrap: str, topic: str, events: int, users: int, seed: in
         keys.append(user.encode())
         values.append(json.dumps(order).encode())
     with KafkaProducer(bootstrap) as producer:
-        producer.send_many(topic, (keys, values)).result(timeout=120)
+        producer.send_many(topic, keys=keys, values=values).result(timeout=120)
 
 
 def read_topic(bootstrap: str, topic: str) -> list[Any]:
