@@ -43,12 +43,12 @@ async def call(obj: Any, name: str, *args: Any, **kw: Any) -> Any:
     return out
 
 
-async def consume(c: Any, n: int, fn: str = "poll") -> list[Any]:
+async def consume(c: Any, n: int, fn: str = "poll_records") -> list[Any]:
     got: list[Any] = []
     end = time.monotonic() + 60
     while len(got) < n:
         assert time.monotonic() < end, f"only {len(got)} of {n} records arrived"
-        got += await call(c, fn, 0.5)
+        got += await call(c, fn, timeout=0.5)
     return got
 
 
