@@ -107,7 +107,7 @@ def kc_selector(bootstrap: str, topic: str, n: int, batch: bool) -> float:
     ) as c:
         if batch:
             while seen < n:
-                for b in c.poll_batches(1.0):
+                for b in c.poll_batches(timeout=1.0):
                     seen += len(b)
                     total += len(b.values[-1] or b"")
         else:
@@ -136,7 +136,7 @@ def kc_asyncio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
         ) as c:
             if batch:
                 while seen < n:
-                    for b in await c.poll_batches(1.0):
+                    for b in await c.poll_batches(timeout=1.0):
                         seen += len(b)
             else:
                 async for record in c:
@@ -169,7 +169,7 @@ def kc_trio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
         ) as c:
             if batch:
                 while seen < n:
-                    for b in await c.poll_batches(1.0):
+                    for b in await c.poll_batches(timeout=1.0):
                         seen += len(b)
             else:
                 async for record in c:
@@ -317,7 +317,7 @@ def rebalance(bootstrap: str, protocol: str) -> float:
         end = time.monotonic() + 120
         while not settled():
             for m in members:
-                m.poll(0.0)
+                m.poll_records(timeout=0.0)
             if time.monotonic() > end:
                 raise RuntimeError("rebalance did not finish in 120 s")
             time.sleep(0.005)

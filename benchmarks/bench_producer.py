@@ -123,7 +123,7 @@ def run_kc_selector_many(bootstrap: str, topic: str, n: int, case: Case) -> Resu
         futs = []
         for off in range(0, n, CHUNK):
             t0 = time.perf_counter()
-            fut = p.send_many(topic, (None, [value] * min(CHUNK, n - off)))
+            fut = p.send_many(topic, values=[value] * min(CHUNK, n - off))
             fut.add_done_callback(functools.partial(_stamp, lat, t0))
             futs.append(fut)
         for fut in futs:
@@ -141,7 +141,7 @@ async def _kc_async(
     if many:
         for off in range(0, n, CHUNK):
             t0 = time.perf_counter()
-            await producer.send_many(topic, (None, [value] * min(CHUNK, n - off)))
+            await producer.send_many(topic, values=[value] * min(CHUNK, n - off))
             lat.append(time.perf_counter() - t0)
         return Result(time.perf_counter() - start, [x * 1000 for x in lat])
     send = producer.send
@@ -360,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=200_000, help="records per case")
     parser.add_argument("--quick", action="store_true", help="smoke run: 5,000 records, 2 cases")
     parser.add_argument("--only", action="append", help="contender name(s) (substring)")
+    parser.add_argument("--case", action="append", help="case name(s) (substring)")
     parser.add_argument("--json", help="also write the rows (with peak RSS) to this JSON file")
     parser.add_argument(
         "--pure", action="store_true", help="also run each kafkacore one with KAFKACORE_PURE=1"
@@ -381,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if args.quick:
         cases = [cases[0], cases[-1]]
+    if args.case:
+        cases = [c for c in cases if any(want in c.name for want in args.case)]
     chosen = {
         c: fn for c, fn in CONTENDERS.items() if not args.only or any(o in c for o in args.only)
     }

@@ -625,7 +625,7 @@ def measure(bootstrap: str) -> tuple[list[Leg], dict[str, Any]]:
         seen = 0
         deadline = time.monotonic() + 60
         while seen < 4 and time.monotonic() < deadline:
-            seen += len(consumer.poll(timeout=1.0))
+            seen += len(consumer.poll_records(timeout=1.0))
         if seen < 4:
             raise RuntimeError(f"hops: the consumer warm-up read {seen} of 4 records")
         consumer.pause(tp)
@@ -637,7 +637,7 @@ def measure(bootstrap: str) -> tuple[list[Leg], dict[str, Any]]:
         with recorder.armed():
             consumer.resume(tp)
             mark = recorder.seq
-            records = consumer.poll(timeout=30.0)
+            records = consumer.poll_records(timeout=30.0)
         if not records or recorder.marker not in (records[0].value or b""):
             raise RuntimeError(f"hops: poll returned {records!r}, not the marked record")
         poll = poll_leg(recorder, mark, user)

@@ -87,8 +87,29 @@ def _docstring(text: str) -> list[str]:
 
 
 def class_name(enum_name: str) -> str:
+    """``INVALID_TOPIC_EXCEPTION`` -> ``InvalidTopicError``: one "Error" suffix,
+    never "ExceptionError" (a trailing "Exception" is Java's word for the same)."""
     camel = "".join(part.capitalize() for part in enum_name.split("_"))
+    camel = camel.removesuffix("Exception")
     return camel if camel.endswith("Error") else camel + "Error"
+
+
+def class_names(errors: list[ErrorCode]) -> dict[int, str]:
+    """Each code's class name; two codes that would share one are a generator error."""
+    out: dict[int, str] = {}
+    seen: dict[str, ErrorCode] = {}
+    for e in errors:
+        if e.code == 0:
+            continue
+        cls = class_name(e.name)
+        if cls in seen:
+            raise ValueError(
+                f"codegen/errors.py: {seen[cls].name} ({seen[cls].code}) and {e.name} "
+                f"({e.code}) would both be class {cls}; extend class_name()"
+            )
+        seen[cls] = e
+        out[e.code] = cls
+    return out
 
 
 def generate(errors: list[ErrorCode] | None = None) -> str:
@@ -115,10 +136,11 @@ def generate(errors: list[ErrorCode] | None = None) -> str:
     ]
     names = []
     body: list[str] = []
+    classes = class_names(errors)
     for e in errors:
         if e.code == 0:
             continue
-        cls = class_name(e.name)
+        cls = classes[e.code]
         names.append(cls)
         desc = descriptions.get(e.code, "")
         tsv_name, _, text = desc.partition("\t")
@@ -145,7 +167,7 @@ def generate(errors: list[ErrorCode] | None = None) -> str:
         "#: Error code -> exception class (0, NONE, has no class).",
         "ERRORS: Mapping[int, type[BrokerError]] = {",
     ]
-    body += [f"    {e.code}: {class_name(e.name)}," for e in errors if e.code != 0]
+    body += [f"    {e.code}: {classes[e.code]}," for e in errors if e.code != 0]
     body += [
         "}",
         "",

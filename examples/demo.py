@@ -103,7 +103,7 @@ def run_selector(bootstrap: str, topic: str, n: int) -> list[Row]:
     ) as consumer:
         deadline = time.monotonic() + 120
         while len(got) < 2 * n and time.monotonic() < deadline:
-            got.extend(r.key for r in consumer.poll(timeout=1.0) if r.key is not None)
+            got.extend(r.key for r in consumer.poll_records(timeout=1.0) if r.key is not None)
         consumer.commit()
     rows.append(Row("selector", "consume: group (classic)", len(got), time.perf_counter() - began))
     _check("selector", set(one) | set(many), got)
@@ -120,7 +120,7 @@ async def run_asyncio(bootstrap: str, topic: str, n: int) -> list[Row]:
             await d
         rows.append(Row("asyncio", "produce: send", n, time.perf_counter() - began))
         began = time.perf_counter()
-        await producer.send_many(topic, (many, [VALUE] * n))
+        await producer.send_many(topic, keys=many, values=[VALUE] * n)
         rows.append(Row("asyncio", "produce: send_many", n, time.perf_counter() - began))
     got: list[bytes] = []
     began = time.perf_counter()
@@ -133,7 +133,7 @@ async def run_asyncio(bootstrap: str, topic: str, n: int) -> list[Row]:
     ) as consumer:
         deadline = time.monotonic() + 120
         while len(got) < 2 * n and time.monotonic() < deadline:
-            for batch in await consumer.poll_batches(1.0):
+            for batch in await consumer.poll_batches(timeout=1.0):
                 got.extend(k for k in batch.keys if k is not None)
         await consumer.commit()
     rows.append(Row("asyncio", "consume: group (KIP-848)", len(got), time.perf_counter() - began))
@@ -151,7 +151,7 @@ async def run_trio(bootstrap: str, topic: str, n: int) -> list[Row]:
             await d
         rows.append(Row("trio", "produce: send", n, time.perf_counter() - began))
         began = time.perf_counter()
-        await producer.send_many(topic, (many, [VALUE] * n))
+        await producer.send_many(topic, keys=many, values=[VALUE] * n)
         rows.append(Row("trio", "produce: send_many", n, time.perf_counter() - began))
     got: list[bytes] = []
     began = time.perf_counter()
@@ -160,7 +160,7 @@ async def run_trio(bootstrap: str, topic: str, n: int) -> list[Row]:
     ) as consumer:
         deadline = time.monotonic() + 120
         while len(got) < 2 * n and time.monotonic() < deadline:
-            got.extend(r.key for r in await consumer.poll(1.0) if r.key is not None)
+            got.extend(r.key for r in await consumer.poll_records(timeout=1.0) if r.key is not None)
         await consumer.commit()
     rows.append(Row("trio", "consume: group (classic)", len(got), time.perf_counter() - began))
     _check("trio", set(one) | set(many), got)

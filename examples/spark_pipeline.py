@@ -77,7 +77,7 @@ def produce_orders(bootstrap: str, topic: str, events: int, users: int, seed: in
         keys.append(user.encode())
         values.append(json.dumps(order).encode())
     with KafkaProducer(bootstrap) as producer:
-        producer.send_many(topic, (keys, values)).result(timeout=120)
+        producer.send_many(topic, keys=keys, values=values).result(timeout=120)
 
 
 def read_topic(bootstrap: str, topic: str) -> list[Any]:
@@ -102,7 +102,7 @@ def read_topic(bootstrap: str, topic: str) -> list[Any]:
         while any(consumer.position(tp) < (ends[tp] or 0) for tp in partitions):
             if time.monotonic() > deadline:
                 raise SystemExit(f"reading {topic!r} back did not finish within 120 s")
-            records.extend(consumer.poll(0.5))
+            records.extend(consumer.poll_records(timeout=0.5))
     return records
 
 

@@ -3,6 +3,11 @@
 * :class:`LocalProtocolError`: the caller asked for something the protocol or
   the current state does not allow (bad argument, wrong state, a field that a
   version cannot carry). Fix the calling code.
+* :class:`ConfigError`: an option (a constructor keyword) is wrong: a bad
+  value, or (:class:`UnknownOptionError`) a name the class does not know. A
+  ``ValueError`` (``UnknownOptionError`` also a ``TypeError``, as Python's own
+  "unexpected keyword argument") and a ``LocalProtocolError``, so every
+  validation of every class can be caught one way, whichever config raised it.
 * :class:`RemoteProtocolError`: the broker sent bytes that break the protocol.
   :class:`DecodeError` is the only error a decoder raises.
 * :class:`BrokerError`: the broker answered with an error code. One subclass
@@ -19,6 +24,7 @@ from typing import ClassVar
 __all__ = [
     "AuthenticationError",
     "BrokerError",
+    "ConfigError",
     "DecodeError",
     "KafkaConnectionError",
     "KafkaError",
@@ -28,6 +34,7 @@ __all__ = [
     "NoCommonVersionError",
     "RemoteProtocolError",
     "RequestCancelled",
+    "UnknownOptionError",
 ]
 
 
@@ -37,6 +44,14 @@ class KafkaError(Exception):
 
 class LocalProtocolError(KafkaError):
     """The caller misused the API; the message says what to change."""
+
+
+class ConfigError(LocalProtocolError, ValueError):
+    """An option has a bad value; the message names the class, the option and what is wanted."""
+
+
+class UnknownOptionError(ConfigError, TypeError):
+    """A keyword option the class does not know; the message names the closest known ones."""
 
 
 class RemoteProtocolError(KafkaError):
@@ -111,8 +126,13 @@ class BrokerError(KafkaError):
     retriable: ClassVar[bool] = False
     invalid_metadata: ClassVar[bool] = False
 
-    def __init__(self, message: str | None = None) -> None:
+    #: The broker that answered with the code (None when not known): the
+    #: error keeps both its code and who sent it (issue 11).
+    node_id: int | None = None
+
+    def __init__(self, message: str | None = None, *, node_id: int | None = None) -> None:
         self.message = message
+        self.node_id = node_id
         text = self.name if not message else f"{self.name}: {message}"
         super().__init__(text)
 

@@ -134,7 +134,7 @@ def _send_all(
             sent += len(chunk)
             if chunk.headers is None:
                 producer.send_many(
-                    chunk.topic, (chunk.keys, chunk.values), partition=chunk.partition
+                    chunk.topic, values=chunk.values, keys=chunk.keys, partition=chunk.partition
                 ).add_done_callback(failures.note)
                 continue
             keys = chunk.keys if chunk.keys is not None else itertools.repeat(None)

@@ -174,7 +174,7 @@ class _RangeRead:
         c, tp = self.consumer, self.tp
         while nxt < until:
             try:
-                got = c.poll_batches(_STEP_S, max_records=until - nxt)
+                got = c.poll_batches(timeout=_STEP_S, max_records=until - nxt)
             except (NoOffsetForPartitionError, LogTruncationError) as exc:
                 nxt = self._out_of_range(nxt, until, exc)
                 last_progress = time.monotonic()

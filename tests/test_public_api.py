@@ -52,6 +52,7 @@ PUBLIC: dict[str, list[str]] = {
     "kafkacore.errors": [
         "AuthenticationError",
         "BrokerError",
+        "ConfigError",
         "DecodeError",
         "KafkaConnectionError",
         "KafkaError",
@@ -61,6 +62,7 @@ PUBLIC: dict[str, list[str]] = {
         "NoCommonVersionError",
         "RemoteProtocolError",
         "RequestCancelled",
+        "UnknownOptionError",
     ],
     "kafkacore.client": [
         "AnyNode",

@@ -127,12 +127,12 @@ class AsyncioIo:
         proto = self._protocols.get(conn_id)
         if proto is None or proto.state is not ConnState.OPEN or proto.transport is None:
             return  # the core learns of the loss through connection_lost
-        # Writes issued in one loop iteration (e.g. every task of a gather
-        # sending) leave in one syscall: flushed once, right after them.
-        proto.pending.append(data)
-        if not proto.flush_scheduled:
-            proto.flush_scheduled = True
-            self._loop.call_soon(self._flush, proto)
+        # Written at once: a flush scheduled for after the loop iteration
+        # costs every request one more iteration (a zero-timeout poll) before
+        # its bytes leave, which is most of a single round trip's overhead
+        # (issue 12). asyncio's transport sends right away when its buffer is
+        # empty and queues otherwise, so a burst still coalesces under load.
+        proto.transport.write(data)
 
     @staticmethod
     def _flush(proto: _KafkaProtocol) -> None:

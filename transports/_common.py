@@ -17,13 +17,13 @@ from __future__ import annotations
 import enum
 import random
 import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client import ClientConfig, Node, Target
 from kafkacore.consumer import ConsumerConfig
-from kafkacore.errors import LocalProtocolError
+from kafkacore.errors import ConfigError, LocalProtocolError
 from kafkacore.options import Role, SplitOptions, split_options
 from kafkacore.producer import ProducerConfig
 
@@ -79,21 +79,28 @@ def make_parts(
     ssl_server_hostname: str | None,
     rng: random.Random | None,
     options: dict[str, Any],
+    own: Collection[str] = (),
 ) -> Parts:
-    """Validate a class's options; errors name ``owner`` and the bad option."""
+    """Validate a class's options; errors name ``owner`` and the bad option
+    (``own``: the option names the class took out itself, for suggestions)."""
     if source_address is not None:
         # Older call style; ClientConfig carries source_address itself now.
         options = {**options, "source_address": source_address}
     # Every transport runs token providers and Kerberos steps off its loop
     # (transports/_credentials.py), so the core may hand them over.
     options = {"defer_credentials": True, **options}
-    split = split_options(owner, role, bootstrap_servers, options)
+    split = split_options(owner, role, bootstrap_servers, options, own=own)
     if rng is not None and not isinstance(rng, random.Random):
-        raise TypeError(f"{owner}: rng must be a random.Random, got {type(rng).__name__}")
+        raise ConfigError(f"{owner}: rng must be a random.Random, got {type(rng).__name__}")
+    try:
+        sockets = SocketConfig.from_options(split.transport)
+        tls = tls_config_from_options(split.transport, ssl_server_hostname=ssl_server_hostname)
+    except ConfigError as exc:
+        raise ConfigError(f"{owner}: {exc}") from None
     return Parts(
         options=split,
-        sockets=SocketConfig.from_options(split.transport),
-        tls=tls_config_from_options(split.transport, ssl_server_hostname=ssl_server_hostname),
+        sockets=sockets,
+        tls=tls,
         # The core draws reconnect jitter from this; seeded from the OS here,
         # in the transport, because the core must never seed itself.
         rng=rng if rng is not None else random.Random(),

@@ -12,6 +12,10 @@ the waiting calls awaitable: waiting loops (``poll``, ``position``,
 operations (``commit``, offset lookups, ``close``) await a one-shot the
 core's ``OperationCompleted`` fills.
 
+The calls are kafkacore's and aiokafka's (``getone``, ``getmany``,
+``stop``, ``committed(tp)``, awaitable ``seek_to_beginning``); durations are
+milliseconds (:mod:`kafkacore.transports._consumer_args`).
+
 Subclasses supply the life: ``_running(what)`` gives the core or a clear
 error for a consumer that is not running (asyncio starts lazily, trio
 needs ``async with``).
@@ -35,11 +39,16 @@ from kafkacore.errors import RequestCancelled
 
 from ._async_driver import AsyncDriver, Waiter
 from ._common import Parts
+from ._consumer_args import Applied, by_partition, duration_s, one_partition, partition_list
+from ._consumer_args import max_records as check_max_records
 from ._consumer_common import REFILLED, Command, ConsumerState, ConsumerSurface, Steps, Wait
 
 __all__ = ["AsyncConsumerBase", "ConsumerState"]
 
 T = TypeVar("T")
+
+#: ``close()``'s bound when none is given (seconds).
+_CLOSE_S = 30.0
 
 
 class AsyncConsumerBase(ConsumerSurface):
@@ -69,25 +78,83 @@ class AsyncConsumerBase(ConsumerSurface):
 
     # -- polling ---------------------------------------------------------------
     async def poll(
-        self, timeout: float = 0.0, max_records: int | None = None
+        self,
+        timeout_ms: int | None = None,
+        max_records: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Records by partition, waiting up to ``timeout_ms`` for some (as
+        ``getmany``); every record returned counts as consumed (Java's ``poll``)."""
+        return by_partition(await self._poll_list("poll", timeout_ms, max_records, timeout))
+
+    async def getmany(
+        self, *partitions: TopicPartition, timeout_ms: int = 0, max_records: int | None = None
+    ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """aiokafka's ``getmany``: records by partition, waiting up to ``timeout_ms``."""
+        self._no_choice("getmany", partitions)
+        return by_partition(await self._poll_list("getmany", timeout_ms, max_records, None))
+
+    async def getone(self, *partitions: TopicPartition) -> ConsumerRecord:
+        """aiokafka's ``getone``: the next record, waiting as long as it takes."""
+        self._no_choice("getone", partitions)
+        while True:
+            records = await self._poll_list("getone", 1000, 1, None)
+            if records:
+                return records[0]
+
+    async def poll_records(
+        self,
+        timeout_ms: int | None = None,
+        max_records: int | None = None,
+        *,
+        timeout: float | None = None,
     ) -> list[ConsumerRecord]:
-        """Every record returned counts as consumed (Java's ``poll``)."""
+        """Like :meth:`poll`, as one list in fetch order (Java's ``ConsumerRecords``)."""
+        return await self._poll_list("poll_records", timeout_ms, max_records, timeout)
+
+    async def _poll_list(
+        self, what: str, timeout_ms: Any, max_records: Any, timeout: Any
+    ) -> list[ConsumerRecord]:
+        wait = duration_s(f"{self._NAME}.{what}", timeout_ms, timeout, 0.0)
+        limit = check_max_records(f"{self._NAME}.{what}", max_records)
         self._give_back_held()
-        return await self._run(
-            self._poll_steps(lambda core, now: core.poll_records(max_records, now=now), timeout)
+        if self._groupless:
+            await self._run(self._groupless_steps())
+        records = await self._run(
+            self._poll_steps(lambda core, now: core.poll_records(limit, now=now), wait or 0.0)
         )
+        extras = self._extras
+        return [extras.deserialize(r) for r in records] if extras.deserializes else records
+
+    def _no_choice(self, what: str, partitions: tuple[TopicPartition, ...]) -> None:
+        if partitions:
+            raise NotImplementedError(
+                f"{self._NAME}.{what}: reading only some assigned partitions is not supported; "
+                "pause() the others, or call it without partitions"
+            )
 
     async def poll_batches(
-        self, timeout: float = 0.0, max_records: int | None = None
+        self,
+        timeout_ms: int | None = None,
+        max_records: int | None = None,
+        *,
+        timeout: float | None = None,
     ) -> list[PartitionBatch]:
+        """Per-partition columnar batches (the bulk path; no deserializers)."""
+        wait = duration_s(f"{self._NAME}.poll_batches", timeout_ms, timeout, 0.0)
+        limit = check_max_records(f"{self._NAME}.poll_batches", max_records)
         self._give_back_held()
+        if self._groupless:
+            await self._run(self._groupless_steps())
         return await self._run(
-            self._poll_steps(lambda core, now: core.poll_batches(max_records, now=now), timeout)
+            self._poll_steps(lambda core, now: core.poll_batches(limit, now=now), wait or 0.0)
         )
 
     async def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
-        """Records one by one until ``close()``; a record counts as consumed once
-        handed over (leaving the loop commits it, not the ones after it)."""
+        """Records one by one until ``close()`` (or ``consumer_timeout_ms`` without
+        one); a record counts as consumed once handed over (leaving the loop
+        commits it, not the ones after it)."""
         driver = self._driver
         for item in self._records():
             if type(item) is Wait:
@@ -98,8 +165,41 @@ class AsyncConsumerBase(ConsumerSurface):
             else:
                 yield item  # type: ignore[misc]
 
-    async def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
-        return await self._run(self._position_steps(partition, timeout))
+    async def position(
+        self,
+        partition: TopicPartition,
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> int:
+        limit = duration_s(f"{self._NAME}.position", timeout_ms, timeout, None)
+        tp = one_partition(partition, "position")
+        return await self._run(self._position_steps(tp, limit))
+
+    async def topics(self) -> set[str]:
+        """Every topic of the cluster (internal ones as ``exclude_internal_topics``)."""
+        return self._topic_names(await self._run(self._listing_steps("topics", None)))
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        """The partition ids of ``topic`` in the metadata known now (aiokafka's:
+        None when not known; ``await topics()`` or a subscription fetches it)."""
+        if not isinstance(topic, str):
+            raise TypeError(
+                f"{self._NAME}.partitions_for_topic: expected a topic name, got {topic!r}"
+            )
+        return self._call(lambda core, now: core.client.cluster.partitions_for_topic(topic))
+
+    def seek_to_beginning(self, *partitions: TopicPartition) -> Applied:
+        """Seek ``partitions`` (none: every assigned one) to their first offset, now;
+        awaiting the result (aiokafka's style) is optional."""
+        self._seek_to_beginning(partitions)
+        return Applied()
+
+    def seek_to_end(self, *partitions: TopicPartition) -> Applied:
+        """Seek ``partitions`` (none: every assigned one) to their end, now;
+        awaiting the result (aiokafka's style) is optional."""
+        self._seek_to_end(partitions)
+        return Applied()
 
     # -- offsets ----------------------------------------------------------------------
     async def commit(
@@ -111,26 +211,36 @@ class AsyncConsumerBase(ConsumerSurface):
         return result
 
     async def committed(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        self, partitions: TopicPartition | Iterable[TopicPartition], metadata: bool = False
+    ) -> Any:
+        """aiokafka's ``committed(tp)``: that partition's offset (an int; its
+        ``OffsetAndMetadata`` with ``metadata=True``) or None; kafkacore's
+        ``committed([tp, ...])``: ``{tp: OffsetAndMetadata | None}``."""
+        one = isinstance(partitions, TopicPartition)
+        tps = partition_list([partitions] if one else partitions, "committed")
         result: dict[TopicPartition, OffsetAndMetadata | None] = await self._waiter(
-            self._lookup_command("committed", partitions, None), "committed"
+            self._lookup_command("committed", tps, None), "committed"
         )
-        return result
+        if not one:
+            return result
+        found = result.get(tps[0])
+        return found if metadata or found is None else found.offset
 
     async def end_offsets(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, int | None]:
+        tps = partition_list(partitions, "end_offsets")
         result: dict[TopicPartition, int | None] = await self._waiter(
-            self._lookup_command("end_offsets", partitions, None), "end_offsets"
+            self._lookup_command("end_offsets", tps, None), "end_offsets"
         )
         return result
 
     async def beginning_offsets(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, int | None]:
+        tps = partition_list(partitions, "beginning_offsets")
         result: dict[TopicPartition, int | None] = await self._waiter(
-            self._lookup_command("beginning_offsets", partitions, None), "beginning_offsets"
+            self._lookup_command("beginning_offsets", tps, None), "beginning_offsets"
         )
         return result
 
@@ -143,8 +253,21 @@ class AsyncConsumerBase(ConsumerSurface):
         return result
 
     # -- life -------------------------------------------------------------------------
-    async def close(self, timeout: float = 30.0, *, autocommit: bool = True) -> None:
-        """Commit (with auto-commit), leave the group, drop sockets; within ~``timeout`` s."""
+    async def close(
+        self,
+        autocommit: bool = True,
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Commit (with auto-commit and ``autocommit``), leave the group, drop
+        sockets; within ~``timeout_ms`` (default 30 s)."""
+        if not isinstance(autocommit, bool):
+            raise TypeError(
+                f"{self._NAME}.close: autocommit must be True or False, got {autocommit!r} "
+                "(the first argument is autocommit; give timeout_ms=)"
+            )
+        limit = duration_s(f"{self._NAME}.close", timeout_ms, timeout, _CLOSE_S) or 0.0
         if self._state is not ConsumerState.RUNNING:
             self._state = ConsumerState.CLOSED
             return
@@ -153,13 +276,17 @@ class AsyncConsumerBase(ConsumerSurface):
             # Best effort on the network side; the sockets are dropped below either way.
             with contextlib.suppress(Exception):
                 waiter = self._waiter(self._close_command(autocommit), "close")
-                await self._driver.wait(waiter, timeout, f"{self._NAME}.close")
+                await self._driver.wait(waiter, limit, f"{self._NAME}.close")
         finally:
             self._state = ConsumerState.CLOSED
             self._driver.call(lambda now: core.shutdown(now=now))
             self._driver.abort()
             self._router.fail_all(RequestCancelled(f"{self._NAME} closed"))
             await self._driver.yield_()
+
+    async def stop(self) -> None:
+        """aiokafka's name of :meth:`close`."""
+        await self.close()
 
     # -- the idiom: awaitables ----------------------------------------------------------
     def _call(self, fn: Command[T]) -> T:

@@ -7,7 +7,7 @@ from the loop it was started on, with the asyncio driver
 (:class:`~kafkacore.transports._asyncio_driver.AsyncioDriver`), as
 :class:`kafkacore.transports.asyncio.AsyncKafkaClient` does. The calls are the async
 consumer surface (:mod:`kafkacore.transports._consumer_async`); this module adds the
-life: NEW --start()/async with/first call--> RUNNING --close()--> CLOSED.
+life: NEW --await start()/async with/first call--> RUNNING --close()/stop()--> CLOSED.
 ``close()`` commits (with auto-commit) and leaves the group within
 ``timeout``, then aborts every socket. ``commit_async`` returns an asyncio
 future to await (or not).
@@ -39,15 +39,20 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
     def _new_driver(self, parts: Parts) -> AsyncioDriver:
         return AsyncioDriver(self._NAME, parts)
 
-    def start(self) -> None:
-        """Bind to the running loop (idempotent); subscribes to the constructor's topics."""
+    async def start(self) -> None:
+        """Bind to the running loop (idempotent); subscribes to the constructor's
+        topics. Awaited, as the producer's and aiokafka's ``start``; the first
+        call of a consumer not started starts it too."""
+        self._start_now()
+
+    def _start_now(self) -> None:
         if self._state is ConsumerState.CLOSED:
             raise LocalProtocolError("AsyncKafkaConsumer.start: closed; make a new consumer")
         if self._state is ConsumerState.NEW:
             self._attach()
 
     async def __aenter__(self) -> AsyncKafkaConsumer:
-        self.start()
+        self._start_now()
         return self
 
     async def __aexit__(
@@ -68,7 +73,7 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
 
     def _running(self, what: str) -> ConsumerCore:
         if self._state is ConsumerState.NEW:
-            self.start()
+            self._start_now()
         if self._state is ConsumerState.CLOSED:
             raise LocalProtocolError(f"AsyncKafkaConsumer.{what}: closed; make a new consumer")
         assert self._core is not None

@@ -27,6 +27,11 @@ automatic and on ``close``, cover the records handed over, the one being
 processed when the loop breaks or raises included, and never the rest.
 The batch lives on the consumer, not in the generator, so leaving the loop
 needs no generator finalisation to be exact.
+
+kafka-python's and aiokafka's calls are accepted too (their constructor
+keywords, ``poll(timeout_ms=)`` by partition, ``committed(tp)``, ``topics()``,
+``highwater``...); how their arguments are checked and their durations
+made milliseconds is :mod:`kafkacore.transports._consumer_args`.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from kafkacore.client import TopicPartition
+from kafkacore.client import AnyNode, TopicPartition
+from kafkacore.client.core import DEFAULT_LANE
 from kafkacore.consumer import (
     ConsumerCore,
     ConsumerGroupMetadata,
@@ -46,8 +52,18 @@ from kafkacore.consumer import (
     Operation,
 )
 from kafkacore.errors import KafkaTimeoutError
+from kafkacore.protocol import messages as m
+from kafkacore.protocol.enums import ErrorCode
+from kafkacore.protocol.error_codes import error_for_code
 
 from ._common import Role, make_parts
+from ._consumer_args import (
+    ConsumerExtras,
+    check_topics,
+    one_partition,
+    partition_list,
+    partitions_one_by_one,
+)
 from ._consumer_held import HeldRecords
 from ._consumer_router import ConsumerRouter, RebalanceListener
 from ._router import Completion
@@ -65,6 +81,8 @@ __all__ = [
 
 T = TypeVar("T")
 Command = Callable[[ConsumerCore, float], T]
+#: A cluster's topics as a Metadata answer lists them: name -> (partitions, internal).
+Listing = dict[str, tuple[frozenset[int], bool]]
 
 
 class ConsumerState(enum.Enum):
@@ -76,10 +94,12 @@ class ConsumerState(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class Wait:
     """A waiting step: until the core reports anything after ``mark`` (the
-    router's ``seq``), or until ``deadline`` on the loop's clock."""
+    router's ``seq``), or ``until()`` when given, or until ``deadline`` on the
+    loop's clock."""
 
     mark: int
     deadline: float
+    until: Callable[[], bool] | None = None
 
 
 #: Yielded by the iterator after it borrowed a fresh batch: trio makes
@@ -120,7 +140,11 @@ class ConsumerSurface:
         listener: RebalanceListener | None = None,
         **options: Any,
     ) -> None:
-        """Options as ``ClientConfig`` + ``ConsumerConfig`` (split by ``kafkacore.options``)."""
+        """Options as ``ClientConfig`` + ``ConsumerConfig`` (split by ``kafkacore.options``),
+        plus kafka-python's ``key_deserializer``, ``value_deserializer``,
+        ``consumer_timeout_ms`` and ``default_offset_commit_callback``."""
+        topics_given = check_topics(self._NAME, topics)
+        self._extras = ConsumerExtras.take(self._NAME, options)
         self._parts = make_parts(
             self._NAME,
             bootstrap_servers,
@@ -129,10 +153,14 @@ class ConsumerSurface:
             ssl_server_hostname=ssl_server_hostname,
             rng=rng,
             options=options,
+            own=ConsumerExtras.NAMES,
         )
         self.config = self._parts.consumer
         self.client_config = self._parts.config
-        self._topics = list(topics)
+        self._topics = topics_given
+        #: Topics subscribed without a group_id (kafka-python's groupless
+        #: subscription): every partition of them is assigned on the first poll.
+        self._groupless: list[str] | None = None
         self._listener = listener
         self._router = ConsumerRouter(wake=self._notify)
         self._held = HeldRecords(self._router)
@@ -172,7 +200,16 @@ class ConsumerSurface:
         """Join the group for ``topics`` (or every topic matching ``pattern``)."""
         if listener is not None:
             self._listener = listener
+        if isinstance(topics, str):
+            raise TypeError(f"subscribe: expected a list of topic names, got {topics!r}")
         names = None if topics is None else list(topics)
+        if self.config.group_id is None and pattern is None and names:
+            # kafka-python: no group, no coordination: every partition of these
+            # topics, assigned once their partitions are known (the first poll).
+            groupless = check_topics("subscribe", names)
+            self.unsubscribe()
+            self._groupless = groupless
+            return
         wait = self._listener is not None
 
         def issue(core: ConsumerCore, now: float) -> None:
@@ -183,14 +220,20 @@ class ConsumerSurface:
         self._call(issue)
 
     def unsubscribe(self) -> None:
+        self._groupless = None
         self._call(lambda core, now: self._given_back(core, now, core.unsubscribe))
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        tps = [TopicPartition(*tp) for tp in partitions]
+        tps = partition_list(partitions, "assign")
         self._call(lambda core, now: self._given_back(core, now, core.assign, tps))
 
     def assignment(self) -> frozenset[TopicPartition]:
         return self._call(lambda core, now: core.assignment())
+
+    def subscription(self) -> frozenset[str]:
+        if self._groupless is not None:
+            return frozenset(self._groupless)
+        return self._call(lambda core, now: core.subscription())
 
     def group_metadata(self) -> ConsumerGroupMetadata:
         """This member's group identity, for ``send_offsets_to_transaction`` (KIP-447)."""
@@ -198,22 +241,48 @@ class ConsumerSurface:
 
     # -- positions ----------------------------------------------------------------
     def seek(self, partition: TopicPartition, offset: int) -> None:
-        tp = TopicPartition(*partition)
+        tp = one_partition(partition, "seek")
+        if isinstance(offset, bool) or not isinstance(offset, int):
+            raise TypeError(f"seek: offset must be an int, got {offset!r}")
         self._call(lambda core, now: self._given_back(core, now, core.seek, tp, offset))
 
-    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        self._call(
-            lambda core, now: self._given_back(core, now, core.seek_to_beginning, partitions)
-        )
+    def _seek_to_beginning(self, partitions: tuple[TopicPartition, ...]) -> None:
+        tps = partitions_one_by_one(partitions, "seek_to_beginning")
+        self._call(lambda core, now: self._given_back(core, now, core.seek_to_beginning, tps))
 
-    def seek_to_end(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: self._given_back(core, now, core.seek_to_end, partitions))
+    def _seek_to_end(self, partitions: tuple[TopicPartition, ...]) -> None:
+        tps = partitions_one_by_one(partitions, "seek_to_end")
+        self._call(lambda core, now: self._given_back(core, now, core.seek_to_end, tps))
 
     def pause(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: self._given_back(core, now, core.pause, partitions))
+        tps = partitions_one_by_one(partitions, "pause")
+        self._call(lambda core, now: self._given_back(core, now, core.pause, tps))
 
     def resume(self, *partitions: TopicPartition) -> None:
-        self._call(lambda core, now: self._given_back(core, now, core.resume, partitions))
+        tps = partitions_one_by_one(partitions, "resume")
+        self._call(lambda core, now: self._given_back(core, now, core.resume, tps))
+
+    def highwater(self, partition: TopicPartition) -> int | None:
+        """The last high watermark a fetch of ``partition`` reported (None before
+        the first one); kafka-python's, no request is sent."""
+        tp = one_partition(partition, "highwater")
+        return self._call(lambda core, now: core.partition_state(tp).high_watermark)
+
+    def bootstrap_connected(self) -> bool:
+        """True while a connection to a bootstrap address is ready (kafka-python's)."""
+        return self._call(lambda core, now: core.client.bootstrap_connected())
+
+    def metrics(self, raw: bool = False) -> dict[str, dict[str, Any]]:
+        """The client's counters, kafka-python's shape ``{group: {name: value}}``
+        (``raw`` is accepted and changes nothing)."""
+        counters = self._call(lambda core, now: core.client.metrics())
+        values: dict[str, Any] = {}
+        for name in type(counters).__dataclass_fields__:
+            value = getattr(counters, name)
+            if isinstance(value, int | float | str) and not isinstance(value, bool):
+                values[name] = value
+        values.pop("prefix", None)
+        return {"consumer-metrics": values}
 
     def paused(self) -> frozenset[TopicPartition]:
         return self._call(lambda core, now: core.paused())
@@ -276,6 +345,65 @@ class ConsumerSurface:
                 raise error
             yield Wait(mark, deadline)
 
+    def _listing_steps(self, what: str, timeout: float | None) -> Steps[Listing]:
+        """Every topic of the cluster, from one Metadata request (``topics()``)."""
+        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
+        answers: list[tuple[Any, BaseException | None]] = []
+
+        def done(resp: Any, err: BaseException | None, now: float) -> None:
+            answers.append((resp, err))
+            self._notify()
+
+        def issue(core: ConsumerCore, now: float) -> None:
+            request = m.MetadataRequest(topics=None, allow_auto_topic_creation=False)
+            core.request(
+                request,
+                target=AnyNode(),
+                now=now,
+                on_done=done,
+                lane=DEFAULT_LANE,
+                timeout_ms=max(int(limit * 1000), 1),
+            )
+
+        self._call(issue)
+        deadline = self._clock() + limit + 1.0  # the core fails it at limit; a backstop
+        while not answers:
+            if self._clock() >= deadline:
+                raise KafkaTimeoutError(f"{self._NAME}.{what}: no metadata within {limit} s")
+            yield Wait(-2, deadline, until=lambda: bool(answers))
+        resp, err = answers[0]
+        if err is not None:
+            raise err
+        listing: Listing = {}
+        for topic in resp.topics:
+            if topic.error_code == ErrorCode.NONE and topic.name:
+                parts = frozenset(p.partition_index for p in topic.partitions)
+                listing[topic.name] = (parts, bool(topic.is_internal))
+            elif topic.name and topic.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                error = error_for_code(topic.error_code)
+                if error is not None:
+                    raise error
+        return listing
+
+    def _groupless_steps(self) -> Steps[None]:
+        """Assign every partition of a groupless subscription's topics, once the
+        cluster lists them (a topic not there yet is looked for again next time)."""
+        topics = self._groupless
+        if not topics:
+            return
+        listing = yield from self._listing_steps("poll", None)
+        found = [t for t in topics if t in listing]
+        if not found:
+            return
+        tps = [TopicPartition(t, p) for t in found for p in sorted(listing[t][0])]
+        self._call(lambda core, now: self._given_back(core, now, core.assign, tps))
+        left = [t for t in topics if t not in listing]
+        self._groupless = left or None
+
+    def _topic_names(self, listing: Listing) -> set[str]:
+        skip = self.config.exclude_internal_topics
+        return {name for name, (_, internal) in listing.items() if not (internal and skip)}
+
     def _records(
         self, block: Callable[[Wait], None] | None = None
     ) -> Generator[ConsumerRecord | Wait, None, None]:
@@ -295,18 +423,40 @@ class ConsumerSurface:
         def fill(core: ConsumerCore, now: float) -> list[ConsumerRecord]:
             return held.fill(core, now)
 
+        extras = self._extras
+        deserialize = extras.deserialize if extras.deserializes else None
+        # consumer_timeout_ms (kafka-python): stop after this long without a record.
+        quiet = extras.consumer_timeout_s
+        last = self._clock()
         while self._state is ConsumerState.RUNNING:
+            if self._groupless:
+                if block is not None:
+                    drive(self._groupless_steps(), block)
+                else:
+                    yield from self._groupless_steps()
             if router.changed:
                 held.look(run_listener)
             records = held.records
+            handed = False
             for record in records:
                 if router.changed:  # look again before handing more over
                     if held.records is records:  # (not replaced by seek, poll, ...)
                         held.unpull()
                     break
-                yield record  # handed over, hence consumed, from here on
+                handed = True
+                # Handed over, hence consumed, from here on (a deserializer's
+                # error included: it is raised in the record's place).
+                yield record if deserialize is None else deserialize(record)
             else:
-                steps = self._poll_steps(fill, 1.0)
+                step = 1.0
+                if quiet is not None:
+                    now = self._clock()
+                    if handed:
+                        last = now
+                    step = min(step, last + quiet - now)
+                    if step <= 0:
+                        return
+                steps = self._poll_steps(fill, step)
                 if block is not None:
                     drive(steps, block)
                 else:
@@ -356,7 +506,10 @@ class ConsumerSurface:
         return fn(*args, now=now)
 
     def _news_since(self, wait: Wait) -> Callable[[], bool]:
-        """True once the core reported anything after ``wait`` was taken."""
+        """True once the core reported anything after ``wait`` was taken (or,
+        for a wait with ``until``, once that is true)."""
+        if wait.until is not None:
+            return wait.until
         router, mark = self._router, wait.mark
         return lambda: router.seq != mark
 

@@ -24,20 +24,31 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, overload
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import ConsumerRecord, OffsetAndMetadata, Operation, PartitionBatch
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
-from ._consumer_common import Command, ConsumerState, ConsumerSurface, Wait, drive, timeout_ms
+from ._consumer_args import (
+    by_partition,
+    duration_s,
+    one_partition,
+    partition_list,
+)
+from ._consumer_args import max_records as check_max_records
+from ._consumer_common import Command, ConsumerState, ConsumerSurface, Wait, drive
+from ._consumer_common import timeout_ms as to_ms
 from ._selector_driver import Delivery, LoopThread
 
 __all__ = ["ConsumerState", "KafkaConsumer"]
 
 T = TypeVar("T")
+
+#: ``close()``'s bound when none is given (seconds).
+_CLOSE_S = 30.0
 
 
 class KafkaConsumer(ConsumerSurface):
@@ -50,6 +61,7 @@ class KafkaConsumer(ConsumerSurface):
             self._NAME, self._parts, noun="consumer", thread_name="kafkacore-consumer"
         )
         self._core = self._build_core(self._loop.clock())
+        self._iterator: Iterator[ConsumerRecord] | None = None
         self._state = ConsumerState.RUNNING
         self._loop.start(self._core, self._router.on_event, on_crash=self._router.fail_all)
         if self._topics:
@@ -67,98 +79,253 @@ class KafkaConsumer(ConsumerSurface):
     ) -> None:
         self.close()
 
-    def close(self, timeout: float = 30.0, *, autocommit: bool = True) -> None:
-        """Commit (with auto-commit), leave the group, close sockets; within ~``timeout`` s."""
+    def close(
+        self,
+        autocommit: bool = True,
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Commit (with auto-commit and ``autocommit``), leave the group, close
+        sockets; within ~``timeout_ms`` (default 30 s). kafka-python's order."""
+        if not isinstance(autocommit, bool):
+            raise TypeError(
+                f"KafkaConsumer.close: autocommit must be True or False, got {autocommit!r} "
+                "(the first argument is autocommit, as in kafka-python; give timeout_ms=)"
+            )
+        limit = duration_s("KafkaConsumer.close", timeout_ms, timeout, _CLOSE_S)
         if self._state is ConsumerState.CLOSED:
             return
         try:
             # Best effort on the network side; the sockets close below either way
             # (also when the loop thread died and nothing can be sent).
             with contextlib.suppress(Exception):
-                self._future(self._close_command(autocommit)).result(timeout)
+                self._future(self._close_command(autocommit)).result(limit)
         finally:
             self._state = ConsumerState.CLOSED
-            self._loop.stop(self._shutdown_core, timeout)
+            self._loop.stop(self._shutdown_core, limit)
 
     def _shutdown_core(self) -> None:
         self._loop.bridge.command(lambda now: self._core.shutdown(now=now))
         self._router.fail_all(RequestCancelled("KafkaConsumer closed"))
 
-    def subscription(self) -> frozenset[str]:
-        return self._call(lambda core, now: core.subscription())
-
     # -- polling ---------------------------------------------------------------
-    def poll(self, timeout: float = 0.0, max_records: int | None = None) -> list[ConsumerRecord]:
-        """Records fetched so far, waiting up to ``timeout`` s for some to arrive.
+    def poll(
+        self,
+        timeout_ms: int | None = None,
+        max_records: int | None = None,
+        update_offsets: bool = True,
+        *,
+        timeout: float | None = None,
+    ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Records fetched so far by partition, waiting up to ``timeout_ms`` for
+        some to arrive (kafka-python's ``poll``). Every record returned counts
+        as consumed (Java's ``poll``)."""
+        if update_offsets is not True:
+            raise ValueError("KafkaConsumer.poll: update_offsets=False is not supported")
+        return by_partition(self._poll_list("poll", timeout_ms, max_records, timeout))
 
-        Every record returned counts as consumed (Java's ``poll``).
-        """
+    def poll_records(
+        self,
+        timeout_ms: int | None = None,
+        max_records: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> list[ConsumerRecord]:
+        """Like :meth:`poll`, as one list in fetch order (Java's ``ConsumerRecords``)."""
+        return self._poll_list("poll_records", timeout_ms, max_records, timeout)
+
+    def _poll_list(
+        self, what: str, timeout_ms: Any, max_records: Any, timeout: Any
+    ) -> list[ConsumerRecord]:
+        wait = duration_s(f"KafkaConsumer.{what}", timeout_ms, timeout, 0.0)
+        limit = check_max_records(f"KafkaConsumer.{what}", max_records)
         self._give_back_held()
-        steps = self._poll_steps(lambda core, now: core.poll_records(max_records, now=now), timeout)
-        return drive(steps, self._block)
+        if self._groupless:
+            drive(self._groupless_steps(), self._block)
+        steps = self._poll_steps(lambda core, now: core.poll_records(limit, now=now), wait or 0.0)
+        records = drive(steps, self._block)
+        extras = self._extras
+        return [extras.deserialize(r) for r in records] if extras.deserializes else records
 
     def poll_batches(
-        self, timeout: float = 0.0, max_records: int | None = None
+        self,
+        timeout_ms: int | None = None,
+        max_records: int | None = None,
+        *,
+        timeout: float | None = None,
     ) -> list[PartitionBatch]:
-        """Like :meth:`poll`, as per-partition columnar batches (the bulk path)."""
+        """Like :meth:`poll`, as per-partition columnar batches (the bulk path;
+        the deserializers are not applied)."""
+        wait = duration_s("KafkaConsumer.poll_batches", timeout_ms, timeout, 0.0)
+        limit = check_max_records("KafkaConsumer.poll_batches", max_records)
         self._give_back_held()
-        steps = self._poll_steps(lambda core, now: core.poll_batches(max_records, now=now), timeout)
+        if self._groupless:
+            drive(self._groupless_steps(), self._block)
+        steps = self._poll_steps(lambda core, now: core.poll_batches(limit, now=now), wait or 0.0)
         return drive(steps, self._block)
 
-    def __iter__(self) -> Iterator[ConsumerRecord]:
-        """Records one by one, for ever (until ``close()``); see ``ConsumerSurface._records``."""
-        # With a blocking waiter the generator never yields a Wait.
-        return cast(Iterator[ConsumerRecord], self._records(self._block))
+    def __iter__(self) -> KafkaConsumer:
+        """Records one by one, until ``close()`` (or ``consumer_timeout_ms`` without
+        one); the consumer is its own iterator, as kafka-python's (``next(consumer)``)."""
+        return self
 
-    def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
+    def __next__(self) -> ConsumerRecord:
+        if self._iterator is None:
+            # With a blocking waiter the generator never yields a Wait.
+            self._iterator = cast(Iterator[ConsumerRecord], self._records(self._block))
+        try:
+            return next(self._iterator)
+        except BaseException:
+            # Ended (closed, consumer_timeout_ms) or raised: the next iteration
+            # starts afresh; what was handed over is on the consumer, not here.
+            self._iterator = None
+            raise
+
+    def position(
+        self,
+        partition: TopicPartition,
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> int:
         """The next offset to hand out, waiting until it is known (reset, committed)."""
-        return drive(self._position_steps(partition, timeout), self._block)
+        limit = duration_s("KafkaConsumer.position", timeout_ms, timeout, None)
+        tp = one_partition(partition, "position")
+        return drive(self._position_steps(tp, limit), self._block)
+
+    def topics(self, timeout_ms: int | None = None) -> set[str]:
+        """Every topic of the cluster (internal ones as ``exclude_internal_topics``)."""
+        limit = duration_s("KafkaConsumer.topics", timeout_ms, None, None)
+        return self._topic_names(drive(self._listing_steps("topics", limit), self._block))
+
+    def partitions_for_topic(self, topic: str, timeout_ms: int | None = None) -> set[int] | None:
+        """The partition ids of ``topic``, None when the cluster has no such topic."""
+        if not isinstance(topic, str):
+            raise TypeError(
+                f"KafkaConsumer.partitions_for_topic: expected a topic name, got {topic!r}"
+            )
+        limit = duration_s("KafkaConsumer.partitions_for_topic", timeout_ms, None, None)
+        listing = drive(self._listing_steps("partitions_for_topic", limit), self._block)
+        found = listing.get(topic)
+        return None if found is None else set(found[0])
+
+    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        """Seek ``partitions`` (none: every assigned one) to their first offset."""
+        self._seek_to_beginning(partitions)
+
+    def seek_to_end(self, *partitions: TopicPartition) -> None:
+        """Seek ``partitions`` (none: every assigned one) to their end."""
+        self._seek_to_end(partitions)
 
     # -- offsets ----------------------------------------------------------------------
     def commit(
         self,
         offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
+        timeout_ms: int | None = None,
+        *,
         timeout: float | None = None,
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         """Commit and wait (default: every position consumed so far)."""
-        command = self._commit_command(offsets, timeout_ms(timeout))
-        result: dict[TopicPartition, OffsetAndMetadata] = self._wait(command, timeout, "commit")
+        limit = duration_s("KafkaConsumer.commit", timeout_ms, timeout, None)
+        command = self._commit_command(offsets, to_ms(limit))
+        result: dict[TopicPartition, OffsetAndMetadata] = self._wait(command, limit, "commit")
         return result
 
     def commit_async(
-        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
+        callback: Callable[[Any, Any], Any] | None = None,
     ) -> concurrent.futures.Future[Any]:
-        return self._future(self._commit_command(offsets, None))
+        """Start a commit; ``callback(offsets, result or exception)`` (kafka-python's;
+        default ``default_offset_commit_callback``) runs on the consumer's loop
+        thread when it completes: it must not call the consumer's blocking calls."""
+        fut = self._future(self._commit_command(offsets, None))
+        call = callback or self._extras.default_offset_commit_callback
+        if call is not None:
+            fut.add_done_callback(lambda f: call(offsets, f.exception() or f.result()))
+        return fut
+
+    @overload
+    def committed(
+        self,
+        partitions: TopicPartition,
+        metadata: bool = False,
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Any: ...
+
+    @overload
+    def committed(
+        self,
+        partitions: Iterable[TopicPartition],
+        metadata: bool = False,
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]: ...
 
     def committed(
-        self, partitions: Iterable[TopicPartition], timeout: float | None = None
-    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        command = self._lookup_command("committed", partitions, timeout_ms(timeout))
+        self,
+        partitions: TopicPartition | Iterable[TopicPartition],
+        metadata: bool = False,
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Any:
+        """The group's committed offsets. kafka-python's ``committed(tp)``: that
+        partition's offset (an int; its ``OffsetAndMetadata`` with ``metadata=True``)
+        or None; kafkacore's ``committed([tp, ...])``: ``{tp: OffsetAndMetadata | None}``."""
+        limit = duration_s("KafkaConsumer.committed", timeout_ms, timeout, None)
+        one = isinstance(partitions, TopicPartition)
+        tps = partition_list([partitions] if one else partitions, "committed")
+        command = self._lookup_command("committed", tps, to_ms(limit))
         result: dict[TopicPartition, OffsetAndMetadata | None] = self._wait(
-            command, timeout, "committed"
+            command, limit, "committed"
         )
-        return result
+        if not one:
+            return result
+        found = result.get(cast(TopicPartition, partitions))
+        return found if metadata or found is None else found.offset
 
     def end_offsets(
-        self, partitions: Iterable[TopicPartition], timeout: float | None = None
+        self,
+        partitions: Iterable[TopicPartition],
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
     ) -> dict[TopicPartition, int | None]:
-        command = self._lookup_command("end_offsets", partitions, timeout_ms(timeout))
-        result: dict[TopicPartition, int | None] = self._wait(command, timeout, "end_offsets")
+        limit = duration_s("KafkaConsumer.end_offsets", timeout_ms, timeout, None)
+        tps = partition_list(partitions, "end_offsets")
+        command = self._lookup_command("end_offsets", tps, to_ms(limit))
+        result: dict[TopicPartition, int | None] = self._wait(command, limit, "end_offsets")
         return result
 
     def beginning_offsets(
-        self, partitions: Iterable[TopicPartition], timeout: float | None = None
+        self,
+        partitions: Iterable[TopicPartition],
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
     ) -> dict[TopicPartition, int | None]:
-        command = self._lookup_command("beginning_offsets", partitions, timeout_ms(timeout))
-        result: dict[TopicPartition, int | None] = self._wait(command, timeout, "beginning_offsets")
+        limit = duration_s("KafkaConsumer.beginning_offsets", timeout_ms, timeout, None)
+        tps = partition_list(partitions, "beginning_offsets")
+        command = self._lookup_command("beginning_offsets", tps, to_ms(limit))
+        result: dict[TopicPartition, int | None] = self._wait(command, limit, "beginning_offsets")
         return result
 
     def offsets_for_times(
-        self, timestamps: Mapping[TopicPartition, int], timeout: float | None = None
+        self,
+        timestamps: Mapping[TopicPartition, int],
+        timeout_ms: int | None = None,
+        *,
+        timeout: float | None = None,
     ) -> dict[TopicPartition, tuple[int, int] | None]:
-        command = self._times_command(timestamps, timeout_ms(timeout))
+        limit = duration_s("KafkaConsumer.offsets_for_times", timeout_ms, timeout, None)
+        command = self._times_command(timestamps, to_ms(limit))
         result: dict[TopicPartition, tuple[int, int] | None] = self._wait(
-            command, timeout, "offsets_for_times"
+            command, limit, "offsets_for_times"
         )
         return result
 

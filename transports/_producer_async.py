@@ -6,10 +6,12 @@ Everything runs on the event loop's single thread, so user calls reach the
 :class:`~kafkacore.producer.ProducerCore` directly: ``send`` checks and
 serializes the record (the shared
 :class:`~kafkacore.transports._producer_common.ProducerSurface`), calls
-``core.append`` with a fresh one-shot from the driver as the token, and
-schedules one ``Bridge.pump`` for the next loop iteration, so that a burst
-of sends becomes one drain of the core's outputs. Completed batches fill
-the one-shots.
+``core.append`` with a light
+:class:`~kafkacore.transports._producer_future.RecordFuture` (or the caller's
+``on_delivery`` callable) as the token and, when the core says a batch was
+opened, schedules one ``Bridge.pump`` for the next loop iteration, so that a
+burst of sends becomes one drain of the core's outputs. Completed batches
+fill the futures.
 
 When the core refuses an append (``buffer_memory`` full) the call waits for
 the core's ``BufferFreed``, at most ``max_block_ms``, then raises
@@ -22,8 +24,9 @@ stopped.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, overload
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import ConsumerGroupMetadata
@@ -32,12 +35,15 @@ from kafkacore.producer import BufferFull, ProducerClosedError, ProducerCore, Re
 
 from ._async_driver import AsyncDriver, Waiter
 from ._common import Parts
-from ._producer_common import ManyResult, ProducerState, ProducerSurface, now_ms
+from ._producer_common import ManyResult, OnDelivery, ProducerState, ProducerSurface, now_ms
+from ._producer_future import Idiom, LightFuture, RecordFuture
 
 __all__ = ["AsyncProducerBase"]
 
 # Sends between two turns given to the event loop.
 _YIELD_EVERY = 64
+
+_time_ns = time.time_ns
 
 
 class AsyncProducerBase(ProducerSurface):
@@ -49,6 +55,8 @@ class AsyncProducerBase(ProducerSurface):
 
     def _setup(self) -> None:
         self._driver = self._new_driver(self._parts)
+        self._idiom = self._new_idiom()
+        self._clock = self._driver.clock
         self._core: ProducerCore | None = None
         self._pump_due = False
         self._room: Waiter | None = None
@@ -56,6 +64,9 @@ class AsyncProducerBase(ProducerSurface):
         self._sends = 0
 
     def _new_driver(self, parts: Parts) -> AsyncDriver:
+        raise NotImplementedError
+
+    def _new_idiom(self) -> Idiom:
         raise NotImplementedError
 
     @property
@@ -118,6 +129,7 @@ class AsyncProducerBase(ProducerSurface):
             return
 
     # -- sending --------------------------------------------------------------
+    @overload
     async def send(
         self,
         topic: str,
@@ -125,32 +137,82 @@ class AsyncProducerBase(ProducerSurface):
         key: Any = None,
         headers: Iterable[tuple[str, Any]] | None = None,
         partition: int | None = None,
+        timestamp_ms: int | None = None,
+        *,
         timestamp: int | None = None,
-    ) -> Any:
-        """Queue one record; returns an awaitable resolving to its RecordMetadata.
+        on_delivery: None = None,
+    ) -> RecordFuture: ...
+
+    @overload
+    async def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        headers: Iterable[tuple[str, Any]] | None = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        *,
+        timestamp: int | None = None,
+        on_delivery: OnDelivery,
+    ) -> None: ...
+
+    async def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        headers: Iterable[tuple[str, Any]] | None = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        *,
+        timestamp: int | None = None,
+        on_delivery: OnDelivery | None = None,
+    ) -> RecordFuture | None:
+        """Queue one record; returns its future (await it for the RecordMetadata).
 
         Awaiting ``send`` itself only waits for buffer room (back-pressure).
+        With ``on_delivery(metadata, error)`` no future is made (None is
+        returned); it is called once the record is written or failed.
         """
-        k, v, h = self._prepare(value, key, headers)
-        slot = self._driver.waiter()
-        ts = now_ms() if timestamp is None else timestamp
+        if (
+            type(value) is bytes
+            and (key is None or type(key) is bytes)
+            and not headers
+            and self._value_serializer is None
+        ):
+            k: bytes | None = key
+            v: bytes | None = value
+            h: list[tuple[str, bytes | None]] | None = None
+        else:
+            k, v, h = self._prepare(value, key, headers)
+        if timestamp_ms is None:
+            ts = _time_ns() // 1_000_000 if timestamp is None else timestamp
+        else:
+            ts = self._timestamp(timestamp_ms, timestamp)
+        token: Any = RecordFuture(self._idiom) if on_delivery is None else on_delivery
         core = self._core
         if core is not None and not self._closed:
             try:  # fast path: room in the buffer
-                core.append(
-                    topic,
-                    v,
-                    k,
-                    h,
-                    partition=partition,
-                    timestamp=ts,
-                    token=slot,
-                    now=self._driver.clock(),
-                )
+                if k is None and h is None and partition is None:
+                    wake = not core.try_append(topic, v, ts, token) and core.append(
+                        topic, v, None, None, timestamp=ts, token=token, now=self._clock()
+                    )
+                else:
+                    wake = core.append(
+                        topic,
+                        v,
+                        k,
+                        h,
+                        partition=partition,
+                        timestamp=ts,
+                        token=token,
+                        now=self._clock(),
+                    )
             except BufferFull:
                 pass
             else:
-                if not self._pump_due:
+                if wake and not self._pump_due:
                     self._pump_due = True
                     self._driver.call_soon(self._pump)
                 self._sends += 1
@@ -159,13 +221,13 @@ class AsyncProducerBase(ProducerSurface):
                     # must not keep the producer's own I/O waiting.
                     self._sends = 0
                     await self._driver.yield_()
-                return slot
+                return token if on_delivery is None else None
 
         def append(core: ProducerCore, now: float) -> None:
-            core.append(topic, v, k, h, partition=partition, timestamp=ts, token=slot, now=now)
+            core.append(topic, v, k, h, partition=partition, timestamp=ts, token=token, now=now)
 
         await self._append("send", append)
-        return slot
+        return token if on_delivery is None else None
 
     async def send_and_wait(
         self,
@@ -174,32 +236,38 @@ class AsyncProducerBase(ProducerSurface):
         key: Any = None,
         headers: Iterable[tuple[str, Any]] | None = None,
         partition: int | None = None,
+        timestamp_ms: int | None = None,
+        *,
         timestamp: int | None = None,
     ) -> RecordMetadata:
         """Send one record and wait for its RecordMetadata."""
-        slot = await self.send(topic, value, key, headers, partition, timestamp)
-        result: RecordMetadata = await slot
+        fut = await self.send(
+            topic, value, key, headers, partition, timestamp_ms, timestamp=timestamp
+        )
+        result: RecordMetadata = await fut
         return result
 
     async def send_many(
         self,
         topic: str,
-        records: Any,
+        records: Any = None,
         *,
+        keys: Any = None,
+        values: Any = None,
         partition: int | None = None,
         timestamp: int | None = None,
     ) -> ManyResult:
-        """Send ``(key, value)`` pairs or a ``(keys, values)`` column pair; wait for all.
+        """Send ``(key, value)`` tuples, or columns as ``values=`` (+ ``keys=``); wait for all.
 
         Raises the first delivery error, if any; else returns a ManyResult.
         """
-        values, keys = self._columns(records)
-        if not values:
+        vals_all, keys_all = self._columns(records, keys, values)
+        if not vals_all:
             return ManyResult(topic, 0, lambda r: None)
-        slot = self._driver.waiter()
-        result = ManyResult(topic, len(values), lambda r: slot.fill(r, r.error))
+        fut = LightFuture(self._idiom)
+        result = ManyResult(topic, len(vals_all), lambda r: fut.fill(r, r.error))
         ts = now_ms() if timestamp is None else timestamp
-        for vals, ks in self._chunks(values, keys):
+        for vals, ks in self._chunks(vals_all, keys_all):
 
             def append(core: ProducerCore, now: float, vals: Any = vals, ks: Any = ks) -> None:
                 core.append_many(
@@ -207,7 +275,7 @@ class AsyncProducerBase(ProducerSurface):
                 )
 
             await self._append("send_many", append)
-        done: ManyResult = await slot
+        done: ManyResult = await fut
         return done
 
     # -- operations -------------------------------------------------------------
@@ -246,6 +314,42 @@ class AsyncProducerBase(ProducerSurface):
         """Call ``fn(core)`` and pump afterwards (queries, tests)."""
         core = self._running("run_on_loop")
         return self._driver.call(lambda now: fn(core))
+
+    # -- queries (kafka-python's / aiokafka's names) ----------------------------
+    async def partitions_for(self, topic: str) -> set[int]:
+        """``topic``'s partition ids; waits up to max_block_ms for its metadata."""
+        deadline = self._driver.clock() + self.config.max_block_ms / 1000
+        while True:
+            core = self._running("partitions_for")
+            parts = self._known_partitions(core, topic, self._driver.clock())
+            if parts is not None:
+                await self._driver.checkpoint()
+                return parts
+            self._schedule_pump()
+            now = self._driver.clock()
+            if now >= deadline:
+                raise self._no_partitions(topic)
+            # Metadata comes with no producer event: look again shortly.
+            await self._driver.wait_change(lambda: False, min(deadline, now + 0.05))
+
+    def metrics(self, raw: bool = False) -> dict[str, dict[str, float]]:
+        """kafka-python's ``metrics()`` shape: ``{"producer-metrics": {name: value}}``."""
+        return self._metrics_of(self._running("metrics"))
+
+    def bootstrap_connected(self) -> bool:
+        """Whether a bootstrap broker answered."""
+        return self._core is not None and self._core.client.bootstrap_connected()
+
+    def create_batch(self) -> Any:
+        """aiokafka's batch builder is not offered: send many records with ``send_many``."""
+        raise NotImplementedError(
+            f"{self._NAME}.create_batch/send_batch (aiokafka) are not supported; "
+            "send_many(topic, [(key, value), ...], partition=p) sends many records at once"
+        )
+
+    async def send_batch(self, batch: Any, topic: str, *, partition: int) -> Any:
+        """See :meth:`create_batch`."""
+        return self.create_batch()
 
     # -- closing ----------------------------------------------------------------
     async def _flush_then_stop(self, timeout: float | None) -> None:

@@ -7,10 +7,10 @@ with`` or ``await start()``) with the asyncio driver
 (:class:`~kafkacore.transports._asyncio_driver.AsyncioDriver`), and the async
 producer surface (:class:`~kafkacore.transports._producer_async.AsyncProducerBase`)
 issues core commands directly since everything runs on the loop thread.
-``await producer.send(...)`` returns a :class:`Delivery` (an
-``asyncio.Future``) resolving to the record's
-:class:`~kafkacore.producer.RecordMetadata`; ``send_and_wait`` awaits it
-too.
+``await producer.send(...)`` returns a light future (awaitable, as
+aiokafka's send future; its callbacks run through ``loop.call_soon``)
+resolving to the record's :class:`~kafkacore.producer.RecordMetadata`;
+``send_and_wait`` awaits it too. aiokafka's ``stop()`` is ``close()``.
 
 Producer life (:class:`ProducerState`)::
 
@@ -22,7 +22,10 @@ core (what is left fails with ProducerClosedError) and aborts every socket.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Generator
 from types import TracebackType
+from typing import Any
 
 from kafkacore.errors import LocalProtocolError
 
@@ -30,8 +33,46 @@ from ._asyncio_driver import AsyncioDriver, Delivery
 from ._common import Parts
 from ._producer_async import AsyncProducerBase
 from ._producer_common import ProducerState
+from ._producer_future import Idiom, LightFuture, run_callback
 
 __all__ = ["AsyncKafkaProducer", "Delivery", "ProducerState"]
+
+
+class _AsyncioIdiom(Idiom):
+    """Callbacks through ``loop.call_soon`` (as asyncio futures); ``await`` on a loop future."""
+
+    __slots__ = ("_driver",)
+
+    def __init__(self, owner: str, driver: AsyncioDriver) -> None:
+        super().__init__(owner)
+        self._driver = driver
+
+    def call(self, fn: Callable[[Any], object], fut: LightFuture) -> None:
+        if type(fn) is _Wake:
+            fn(fut)  # only sets a loop future: its task wakes through the loop
+            return
+        loop = self._driver.loop
+        if loop is None:  # pragma: no cover - futures exist only once started
+            run_callback(fn, fut)
+        else:
+            loop.call_soon(run_callback, fn, fut)
+
+    def await_(self, fut: LightFuture) -> Generator[Any, None, Any]:
+        loop = self._driver.loop or asyncio.get_running_loop()
+        waiter = loop.create_future()
+        fut.add_done_callback(_Wake(waiter))
+        return (yield from waiter.__await__())
+
+
+class _Wake:
+    __slots__ = ("_waiter",)
+
+    def __init__(self, waiter: asyncio.Future[Any]) -> None:
+        self._waiter = waiter
+
+    def __call__(self, fut: object) -> None:
+        if not self._waiter.done():
+            self._waiter.set_result(None)
 
 
 class AsyncKafkaProducer(AsyncProducerBase):
@@ -40,7 +81,15 @@ class AsyncKafkaProducer(AsyncProducerBase):
     _NAME = "AsyncKafkaProducer"
 
     def _new_driver(self, parts: Parts) -> AsyncioDriver:
-        return AsyncioDriver(self._NAME, parts)
+        self._asyncio = AsyncioDriver(self._NAME, parts)
+        return self._asyncio
+
+    def _new_idiom(self) -> Idiom:
+        return _AsyncioIdiom(self._NAME, self._asyncio)
+
+    async def stop(self) -> None:
+        """aiokafka's name for :meth:`close` (flush, then stop)."""
+        await self.close()
 
     async def start(self) -> None:
         """Bind to the running loop; connections open on demand (idempotent)."""

@@ -6,8 +6,8 @@ A transport producer builds one :class:`~kafkacore.producer.ProducerCore`
 (over a :class:`~kafkacore.client.KafkaClientCore` made from the same
 options as the clients) and drives it with its transport's driver. The
 three producers (blocking, asyncio, trio) differ in how a record reaches
-the core (a hand-off queue to the loop thread; a direct call on the loop)
-and in how a caller waits; everything else is written here once, in
+the core (under the core lock in the caller's thread; a direct call on
+the loop) and in how a caller waits; everything else is written here once, in
 :class:`ProducerSurface`:
 
 - checking and serializing records (:meth:`ProducerSurface._prepare`,
@@ -27,10 +27,12 @@ from __future__ import annotations
 import enum
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from kafkacore.client import KafkaClientCore
+from kafkacore.client import KafkaClientCore, TopicPartition
+from kafkacore.consumer import ConsumerGroupMetadata
+from kafkacore.errors import KafkaTimeoutError
 from kafkacore.producer import (
     BatchCompleted,
     BufferExhaustedError,
@@ -38,17 +40,20 @@ from kafkacore.producer import (
     Operation,
     OperationCompleted,
     ProducerCore,
-    RecordMetadata,
     prepare_record,
 )
 from kafkacore.producer.serde import Serializer, check_bytes
 
 from ._common import Role, make_parts
+from ._producer_fanout import ManyResult, OnDelivery, fail_token, fan_out
+from ._producer_inputs import peer_options, to_columns
 from ._router import Completion
 from ._sockets import Address
 
 __all__ = [
+    "BlockingOperations",
     "ManyResult",
+    "OnDelivery",
     "ProducerState",
     "ProducerSurface",
     "Token",
@@ -83,124 +88,6 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class ManyResult:
-    """Outcome of one ``send_many``: how many records landed where, or the first error.
-
-    ``ranges`` holds ``(partition, base_offset, count)`` per batch, in the
-    order the batches completed (``base_offset`` -1 when unknown, acks=0).
-    """
-
-    __slots__ = ("_on_done", "count", "error", "expected", "failed", "ranges", "topic")
-
-    def __init__(self, topic: str, expected: int, on_done: Callable[[ManyResult], None]) -> None:
-        self.topic = topic
-        self.expected = expected
-        self.count = 0
-        self.failed = 0
-        self.error: BaseException | None = None
-        self.ranges: list[tuple[int, int, int]] = []
-        self._on_done = on_done
-
-    @property
-    def done(self) -> bool:
-        return self.count + self.failed >= self.expected
-
-    def _add(self, partition: int, base: int, n: int, error: BaseException | None) -> None:
-        if error is not None:
-            self.failed += n
-            if self.error is None:
-                self.error = error
-        else:
-            self.count += n
-            self.ranges.append((partition, base, n))
-        if self.done:
-            self._on_done(self)
-
-    def __repr__(self) -> str:
-        return (
-            f"<ManyResult {self.topic} {self.count}/{self.expected} delivered"
-            f"{', error: ' + repr(self.error) if self.error else ''}>"
-        )
-
-
-def fan_out(
-    event: BatchCompleted, resolve: Callable[[Any, Any, BaseException | None], None]
-) -> None:
-    """Resolve every token of one completed batch; see the module docstring."""
-    tokens = event.tokens
-    error = event.error
-    topic = event.topic
-    partition = event.partition
-    base = event.base_offset
-    if tokens and type(tokens[0]) is ManyResult and tokens[0] is tokens[-1]:
-        tokens[0]._add(partition, base, len(tokens), error)
-        return
-    lat = event.log_append_time
-    timestamps = event.timestamps
-    run_token: Any = None
-    run_start = 0
-    for i, token in enumerate(tokens):
-        if type(token) is ManyResult:
-            if token is not run_token:
-                if run_token is not None:
-                    run_token._add(
-                        partition, base + run_start if base >= 0 else -1, i - run_start, error
-                    )
-                run_token, run_start = token, i
-            continue
-        if run_token is not None:
-            run_token._add(partition, base + run_start if base >= 0 else -1, i - run_start, error)
-            run_token = None
-        if token is None:
-            continue
-        if error is not None:
-            resolve(token, None, error)
-        else:
-            resolve(
-                token,
-                RecordMetadata(
-                    topic,
-                    partition,
-                    base + i if base >= 0 else -1,
-                    lat if lat >= 0 else timestamps[i],
-                ),
-                None,
-            )
-    if run_token is not None:
-        n = len(tokens) - run_start
-        run_token._add(partition, base + run_start if base >= 0 else -1, n, error)
-
-
-def to_columns(records: Any, owner: str) -> tuple[list[bytes | None], list[bytes | None] | None]:
-    """``send_many`` input: ``(key, value)`` pairs, or a ``(keys, values)`` column pair.
-
-    Columns are recognised as a 2-tuple of lists/tuples of equal length
-    whose items are not pairs; keys may be None for "all keys null".
-    """
-    if (
-        isinstance(records, tuple)
-        and len(records) == 2
-        and (records[0] is None or isinstance(records[0], list | tuple))
-        and isinstance(records[1], list | tuple)
-        and not (records[1] and isinstance(records[1][0], tuple))
-    ):
-        keys, values = records
-        if keys is not None and len(keys) != len(values):
-            raise ValueError(f"{owner}: {len(keys)} keys for {len(values)} values")
-        return list(values), None if keys is None else list(keys)
-    keys_out: list[bytes | None] = []
-    values_out: list[bytes | None] = []
-    try:
-        for key, value in records:
-            keys_out.append(key)
-            values_out.append(value)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"{owner}: records must be (key, value) pairs or a (keys, values) column pair"
-        ) from None
-    return values_out, keys_out
-
-
 class ProducerSurface:
     """The I/O-free half of every producer; see the module docstring."""
 
@@ -217,7 +104,11 @@ class ProducerSurface:
         rng: random.Random | None = None,
         **options: Any,
     ) -> None:
-        """Options as ``ProducerConfig`` + ``ClientConfig`` (split by ``kafkacore.options``)."""
+        """Options as ``ProducerConfig`` + ``ClientConfig`` (split by ``kafkacore.options``),
+        plus kafka-python's and aiokafka's producer keywords (:func:`peer_options`)."""
+        options, self._metrics_enabled = peer_options(self._NAME, options)
+        self._records_sent = 0
+        self._records_failed = 0
         self._parts = make_parts(
             self._NAME,
             bootstrap_servers,
@@ -264,23 +155,36 @@ class ProducerSurface:
         )
         return rec.key, rec.value, rec.headers
 
-    def _columns(self, records: Any) -> tuple[list[bytes | None], list[bytes | None] | None]:
-        """``send_many`` input as serialized, checked ``(values, keys)`` columns."""
+    def _columns(
+        self, records: Any, keys: Any = None, values: Any = None
+    ) -> tuple[list[bytes | None], list[bytes | None] | None]:
+        """``send_many`` input (see :func:`to_columns`) as serialized, checked columns."""
         owner = f"{self._NAME}.send_many"
-        values, keys = to_columns(records, owner)
-        vs, ks = self._value_serializer, self._key_serializer
+        vals, ks = to_columns(records, keys, values, owner)
+        vs, kser = self._value_serializer, self._key_serializer
         if vs is not None:
-            values = [vs(v) for v in values]
-        if ks is not None and keys is not None:
-            keys = [None if k is None else ks(k) for k in keys]
-        if not set(map(type, values)) <= {bytes, type(None)}:
-            values = [check_bytes(v, "value", owner) for v in values]
-        if keys is not None:
-            if all(k is None for k in keys):
-                keys = None
-            elif not set(map(type, keys)) <= {bytes, type(None)}:
-                keys = [check_bytes(k, "key", owner) for k in keys]
-        return values, keys
+            vals = [vs(v) for v in vals]
+        if kser is not None and ks is not None:
+            ks = [None if k is None else kser(k) for k in ks]
+        if not set(map(type, vals)) <= {bytes, type(None)}:
+            vals = [check_bytes(v, "value", owner) for v in vals]
+        if ks is not None:
+            if all(k is None for k in ks):
+                ks = None
+            elif not set(map(type, ks)) <= {bytes, type(None)}:
+                ks = [check_bytes(k, "key", owner) for k in ks]
+        return vals, ks
+
+    def _timestamp(self, timestamp_ms: int | None, timestamp: int | None) -> int:
+        """The record's timestamp: ``timestamp_ms`` or ``timestamp`` (ms); now if neither."""
+        if timestamp_ms is not None and timestamp is not None and timestamp_ms != timestamp:
+            raise TypeError(
+                f"{self._NAME}.send: timestamp_ms={timestamp_ms} and timestamp={timestamp}; "
+                "both are milliseconds, give one"
+            )
+        if timestamp_ms is not None:
+            return timestamp_ms
+        return now_ms() if timestamp is None else timestamp
 
     @staticmethod
     def _chunks(
@@ -300,10 +204,53 @@ class ProducerSurface:
             "they are sent"
         )
 
+    # -- queries (kafka-python / aiokafka names) ---------------------------------
+    def _known_partitions(self, core: ProducerCore, topic: str, now: float) -> set[int] | None:
+        """``topic``'s partition ids, or None after asking metadata for them."""
+        if not isinstance(topic, str) or not topic:
+            raise TypeError(f"{self._NAME}.partitions_for: topic must be a non-empty str")
+        client = core.client
+        parts = client.cluster.partitions_for_topic(topic)
+        if parts:
+            return parts
+        if topic not in client.topics:
+            client.add_topic(topic, now=now)
+        return None
+
+    def _no_partitions(self, topic: str) -> KafkaTimeoutError:
+        return KafkaTimeoutError(
+            f"{self._NAME}.partitions_for: no metadata for topic {topic!r} within "
+            f"max_block_ms={self.config.max_block_ms}; does it exist?"
+        )
+
+    def _metrics_of(self, core: ProducerCore) -> dict[str, dict[str, float]]:
+        """kafka-python's ``metrics()`` shape, ``{group: {name: value}}``: counters."""
+        if not self._metrics_enabled:
+            return {}
+        m = core.client.metrics()
+        return {
+            "producer-metrics": {
+                "record-send-total": self._records_sent,
+                "record-error-total": self._records_failed,
+                "request-total": m.requests_sent,
+                "response-total": m.responses_received,
+                "outgoing-byte-total": m.bytes_sent,
+                "incoming-byte-total": m.bytes_received,
+                "connection-creation-total": m.connections_opened,
+                "connection-close-total": m.connections_closed,
+                "buffer-total-bytes": self.config.buffer_memory,
+                "buffer-available-bytes": core.buffer_available,
+            }
+        }
+
     # -- events -----------------------------------------------------------------
     def _on_event(self, event: object) -> None:
         if isinstance(event, BatchCompleted):
-            fan_out(event, _fill)
+            fan_out(event)
+            if event.error is None:
+                self._records_sent += len(event.tokens)
+            else:
+                self._records_failed += len(event.tokens)
         elif isinstance(event, BufferFreed):
             self._room_freed()
         elif isinstance(event, OperationCompleted):
@@ -338,15 +285,32 @@ class ProducerSurface:
             done(None, error)
 
 
-def _fill(token: Any, value: Any, error: BaseException | None) -> None:
-    # Every Delivery's fill() already ignores a token that is done (cancelled
-    # by the user): checking here too took a second lock per record.
-    token.fill(value, error)
+class BlockingOperations:
+    """``flush`` and the transaction calls of a blocking producer, over its ``_operation``."""
 
+    def _operation(self, what: str, timeout: float | None, *args: Any) -> None:
+        raise NotImplementedError
 
-def fail_token(token: Any, error: BaseException) -> None:
-    """A record (or a ``send_many`` chunk) that never reached the core failed."""
-    if isinstance(token, ManyResult):
-        token._add(-1, -1, token.expected - token.count - token.failed, error)
-    else:
-        _fill(token, None, error)
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now and wait until each record is done."""
+        self._operation("flush", timeout)
+
+    def init_transactions(self, timeout: float | None = None) -> None:
+        self._operation("init_transactions", timeout)
+
+    def begin_transaction(self) -> None:
+        self._operation("begin_transaction", None)
+
+    def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int],
+        group_id: str | ConsumerGroupMetadata,
+        timeout: float | None = None,
+    ) -> None:
+        self._operation("send_offsets_to_transaction", timeout, offsets, group_id)
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        self._operation("commit_transaction", timeout)
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        self._operation("abort_transaction", timeout)

@@ -8,60 +8,65 @@ driven by the selector transport's driver
 as the Java producer's sender thread. What is the same for every producer
 (records checked and serialized, batches fanned out to their futures,
 operations) is the shared surface
-(:class:`~kafkacore.transports._producer_common.ProducerSurface`). ``send`` runs in
-the caller's thread: it serializes and checks the record, stamps the
-wall-clock timestamp, and puts it on a *hand-off* deque
-together with a ``concurrent.futures.Future``; the loop is woken only when
-the deque was idle, so a burst of sends costs one wake-up. The loop moves
-hand-off items into the core; when the core refuses one (``buffer_memory``
-full) the item stays first in line, ``send`` callers block (at most
-``max_block_ms``, then :class:`~kafkacore.producer.BufferExhaustedError`)
-and the loop resumes on the core's ``BufferFreed``.
+(:class:`~kafkacore.transports._producer_common.ProducerSurface`).
 
-Producer life (:class:`ProducerState`)::
+The core is guarded by one reentrant *core lock*: the loop thread holds it
+whenever it feeds the core a fact and drains it (the driver's locked
+bridge), and ``send`` holds it while it appends the record to the core
+*in the caller's thread*, as Java's ``send`` appends to its accumulator.
+No thread hand-off, no queue, no ``concurrent.futures.Future``: the record's
+token is a light :class:`~kafkacore.transports._producer_future.RecordFuture`
+(or the caller's ``on_delivery`` callable). The core's ``append`` says when
+the loop must look (a batch was opened, so the linger deadline may have
+moved earlier; a full batch made the core write a request): only then is
+the loop woken, once, to drain the core and re-arm its timer. A burst of
+sends into open batches wakes nothing.
 
-    RUNNING --close()--> CLOSED
+When the core refuses an append (``buffer_memory`` full) ``send`` waits on
+the lock's condition (at most ``max_block_ms``, then
+:class:`~kafkacore.producer.BufferExhaustedError`) until the core's
+``BufferFreed``. ``flush`` and the transaction calls run their core command
+in the caller's thread too (so they are ordered after the caller's sends)
+and wait for its operation. Delivery callbacks run on the loop thread; a
+blocking call there (``result()``, ``get()``, ``flush()``, ``close()``, a
+``send`` that would wait for room) raises at once instead of deadlocking.
 
-``flush`` and the transaction calls are ordered after every ``send`` made
-before them: they run on the loop once the hand-off deque has drained.
+Life: ``RUNNING --close()--> CLOSED`` (:class:`ProducerState`).
 ``close(timeout)`` flushes for at most ``timeout`` seconds, then stops the
 core (what is left fails with ProducerClosedError) and closes every socket.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Any
+from typing import Any, overload
 
-from kafkacore.client import TopicPartition
-from kafkacore.consumer import ConsumerGroupMetadata
-from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
-from kafkacore.producer import (
-    BufferExhaustedError,
-    BufferFull,
-    ProducerClosedError,
-    RecordMetadata,
+from kafkacore.errors import KafkaTimeoutError
+from kafkacore.producer import BufferExhaustedError, BufferFull, ProducerClosedError
+
+from ._producer_common import (
+    BlockingOperations,
+    ManyResult,
+    OnDelivery,
+    ProducerState,
+    ProducerSurface,
+    now_ms,
 )
-
-from ._producer_common import ManyResult, ProducerState, ProducerSurface, fail_token, now_ms
+from ._producer_future import LightFuture, RecordFuture, ThreadIdiom, WaitTimeoutError
 from ._selector_driver import Delivery, LoopThread, failer
 
 __all__ = ["KafkaProducer", "ProducerState"]
 
-# Hand-off items beyond this make send() wait too: bounds the deque when the
-# loop thread falls behind even though buffer_memory has room.
-_HANDOFF_LIMIT = 2048
-# Records moved into the core per loop iteration, between I/O polls.
-_FEED_BUDGET = 1024
+_monotonic = time.monotonic
+_time_ns = time.time_ns
+_sleep = time.sleep
 
 
-class KafkaProducer(ProducerSurface):
+class KafkaProducer(BlockingOperations, ProducerSurface):
     """Blocking producer; see the module docstring. Options as ProducerConfig + ClientConfig."""
 
     _NAME = "KafkaProducer"
@@ -72,19 +77,19 @@ class KafkaProducer(ProducerSurface):
             self._NAME, self._parts, noun="producer", thread_name="kafkacore-producer"
         )
         self._core = self._build_core(self._loop.clock())
-        self._cond = threading.Condition(threading.Lock())
-        self._handoff: deque[tuple[Any, ...]] = deque()
-        self._scheduled = False
+        self._lock = threading.RLock()
+        self._idiom = ThreadIdiom(self._NAME, self._lock, self._loop)
+        self._cond = self._idiom.cond
+        self._wake_due = False
         self._full = False
-        self._blocked = 0  # send() callers waiting on _cond
-        self._after_handoff: list[Callable[[float], None]] = []
+        # Buffered bytes above which a sender yields the GIL to the loop (16
+        # batches: 256 KiB by default, a few ms of records at full speed).
+        self._backlog = 16 * self.config.batch_size
         self._state = ProducerState.RUNNING
-        self._loop.start(
-            self._core,
-            self._on_event,
-            on_crash=self._fail_handoff,
-            between_passes=self._between_passes,
-        )
+        self._open = True  # RUNNING and the loop alive: checked per record
+        self._loop.start(self._core, self._on_loop_event, on_crash=self._crashed, lock=self._lock)
+        self._bridge: Any = self._loop.bridge  # its ``wanted`` flag is read per record
+        self._try_append = self._core.try_append
 
     # -- life ---------------------------------------------------------------
     @property
@@ -102,48 +107,71 @@ class KafkaProducer(ProducerSurface):
     ) -> None:
         self.close()
 
-    def _between_passes(self) -> float | None:
-        # Hand-off items are fed between I/O polls, a bounded number at a
-        # time, so a fast sender cannot keep the loop from writing batches.
-        if self._handoff and not self._full:
-            self._loop.bridge.command(self._feed)
-        return 0.0 if self._handoff and not self._full else None
-
     def close(self, timeout: float | None = None) -> None:
         """Flush for at most ``timeout`` s (None: until done), then stop; bounded."""
         if self._state is ProducerState.CLOSED:
             return
-        if self._loop.on_loop:
-            raise LocalProtocolError(
-                "KafkaProducer.close: called from a delivery callback on the loop thread; "
-                "call it from user code"
-            )
+        self._idiom.check_off_loop("close")
         # On timeout, what is left fails with ProducerClosedError below.
         if self._loop.crashed is None:
             with contextlib.suppress(KafkaTimeoutError):
                 self.flush(timeout)
-        with self._cond:
+        with self._lock:
             self._state = ProducerState.CLOSED
+            self._open = False
             self._cond.notify_all()
         self._loop.stop(self._shutdown_core, 5.0 if timeout is None else max(timeout, 1.0))
-        self._fail_handoff(ProducerClosedError("KafkaProducer closed before the record was sent"))
+        # A loop that did not get to close the core (hung, crashed): do it here.
+        if self._lock.acquire(timeout=1.0):
+            try:
+                if not self._core.closed:
+                    self._core.close(now=_monotonic())
+                    for event in self._core.pull_events():
+                        self._on_loop_event(event)
+            finally:
+                self._lock.release()
 
     def _shutdown_core(self) -> None:
         self._loop.bridge.command(lambda now: self._core.close(now=now))
-        self._fail_handoff(ProducerClosedError("KafkaProducer closed before the record was sent"))
 
-    def _fail_handoff(self, error: BaseException) -> None:
-        with self._cond:
-            items = list(self._handoff)
-            self._handoff.clear()
-            after, self._after_handoff = self._after_handoff, []
-        for item in items:
-            fail_token(item[-1], error)
-        for fn in after:
-            fn(-1.0)
+    def _crashed(self, error: BaseException) -> None:
+        """The loop thread died (a bug): fail every waiter rather than hang it."""
+        with self._lock:
+            self._open = False
+            self._idiom.broken = self._loop.refusal() or error
+            self._cond.notify_all()
         self._fail_ops(error)
 
+    def _refused(self) -> BaseException:
+        if self._state is ProducerState.CLOSED:
+            return ProducerClosedError(f"{self._NAME}: closed; make a new producer")
+        return self._loop.refusal() or ProducerClosedError(f"{self._NAME}: stopped")
+
+    # -- the loop's side ------------------------------------------------------
+    def _on_loop_event(self, event: object) -> None:
+        self._on_event(event)
+        if self._idiom.waiters:
+            self._cond.notify_all()
+
+    def _wake(self) -> None:
+        """Have the loop drain the core and re-arm its timer (at most one pending)."""
+        if not self._wake_due:
+            self._wake_due = True
+            self._loop.io.call_soon_threadsafe(self._pump)
+
+    def _pump(self) -> None:
+        if not self._loop.stopping:
+            self._loop.bridge.command(self._woken)
+
+    def _woken(self, now: float) -> None:
+        self._wake_due = False  # under the lock: later appends wake again
+
+    def _room_freed(self) -> None:
+        self._full = False
+        self._cond.notify_all()
+
     # -- sending ------------------------------------------------------------
+    @overload
     def send(
         self,
         topic: str,
@@ -151,9 +179,44 @@ class KafkaProducer(ProducerSurface):
         key: Any = None,
         headers: Iterable[tuple[str, Any]] | None = None,
         partition: int | None = None,
+        timestamp_ms: int | None = None,
+        *,
         timestamp: int | None = None,
-    ) -> concurrent.futures.Future[RecordMetadata]:
-        """Queue one record; the future resolves to its RecordMetadata (or its error)."""
+        on_delivery: None = None,
+    ) -> RecordFuture: ...
+
+    @overload
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        headers: Iterable[tuple[str, Any]] | None = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        *,
+        timestamp: int | None = None,
+        on_delivery: OnDelivery,
+    ) -> None: ...
+
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        headers: Iterable[tuple[str, Any]] | None = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        *,
+        timestamp: int | None = None,
+        on_delivery: OnDelivery | None = None,
+    ) -> RecordFuture | None:
+        """Queue one record; returns its future (None with ``on_delivery``).
+
+        ``on_delivery(metadata, error)`` is called on the I/O thread once the
+        record is written (``error`` None) or failed, with no future made.
+        ``timestamp_ms`` (or ``timestamp``): the record's CreateTime in ms.
+        """
         # Inlined fast path of _prepare (this runs once per record): plain
         # bytes and no headers need no conversion or check.
         if (
@@ -167,196 +230,166 @@ class KafkaProducer(ProducerSurface):
             h: list[tuple[str, bytes | None]] | None = None
         else:
             k, v, h = self._prepare(value, key, headers)
-        fut = Delivery()
-        ts = time.time_ns() // 1_000_000 if timestamp is None else timestamp  # as now_ms()
-        self._submit((topic, v, k, h, partition, ts, fut))
-        return fut
+        if timestamp_ms is None:
+            ts = _time_ns() // 1_000_000 if timestamp is None else timestamp
+        else:
+            ts = self._timestamp(timestamp_ms, timestamp)
+        token: Any = RecordFuture(self._idiom) if on_delivery is None else on_delivery
+        if self._bridge.wanted:
+            self._loop.let_loop_in()
+        with self._lock:
+            if not self._open:
+                raise self._refused()
+            try:
+                if k is None and h is None and partition is None:
+                    wake = not self._try_append(topic, v, ts, token) and self._core.append(
+                        topic, v, None, None, timestamp=ts, token=token, now=_monotonic()
+                    )
+                else:
+                    wake = self._core.append(
+                        topic,
+                        v,
+                        k,
+                        h,
+                        partition=partition,
+                        timestamp=ts,
+                        token=token,
+                        now=_monotonic(),
+                    )
+            except BufferFull:
+                wake = self._append_waiting(
+                    "send",
+                    lambda now: self._core.append(
+                        topic, v, k, h, partition=partition, timestamp=ts, token=token, now=now
+                    ),
+                )
+            if wake and not self._wake_due:
+                self._wake_due = True
+                self._loop.io.call_soon_threadsafe(self._pump)
+        if wake and self._core.buffer_used > self._backlog:
+            # A batch was opened and records pile up: give the loop thread
+            # the GIL now, as the async producers yield to their loop,
+            # rather than at the interpreter's next switch (5 ms), so that it
+            # writes full batches and completes answered ones.
+            _sleep(0)
+        return token if on_delivery is None else None
 
     def send_many(
         self,
         topic: str,
-        records: Any,
+        records: Any = None,
         *,
+        keys: Any = None,
+        values: Any = None,
         partition: int | None = None,
         timestamp: int | None = None,
-    ) -> concurrent.futures.Future[ManyResult]:
-        """Queue many records: ``(key, value)`` pairs or a ``(keys, values)`` column pair.
+    ) -> LightFuture:
+        """Queue many records: ``(key, value)`` tuples, or columns as ``values=`` (+ ``keys=``).
 
         One future for all of them, resolved with a :class:`ManyResult` when
         every record is done (its ``error`` is the first failure, if any).
         """
-        values, keys = self._columns(records)
-        fut = Delivery()
-        if not values:
-            fut.set_result(ManyResult(topic, 0, lambda r: None))
+        vals_all, keys_all = self._columns(records, keys, values)
+        fut = LightFuture(self._idiom)
+        if not vals_all:
+            fut.fill(ManyResult(topic, 0, lambda r: None), None)
             return fut
-        result = ManyResult(topic, len(values), lambda r: fut.fill(r, r.error))
+        result = ManyResult(topic, len(vals_all), lambda r: fut.fill(r, r.error))
         ts = now_ms() if timestamp is None else timestamp
-        for vals, ks in self._chunks(values, keys):
-            self._submit((topic, vals, ks, partition, ts, result))
+        for vals, ks in self._chunks(vals_all, keys_all):
+            self._loop.let_loop_in()
+            with self._lock:
+                if not self._open:
+                    raise self._refused()
+
+                def append(now: float, vals: Any = vals, ks: Any = ks) -> None:
+                    self._core.append_many(
+                        topic, vals, ks, partition=partition, timestamp=ts, token=result, now=now
+                    )
+
+                try:
+                    append(_monotonic())
+                except BufferFull:
+                    self._append_waiting("send_many", append)
+                self._wake()
         return fut
 
-    def _submit(self, item: tuple[Any, ...]) -> None:
-        wake = False
-        with self._cond:
-            if self._state is ProducerState.CLOSED:
-                raise ProducerClosedError("KafkaProducer: closed; make a new producer")
-            loop = self._loop
-            if loop.crashed is not None or loop.io.closed:  # (refusal() is not None)
-                refused = loop.refusal()  # the loop thread died (a bug), or stopped
-                if refused is not None:
-                    raise refused
-            if self._full or len(self._handoff) >= _HANDOFF_LIMIT:
-                self._wait_for_room()
-            self._handoff.append(item)
-            if not self._scheduled:
-                self._scheduled = wake = True
-        if wake:
-            self._loop.wake()  # the loop feeds after polling
-
-    def _wait_for_room(self) -> None:
+    def _append_waiting(self, what: str, append: Callable[[float], Any]) -> Any:
+        """Under the lock, after BufferFull: retry ``append`` as room frees, up to max_block_ms."""
         if self._loop.on_loop:
             raise BufferExhaustedError(
-                "KafkaProducer.send: buffer_memory is full and send() was called on the loop "
-                "thread (a delivery callback), which cannot wait; send from user code"
+                f"{self._NAME}.{what}: buffer_memory is full and it was called on the "
+                "producer's I/O thread (a delivery callback), which cannot wait; send from "
+                "your own thread"
             )
-        deadline = time.monotonic() + self._max_block_s
-        self._blocked += 1
-        try:
-            while self._full or len(self._handoff) >= _HANDOFF_LIMIT:
-                if self._state is ProducerState.CLOSED:
-                    raise ProducerClosedError("KafkaProducer: closed while send() waited")
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise self._exhausted("send")
-                self._cond.wait(remaining)
-        finally:
-            self._blocked -= 1
-
-    def _feed(self, now: float) -> None:
-        """Loop thread: move hand-off items into the core until empty or full."""
-        core = self._core
-        handoff = self._handoff
-        budget = _FEED_BUDGET
-        while handoff and budget:
-            budget -= 1
-            item = handoff[0]
+        self._wake()  # the loop must send what fills the buffer
+        deadline = _monotonic() + self._max_block_s
+        while True:
+            self._full = True
+            remaining = deadline - _monotonic()
+            if remaining <= 0:
+                raise self._exhausted(what)
+            self._cond.wait(remaining)
+            if not self._open:
+                raise self._refused()
+            if self._full:
+                continue
             try:
-                if len(item) == 7:
-                    topic, value, key, headers, partition, ts, fut = item
-                    core.append(
-                        topic,
-                        value,
-                        key,
-                        headers,
-                        partition=partition,
-                        timestamp=ts,
-                        token=fut,
-                        now=now,
-                    )
-                else:
-                    topic, values, keys, partition, ts, result = item
-                    core.append_many(
-                        topic,
-                        values,
-                        keys,
-                        partition=partition,
-                        timestamp=ts,
-                        token=result,
-                        now=now,
-                    )
+                return append(_monotonic())
             except BufferFull:
-                with self._cond:
-                    self._full = True
-                return  # resumed by BufferFreed
-            except Exception as exc:
-                handoff.popleft()
-                fail_token(item[-1], exc)
-            else:
-                handoff.popleft()
-            if self._blocked and len(handoff) < _HANDOFF_LIMIT // 2:
-                with self._cond:
-                    self._cond.notify_all()
-        with self._cond:
-            if handoff:
-                return  # the loop feeds again after its next poll
-            self._scheduled = False
-            after, self._after_handoff = self._after_handoff, []
-            if self._blocked:
-                self._cond.notify_all()
-        for fn in after:
-            fn(now)
-
-    def _room_freed(self) -> None:
-        with self._cond:
-            self._full = False
-            self._cond.notify_all()
+                continue
 
     # -- operations -----------------------------------------------------------
     def _operation(self, what: str, timeout: float | None, *args: Any) -> None:
-        """Run the core's ``what`` on the loop after the hand-off drained; wait for it."""
+        """Run the core's ``what`` in the caller's thread (after its sends); wait for it."""
         if self._state is ProducerState.CLOSED:
-            raise ProducerClosedError(f"KafkaProducer.{what}: closed; make a new producer")
-        if self._loop.on_loop:
-            raise LocalProtocolError(
-                f"KafkaProducer.{what}: would block the producer's loop thread; "
-                "do not call it from a delivery callback"
-            )
-        refused = self._loop.refusal()  # the loop thread died (a bug)
-        if refused is not None:
-            raise refused
-        fut = Delivery()
+            raise ProducerClosedError(f"{self._NAME}.{what}: closed; make a new producer")
+        self._idiom.check_off_loop(what)
+        fut = LightFuture(self._idiom)
         command = self._operation_command(what, *args)
-
-        def run(now: float) -> None:
-            if now < 0:
-                fut.fill(None, ProducerClosedError(f"KafkaProducer.{what}: closed"))
-                return
-            try:
-                handle = command(self._core, now)
-            except Exception as exc:
-                fut.fill(None, exc)
-                return
-            self._expect(handle, fut.fill)
-
-        def schedule() -> None:
-            with self._cond:
-                if self._handoff:
-                    self._after_handoff.append(run)
-                    return
-            self._loop.bridge.command(run)
-
-        self._loop.io.call_soon_threadsafe(schedule)
+        with self._lock:
+            if not self._open:
+                raise self._refused()
+            self._expect(command(self._core, _monotonic()), fut.fill)
+            self._wake()
         try:
             fut.result(timeout)
-        except concurrent.futures.TimeoutError:
+        except WaitTimeoutError:
             raise KafkaTimeoutError(
-                f"KafkaProducer.{what}: not finished within {timeout} s"
+                f"{self._NAME}.{what}: not finished within {timeout} s"
             ) from None
 
-    def flush(self, timeout: float | None = None) -> None:
-        """Send everything queued now and wait until each record is done."""
-        self._operation("flush", timeout)
+    # -- queries (kafka-python's names) ---------------------------------------
+    def partitions_for(self, topic: str) -> set[int]:
+        """``topic``'s partition ids; waits up to max_block_ms for its metadata."""
+        self._idiom.check_off_loop("partitions_for")
+        deadline = _monotonic() + self._max_block_s
+        while True:
+            with self._lock:
+                if not self._open:
+                    raise self._refused()
+                parts = self._known_partitions(self._core, topic, _monotonic())
+                if parts is not None:
+                    return parts
+                self._wake()
+                remaining = deadline - _monotonic()
+                if remaining <= 0:
+                    raise self._no_partitions(topic)
+                self._idiom.waiters += 1  # metadata comes with no producer event: poll
+                try:
+                    self._cond.wait(min(remaining, 0.05))
+                finally:
+                    self._idiom.waiters -= 1
 
-    def init_transactions(self, timeout: float | None = None) -> None:
-        self._operation("init_transactions", timeout)
+    def metrics(self, raw: bool = False) -> dict[str, dict[str, float]]:
+        """kafka-python's ``metrics()``: ``{"producer-metrics": {name: value}}`` (counters)."""
+        with self._lock:
+            return self._metrics_of(self._core)
 
-    def begin_transaction(self) -> None:
-        self._operation("begin_transaction", None)
-
-    def send_offsets_to_transaction(
-        self,
-        offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int],
-        group_id: str | ConsumerGroupMetadata,
-        timeout: float | None = None,
-    ) -> None:
-        self._operation("send_offsets_to_transaction", timeout, offsets, group_id)
-
-    def commit_transaction(self, timeout: float | None = None) -> None:
-        self._operation("commit_transaction", timeout)
-
-    def abort_transaction(self, timeout: float | None = None) -> None:
-        self._operation("abort_transaction", timeout)
+    def bootstrap_connected(self) -> bool:
+        """Whether a bootstrap broker answered (kafka-python)."""
+        with self._lock:
+            return self._core.client.bootstrap_connected()
 
     def run_on_loop(self, fn: Callable[[Any], Any], timeout: float | None = None) -> Any:
         """Run ``fn(core)`` on the loop thread and return its result (queries, tests)."""

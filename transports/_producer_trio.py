@@ -8,8 +8,8 @@ as p``: entering opens the trio driver's nursery
 per broker connection). Everything runs in trio's thread, so the async
 producer surface (:class:`~kafkacore.transports._producer_async.AsyncProducerBase`)
 issues core commands directly; one pump per burst of sends is scheduled
-with the trio token. ``await p.send(...)`` returns a :class:`Delivery`;
-``await delivery`` (or ``await delivery.wait()``) gives the record's
+with the trio token. ``await p.send(...)`` returns a light future;
+``await fut`` (or ``await fut.wait()``) gives the record's
 :class:`~kafkacore.producer.RecordMetadata`.
 
 Producer life (:class:`ProducerState`)::
@@ -22,6 +22,7 @@ and cancels the nursery, which closes every socket.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from types import TracebackType
 from typing import Any
 
@@ -32,9 +33,21 @@ from kafkacore.errors import LocalProtocolError
 from ._common import Parts
 from ._producer_async import AsyncProducerBase
 from ._producer_common import ProducerState
+from ._producer_future import Idiom, LightFuture
 from ._trio_driver import Delivery, TrioDriver
 
 __all__ = ["Delivery", "ProducerState", "TrioKafkaProducer"]
+
+
+class _TrioIdiom(Idiom):
+    """Callbacks at once (trio's thread); ``await`` on a ``trio.Event``."""
+
+    __slots__ = ()
+
+    def await_(self, fut: LightFuture) -> Generator[Any, None, Any]:
+        event = trio.Event()
+        fut.add_done_callback(lambda _: event.set())
+        return (yield from event.wait().__await__())
 
 
 class TrioKafkaProducer(AsyncProducerBase):
@@ -51,6 +64,9 @@ class TrioKafkaProducer(AsyncProducerBase):
     def _new_driver(self, parts: Parts) -> TrioDriver:
         self._trio = TrioDriver(self._NAME, parts)
         return self._trio
+
+    def _new_idiom(self) -> Idiom:
+        return _TrioIdiom(self._NAME)
 
     async def __aenter__(self) -> TrioKafkaProducer:
         if self._entered:

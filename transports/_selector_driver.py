@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
+import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from kafkacore.client.events import CredentialsNeeded
 from kafkacore.errors import LocalProtocolError, RequestCancelled
@@ -43,9 +44,11 @@ from ._common import Parts
 from ._credentials import CredentialsAnswer, fulfil_in_thread
 from ._selector_io import SelectorIo
 
-__all__ = ["Delivery", "LoopThread", "failer"]
+__all__ = ["CoreLock", "Delivery", "LoopThread", "failer"]
 
 T = TypeVar("T")
+
+_sleep = time.sleep
 
 
 class LoopThread:
@@ -90,20 +93,30 @@ class LoopThread:
         *,
         on_crash: Callable[[BaseException], None] | None = None,
         between_passes: Callable[[], float | None] | None = None,
+        lock: CoreLock | None = None,
     ) -> None:
         """Drive ``core`` from a new loop thread.
 
         ``between_passes()`` runs on the loop after every pass and returns
         how long the next pass may wait for I/O (None: until something
-        happens); the producer moves its hand-off queue into the core there.
+        happens). With ``lock`` the loop holds it whenever it touches the
+        core (each fact or command with its drain and the owner's event
+        callbacks), so the owner may call the core from other threads under
+        the same lock (the producer appends in the caller's thread); it must
+        be reentrant, since an event callback may call the owner again.
         """
-        self._bridge = Bridge(
+        bridge_type = Bridge if lock is None else _LockedBridge
+        self._bridge = bridge_type(
             core,
             self.io,
             clock=self.io.clock,
             on_event=on_event,
             on_credentials=self._fulfil_credentials,
         )
+        if lock is not None:
+            assert isinstance(self._bridge, _LockedBridge)
+            self._bridge.lock = lock
+            self._bridge.wanted = False
         self.io.bridge = self._bridge
         self._on_crash = on_crash
         self._between = between_passes
@@ -213,6 +226,26 @@ class LoopThread:
         self.io.call_soon_threadsafe(run)
         return fut.result()
 
+    @property
+    def lock_wanted(self) -> bool:
+        """The loop waits for the core lock (see :class:`_LockedBridge`)."""
+        bridge = self._bridge
+        return isinstance(bridge, _LockedBridge) and bridge.wanted
+
+    def let_loop_in(self) -> None:
+        """Before taking the core lock: give it to the loop first if it waits for it.
+
+        Bounded (a few ms at most): a loop that keeps wanting the lock must
+        not stall the caller for ever.
+        """
+        bridge = self._bridge
+        if not isinstance(bridge, _LockedBridge):
+            return
+        for _ in range(200):
+            if not bridge.wanted:
+                return
+            _sleep(0)  # drops the GIL: the loop thread, owning the lock by now, runs
+
     def notify(self) -> None:
         """On the loop, after a core event: wake the threads in :meth:`wait_change`."""
         with self._changed:
@@ -254,6 +287,45 @@ class LoopThread:
 
 def _noop() -> None:
     pass
+
+
+class CoreLock(Protocol):
+    """A reentrant lock (``threading.RLock``)."""
+
+    def acquire(self, blocking: bool = ..., timeout: float = ...) -> bool: ...
+
+    def release(self) -> None: ...
+
+    def __enter__(self) -> bool: ...
+
+    def __exit__(self, t: Any, v: Any, tb: Any, /) -> None: ...
+
+
+class _LockedBridge(Bridge):
+    """A :class:`Bridge` that holds the owner's core lock while it feeds and drains.
+
+    Python's locks are not fair: a user thread that releases the lock and
+    takes it again at once (a tight ``send`` loop) wins nearly every time
+    over the loop thread, which must first be scheduled and get the GIL.
+    So the loop raises :attr:`wanted` while it waits for the lock, and the
+    owner's threads step aside (:meth:`LoopThread.let_loop_in`) before they
+    take it while the flag is up.
+    """
+
+    __slots__ = ("lock", "wanted")
+
+    lock: CoreLock
+
+    def _feed(self, fn: Callable[[float], object]) -> None:
+        lock = self.lock
+        if not lock.acquire(False):
+            self.wanted = True
+            lock.acquire()
+        try:
+            Bridge._feed(self, fn)
+        finally:
+            self.wanted = False
+            lock.release()
 
 
 class Delivery(concurrent.futures.Future[Any]):

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkacore.errors import KafkaConnectionError
+from kafkacore.errors import ConfigError, KafkaConnectionError
 
 __all__ = [
     "READ_CHUNK",
@@ -72,14 +72,14 @@ class SocketConfig:
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int) or value <= 0
             ):
-                raise ValueError(
+                raise ConfigError(
                     f"SocketConfig: {name} must be a positive int or None (OS default), "
                     f"got {value!r}"
                 )
         if self.source_address is not None:
             host, port = self.source_address
             if not isinstance(host, str) or not isinstance(port, int) or not 0 <= port < 65536:
-                raise ValueError(
+                raise ConfigError(
                     "SocketConfig: source_address must be (host: str, port: int 0-65535), "
                     f"got {self.source_address!r}"
                 )

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafkacore.errors import AuthenticationError, KafkaConnectionError
+from kafkacore.errors import AuthenticationError, ConfigError, KafkaConnectionError
 
 __all__ = ["TlsConfig", "build_ssl_context", "describe_tls_failure", "tls_config_from_options"]
 
@@ -65,14 +65,14 @@ class TlsConfig:
                 if getattr(self, name) is not None
             ]
             if extra:
-                raise ValueError(
+                raise ConfigError(
                     f"TlsConfig: ssl_context is given, so {', '.join(extra)} would be "
                     "ignored; configure the context yourself or drop ssl_context"
                 )
         if self.ssl_keyfile is not None and self.ssl_certfile is None:
-            raise ValueError("TlsConfig: ssl_keyfile needs ssl_certfile (the client certificate)")
+            raise ConfigError("TlsConfig: ssl_keyfile needs ssl_certfile (the client certificate)")
         if self.ssl_password is not None and self.ssl_certfile is None:
-            raise ValueError("TlsConfig: ssl_password unlocks ssl_keyfile; set ssl_certfile too")
+            raise ConfigError("TlsConfig: ssl_password unlocks ssl_keyfile; set ssl_certfile too")
 
 
 def tls_config_from_options(
@@ -101,7 +101,9 @@ def build_ssl_context(config: TlsConfig) -> ssl.SSLContext:
     try:
         ctx = ssl.create_default_context(cafile=config.ssl_cafile)
     except (OSError, ssl.SSLError) as exc:
-        raise ValueError(f"TlsConfig: cannot load ssl_cafile {config.ssl_cafile!r}: {exc}") from exc
+        raise ConfigError(
+            f"TlsConfig: cannot load ssl_cafile {config.ssl_cafile!r}: {exc}"
+        ) from exc
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.check_hostname = config.ssl_check_hostname
     if config.ssl_certfile is not None:
@@ -110,14 +112,14 @@ def build_ssl_context(config: TlsConfig) -> ssl.SSLContext:
                 config.ssl_certfile, config.ssl_keyfile, password=config.ssl_password
             )
         except (OSError, ssl.SSLError) as exc:
-            raise ValueError(
+            raise ConfigError(
                 f"TlsConfig: cannot load client certificate {config.ssl_certfile!r}: {exc}"
             ) from exc
     if config.ssl_crlfile is not None:
         try:
             ctx.load_verify_locations(cafile=config.ssl_crlfile)
         except (OSError, ssl.SSLError) as exc:
-            raise ValueError(
+            raise ConfigError(
                 f"TlsConfig: cannot load ssl_crlfile {config.ssl_crlfile!r}: {exc}"
             ) from exc
         ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
@@ -125,7 +127,7 @@ def build_ssl_context(config: TlsConfig) -> ssl.SSLContext:
         try:
             ctx.set_ciphers(config.ssl_ciphers)
         except ssl.SSLError as exc:
-            raise ValueError(
+            raise ConfigError(
                 f"TlsConfig: ssl_ciphers {config.ssl_ciphers!r} selects no cipher: {exc}"
             ) from exc
     return ctx

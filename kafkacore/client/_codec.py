@@ -71,9 +71,15 @@ def invalidates_metadata(code: int) -> bool:
     return bool(cls is not None and cls.invalid_metadata)
 
 
-def error_for_code(code: int, message: str | None = None) -> BrokerError | None:
-    """The exception of error ``code`` (None for 0), unknown codes included."""
-    return error_codes.error_for_code(code, message)
+def error_for_code(
+    code: int, message: str | None = None, *, node_id: int | None = None
+) -> BrokerError | None:
+    """The exception of error ``code`` (None for 0), unknown codes included;
+    ``node_id``: the broker that answered with it (kept on the error)."""
+    error = error_codes.error_for_code(code, message)
+    if error is not None:
+        error.node_id = node_id
+    return error
 
 
 def error_name(code: int) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kafkacore.errors import LocalProtocolError
+from kafkacore.errors import ConfigError
 
 if TYPE_CHECKING:
     from kafkacore.client.sasl import SaslMechanism
@@ -47,44 +47,52 @@ _HOST_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 def _parse_one(address: str) -> tuple[str, int]:
     text = address.strip()
     if not text:
-        raise LocalProtocolError("bootstrap_servers: empty address; give 'host[:port]'")
+        raise ConfigError("bootstrap_servers: empty address; give 'host[:port]'")
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        # 'http://host:9092', 'kafka://...', 'ssl://...': a URL, not an address.
+        raise ConfigError(
+            f"bootstrap_servers: {address!r} has a scheme ({scheme + sep!r}); no scheme "
+            f"expected: give 'host:port', e.g. {rest.split('/')[0] or 'localhost:9092'!r} "
+            "(TLS and SASL are set by security_protocol, not by the address)"
+        )
     if text.startswith("["):
         # IPv6 literal: "[::1]" or "[::1]:9092".
         close = text.find("]")
         if close < 0:
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"bootstrap_servers: {address!r} opens '[' without ']'; write '[::1]:9092'"
             )
         host = text[1:close]
         rest = text[close + 1 :]
         if not host or not all(c in "0123456789abcdefABCDEF:." for c in host):
-            raise LocalProtocolError(f"bootstrap_servers: {address!r} is not an IPv6 literal")
+            raise ConfigError(f"bootstrap_servers: {address!r} is not an IPv6 literal")
         if not rest:
             return host, DEFAULT_PORT
         if not rest.startswith(":"):
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"bootstrap_servers: {address!r} has junk after ']'; write '[::1]:9092'"
             )
         port_text = rest[1:]
     else:
         if text.count(":") > 1:
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"bootstrap_servers: {address!r} looks like IPv6; put it in brackets: '[::1]:9092'"
             )
         host, sep, port_text = text.partition(":")
         if not sep:
             port_text = ""
         if not _HOST_RE.match(host):
-            raise LocalProtocolError(f"bootstrap_servers: bad host in {address!r}")
+            raise ConfigError(f"bootstrap_servers: bad host in {address!r}")
         if not port_text:
             if sep:
-                raise LocalProtocolError(f"bootstrap_servers: empty port in {address!r}")
+                raise ConfigError(f"bootstrap_servers: empty port in {address!r}")
             return host, DEFAULT_PORT
     if not port_text.isdigit():
-        raise LocalProtocolError(f"bootstrap_servers: port in {address!r} is not a number")
+        raise ConfigError(f"bootstrap_servers: port in {address!r} is not a number")
     port = int(port_text)
     if not 0 < port < 65536:
-        raise LocalProtocolError(f"bootstrap_servers: port {port} in {address!r} is out of range")
+        raise ConfigError(f"bootstrap_servers: port {port} in {address!r} is out of range")
     return host, port
 
 
@@ -102,12 +110,10 @@ def parse_bootstrap_servers(servers: str | Sequence[str] | None) -> tuple[tuple[
         items = []
         for item in servers:
             if not isinstance(item, str):
-                raise LocalProtocolError(
-                    f"bootstrap_servers: {item!r} is not a 'host[:port]' string"
-                )
+                raise ConfigError(f"bootstrap_servers: {item!r} is not a 'host[:port]' string")
             items.extend(s for s in item.split(",") if s.strip())
     else:
-        raise LocalProtocolError(
+        raise ConfigError(
             "bootstrap_servers: expected 'host[:port]' or a list of them, "
             f"got {type(servers).__name__}"
         )
@@ -123,10 +129,10 @@ def parse_bootstrap_servers(servers: str | Sequence[str] | None) -> tuple[tuple[
 
 def _positive(name: str, value: object, *, allow_zero: bool = False) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise LocalProtocolError(f"ClientConfig.{name}: expected an int, got {value!r}")
+        raise ConfigError(f"ClientConfig.{name}: expected an int, got {value!r}")
     if value < 0 or (value == 0 and not allow_zero):
         want = "0 or more" if allow_zero else "more than 0"
-        raise LocalProtocolError(f"ClientConfig.{name}: {value} must be {want}")
+        raise ConfigError(f"ClientConfig.{name}: {value} must be {want}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -232,9 +238,7 @@ class ClientConfig:
             self, "bootstrap_addresses", parse_bootstrap_servers(self.bootstrap_servers)
         )
         if not isinstance(self.client_id, str):
-            raise LocalProtocolError(
-                f"ClientConfig.client_id: expected str, got {self.client_id!r}"
-            )
+            raise ConfigError(f"ClientConfig.client_id: expected str, got {self.client_id!r}")
         for name in (
             "reconnect_backoff_max_ms",
             "request_timeout_ms",
@@ -252,23 +256,23 @@ class ClientConfig:
         _positive("retry_backoff_ms", self.retry_backoff_ms, allow_zero=True)
         _positive("retry_backoff_max_ms", self.retry_backoff_max_ms, allow_zero=True)
         if self.retry_backoff_max_ms < self.retry_backoff_ms:
-            raise LocalProtocolError(
+            raise ConfigError(
                 "ClientConfig.retry_backoff_max_ms: must be >= retry_backoff_ms "
                 f"({self.retry_backoff_max_ms} < {self.retry_backoff_ms})"
             )
         if self.metadata_recovery_strategy not in METADATA_RECOVERY_STRATEGIES:
-            raise LocalProtocolError(
+            raise ConfigError(
                 "ClientConfig.metadata_recovery_strategy: "
                 f"{self.metadata_recovery_strategy!r} is not one of "
                 f"{', '.join(METADATA_RECOVERY_STRATEGIES)}"
             )
         if self.reconnect_backoff_max_ms < self.reconnect_backoff_ms:
-            raise LocalProtocolError(
+            raise ConfigError(
                 "ClientConfig.reconnect_backoff_max_ms: must be >= reconnect_backoff_ms "
                 f"({self.reconnect_backoff_max_ms} < {self.reconnect_backoff_ms})"
             )
         if self.security_protocol not in SECURITY_PROTOCOLS:
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"ClientConfig.security_protocol: {self.security_protocol!r} is not one of "
                 f"{', '.join(SECURITY_PROTOCOLS)}"
             )
@@ -278,7 +282,7 @@ class ClientConfig:
     def _check_sasl(self) -> None:
         mech = self.sasl_mechanism
         if mech is None:
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"ClientConfig: security_protocol {self.security_protocol} needs sasl_mechanism "
                 f"(one of {', '.join(SASL_MECHANISMS)})"
             )
@@ -286,24 +290,24 @@ class ClientConfig:
             return  # a plugged-in mechanism validates its own inputs
         if mech in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
             if self.sasl_plain_username is None or self.sasl_plain_password is None:
-                raise LocalProtocolError(
+                raise ConfigError(
                     f"ClientConfig: sasl_mechanism {mech} needs sasl_plain_username "
                     "and sasl_plain_password"
                 )
         elif mech == "OAUTHBEARER":
             provider = self.sasl_oauth_token_provider
             if provider is None or not (callable(provider) or hasattr(provider, "token")):
-                raise LocalProtocolError(
+                raise ConfigError(
                     "ClientConfig: sasl_mechanism OAUTHBEARER needs sasl_oauth_token_provider "
                     "(a callable or an object with token())"
                 )
         elif mech == "GSSAPI":
-            raise LocalProtocolError(
+            raise ConfigError(
                 "ClientConfig: GSSAPI is not built in; pass sasl_mechanism_factory, e.g. "
                 "kafkacore.transports.kerberos_mechanism_factory(keytab=...) (docs/gssapi.md)"
             )
         else:
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"ClientConfig.sasl_mechanism: {mech!r} is not one of {', '.join(SASL_MECHANISMS)} "
                 "(or pass sasl_mechanism_factory)"
             )

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from kafkacore.client import _codec
 from kafkacore.client.authenticator import SaslAuthenticator
 from kafkacore.client.credentials import CredentialsCall
+from kafkacore.client.listener_hints import frame_size_error, tls_answer, wrong_protocol_error
 from kafkacore.client.sasl import create_mechanism
 from kafkacore.errors import (
     DecodeError,
@@ -193,6 +194,8 @@ class BrokerConnection:
         self.reauthentications = 0
         self.bytes_sent = 0
         self.bytes_received = 0
+        #: Responses to the owner's requests (ApiVersions and SASL not counted).
+        self.answered = 0
         self.latencies_ms: list[float] = []
 
     # -- queries -----------------------------------------------------------
@@ -298,6 +301,12 @@ class BrokerConnection:
         if self.state is ConnectionState.CONNECTING:
             self.close(RemoteProtocolError(f"{self.peer}: bytes before connect"))
             return
+        if not self.bytes_received and not self._config.tls and tls_answer(data):
+            # A TLS port answering our clear-text ApiVersions (listener_hints).
+            self.close(
+                wrong_protocol_error(self.peer, security_protocol=self._config.security_protocol)
+            )
+            return
         self.bytes_received += len(data)
         self.last_activity = now
         reader = self._reader
@@ -313,6 +322,8 @@ class BrokerConnection:
             if reader.error is not None:
                 raise reader.error
         except DecodeError as exc:
+            if exc.api == "frame" and exc is reader.error:
+                exc = frame_size_error(exc, max_response_bytes=self._config.max_response_bytes)
             self.close(exc.located(self.peer))
         except KafkaError as exc:
             # Broken stream, refused authentication, no common version: the
@@ -538,6 +549,7 @@ class BrokerConnection:
             # its cause instead of dropping it unanswered.
             response = _codec.parse_response(frame, head.api_key, head.version)
             self._in_flight.popleft()
+            self.answered += 1
             self.latencies_ms.append((now - head.sent_at) * 1000)
             self._completions.append(Completion(head.handle, response, None))
             return

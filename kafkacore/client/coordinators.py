@@ -197,9 +197,10 @@ class CoordinatorLookups:
         now: float,
         *,
         needed: set[CoordinatorKey],
+        node_id: int | None = None,
     ) -> None:
-        """``lookup`` ended with ``response`` or ``error``; ``needed``: the keys
-        requests still wait for."""
+        """``lookup`` ended with ``response`` (from ``node_id``) or ``error``;
+        ``needed``: the keys requests still wait for."""
         key_type = lookup.key_type
         self._goto(key_type, LookupState.IDLE)
         keys = lookup.included or [k for kt, k in self._wanted if kt == key_type]
@@ -207,7 +208,7 @@ class CoordinatorLookups:
             wanted = (key_type, key)
             if error is None and response is not None:
                 found = self._cluster.add_coordinator(key_type, key, response)
-                refusal = _refusal(key_type, key, response)
+                refusal = _refusal(key_type, key, response, node_id)
                 if refusal is not None:
                     if wanted in needed:
                         self._refusals[wanted] = refusal
@@ -266,11 +267,15 @@ class CoordinatorLookups:
         )
 
 
-def _refusal(key_type: int, key: str, response: Any) -> BaseException | None:
+def _refusal(
+    key_type: int, key: str, response: Any, node_id: int | None = None
+) -> BaseException | None:
     """A FindCoordinator error for ``key`` that retrying will not fix, or None."""
     code = ClusterMetadata.coordinator_error_code(key, response)
     cls = error_class(code) if code else None
     if cls is None or cls.retriable:
         return None
     what = "group" if key_type == CoordinatorType.GROUP else "transactional id"
-    return cls(f"FindCoordinator for {what} {key!r} refused: error code {code}")
+    refusal = cls(f"FindCoordinator for {what} {key!r} refused: error code {code}")
+    refusal.node_id = node_id
+    return refusal

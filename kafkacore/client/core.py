@@ -88,7 +88,7 @@ hooks (:meth:`KafkaClientCore.add_trace`), which transports turn into
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkacore.client._waitqueue import Pending
@@ -108,6 +108,7 @@ from kafkacore.client.events import (
 )
 from kafkacore.client.handles import MetadataWaiter, RequestHandle
 from kafkacore.client.health import NodeHealthTable
+from kafkacore.client.listener_hints import sasl_close_hint
 from kafkacore.client.metadata import ClusterMetadata
 from kafkacore.client.metrics import Counters
 from kafkacore.client.outputs import Outputs, TraceHook
@@ -124,6 +125,7 @@ from kafkacore.errors import (
 )
 from kafkacore.protocol.enums import ApiKey
 from kafkacore.telemetry.machine import TelemetryMachine
+from kafkacore.timers import Deadlines
 
 if TYPE_CHECKING:
     from kafkacore.protocol._base import Request, Response
@@ -132,6 +134,18 @@ __all__ = ["DEFAULT_LANE", "KafkaClientCore", "TraceHook"]
 
 #: The response type of the request given to :meth:`KafkaClientCore.send`.
 Answer = TypeVar("Answer", bound="Response")
+
+#: Deadline key: a command queued work for the owner's step loop (stacked).
+_STEP = "step"
+#: Deadline keys recomputed at the end of every step (the connections' own
+#: are ``("conn", conn_id)``, updated only for the connections touched).
+_QUEUE, _BLACKOUT, _REFRESH, _LOOKUP, _TELEMETRY = (
+    "queue",
+    "blackout",
+    "refresh",
+    "lookup",
+    "telemetry",
+)
 
 
 class KafkaClientCore(ClientQueries):
@@ -189,7 +203,10 @@ class KafkaClientCore(ClientQueries):
         # CredentialsNeeded request id -> the connection waiting for the answer.
         self._credentials: dict[int, ConnId] = {}
         self._next_credentials_id = 1
-        self._wake_at: float | None = None
+        #: Every reason to wake (docs/stacking.md section 5).
+        self._deadlines: Deadlines[Hashable] = Deadlines()
+        #: Driven by a stacked machine's loop: commands only queue (see ``stacked``).
+        self._stacked = False
         self._closed = False
         self._heal_due = False
         #: KIP-714 client telemetry (None when ``enable_metrics_push`` is off).
@@ -205,6 +222,53 @@ class KafkaClientCore(ClientQueries):
                 trace=self._out.trace,
             )
         self._step(now)
+
+    # ------------------------------------------------------------ the owner's loop
+    def set_stacked(self) -> None:
+        """A stacked machine drives this core (docs/stacking.md section 2).
+
+        From now on a command (``send``, ``cancel``, ``add_topic``...) only
+        queues its work and marks a step due; the owner's step loop runs it
+        with :meth:`step`, so a request sent from inside the owner's step
+        never runs a client step nested in it. Transport facts still step
+        the core at once. A bare core (the transports' ``KafkaClient``)
+        steps after every command, so a request is written at once.
+        """
+        self._stacked = True
+
+    @property
+    def step_due(self) -> bool:
+        """A command queued work that no step has looked at yet."""
+        return _STEP in self._deadlines
+
+    def step(self, *, now: float) -> bool:
+        """Run the step a command left due (the owner's loop calls it); False if none was."""
+        if _STEP not in self._deadlines or self._closed:
+            return False
+        self._step(now)
+        return True
+
+    def _commanded(self, now: float) -> None:
+        if self._closed:
+            return
+        if self._stacked:
+            # Due at once: an owner that does not step us in its loop still
+            # gets us stepped through handle_timeout (nothing is forgotten).
+            self._deadlines.set_earliest(_STEP, now)
+        else:
+            self._step(now)
+
+    def _metadata_wanted(self, now: float) -> None:
+        """A metadata command: stacked, a step is due only if a refresh may start
+        now (asking again while one waits for its backoff or answer is no work:
+        a machine that asks on every step must not keep its owner's loop busy)."""
+        if not self._stacked or self._closed:
+            self._commanded(now)
+            return
+        at = self._refresh.next_deadline(now)
+        _arm(self._deadlines, _REFRESH, at)
+        if at is not None and at <= now:
+            self._deadlines.set_earliest(_STEP, now)
 
     @property
     def _in_flight(self) -> dict[int, Pending]:
@@ -271,7 +335,7 @@ class KafkaClientCore(ClientQueries):
             max_version=max_version,
             build=build,
         )
-        self._step(now)
+        self._commanded(now)
         return handle
 
     def cancel(self, handle: RequestHandle[Any], *, now: float) -> bool:
@@ -286,13 +350,13 @@ class KafkaClientCore(ClientQueries):
         self._requests.finish(
             pending, None, RequestCancelled(f"request #{handle.id} cancelled"), now
         )
-        self._step(now)
+        self._commanded(now)
         return True
 
     def request_metadata_update(self, *, now: float) -> MetadataWaiter:
         """Refresh metadata soon; the waiter completes with the next update."""
         waiter = self.cluster.request_update()
-        self._step(now)
+        self._metadata_wanted(now)
         return waiter
 
     def add_topic(self, topic: str, *, now: float) -> MetadataWaiter:
@@ -304,7 +368,7 @@ class KafkaClientCore(ClientQueries):
         # Only a topic not tracked yet is a new question for the metadata (an
         # answer already on its way covers the others).
         waiter = self.cluster.request_update(new_topics=new)
-        self._step(now)
+        self._metadata_wanted(now)
         return waiter
 
     def set_topics(self, topics: Iterable[str], *, now: float) -> MetadataWaiter:
@@ -317,7 +381,7 @@ class KafkaClientCore(ClientQueries):
         self._topics.clear()
         self._topics.update(new)
         waiter = self.cluster.request_update(new_topics=grew)
-        self._step(now)
+        self._metadata_wanted(now)
         return waiter
 
     def maybe_connect(self, node_id: int, *, now: float, lane: str = DEFAULT_LANE) -> bool:
@@ -327,7 +391,7 @@ class KafkaClientCore(ClientQueries):
             raise LocalProtocolError(f"maybe_connect: node {node_id} is not in the metadata")
         slot = self._pool.slot(node_id, lane)
         started = self._auth_error is None and self._pool.open(slot, now)
-        self._step(now)
+        self._commanded(now)
         return started
 
     def close(self, node_id: int | None = None, *, now: float, lane: str | None = None) -> None:
@@ -345,7 +409,7 @@ class KafkaClientCore(ClientQueries):
                 self._close_conn(
                     slot.conn, RequestCancelled("connection closed by close()"), now, by_user=True
                 )
-        self._step(now)
+        self._commanded(now)
 
     def shutdown(self, *, now: float) -> None:
         """Close everything and cancel every request; the core is unusable afterwards."""
@@ -380,6 +444,7 @@ class KafkaClientCore(ClientQueries):
         conn = None if conn_id is None else self._pool.conns.get(conn_id)
         if conn is None:
             return False
+        self._pool.touch(conn)
         conn.credentials_ready(result, error, now=now)
         self._step(now)
         return True
@@ -393,6 +458,7 @@ class KafkaClientCore(ClientQueries):
         conn = self._pool.conns.get(conn_id)
         if conn is None:
             return  # we closed it meanwhile; the transport will see our CloseConnection
+        self._pool.touch(conn)
         conn.connection_made(now=now)
         self._step(now)
 
@@ -418,6 +484,7 @@ class KafkaClientCore(ClientQueries):
         if conn is None:
             return
         self._out.counters.bytes_received += len(data)
+        self._pool.touch(conn)
         conn.data_received(data, now=now)
         self._step(now)
 
@@ -434,20 +501,33 @@ class KafkaClientCore(ClientQueries):
             exc = KafkaConnectionError(
                 f"connection to {conn.peer} lost"
                 + (f": {_reason(error)}" if error else " (closed by the broker)")
+                + ("" if error else self._close_hint(conn))
             )
         if error is not None:
             exc.__cause__ = error
         self._close_conn(conn, exc, now, reported=True)
         self._step(now)
 
+    def _close_hint(self, conn: BrokerConnection) -> str:
+        """Why a broker may have closed ``conn`` right after ApiVersions (listener_hints)."""
+        cfg = self._config
+        if cfg.sasl or conn.ready_since is None or conn.answered or not conn.in_flight_count:
+            return ""
+        return sasl_close_hint(cfg.security_protocol)
+
     def handle_timeout(self, *, now: float) -> None:
+        if self._closed:
+            return
         for conn in list(self._pool.conns.values()):
-            conn.handle_timeout(now=now)
+            at = conn.next_deadline()
+            if at is not None and at <= now:
+                self._pool.touch(conn)
+                conn.handle_timeout(now=now)
         self._requests.expire(now)
         self._step(now)
 
     def next_deadline(self) -> float | None:
-        return self._wake_at
+        return None if self._closed else self._deadlines.next()
 
     def pull_actions(self) -> list[Action]:
         return self._out.take_actions()
@@ -457,6 +537,7 @@ class KafkaClientCore(ClientQueries):
 
     # ---------------------------------------------------------------- the step
     def _step(self, now: float) -> None:
+        self._deadlines.cancel(_STEP)
         for _ in range(4):  # completions may enqueue work that writes more
             self._drain_connections(now)
             if self._closed:
@@ -465,7 +546,7 @@ class KafkaClientCore(ClientQueries):
             self._maybe_lookup_coordinators(now)
             self._maybe_send_telemetry(now)
             self._dispatch(now)
-            if not self._pool.dirty() and not self._lookups_due(now):
+            if not self._pool.touched and not self._lookups_due(now):
                 break
         self._drain_connections(now)
         if self._heal_due:
@@ -474,15 +555,22 @@ class KafkaClientCore(ClientQueries):
             self._heal_due = False
             self._heal(now)
             self._drain_connections(now)
-        self._wake_at = self._compute_deadline(now)
+        self._update_deadlines(now)
 
     def _lookups_due(self, now: float) -> bool:
         # Dispatch may discover unknown routes; start their lookups in this step.
         return self._refresh.due(now) or self._coordinators.due(now)
 
     def _drain_connections(self, now: float) -> None:
+        """Drain the connections touched since the last drain (issue 12: a step
+        does not walk every connection), and update their deadlines."""
         out = self._out
-        for conn_id, conn in list(self._pool.conns.items()):
+        conns = self._pool.conns
+        for conn_id in self._pool.take_touched():
+            conn = conns.get(conn_id)
+            if conn is None:
+                self._deadlines.cancel(("conn", conn_id))
+                continue
             for data in conn.pull_writes():
                 out.act(WriteData(conn_id=conn_id, data=data))
                 out.counters.bytes_sent += len(data)
@@ -496,6 +584,11 @@ class KafkaClientCore(ClientQueries):
             conn.latencies_ms.clear()
             if self._pool.changed(conn):
                 self._on_state(conn, now)
+            at = conn.next_deadline() if conn_id in conns else None
+            if at is None:
+                self._deadlines.cancel(("conn", conn_id))
+            else:
+                self._deadlines.set(("conn", conn_id), at)
 
     def _ask_credentials(self, conn: BrokerConnection, need: CredentialsCall) -> None:
         request_id = self._next_credentials_id
@@ -532,6 +625,7 @@ class KafkaClientCore(ClientQueries):
         """Close ``conn`` on our side (or record the transport's report of it)."""
         if by_user:
             self._requests.cancel_in_flight(conn.node_id, conn.lane, now)
+        self._pool.touch(conn)
         conn.close(error)
         for completion in conn.pull_completions():
             self._on_completion(completion, now)
@@ -596,7 +690,7 @@ class KafkaClientCore(ClientQueries):
         self._requests.finish(pending, completion.response, completion.error, now)
 
     def _inspect_response(self, handle: RequestHandle[Any], response: Any, now: float) -> None:
-        verdict = classify(response)
+        verdict = classify(response, handle.node_id)
         if verdict is None:
             return
         if verdict.rebootstrap and self._refresh.may_rebootstrap:
@@ -622,7 +716,8 @@ class KafkaClientCore(ClientQueries):
 
         def done(response: Any, error: BaseException | None, t: float) -> None:
             source = self._pool.describe_source(box[0].node_id, response)
-            if self._refresh.finished(source, response, error, t, self._topics):
+            node_id = box[0].node_id
+            if self._refresh.finished(source, response, error, t, self._topics, node_id):
                 self._heal_due = True
 
         box.append(
@@ -650,20 +745,28 @@ class KafkaClientCore(ClientQueries):
         if self._closed:
             return
         for lookup in self._coordinators.start(now):
-            self._requests.enqueue(
-                None,
-                ApiKey.FIND_COORDINATOR,
-                AnyNode(),
-                DEFAULT_LANE,
-                now,
-                build=lookup.build,
-                on_done=self._lookup_done(lookup),
+            box: list[RequestHandle[Any]] = []
+            box.append(
+                self._requests.enqueue(
+                    None,
+                    ApiKey.FIND_COORDINATOR,
+                    AnyNode(),
+                    DEFAULT_LANE,
+                    now,
+                    build=lookup.build,
+                    on_done=self._lookup_done(lookup, box),
+                )
             )
 
-    def _lookup_done(self, lookup: Lookup) -> Callable[[Any, BaseException | None, float], None]:
+    def _lookup_done(
+        self, lookup: Lookup, box: list[RequestHandle[Any]]
+    ) -> Callable[[Any, BaseException | None, float], None]:
         def done(response: Any, error: BaseException | None, now: float) -> None:
             needed = coordinator_keys(self._requests.queue.targets())
-            self._coordinators.finished(lookup, response, error, now, needed=needed)
+            node_id = box[0].node_id
+            self._coordinators.finished(
+                lookup, response, error, now, needed=needed, node_id=node_id
+            )
 
         return done
 
@@ -704,30 +807,31 @@ class KafkaClientCore(ClientQueries):
             return
         self._requests.dispatch(now)
 
-    def _compute_deadline(self, now: float) -> float | None:
-        times: list[float] = []
-        for conn in self._pool.conns.values():
-            deadline = conn.next_deadline()
-            if deadline is not None:
-                times.append(deadline)
-        queued_deadline = self._requests.queue.next_deadline()
-        if queued_deadline is not None:
-            times.append(queued_deadline)
+    def _update_deadlines(self, now: float) -> None:
+        """The core-wide deadlines (the connections' are kept by the drain)."""
+        deadlines = self._deadlines
+        queued = self._requests.queue.next_deadline()
+        _arm(deadlines, _QUEUE, queued)
+        blackout = None
+        if queued is not None:
+            # A request waits for a node that backs off: wake when it may connect.
             for slot in self._pool.slots.values():
-                blackout = self._pool.health.blackout_until(slot.node_id)
-                if slot.conn is None and blackout > now:
-                    times.append(blackout)
-        if not self._closed:
-            refresh_at = self._refresh.next_deadline(now)
-            if refresh_at is not None:
-                times.append(refresh_at)
-        lookup_at = self._coordinators.next_deadline(now)
-        if lookup_at is not None:
-            times.append(lookup_at)
-        telemetry_at = None if self.telemetry is None else self.telemetry.next_deadline()
-        if telemetry_at is not None and not self._closed:
-            times.append(telemetry_at)
-        return min(times) if times else None
+                until = self._pool.health.blackout_until(slot.node_id)
+                if slot.conn is None and until > now and (blackout is None or until < blackout):
+                    blackout = until
+        _arm(deadlines, _BLACKOUT, blackout)
+        closed = self._closed
+        _arm(deadlines, _REFRESH, None if closed else self._refresh.next_deadline(now))
+        _arm(deadlines, _LOOKUP, self._coordinators.next_deadline(now))
+        telemetry = None if closed else self.telemetry
+        _arm(deadlines, _TELEMETRY, None if telemetry is None else telemetry.next_deadline())
+
+
+def _arm(deadlines: Deadlines[Hashable], key: str, at: float | None) -> None:
+    if at is None:
+        deadlines.cancel(key)
+    else:
+        deadlines.set(key, at)
 
 
 def _reason(error: BaseException) -> str:

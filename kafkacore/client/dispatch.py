@@ -320,6 +320,7 @@ class Dispatcher:
             if pending.max_version is not None and version > pending.max_version:
                 version = _capped_version(conn, handle.api_key, pending.max_version)
             message = pending.build(version) if pending.build else handle.request
+            self._pool.touch(conn)
             conn.send(
                 handle,
                 message,

@@ -373,7 +373,9 @@ class ClusterMetadata:
             waiter._complete(None, exception)
         self._finished.extend(waiters)
 
-    def update_metadata(self, metadata: Any, *, now: float, source: str | None = None) -> None:
+    def update_metadata(
+        self, metadata: Any, *, now: float, source: str | None = None, node_id: int | None = None
+    ) -> None:
         """Replace the state with a decoded Metadata response (any version).
 
         ``metadata`` needs the response's attributes (``brokers``, ``topics``,
@@ -381,7 +383,8 @@ class ClusterMetadata:
         ``MetadataResponse`` has them. An empty broker list counts as a
         failed update (the broker is not ready to serve metadata).
         ``source`` names the broker that answered (e.g. ``"broker 1"``), for
-        the messages of :meth:`topic_failure`.
+        the messages of :meth:`topic_failure`, and ``node_id`` is its id (kept
+        on those errors).
         """
         if not metadata.brokers:
             self.failed_update(
@@ -411,7 +414,7 @@ class ClusterMetadata:
                 incomplete = True
             elif t.error_code:
                 errors[name] = t.error_code
-                failure = _topic_failure(t.error_code, name, source)
+                failure = _topic_failure(t.error_code, name, source, node_id)
                 if failure is not None:
                     failures[name] = failure
                 # A missing topic is not refetched on its own (it may never
@@ -599,11 +602,15 @@ def _same_topic(old: _Topic | None, new: _Topic) -> bool:
     return old.topic_id is None or new.topic_id is None or old.topic_id == new.topic_id
 
 
-def _topic_failure(code: int, topic: str, source: str | None) -> BrokerError | None:
+def _topic_failure(
+    code: int, topic: str, source: str | None, node_id: int | None = None
+) -> BrokerError | None:
     """A non-retriable topic error as an exception naming code, broker and topic."""
     cls = error_class(code)
     if cls is None or cls.retriable:
         return None
     sender = source or "the broker"
     unknown = "unknown " if issubclass(cls, UnknownErrorCodeError) else ""
-    return cls(f"{unknown}error code {code} from {sender} for topic {topic!r}")
+    error = cls(f"{unknown}error code {code} from {sender} for topic {topic!r}")
+    error.node_id = node_id
+    return error

@@ -83,6 +83,9 @@ class ConnectionPool:
         self.slots: dict[tuple[int, str], Slot] = {}
         self.conns: dict[ConnId, BrokerConnection] = {}
         self._reported: dict[ConnId, ConnectionState] = {}
+        #: Connections handed a fact, a request or a close since the core last
+        #: drained them: the only ones a step needs to look at (issue 12).
+        self.touched: set[ConnId] = set()
         self._next_conn_id = 1
         self._api_versions: dict[int, dict[int, tuple[int, int]]] = {}
         self._features: dict[int, dict[str, int]] = {}
@@ -156,6 +159,15 @@ class ConnectionPool:
             conn.state is not self._reported.get(cid) or conn.has_pending_output
             for cid, conn in self.conns.items()
         )
+
+    def touch(self, conn: BrokerConnection) -> None:
+        """``conn`` was handed something: the next drain looks at it."""
+        self.touched.add(conn.conn_id)
+
+    def take_touched(self) -> set[ConnId]:
+        """The connections touched since the last call (and forget them)."""
+        touched, self.touched = self.touched, set()
+        return touched
 
     def changed(self, conn: BrokerConnection) -> bool:
         return conn.state is not self._reported.get(conn.conn_id)
@@ -262,6 +274,7 @@ class ConnectionPool:
         )
         slot.conn = conn
         self.conns[conn_id] = conn
+        self.touched.add(conn_id)
         self._reported[conn_id] = ConnectionState.CONNECTING
         counters = self._out.counters
         counters.connections_opened += 1

@@ -117,9 +117,10 @@ class MetadataRefresh:
         error: BaseException | None,
         now: float,
         topics: set[str],
+        node_id: int | None = None,
     ) -> bool:
-        """The refresh ended (``source`` names the broker that answered); True
-        when the cluster metadata was updated."""
+        """The refresh ended (``source`` names the broker that answered,
+        ``node_id`` is its id); True when the cluster metadata was updated."""
         self.in_flight = False
         if error is None:
             # The top-level code: Metadata v13+ (KIP-1102).
@@ -132,12 +133,12 @@ class MetadataRefresh:
                 return False
             if code:
                 error = _codec.error_for_code(
-                    code, f"{source or 'the broker'} refused the Metadata request"
+                    code, f"{source or 'the broker'} refused the Metadata request", node_id=node_id
                 )
         if error is not None:
             self.failed(error, now)
             return False
-        return self._update(source, response, now, topics)
+        return self._update(source, response, now, topics, node_id)
 
     def failed(self, error: BaseException, now: float) -> None:
         """A refresh failed with ``error``: tell the metadata and whoever waits."""
@@ -152,12 +153,19 @@ class MetadataRefresh:
             self._cluster.failed_update(error, now=now)
             self.announce(None, error)
 
-    def _update(self, source: str | None, response: Any, now: float, topics: set[str]) -> bool:
+    def _update(
+        self,
+        source: str | None,
+        response: Any,
+        now: float,
+        topics: set[str],
+        node_id: int | None = None,
+    ) -> bool:
         cluster = self._cluster
         before = cluster.update_count
         # Topics that already had a failure: their error is traced once, not per refresh.
         failing_before = {t for t in topics if cluster.topic_failure(t) is not None}
-        cluster.update_metadata(response, now=now, source=source)
+        cluster.update_metadata(response, now=now, source=source, node_id=node_id)
         if cluster.update_count == before:
             error = cluster.last_failure or KafkaConnectionError("Metadata failed")
             self._out.counters.metadata_failures += 1

@@ -16,7 +16,11 @@ cluster the client core must act on, whoever sent the request:
 
 :func:`classify` scans a decoded response for every non-zero
 ``error_code``, however deep (partitions inside topics inside the
-response), and returns a :class:`ResponseVerdict`. The scan is planned once
+response), and returns a :class:`ResponseVerdict` naming the node that
+answered. :func:`broker_error` is how the machines turn a code of a
+response into its :class:`~kafkacore.errors.BrokerError`: the error keeps
+the code and the broker id (``node_id``), so a user sees which broker said
+it. The scan is planned once
 per generated class (:func:`scan_plan`): a response visits only the fields
 whose subtree can hold an ``error_code``, so a Fetch response full of
 records costs a walk over its partition headers, not over its data.
@@ -28,9 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client import _codec
+from kafkacore.errors import BrokerError
 from kafkacore.protocol.enums import COORDINATOR_MOVED, ErrorCode
 
-__all__ = ["ResponseVerdict", "classify", "error_codes", "scan_plan"]
+__all__ = ["ResponseVerdict", "broker_error", "classify", "error_codes", "scan_plan"]
 
 #: How deep nested structs are followed (Kafka's responses nest three levels).
 _MAX_DEPTH = 4
@@ -48,6 +53,20 @@ class ResponseVerdict:
     refresh_metadata: bool
     #: Some code says the coordinator moved: forget the request's coordinator.
     coordinator_moved: bool
+    #: The broker that sent the response (None when not known).
+    node_id: int | None = None
+
+    def errors(self) -> list[BrokerError]:
+        """One error per code, each naming the broker that answered."""
+        found = (broker_error(code, node_id=self.node_id) for code in sorted(self.codes))
+        return [e for e in found if e is not None]
+
+
+def broker_error(
+    code: int, message: str | None = None, *, node_id: int | None
+) -> BrokerError | None:
+    """The exception for ``code`` from a response of broker ``node_id`` (None for 0)."""
+    return _codec.error_for_code(code, message, node_id=node_id)
 
 
 #: Per generated class: (has an ``error_code`` field, struct-typed fields
@@ -96,8 +115,9 @@ def error_codes(obj: Any) -> set[int]:
     return codes
 
 
-def classify(response: Any) -> ResponseVerdict | None:
-    """The verdict on ``response``, or None when it carries no error code at all."""
+def classify(response: Any, node_id: int | None = None) -> ResponseVerdict | None:
+    """The verdict on ``response`` (sent by ``node_id``), or None when it
+    carries no error code at all."""
     codes = error_codes(response)
     if not codes:
         return None
@@ -107,4 +127,5 @@ def classify(response: Any) -> ResponseVerdict | None:
         == ErrorCode.REBOOTSTRAP_REQUIRED,
         refresh_metadata=any(_codec.invalidates_metadata(code) for code in codes),
         coordinator_moved=bool(codes & COORDINATOR_MOVED),
+        node_id=node_id,
     )

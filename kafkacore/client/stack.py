@@ -9,10 +9,13 @@ is their shared base and the whole stacking contract in code:
   second step inside itself: a fact arriving while a step runs (a command
   issued from a response callback, say) only queues work for the running
   loop.
-- The loop alternates between draining the client core's events (a
-  completed request goes to the callback registered when it was sent;
-  anything else to :meth:`_on_client_event`) and the machine's own work
-  (:meth:`_work`), until neither moves. It runs at most
+- The loop alternates between stepping the client when a command left
+  it work (:meth:`KafkaClientCore.step`: sending only queues, so a
+  request sent from inside this step is written by the client's step in
+  the next round, never by a client step nested in ours), draining the
+  client core's events (a completed request goes to the callback
+  registered when it was sent; anything else to :meth:`_on_client_event`)
+  and the machine's own work (:meth:`_work`), until none moves. It runs at most
   :data:`MAX_STEP_ROUNDS` rounds; work left after that is continued by a
   deadline due at once, so one busy step cannot starve the transport's
   loop and nothing is forgotten.
@@ -71,10 +74,16 @@ class StackedMachine(Generic[E]):
 
     def __init__(self, client: KafkaClientCore) -> None:
         self.client = client
+        # Our loop steps the client: its commands (a request sent from our
+        # step) only queue work, so no client step runs nested in ours.
+        client.set_stacked()
         self.deadlines: Deadlines[Hashable] = Deadlines()
         self._responses: dict[int, ResponseCallback] = {}
         self._out: list[object] = []
         self._stepping = False
+        #: While a request's callback runs: the broker that answered it (its
+        #: errors name that node, ``BrokerError.node_id``); None otherwise.
+        self.answered_by: int | None = None
 
     # ------------------------------------------------- hooks for subclasses
     def _on_client_event(self, event: object, now: float) -> None:
@@ -192,21 +201,29 @@ class StackedMachine(Generic[E]):
         if self._stepping:
             return  # the running loop sees whatever the caller queued
         self._stepping = True
+        client = self.client
         try:
             for _ in range(MAX_STEP_ROUNDS):
-                events = self.client.pull_events()
+                # The client's step, when our commands or callbacks queued
+                # work for it (requests to write, metadata to ask for).
+                client.step(now=now)
+                events = client.pull_events()
                 for event in events:
                     if isinstance(event, RequestCompleted):
                         callback = self._responses.pop(event.handle.id, None)
                         if callback is not None:
-                            callback(event.response, event.error, now)
+                            self.answered_by = event.handle.node_id
+                            try:
+                                callback(event.response, event.error, now)
+                            finally:
+                                self.answered_by = None
                             continue
                     elif isinstance(event, CredentialsNeeded):
                         self._emit(event)
                         continue
                     self._on_client_event(event, now)
                 worked = False if self._stopped() else self._work(now)
-                if not events and not worked:
+                if not events and not worked and not client.step_due:
                     self.deadlines.cancel(_CONTINUE)
                     break
             else:

@@ -41,6 +41,9 @@ class FetchBuffer:
         self._fetches: deque[CompletedFetch] = deque()
         self._tps: set[TopicPartition] = set()
         self._bytes = 0
+        #: Completed fetches handed out or dropped so far: a partition left
+        #: the buffer (it may be fetched again) exactly when this moves.
+        self.released = 0
 
     @property
     def nbytes(self) -> int:
@@ -70,6 +73,7 @@ class FetchBuffer:
         """Forget what was fetched for ``tp`` (its position moved, or it left)."""
         if tp not in self._tps:
             return
+        self.released += 1
         keep: deque[CompletedFetch] = deque()
         for cf in self._fetches:
             if cf.tp == tp:
@@ -127,6 +131,7 @@ class FetchBuffer:
             self._pop()
 
     def _pop(self) -> None:
+        self.released += 1
         cf = self._fetches.popleft()
         self._bytes -= cf.nbytes
         self._tps.discard(cf.tp)

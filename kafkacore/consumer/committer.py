@@ -40,6 +40,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import (
@@ -58,7 +59,6 @@ from kafkacore.group.kip848 import Kip848Member
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import COORDINATOR_MOVED, ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.offset_commit_request import (
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
@@ -105,6 +105,7 @@ class Committer:
         send: Send,
         deadlines: Deadlines[Hashable],
         member: Callable[[], Member | None],
+        answered_by: Callable[[], int | None] = lambda: None,
     ) -> None:
         self._config = config
         self._subs = subs
@@ -113,6 +114,8 @@ class Committer:
         self._send = send
         self._deadlines = deadlines
         self._member = member
+        #: The broker whose answer is being handled (the owner's ``answered_by``).
+        self._answered_by = answered_by
         self._auto_busy = False
 
     # ------------------------------------------------------------ identity
@@ -316,7 +319,7 @@ class Committer:
                 elif code in FENCED_COMMIT:
                     fatal = self._fenced(code, sent_as, now) if fatal is None else fatal
                 else:
-                    fatal = error_for_code(code, f"committing {tp}")
+                    fatal = broker_error(code, f"committing {tp}", node_id=self._answered_by())
         return retry, fatal
 
     def _fenced(self, code: int, sent_as: tuple[int, str], now: float) -> CommitFailedError:
@@ -330,6 +333,7 @@ class Committer:
                 generation=generation, member_id=member_id, code=code, now=now
             )
         group = self._config.group_id
+        code_error = broker_error(code, node_id=self._answered_by())
         if code == ErrorCode.REBALANCE_IN_PROGRESS or stale:
             why = (
                 "the group is rebalancing"
@@ -337,11 +341,11 @@ class Committer:
                 else f"sent for generation {sent_as[0]}, which this member has since left"
             )
             return RebalanceInProgressCommitError(
-                f"commit for group {group!r} was not made ({error_for_code(code)}: {why}); "
+                f"commit for group {group!r} was not made ({code_error}: {why}); "
                 "poll() to finish the rebalance, then commit what you then own"
             )
         return CommitFailedError(
-            f"commit for group {group!r} was fenced ({error_for_code(code)}): the group "
+            f"commit for group {group!r} was fenced ({code_error}): the group "
             "rebalanced; the partitions may now belong to another member, poll again and "
             "commit what you then own"
         )

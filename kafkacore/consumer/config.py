@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkacore.errors import LocalProtocolError
+from kafkacore.errors import ConfigError
 
 __all__ = ["AUTO_OFFSET_RESET", "GROUP_PROTOCOLS", "ISOLATION_LEVELS", "ConsumerConfig"]
 
@@ -20,10 +20,10 @@ GROUP_PROTOCOLS = ("classic", "consumer")
 
 def _positive(name: str, value: object, *, allow_zero: bool = False) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise LocalProtocolError(f"ConsumerConfig.{name}: expected an int, got {value!r}")
+        raise ConfigError(f"ConsumerConfig.{name}: expected an int, got {value!r}")
     if value < 0 or (value == 0 and not allow_zero):
         want = "0 or more" if allow_zero else "more than 0"
-        raise LocalProtocolError(f"ConsumerConfig.{name}: {value} must be {want}")
+        raise ConfigError(f"ConsumerConfig.{name}: {value} must be {want}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,21 +63,21 @@ class ConsumerConfig:
 
     def __post_init__(self) -> None:
         if self.group_id is not None and (not isinstance(self.group_id, str) or not self.group_id):
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"ConsumerConfig.group_id: {self.group_id!r} must be a non-empty str or None"
             )
         if self.group_protocol not in GROUP_PROTOCOLS:
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"ConsumerConfig.group_protocol: {self.group_protocol!r} is not one of "
                 f"{', '.join(GROUP_PROTOCOLS)}"
             )
         if self.auto_offset_reset not in AUTO_OFFSET_RESET:
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"ConsumerConfig.auto_offset_reset: {self.auto_offset_reset!r} is not one of "
                 f"{', '.join(AUTO_OFFSET_RESET)}"
             )
         if self.isolation_level not in ISOLATION_LEVELS:
-            raise LocalProtocolError(
+            raise ConfigError(
                 f"ConsumerConfig.isolation_level: {self.isolation_level!r} is not one of "
                 f"{', '.join(ISOLATION_LEVELS)}"
             )
@@ -97,7 +97,7 @@ class ConsumerConfig:
         for name in ("fetch_min_bytes", "fetch_max_wait_ms", "retry_backoff_ms"):
             _positive(name, getattr(self, name), allow_zero=True)
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
-            raise LocalProtocolError(
+            raise ConfigError(
                 "ConsumerConfig.heartbeat_interval_ms: must be below session_timeout_ms "
                 f"({self.heartbeat_interval_ms} >= {self.session_timeout_ms})"
             )
@@ -106,7 +106,7 @@ class ConsumerConfig:
                 self, "partition_assignment_strategy", (self.partition_assignment_strategy,)
             )
         if not self.partition_assignment_strategy:
-            raise LocalProtocolError(
+            raise ConfigError(
                 "ConsumerConfig.partition_assignment_strategy: name at least one assignor"
             )
         object.__setattr__(

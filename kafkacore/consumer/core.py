@@ -46,6 +46,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client.config import ClientConfig
@@ -91,6 +92,16 @@ from kafkacore.group.kip848 import Kip848Member
 from kafkacore.operation import Operation
 
 __all__ = ["FETCH_LANE", "ConsumerCore", "FetchState", "PartitionState"]
+
+
+@dataclass(frozen=True, slots=True)
+class _PollMark:
+    """What a poll compares after taking records, to know whether to step."""
+
+    released: int
+    full: bool
+    sent: int
+    member_state: object
 
 
 class ConsumerCore(StackedMachine[ConsumerEvent]):
@@ -145,6 +156,7 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             send=send,
             deadlines=self.deadlines,
             member=self._member,
+            answered_by=self._answered_by,
         )
         self._membership = Membership(
             cfg,
@@ -158,7 +170,13 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             emit=self._emit,
         )
         self._offsets = CommittedOffsets(
-            cfg, subs=subs, topics=topics, ops=ops, send=send, member=self._member
+            cfg,
+            subs=subs,
+            topics=topics,
+            ops=ops,
+            send=send,
+            member=self._member,
+            answered_by=self._answered_by,
         )
         self._lookups = OffsetLookups(
             read_committed=cfg.read_committed, subs=subs, topics=topics, ops=ops, send=send
@@ -184,6 +202,9 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             retry_backoff_ms=cfg.retry_backoff_ms,
             on_matched=self._membership.pattern_matched,
         )
+
+    def _answered_by(self) -> int | None:
+        return self.answered_by
 
     # ============================================================= Requester
     def request(
@@ -405,20 +426,20 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         (see :mod:`kafkacore.consumer.positions`). Lending again means every
         record lent before has been handed over.
         """
-        self._before_poll("poll_records", now)
+        mark = self._before_poll("poll_records", now)
         if lend:
             self._subs.all_handed_over()
         limit = self.config.max_poll_records if max_records is None else max_records
         out = self._buffer.take_records(self._subs, limit, lend=lend)
-        self._step(now)
+        self._step_after_poll(mark, bool(out), now)
         return out
 
     def poll_batches(self, max_records: int | None = None, *, now: float) -> list[PartitionBatch]:
         """Like :meth:`poll_records`, as per-partition columnar batches (the bulk path)."""
-        self._before_poll("poll_batches", now)
+        mark = self._before_poll("poll_batches", now)
         limit = self.config.max_poll_records if max_records is None else max_records
         out = self._buffer.take_batches(self._subs, limit)
-        self._step(now)
+        self._step_after_poll(mark, bool(out), now)
         return out
 
     def note_consumed(
@@ -443,9 +464,40 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         self._subs.return_lent()
         self._step(now)
 
-    def _before_poll(self, what: str, now: float) -> None:
-        self._check_open(what)
+    def _step_after_poll(self, mark: _PollMark, handed_out: bool, now: float) -> None:
+        """Step after a poll only when it changed something a step acts on
+        (issue 12): a poll served from the buffer is then a take and nothing
+        else. A step is due when a partition left the buffer (fetch it
+        again), the buffer's bound was crossed, the poll queued a request
+        (auto-commit) or a client command, the member changed state (a
+        rejoin after the poll interval), a timer is due, or nothing was
+        buffered (the step sends what fetches it can)."""
+        buffer = self._buffer
         member = self._membership.member
+        if (
+            not handed_out
+            or buffer.released != mark.released
+            or buffer.full != mark.full
+            or self._sent != mark.sent
+            or self.client.step_due
+            or (member is not None and member.state is not mark.member_state)
+        ):
+            self._step(now)
+            return
+        due = self.next_deadline()
+        if due is not None and due <= now:
+            self._step(now)
+
+    def _before_poll(self, what: str, now: float) -> _PollMark:
+        self._check_open(what)
+        buffer = self._buffer
+        member = self._membership.member
+        mark = _PollMark(
+            released=buffer.released,
+            full=buffer.full,
+            sent=self._sent,
+            member_state=None if member is None else member.state,
+        )
         if member is not None:
             member.poll(now=now)
         # Seed 003: with auto-commit, commit what was consumed before fetching more.
@@ -461,6 +513,7 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         if error is not None:
             self._step(now)
             raise error
+        return mark
 
     # ------------------------------------------------------ offsets, commits
     def commit(

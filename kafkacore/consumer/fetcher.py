@@ -7,7 +7,12 @@ Each step, :meth:`Fetcher.send_fetches` groups the fetchable partitions
 leader and sends one Fetch to each leader that has none in flight and is
 not backing off. Nothing is sent while the buffer is at its bound
 (``fetch_buffer_bytes``). A partition whose leader or broker metadata does
-not know yet triggers a metadata request.
+not know yet triggers a metadata request. A leader whose fetchable
+partitions were all caught up at their last answer (position at the high
+watermark) while others of its partitions wait in the buffer is not asked
+yet: that Fetch would long-poll ``fetch_max_wait_ms`` and, one Fetch being
+in flight per leader, hold back the buffered partitions' next one. They go
+out together once the buffer releases a partition.
 
 Every leader has a :class:`~kafkacore.consumer.fetch_session.FetchSession`
 (KIP-227): after the first full Fetch, requests name only what changed and
@@ -32,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import Node
 from kafkacore.consumer.buffer import FetchBuffer
 from kafkacore.consumer.completed import CompletedFetch
@@ -44,7 +50,6 @@ from kafkacore.consumer.sender import Send
 from kafkacore.consumer.topics import TopicView
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import LEADER_MOVED, ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic, ForgottenTopic
 from kafkacore.timers import Deadlines
 
@@ -116,10 +121,14 @@ class Fetcher:
         cluster = self._topics.cluster
         wanted: dict[int, Wanted] = {}
         need_metadata = False
+        holding: set[int] = set()  # leaders with partitions waiting in the buffer
+        news: set[int] = set()  # leaders with a partition that may have data now
         for tp, st in self._subs.fetchable():
-            if self._buffer.holds(tp):
-                continue
             leader = self._topics.leader(tp)
+            if self._buffer.holds(tp):
+                if leader is not None:
+                    holding.add(leader)
+                continue
             if leader is None or cluster.broker_metadata(leader) is None:
                 need_metadata = True
                 continue
@@ -131,6 +140,15 @@ class Fetcher:
                 last_fetched_epoch=-1 if st.position_epoch is None else st.position_epoch,
                 max_bytes=self._config.max_partition_fetch_bytes,
             )
+            if st.high_watermark is None or st.position < st.high_watermark:
+                news.add(leader)
+        for leader in holding - news:
+            # Every partition we could fetch from this leader was caught up at
+            # its last answer, and others wait in the buffer: a Fetch now would
+            # long-poll fetch_max_wait_ms and hold back the buffered partitions'
+            # next Fetch (one in flight per leader). They go out together once
+            # the buffer releases one (issue 12: the stall at a topic's end).
+            wanted.pop(leader, None)
         if need_metadata:
             self._topics.track({tp.topic for tp in self._subs.parts}, now)
             if cluster.ttl(now=now) > 0:
@@ -223,7 +241,7 @@ class Fetcher:
                 tp = TopicPartition(name, pd.partition_index)
                 st = self._wanting(tp, parts.get(tp))
                 if st is not None:
-                    refresh = self._on_partition(tp, st, pd, session) or refresh
+                    refresh = self._on_partition(tp, st, pd, session, node) or refresh
         if refresh:
             self._topics.refresh(now)
             self._back_off(node, now)
@@ -244,7 +262,7 @@ class Fetcher:
         return st
 
     def _on_partition(
-        self, tp: TopicPartition, st: PartitionState, pd: Any, session: FetchSession
+        self, tp: TopicPartition, st: PartitionState, pd: Any, session: FetchSession, node: int
     ) -> bool:
         """Apply one partition's answer; True if metadata must be refreshed."""
         code = pd.error_code
@@ -257,7 +275,7 @@ class Fetcher:
                 session.reset()
             return True
         else:
-            cause = error_for_code(code, f"fetching {tp}")
+            cause = broker_error(code, f"fetching {tp}", node_id=node)
             if cause is not None and not cause.retriable:
                 self._errors.note(cause)
         return False

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import OffsetAndMetadata
@@ -42,7 +43,6 @@ from kafkacore.group.kip848 import Kip848Member
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import COORDINATOR_MOVED, ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.offset_fetch_request import (
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
@@ -120,6 +120,7 @@ class CommittedOffsets:
         ops: OperationTable,
         send: Send,
         member: Callable[[], ClassicMember | Kip848Member | None],
+        answered_by: Callable[[], int | None] = lambda: None,
     ) -> None:
         self._config = config
         self._subs = subs
@@ -127,6 +128,8 @@ class CommittedOffsets:
         self._ops = ops
         self._send = send
         self._member = member
+        #: The broker whose answer is being handled (the owner's ``answered_by``).
+        self._answered_by = answered_by
         #: An on-assignment fetch is in flight.
         self.busy = False
 
@@ -209,11 +212,17 @@ class CommittedOffsets:
         groups = resp.groups if resp.groups else [resp]
         code = groups[0].error_code if groups else ErrorCode.NONE
         if code in COORDINATOR_MOVED or code == ErrorCode.UNSTABLE_OFFSET_COMMIT:
-            self._retry(job, now, error_for_code(code))
+            self._retry(job, now, broker_error(code, node_id=self._answered_by()))
             return
         if code:
             group_id = self._config.group_id
-            job.finish(None, error_for_code(code, f"OffsetFetch for group {group_id!r}"), now)
+            job.finish(
+                None,
+                broker_error(
+                    code, f"OffsetFetch for group {group_id!r}", node_id=self._answered_by()
+                ),
+                now,
+            )
             return
         result: Committed = {tp: None for tp in job.tps}
         for topic in groups[0].topics:
@@ -221,10 +230,16 @@ class CommittedOffsets:
             for p in topic.partitions:
                 tp = TopicPartition(name, p.partition_index)
                 if p.error_code == ErrorCode.UNSTABLE_OFFSET_COMMIT:
-                    self._retry(job, now, error_for_code(p.error_code))
+                    self._retry(job, now, broker_error(p.error_code, node_id=self._answered_by()))
                     return
                 if p.error_code:
-                    job.finish(None, error_for_code(p.error_code, f"OffsetFetch for {tp}"), now)
+                    job.finish(
+                        None,
+                        broker_error(
+                            p.error_code, f"OffsetFetch for {tp}", node_id=self._answered_by()
+                        ),
+                        now,
+                    )
                     return
                 if p.committed_offset >= 0:
                     epoch = p.committed_leader_epoch

@@ -12,6 +12,7 @@ from kafkacore.producer.core import ProducerCore
 from kafkacore.producer.errors import (
     BufferExhaustedError,
     ProducerClosedError,
+    ProducerConfigError,
     ProducerFencedError,
     RecordTooLargeError,
     TransactionAbortedError,
@@ -39,6 +40,7 @@ __all__ = [
     "PreparedRecord",
     "ProducerClosedError",
     "ProducerConfig",
+    "ProducerConfigError",
     "ProducerCore",
     "ProducerEvent",
     "ProducerFencedError",

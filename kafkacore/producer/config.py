@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkacore.producer.errors import ProducerConfigError
 from kafkacore.records import Compression
 
 __all__ = ["ProducerConfig"]
@@ -88,7 +89,9 @@ class ProducerConfig:
         elif acks in (0, 1, "0", "1"):
             value = int(acks)
         else:
-            raise ValueError(f"ProducerConfig: acks must be 0, 1 or 'all' (-1), got {acks!r}")
+            raise ProducerConfigError(
+                f"ProducerConfig: acks must be 0, 1 or 'all' (-1), got {acks!r}"
+            )
         set_(self, "acks_value", value)
         for name in (
             "batch_size",
@@ -99,14 +102,16 @@ class ProducerConfig:
         ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ValueError(f"ProducerConfig: {name} must be a positive int, got {v!r}")
+                raise ProducerConfigError(
+                    f"ProducerConfig: {name} must be a positive int, got {v!r}"
+                )
         for name in ("linger_ms", "max_block_ms", "retries"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"ProducerConfig: {name} must be an int >= 0, got {v!r}")
+                raise ProducerConfigError(f"ProducerConfig: {name} must be an int >= 0, got {v!r}")
         ctype = self.compression_type.lower() if self.compression_type else None
         if ctype not in _COMPRESSION:
-            raise ValueError(
+            raise ProducerConfigError(
                 f"ProducerConfig: compression_type {self.compression_type!r} is not one of "
                 "none, gzip, snappy, lz4, zstd"
             )
@@ -114,7 +119,9 @@ class ProducerConfig:
         if self.transactional_id is not None and (
             not isinstance(self.transactional_id, str) or not self.transactional_id
         ):
-            raise ValueError("ProducerConfig: transactional_id must be a non-empty string or None")
+            raise ProducerConfigError(
+                "ProducerConfig: transactional_id must be a non-empty string or None"
+            )
         in_flight = int(self.client.get("max_in_flight_requests_per_connection", 5))
         set_(self, "max_in_flight", in_flight)
         conflicts = []
@@ -127,20 +134,20 @@ class ProducerConfig:
         wanted = self.enable_idempotence
         if self.transactional_id is not None:
             if wanted is False:
-                raise ValueError(
+                raise ProducerConfigError(
                     "ProducerConfig: a transactional_id needs enable_idempotence; drop "
                     "enable_idempotence=False"
                 )
             wanted = True
         if wanted and conflicts:
-            raise ValueError(
+            raise ProducerConfigError(
                 "ProducerConfig: idempotence cannot work with "
                 + ", ".join(conflicts)
                 + "; fix those or set enable_idempotence=False"
             )
         set_(self, "idempotent", bool(wanted if wanted is not None else not conflicts))
         if self.max_request_size < 100:
-            raise ValueError("ProducerConfig: max_request_size must be at least 100 bytes")
+            raise ProducerConfigError("ProducerConfig: max_request_size must be at least 100 bytes")
 
     @property
     def transactional(self) -> bool:
@@ -154,4 +161,4 @@ def split_options(owner: str, options: dict[str, Any]) -> ProducerConfig:
     try:
         return ProducerConfig(client=client, **mine)
     except ValueError as exc:
-        raise ValueError(f"{owner}: {exc}") from None
+        raise ProducerConfigError(f"{owner}: {exc}") from None

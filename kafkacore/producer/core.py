@@ -61,9 +61,14 @@ from kafkacore.client.stack import StackedMachine
 from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
 from kafkacore.errors import AuthenticationError, LocalProtocolError
 from kafkacore.operation import Operation
-from kafkacore.partitioner import DefaultPartitioner
-from kafkacore.producer.accumulator import BufferFull, RecordAccumulator, record_estimate
-from kafkacore.producer.batch import ProducerBatch
+from kafkacore.partitioner import DefaultPartitioner, StickyState
+from kafkacore.producer.accumulator import (
+    BufferFull,
+    PartitionQueue,
+    RecordAccumulator,
+    record_estimate,
+)
+from kafkacore.producer.batch import BatchState, ProducerBatch
 from kafkacore.producer.causes import FailureLog
 from kafkacore.producer.config import ProducerConfig
 from kafkacore.producer.coordinator import CoordinatorRequests
@@ -75,6 +80,7 @@ from kafkacore.producer.errors import (
 from kafkacore.producer.events import PRODUCER_EVENTS, ProducerEvent
 from kafkacore.producer.expiry import Expiry
 from kafkacore.producer.idempotence import IdState, ProducerIdentity
+from kafkacore.producer.lanes import Lane, Lanes
 from kafkacore.producer.ledger import DeliveryLedger
 from kafkacore.producer.placement import ColumnPlacer
 from kafkacore.producer.producer_id import ProducerIds
@@ -90,6 +96,7 @@ __all__ = ["BufferFull", "ProducerCore"]
 #: The deadline of the sender's next need (linger, retry backoff, expiry, metadata ask).
 _SEND = "send"
 _ENDING = (TxnState.COMMITTING, TxnState.ABORTING)
+_OPEN = BatchState.OPEN
 
 
 class ProducerCore(StackedMachine[ProducerEvent]):
@@ -163,6 +170,10 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         self._layouts: dict[str, tuple[int, list[int]]] = {}
         self._max_record = min(cfg.max_request_size, cfg.buffer_memory + 61)
         self._buffer_memory = cfg.buffer_memory
+        # The per-record fast path (see lanes.py); none for transactions, whose
+        # appends must first tell the transaction which partitions they touch.
+        self._lanes = Lanes(self._partitioner)
+        self._lanes_allowed = txn is None
         self._step(now)
 
     # ------------------------------------------------------------- queries
@@ -174,6 +185,11 @@ class ProducerCore(StackedMachine[ProducerEvent]):
     def buffer_available(self) -> int:
         """Bytes ``buffer_memory`` still has room for."""
         return self._acc.available
+
+    @property
+    def buffer_used(self) -> int:
+        """Bytes of ``buffer_memory`` taken by records not yet reported."""
+        return self._acc.used
 
     @property
     def producer_id(self) -> tuple[int, int]:
@@ -219,14 +235,23 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         timestamp: int,
         token: object = None,
         now: float,
-    ) -> None:
+    ) -> bool:
         """Queue one record (already serialized); reported later with ``token``.
+
+        Returns True when the transport's loop must look at the core soon
+        (a batch was opened, so a linger deadline may have moved earlier, a
+        step ran and may have written requests, or the record waits for
+        metadata); False when the record only joined an open batch.
 
         Raises :class:`BufferFull` (nothing queued; wait for ``BufferFreed``),
         :class:`~kafkacore.producer.errors.RecordTooLargeError`, or
         :class:`~kafkacore.producer.errors.TransactionStateError` outside a
         transaction of a transactional producer.
         """
+        if key is None and partition is None and not headers:
+            if self.try_append(topic, value, timestamp, token):
+                return False
+            self._lanes.settle(topic)
         if (
             self._txn is not None
             or self._closed
@@ -251,10 +276,38 @@ class ProducerCore(StackedMachine[ProducerEvent]):
             waiting = self._waiting(topic, partition, size, token, timestamp, now)
             waiting.value, waiting.key, waiting.headers = value, key, headers
             self._wait_for_topic(waiting, now)
-            return
-        self._place_one(
+            return True
+        self._lanes.settle(topic)
+        return self._place_one(
             topic, value, key, headers, partition, timestamp, token, size, layout[0], now
         )
+
+    def try_append(self, topic: str, value: bytes | None, timestamp: int, token: object) -> bool:
+        """The fast path of :meth:`append` for an unkeyed record without headers
+        or partition: True when it joined the open batch of ``topic``'s
+        sticky partition (see lanes.py); False when nothing happened and
+        :meth:`append` must decide. Needs no ``now``: it never opens a batch."""
+        lane = self._lanes.get(topic)
+        if lane is None:
+            return False
+        size = 21 + (len(value) if value is not None else 0)
+        acc = self._acc
+        batch = lane.batch
+        if (
+            size > lane.room
+            or acc.used + size > self._buffer_memory
+            or batch.state is not _OPEN
+            or lane.queue.batches[-1] is not batch
+        ):
+            return False
+        lane.append(value, None, timestamp=timestamp)
+        batch.tokens.append(token)
+        batch.timestamps.append(timestamp)
+        batch.accounted += size
+        acc.used += size
+        lane.room -= size
+        lane.pending += size
+        return True
 
     def append_many(
         self,
@@ -296,6 +349,7 @@ class ProducerCore(StackedMachine[ProducerEvent]):
                 f"{self._cfg.buffer_memory}; send fewer records per call"
             )
         acc.reserve(total)
+        self._lanes.settle(topic)
         layout = self._layouts.get(topic) or self._layout(topic)
         if layout is None:
             waiting = self._waiting(topic, partition, total, token, timestamp, now)
@@ -353,12 +407,14 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         count: int,
         now: float,
         age: int = 0,
-    ) -> None:
+    ) -> bool:
+        """Append one record to its partition; True when a batch was opened (see append)."""
+        sticky = partition is None and (key is None or self._cfg.partitioner_ignore_keys)
         if partition is None:
             partition = self._choose(topic, key, count)
         elif partition >= count:
             self._report_unplaced(topic, partition, [token], [timestamp], count)
-            return
+            return True
         tp = TopicPartition(topic, partition)
         if self._txn is not None:
             self._txn.need(tp)
@@ -367,12 +423,36 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         self._partitioner.record_appended(topic, partition, size)
         if age:  # a record that waited for metadata: the batch is as old as it
             self._incomplete[batch.id] = min(self._incomplete.get(batch.id, batch.id), age)
-        if len(batch.tokens) == 1:  # a new batch was opened
+        opened = len(batch.tokens) == 1
+        if opened:  # a new batch was opened
             self._incomplete.setdefault(batch.id, batch.id)
             if len(acc.queues[tp].batches) > 1 or self._linger_s == 0:
                 self._step(now)  # the previous batch is full: send it now
             else:
                 self.deadlines.set_earliest(_SEND, now + self._linger_s)
+        if sticky and self._lanes_allowed and batch.state is _OPEN and topic not in self._wait:
+            self._open_lane(topic, partition, acc.queues[tp], batch)
+        return opened
+
+    def _open_lane(
+        self, topic: str, partition: int, queue: PartitionQueue, batch: ProducerBatch
+    ) -> None:
+        """Let the next unkeyed records of ``topic`` take the fast path into ``batch``."""
+        state, stuck, produced = self._partitioner.state(topic)
+        if state is not StickyState.STUCK or stuck != partition:
+            return
+        cfg = self._cfg
+        # Room before the slow path would act differently: a full batch opens
+        # a new one, the sticky partitioner switches at batch_size bytes
+        # (strictly below: the settled sum must not reach it), and a record
+        # too large for a request is an error.
+        room = min(
+            cfg.batch_size - batch.accounted,
+            cfg.batch_size - produced - 1,
+            self._max_record - 61,
+        )
+        if room > 21:
+            self._lanes.open(Lane(topic, partition, queue, batch, room))
 
     def _place_many(
         self,
@@ -429,6 +509,7 @@ class ProducerCore(StackedMachine[ProducerEvent]):
 
     def _place_waiting(self, w: WaitingRecords, count: int, now: float) -> None:
         """Place the records of ``w`` now that its topic has ``count`` partitions."""
+        self._lanes.settle(w.topic)
         if w.many is not None:
             values, keys, sizes = w.many
             self._place_many(
@@ -529,6 +610,7 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         if self._closed:
             return
         self._closed = True
+        self._lanes.settle_all()
         error = ProducerClosedError("producer closed before the record was delivered")
         self._sender.close(error)
         self._wait.fail_all(error)
@@ -549,6 +631,7 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         if isinstance(event, MetadataUpdated):
             self._meta_changed = True
             self._layouts.clear()
+            self._lanes.settle_all()  # a partition count may have changed
         auth = self._failures.note(event)
         if auth is not None:
             node = event.node_id if isinstance(event, ConnectionStateChanged) else None

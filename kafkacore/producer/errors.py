@@ -7,11 +7,20 @@ from kafkacore.errors import KafkaError, KafkaTimeoutError, LocalProtocolError
 __all__ = [
     "BufferExhaustedError",
     "ProducerClosedError",
+    "ProducerConfigError",
     "ProducerFencedError",
     "RecordTooLargeError",
     "TransactionAbortedError",
     "TransactionStateError",
 ]
+
+
+class ProducerConfigError(LocalProtocolError, ValueError):
+    """A producer option is wrong (a ValueError, as every config mistake).
+
+    Stands for the shared ``kafkacore.errors.ConfigError`` (issue 13) until
+    that exists; then it becomes its subclass.
+    """
 
 
 class RecordTooLargeError(LocalProtocolError):

@@ -73,7 +73,7 @@ __all__ = [
     "InvalidSessionTimeoutError",
     "InvalidShareSessionEpochError",
     "InvalidTimestampError",
-    "InvalidTopicExceptionError",
+    "InvalidTopicError",
     "InvalidTransactionTimeoutError",
     "InvalidTxnStateError",
     "InvalidUpdateVersionError",
@@ -85,7 +85,7 @@ __all__ = [
     "MemberIdRequiredError",
     "MessageTooLargeError",
     "MismatchedEndpointTypeError",
-    "NetworkExceptionError",
+    "NetworkError",
     "NewLeaderElectedError",
     "NoReassignmentInProgressError",
     "NonEmptyGroupError",
@@ -283,7 +283,7 @@ class OffsetMetadataTooLargeError(BrokerError):
     invalid_metadata = False
 
 
-class NetworkExceptionError(BrokerError):
+class NetworkError(BrokerError):
     """13 NETWORK_EXCEPTION: Connection dropped before the response arrived (client-side
     network failure).
     """
@@ -327,7 +327,7 @@ class NotCoordinatorError(BrokerError):
     invalid_metadata = False
 
 
-class InvalidTopicExceptionError(BrokerError):
+class InvalidTopicError(BrokerError):
     """17 INVALID_TOPIC_EXCEPTION: Topic name is invalid or the operation is not allowed on
     this (e.g. internal) topic.
     """
@@ -1497,11 +1497,11 @@ ERRORS: Mapping[int, type[BrokerError]] = {
     10: MessageTooLargeError,
     11: StaleControllerEpochError,
     12: OffsetMetadataTooLargeError,
-    13: NetworkExceptionError,
+    13: NetworkError,
     14: CoordinatorLoadInProgressError,
     15: CoordinatorNotAvailableError,
     16: NotCoordinatorError,
-    17: InvalidTopicExceptionError,
+    17: InvalidTopicError,
     18: RecordListTooLargeError,
     19: NotEnoughReplicasError,
     20: NotEnoughReplicasAfterAppendError,

@@ -56,7 +56,9 @@ def test_a_live_group_is_listed_and_described(
     )
     with KafkaConsumer(topic, **options) as consumer:
         wait_for(
-            lambda: (consumer.poll(0.1) or True) and len(consumer.assignment()) == 2,
+            lambda: (
+                (consumer.poll_records(timeout=0.1) or True) and len(consumer.assignment()) == 2
+            ),
             "two partitions assigned",
         )
         consumer.commit({TP(topic, 0): 3, TP(topic, 1): 5})

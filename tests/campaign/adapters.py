@@ -176,13 +176,18 @@ class Consumer:
         self.inner = inner
         self.timer = timer
 
-    async def poll(self, timeout: float) -> list[Any]:
+    async def poll_records(self, timeout: float) -> list[Any]:
+        """The consumer's records as one list (its ``poll_records``), ``timeout`` in seconds."""
         if self.flavor == "selector":
             out: list[Any] = await self.timer.run(
-                "poll", timeout, lambda: anyio.to_thread.run_sync(self.inner.poll, timeout)
+                "poll",
+                timeout,
+                lambda: anyio.to_thread.run_sync(lambda: self.inner.poll_records(timeout=timeout)),
             )
             return out
-        out = await self.timer.run("poll", timeout, lambda: self.inner.poll(timeout))
+        out = await self.timer.run(
+            "poll", timeout, lambda: self.inner.poll_records(timeout=timeout)
+        )
         return out
 
     async def commit(self, offsets: Mapping[TopicPartition, int] | None, timeout: float) -> Any:
@@ -191,7 +196,9 @@ class Consumer:
             return await self.timer.run(
                 "commit",
                 timeout,
-                lambda: anyio.to_thread.run_sync(lambda: self.inner.commit(offsets, timeout)),
+                lambda: anyio.to_thread.run_sync(
+                    lambda: self.inner.commit(offsets, timeout=timeout)
+                ),
             )
         return await self.timer.run("commit", timeout, lambda: self.inner.commit(offsets))
 
@@ -202,7 +209,9 @@ class Consumer:
             out: dict[TopicPartition, Any] = await self.timer.run(
                 "committed",
                 timeout,
-                lambda: anyio.to_thread.run_sync(lambda: self.inner.committed(partitions, timeout)),
+                lambda: anyio.to_thread.run_sync(
+                    lambda: self.inner.committed(partitions, timeout=timeout)
+                ),
             )
             return out
         out = await self.timer.run("committed", timeout, lambda: self.inner.committed(partitions))
@@ -221,10 +230,12 @@ class Consumer:
     async def close(self, timeout: float) -> None:
         if self.flavor == "selector":
             await self.timer.run(
-                "close", timeout, lambda: anyio.to_thread.run_sync(self.inner.close, timeout)
+                "close",
+                timeout,
+                lambda: anyio.to_thread.run_sync(lambda: self.inner.close(timeout=timeout)),
             )
         else:
-            await self.timer.run("close", timeout, lambda: self.inner.close(timeout))
+            await self.timer.run("close", timeout, lambda: self.inner.close(timeout=timeout))
 
 
 @contextlib.asynccontextmanager
@@ -239,7 +250,7 @@ async def open_consumer(
         try:
             yield Consumer(flavor, inner, timer)
         finally:
-            await anyio.to_thread.run_sync(inner.close, 5.0)
+            await anyio.to_thread.run_sync(lambda: inner.close(timeout=5.0))
         return
     if flavor == "asyncio":
         from kafkacore.transports._consumer_asyncio import AsyncKafkaConsumer as cls

@@ -425,19 +425,19 @@ def member_job(
             while not stop.is_set():
                 if leave_after_s is not None and time.monotonic() - began > leave_after_s:
                     break
-                records = await consumer.poll(0.5)
+                records = await consumer.poll_records(timeout=0.5)
                 now = time.monotonic()
                 log.deliveries.extend((r.partition, r.offset, now) for r in records)
                 if records:
                     try:
-                        done = await consumer.commit(None, 15.0)
+                        done = await consumer.commit(None, timeout=15.0)
                     except Exception as exc:
                         log.commit_errors.append(repr(exc))
                         continue
                     log.commits.append(
                         ({tp.partition: om.offset for tp, om in done.items()}, time.monotonic())
                     )
-            await consumer.close(15.0)
+            await consumer.close(timeout=15.0)
         return log
 
     return main
@@ -592,7 +592,7 @@ def eos_job(
                         await anyio.sleep(0.5)
                         continue
                     while run.processed < total and time.monotonic() < deadline:
-                        records = await consumer.poll(0.5)
+                        records = await consumer.poll_records(timeout=0.5)
                         if not records:
                             continue
                         if not await _eos_txn(producer, sink, records, group_id, op_s, run):

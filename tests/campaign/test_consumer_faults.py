@@ -94,9 +94,9 @@ def _drain(topic: str, options: dict[str, Any], want: int, window_s: float = 20.
     with KafkaConsumer(topic, **options) as consumer:
         end = time.monotonic() + window_s
         while len(got) < want and time.monotonic() < end:
-            got.extend(r.offset for r in consumer.poll(0.5))
+            got.extend(r.offset for r in consumer.poll_records(timeout=0.5))
         # Anything more would be a duplicate.
-        got.extend(r.offset for r in consumer.poll(1.0))
+        got.extend(r.offset for r in consumer.poll_records(timeout=1.0))
     return got
 
 
@@ -240,7 +240,7 @@ def _member(
 
         with KafkaConsumer(topic, listener=listener, **options) as consumer:
             while not stop.is_set():
-                if consumer.poll(0.2):
+                if consumer.poll_records(timeout=0.2):
                     with contextlib.suppress(CommitFailedError):
                         consumer.commit()
         return
@@ -252,7 +252,7 @@ def _member(
             from kafkacore.transports.trio import TrioKafkaConsumer as cls  # type: ignore[assignment]
         async with cls(topic, listener=listener, **options) as consumer:
             while not stop.is_set():
-                if await consumer.poll(0.2):
+                if await consumer.poll_records(timeout=0.2):
                     with contextlib.suppress(CommitFailedError):
                         await consumer.commit()
 

@@ -163,7 +163,9 @@ def test_consumer_fetch_buffer_stays_bounded_when_the_app_or_the_broker_stalls(
             fetch_max_bytes=fetch_max, max_partition_fetch_bytes=MIB, max_poll_records=200,
         ) as consumer:  # fmt: skip
             consumer.assign([TopicPartition(big_topic, p) for p in range(3)])
-            count += len(await consumer.poll(0.5))  # fetching starts; then the app stalls
+            count += len(
+                await consumer.poll_records(timeout=0.5)
+            )  # fetching starts; then the app stalls
             await anyio.sleep(4.0)  # the loop fetches in the background meanwhile
             _, app_stalled = tracemalloc.get_traced_memory()
             tracemalloc.reset_peak()
@@ -177,7 +179,7 @@ def test_consumer_fetch_buffer_stays_bounded_when_the_app_or_the_broker_stalls(
                     hold_end = time.monotonic() + 2.0
                 if proxy.held and time.monotonic() > hold_end:
                     proxy.release()
-                count += len(await consumer.poll(0.5))
+                count += len(await consumer.poll_records(timeout=0.5))
             _, draining = tracemalloc.get_traced_memory()
             took = time.monotonic() - start
         return count, app_stalled, draining, took

@@ -244,11 +244,11 @@ def _read_committed_job(flavor: str, bootstrap: str, topic: str, want: int) -> A
             consumer.assign([TopicPartition(topic, p) for p in range(PARTITIONS)])
             with anyio.move_on_after(60):
                 while len(got) < want:
-                    got.extend(r.value for r in await consumer.poll(0.5))
+                    got.extend(r.value for r in await consumer.poll_records(timeout=0.5))
             # A little longer: anything beyond ``want`` would be an aborted record.
             with anyio.move_on_after(1.5):
                 while True:
-                    got.extend(r.value for r in await consumer.poll(0.5))
+                    got.extend(r.value for r in await consumer.poll_records(timeout=0.5))
         return got
 
     return main

@@ -190,3 +190,84 @@ def test_credentials_needed_passes_through_and_the_answer_resumes_the_exchange()
     pump.run(until=lambda: client.cluster.update_count > 0)
     assert calls == [1]
     assert probe.credentials_ready(need.request_id, "again", now=pump.now) is False
+
+
+def test_a_request_sent_inside_a_step_is_written_by_the_loop_not_a_nested_client_step() -> None:
+    """Issue 11: sending only queues; the stacked loop steps the client once per round."""
+    probe, pump = booted()
+    client = probe.client
+    steps_inside_send: list[int] = []
+    real_step, real_send = client._step, client.send
+    calls = {"step": 0}
+
+    def counting_step(now: float) -> None:
+        calls["step"] += 1
+        real_step(now)
+
+    def watched_send(*args: Any, **kwargs: Any) -> Any:
+        before = calls["step"]
+        handle = real_send(*args, **kwargs)
+        steps_inside_send.append(calls["step"] - before)
+        return handle
+
+    client._step = counting_step  # type: ignore[method-assign]
+    client.send = watched_send  # type: ignore[method-assign]
+    sent: list[Any] = []
+
+    def first(response: Any, error: BaseException | None, now: float) -> None:
+        probe.answers.append((response, error))
+        sent.append(
+            probe._request(
+                MetadataRequest(topics=[]), lambda r, e, t: probe.answers.append((r, e)), now=now
+            )
+        )
+        assert client.step_due  # queued, not written yet: no step ran inside send
+
+    probe._request(MetadataRequest(topics=[]), first, now=pump.now)
+    assert client.step_due and not client.pull_actions()  # queued until a step
+    probe._step(pump.now)  # what a machine's command does after queueing
+    assert not client.step_due
+    pump.run(until=lambda: len(probe.answers) == 2)
+    assert steps_inside_send == [0, 0]
+    assert sent[0].done and not client.step_due
+    assert probe.max_depth == 1
+
+
+def test_a_client_command_outside_any_step_is_due_at_once_not_lost() -> None:
+    probe, pump = booted()
+    before = probe.client.next_deadline()
+    waiter = probe.client.request_metadata_update(now=pump.now + 0.5)
+    assert probe.client.step_due and probe.next_deadline() == pump.now + 0.5
+    assert before is None or before > pump.now + 0.5
+    pump.run(until=lambda: waiter.done)
+    assert not probe.client.step_due
+
+
+def test_the_answering_node_is_known_only_while_its_callback_runs() -> None:
+    probe, pump = booted()
+    seen: list[int | None] = []
+    probe._request(
+        MetadataRequest(topics=[]), lambda r, e, t: seen.append(probe.answered_by), now=pump.now
+    )
+    pump.run(until=lambda: bool(seen))
+    assert seen == [0] and probe.answered_by is None
+
+
+def test_asking_for_metadata_on_every_step_does_not_keep_the_loop_busy() -> None:
+    """A refresh that may not start yet (backoff) is no work for the owner's loop."""
+    probe, pump = booted()
+    client = probe.client
+
+    class Asking(Probe):
+        def _work(self, now: float) -> bool:
+            self.work_calls += 1
+            client.request_metadata_update(now=now)
+            return False
+
+    asking = Asking.__new__(Asking)
+    asking.__dict__.update(probe.__dict__)
+    asking.work_calls = 0
+    asking.handle_timeout(now=pump.now)
+    assert asking.work_calls < MAX_STEP_ROUNDS and not client.step_due
+    deadline = asking.next_deadline()
+    assert deadline is not None and deadline > pump.now  # the refresh backoff, not "at once"

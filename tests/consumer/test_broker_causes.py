@@ -83,7 +83,7 @@ async def poll_until_raised(c: Any, within: float) -> BaseException:
     end = time.monotonic() + within
     while time.monotonic() < end:
         try:
-            assert await call(c, "poll", 0.2) == []
+            assert await call(c, "poll_records", timeout=0.2) == []
         except AssertionError:
             raise
         except Exception as exc:
@@ -202,7 +202,7 @@ def test_missing_topic_is_logged_and_reported(
         end = time.monotonic() + 30
         while missing not in await call(c, "missing_topics"):
             assert time.monotonic() < end, "the missing topic was never reported"
-            await call(c, "poll", 0.2)
+            await call(c, "poll_records", timeout=0.2)
 
     with caplog.at_level(logging.WARNING, logger="kafkacore.consumer"):
         run(

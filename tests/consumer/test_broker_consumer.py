@@ -43,12 +43,12 @@ async def call(obj: Any, name: str, *args: Any, **kw: Any) -> Any:
     return out
 
 
-async def consume(c: Any, n: int, fn: str = "poll") -> list[Any]:
+async def consume(c: Any, n: int, fn: str = "poll_records") -> list[Any]:
     got: list[Any] = []
     end = time.monotonic() + 60
     while len(got) < n:
         assert time.monotonic() < end, f"only {len(got)} of {n} records arrived"
-        got += await call(c, fn, 0.5)
+        got += await call(c, fn, timeout=0.5)
     return got
 
 
@@ -160,7 +160,7 @@ def test_read_committed_against_a_transactional_producer(kafka_broker: Any) -> N
         got: list[Any] = []
         end = time.monotonic() + 60
         while len(got) < 3 and time.monotonic() < end:
-            got += c.poll(0.5)
+            got += c.poll_records(timeout=0.5)
         assert [r.value for r in got] == [b"c1", b"c2", b"c3"]
         # markers are hidden, the position moves past the last one
         end_offset = c.end_offsets([tp])[tp]
@@ -170,7 +170,7 @@ def test_read_committed_against_a_transactional_producer(kafka_broker: Any) -> N
         got = []
         end = time.monotonic() + 60
         while len(got) < 6 and time.monotonic() < end:
-            got += c.poll(0.5)
+            got += c.poll_records(timeout=0.5)
         assert [r.value for r in got] == [b"c1", b"c2", b"a1", b"a2", b"a3", b"c3"]
 
 
@@ -203,7 +203,10 @@ def test_pattern_subscription(kafka_broker: Any, protocol: str) -> None:
         c.subscribe(pattern=f"{base}-.*", listener=Listener())
         want = {f"{base}-a", f"{base}-b"}
         wait_for(
-            lambda: (c.poll(0.1) or True) and {tp.topic for tp in c.assignment()} == want,
+            lambda: (
+                (c.poll_records(timeout=0.1) or True)
+                and {tp.topic for tp in c.assignment()} == want
+            ),
             "both matching topics assigned, the other not",
         )
         # The rebalance listener ran from poll() with what was assigned.
@@ -221,8 +224,8 @@ def test_static_member_keeps_its_partitions_across_a_restart(kafka_broker: Any) 
     try:
         wait_for(
             lambda: (
-                (a.poll(0.1) or True)
-                and (b.poll(0.1) or True)
+                (a.poll_records(timeout=0.1) or True)
+                and (b.poll_records(timeout=0.1) or True)
                 and len(a.assignment()) + len(b.assignment()) == 4
                 and bool(a.assignment())
                 and bool(b.assignment())
@@ -233,7 +236,11 @@ def test_static_member_keeps_its_partitions_across_a_restart(kafka_broker: Any) 
         a.close()  # a static member does not leave (KIP-345)
         a = KafkaConsumer(topic, group_instance_id="static-a", **opts)
         wait_for(
-            lambda: (a.poll(0.1) or True) and (b.poll(0.1) or True) and a.assignment() == before,
+            lambda: (
+                (a.poll_records(timeout=0.1) or True)
+                and (b.poll_records(timeout=0.1) or True)
+                and a.assignment() == before
+            ),
             "the restarted static member gets its partitions back",
         )
     finally:

@@ -107,8 +107,8 @@ def the_rest(bootstrap: str, group: str, topic: str) -> list[int]:
         end = time.monotonic() + 60
         while not got or got[-1] < TOTAL - 1:
             assert time.monotonic() < end, f"saw only {got}"
-            got += [r.offset for r in c.poll(0.5)]
-        got += [r.offset for r in c.poll(1.0)]  # nothing more may come
+            got += [r.offset for r in c.poll_records(timeout=0.5)]
+        got += [r.offset for r in c.poll_records(timeout=1.0)]  # nothing more may come
         committed = c.committed([TopicPartition(topic, 0)])
         assert committed[TopicPartition(topic, 0)] is not None
     return got
@@ -159,7 +159,7 @@ def test_iterator_hands_out_nothing_of_a_partition_taken_away_mid_batch(
     def second_member() -> None:
         with KafkaConsumer(topic, **opts) as other:
             while not stop.is_set():
-                theirs.extend((r.partition, r.offset) for r in other.poll(0.2))
+                theirs.extend((r.partition, r.offset) for r in other.poll_records(timeout=0.2))
 
     joiner = threading.Thread(target=second_member, daemon=True)
     with KafkaConsumer(topic, **opts) as c:

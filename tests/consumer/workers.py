@@ -34,7 +34,7 @@ MAX_POLL = 50
 
 def collect(consumer: Any, into: list[Any], want: int) -> bool:
     """Poll once into ``into``; True when it holds ``want`` records."""
-    into.extend(consumer.poll(0.2))
+    into.extend(consumer.poll_records(timeout=0.2))
     return len(into) >= want
 
 
@@ -147,7 +147,7 @@ class Worker:
     def _selector(self) -> None:
         with KafkaConsumer(self.topic, **self.opts) as c:
             while not self.stop.is_set():
-                recs = c.poll(0.2)
+                recs = c.poll_records(timeout=0.2)
                 self._note(recs, c.assignment())
                 self._generation(c)
                 if recs:
@@ -160,7 +160,7 @@ class Worker:
     async def _asyncio(self) -> None:
         async with AsyncKafkaConsumer(self.topic, **self.opts) as c:
             while not self.stop.is_set():
-                recs = await c.poll(0.2)
+                recs = await c.poll_records(timeout=0.2)
                 self._note(recs, c.assignment())
                 self._generation(c)
                 if recs:
@@ -172,7 +172,7 @@ class Worker:
     async def _trio(self) -> None:
         async with TrioKafkaConsumer(self.topic, **self.opts) as c:
             while not self.stop.is_set():
-                recs = await c.poll(0.2)
+                recs = await c.poll_records(timeout=0.2)
                 self._note(recs, c.assignment())
                 self._generation(c)
                 if recs:

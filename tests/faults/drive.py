@@ -292,7 +292,7 @@ def consumer_end_offsets(
             value = exc
         finally:
             elapsed = time.monotonic() - t0
-            consumer.close(5.0)
+            consumer.close(timeout=5.0)
         return Outcome(value, elapsed)
 
     async def main() -> Outcome:
@@ -320,13 +320,13 @@ def consumer_poll_until_error(
         consumer = cls(topic, bootstrap_servers=bootstrap, **options)
         try:
             while time.monotonic() - t0 < window_s:
-                seen.extend(consumer.poll(1.0))
+                seen.extend(consumer.poll_records(timeout=1.0))
             value: Any = seen
         except Exception as exc:
             value = exc
         finally:
             elapsed = time.monotonic() - t0
-            consumer.close(5.0)
+            consumer.close(timeout=5.0)
         return Outcome(value, elapsed)
 
     async def main() -> Outcome:
@@ -334,7 +334,7 @@ def consumer_poll_until_error(
         try:
             async with cls(topic, bootstrap_servers=bootstrap, **options) as consumer:
                 while time.monotonic() - t0 < window_s:
-                    seen.extend(await consumer.poll(1.0))
+                    seen.extend(await consumer.poll_records(timeout=1.0))
                 return Outcome(seen, time.monotonic() - t0)
         except Exception as exc:
             return Outcome(exc, time.monotonic() - t0)
@@ -362,13 +362,13 @@ def consumer_assign_poll(
         try:
             consumer.assign(list(tps))
             while len(seen) < want and time.monotonic() - t0 < window_s:
-                seen.extend(consumer.poll(0.5))
+                seen.extend(consumer.poll_records(timeout=0.5))
             value: Any = seen
         except Exception as exc:
             value = exc
         finally:
             elapsed = time.monotonic() - t0
-            consumer.close(5.0)
+            consumer.close(timeout=5.0)
         return Outcome(value, elapsed)
 
     async def main() -> Outcome:
@@ -377,7 +377,7 @@ def consumer_assign_poll(
             async with cls(bootstrap_servers=bootstrap, **options) as consumer:
                 consumer.assign(list(tps))
                 while len(seen) < want and time.monotonic() - t0 < window_s:
-                    seen.extend(await consumer.poll(0.5))
+                    seen.extend(await consumer.poll_records(timeout=0.5))
                 return Outcome(seen, time.monotonic() - t0)
         except Exception as exc:
             return Outcome(exc, time.monotonic() - t0)

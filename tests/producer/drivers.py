@@ -6,7 +6,8 @@ steps as data lets one test body cover selector, asyncio and trio.
 
 Steps:
 ``("send", topic, value, key, headers, partition)`` -> RecordMetadata or the exception;
-``("send_many", topic, records)`` -> ManyResult or the exception;
+``("send_many", topic, records)`` or ``("send_many", topic, None, {"values": v, "keys": k})``
+-> ManyResult or the exception;
 ``("flush",)``, ``("init",)``, ``("begin",)``, ``("commit",)``, ``("abort",)``
 -> None or the exception; ``("offsets", {tp: offset}, group_id)`` ->
 send_offsets_to_transaction; ``("call", fn)`` runs ``fn()`` (blocking) -> its
@@ -46,7 +47,7 @@ def _run_selector(bootstrap: str, steps: Sequence[Step], options: dict[str, Any]
                     out.append(None)
                     continue
                 if op == "send_many":
-                    pending.append((len(out), p.send_many(step[1], step[2])))
+                    pending.append((len(out), p.send_many(step[1], *step[2:3], **_many_kw(step))))
                     out.append(None)
                     continue
                 # Transaction boundaries and flush settle what was sent before.
@@ -121,7 +122,7 @@ async def _run_async(producer: Any, steps: Sequence[Step]) -> list[Any]:
                 continue
             if op == "send_many":
                 await settle()
-                out.append(await producer.send_many(step[1], step[2]))
+                out.append(await producer.send_many(step[1], *step[2:3], **_many_kw(step)))
                 continue
             await settle()
             if op == "call":
@@ -169,3 +170,8 @@ def run(flavor: str, bootstrap: str, steps: Sequence[Step], **options: Any) -> l
 
         return trio.run(main_trio)
     raise AssertionError(flavor)
+
+
+def _many_kw(step: tuple[Any, ...]) -> dict[str, Any]:
+    """``("send_many", topic, records)`` or ``("send_many", topic, None, {"values": ...})``."""
+    return step[3] if len(step) > 3 else {}

@@ -30,7 +30,7 @@ PROTOCOLS = ("classic", "consumer")
 def _joined(consumer: KafkaConsumer, within_s: float = 30.0) -> ConsumerGroupMetadata:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        consumer.poll(0.2)
+        consumer.poll_records(timeout=0.2)
         meta = consumer.group_metadata()
         if consumer.assignment() and meta.generation_id > 0 and meta.member_id:
             return meta
@@ -84,7 +84,7 @@ def test_group_metadata_on_the_async_consumers(kafka_broker: Any) -> None:
 
     async def member(consumer: Any) -> ConsumerGroupMetadata:
         for _ in range(150):
-            await consumer.poll(0.2)
+            await consumer.poll_records(timeout=0.2)
             meta: ConsumerGroupMetadata = consumer.group_metadata()
             if consumer.assignment() and meta.generation_id > 0:
                 return meta

@@ -68,8 +68,11 @@ def test_records_read_back_exactly_once_in_order(
         key = b"key-%d" % (i % 97) if i % 10 else None
         headers = [("idx", str(i).encode()), ("empty", None)] if i % 3 == 0 else None
         steps.append(("send", topic, b"value-%d" % i, key, headers, None))
-    columns = ([b"mk-%d" % i for i in range(3000)], [b"many-%d" % i for i in range(3000)])
-    steps.append(("send_many", topic, columns))
+    columns = {
+        "keys": [b"mk-%d" % i for i in range(3000)],
+        "values": [b"many-%d" % i for i in range(3000)],
+    }
+    steps.append(("send_many", topic, None, columns))
     steps.append(("send_many", topic, [(None, b"pair-%d" % i) for i in range(500)]))
     results = run(flavor, kafka_broker.bootstrap, steps, compression_type=compression)
 

@@ -106,7 +106,7 @@ def test_user_objects_do_not_show_passwords(flavor: str) -> None:
                 _clean(f"repr({type(obj).__name__}.config)", repr(getattr(obj, "config", "")))
         finally:
             producer.close(1)
-            consumer.close(1)
+            consumer.close(timeout=1)
             client.close(1)
         return
 

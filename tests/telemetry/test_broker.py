@@ -143,7 +143,7 @@ def test_producer_and_consumer_push_otlp_the_plugin_decodes(
             end = time.monotonic() + 60
             while got < 20 or len(pushed_by(consumer_id)) < 2:
                 assert time.monotonic() < end, f"consumed {got}, pushes {_payloads(received)}"
-                got += len(consumer.poll(0.2))
+                got += len(consumer.poll_records(timeout=0.2))
             _wait("two producer pushes", lambda: len(pushed_by(producer_id)) >= 2)
         finally:
             consumer.close()

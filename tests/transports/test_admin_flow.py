@@ -180,7 +180,7 @@ def consume_and_commit(bootstrap: str, topic: str, group: str, records: int) -> 
     got, end = 0, time.monotonic() + 60
     while got < records:
         assert time.monotonic() < end, f"only {got} of {records} records consumed"
-        got += len(consumer.poll(0.5))
+        got += len(consumer.poll_records(timeout=0.5))
     consumer.commit()
     return consumer
 

@@ -1,0 +1,104 @@
+"""The ``kafkacore`` command line run as a subprocess against real brokers.
+
+``cli`` runs ``python -m kafkacore.transports.cli -b <kafka_broker>`` and
+returns the finished process (stdout, stderr, exit status). ``acl_kafka``
+is a broker of its own with the authorizer on (started on first use):
+PLAINTEXT is a super user (ANONYMOUS), SASL_PLAINTEXT authenticates
+``admin`` (a super user), ``alice`` and ``bob``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from kafkacore import KafkaAdminClient
+from kafkacore.testing import LocalKafka
+from kafkacore.testing.pytest_plugin import _keep
+
+#: Where a test must not wait longer for one command (the machine is shared).
+COMMAND_TIMEOUT = 90.0
+
+
+@dataclass
+class Result:
+    """A finished ``kafkacore`` run."""
+
+    args: tuple[str, ...]
+    code: int
+    out: str
+    err: str
+
+    def ok(self) -> Result:
+        assert self.code == 0, f"kafkacore {' '.join(self.args)} -> {self.code}\n{self.err}"
+        return self
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without any KAFKACORE_* connection setting of the caller's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKACORE_")}
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    *args: str,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    program: tuple[str, ...] = (sys.executable, "-m", "kafkacore.transports.cli"),
+) -> Result:
+    proc = subprocess.run(
+        [*program, *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=clean_env() if env is None else env,
+        timeout=COMMAND_TIMEOUT,
+    )
+    return Result(args, proc.returncode, proc.stdout, proc.stderr)
+
+
+Cli = Callable[..., Result]
+
+
+@pytest.fixture
+def cli(kafka_broker: LocalKafka) -> Cli:
+    """``cli("topics", "list")``: the command line against the shared broker."""
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+        return run_cli("-b", kafka_broker.bootstrap, *args, input=input, env=env)
+
+    return run
+
+
+@pytest.fixture
+def admin(kafka_broker: LocalKafka) -> Iterator[KafkaAdminClient]:
+    """An admin client to check what the command line did (or did not do)."""
+    with KafkaAdminClient(kafka_broker.bootstrap, client_id="cli-test-check") as client:
+        yield client
+
+
+@pytest.fixture
+def unique() -> str:
+    """A per-test name suffix (topics and groups outlive tests on the shared broker)."""
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture(scope="session")
+def acl_kafka(kafka_libs: object) -> Iterator[LocalKafka]:
+    with LocalKafka(
+        listeners=("PLAINTEXT", "SASL_PLAINTEXT"), authorizer=True, keep_workdir=_keep()
+    ) as kafka:
+        yield kafka
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "acl_kafka" in getattr(item, "fixturenames", ()):
+            item.add_marker("broker")
