@@ -122,9 +122,11 @@ class App:
         return self._connection
 
     @contextmanager
-    def admin(self) -> Iterator[KafkaAdminClient]:
+    def admin(self, *, helper: bool = False) -> Iterator[KafkaAdminClient]:
+        """The admin client; ``helper``: it only looks things up for a producing or
+        consuming command, so properties of that command's client are not warned about."""
         conn = self.connection
-        options = conn.options("admin")
+        options = conn.options("admin", warn=not helper)
         options.setdefault("client_id", "kafkacore-cli")
         options.setdefault("default_api_timeout_ms", int(self.timeout * 1000))
         with _built("admin client", KafkaAdminClient, conn.bootstrap_servers, options) as admin:

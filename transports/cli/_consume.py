@@ -96,7 +96,7 @@ def _resolve_starts(
     isolation: str,
 ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
     """Each partition's first offset for ``start``, and its end offset now."""
-    with app.admin() as admin:
+    with app.admin(helper=True) as admin:
         ends = _listed(admin, dict.fromkeys(tps, OffsetSpec.latest()), isolation)
         if start.kind == "beginning" or start.kind == "from_end":
             firsts = _listed(admin, dict.fromkeys(tps, OffsetSpec.earliest()), isolation)
@@ -131,7 +131,7 @@ def _listed(
 def _partitions(app: App, topics: tuple[str, ...], wanted: tuple[int, ...]) -> list[TopicPartition]:
     """The partitions to read; a missing topic or partition is reported (exit 3)."""
     tps: list[TopicPartition] = []
-    with app.admin() as admin:
+    with app.admin(helper=True) as admin:
         for topic in topics:
             count = len(describe_topic(admin, topic).partitions)
             for p in wanted:

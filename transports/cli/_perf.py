@@ -110,22 +110,36 @@ def perf() -> None:
     show_default=True,
     help="Records a second at most; -1 for no limit.",
 )
+@click.option(
+    "--reporting-interval",
+    "interval",
+    type=click.FloatRange(min=0.1),
+    default=WINDOW,
+    show_default=True,
+    help="Seconds between window lines (not on a terminal).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @pass_app
 def produce(
-    app: App, topic: str, num_records: int, record_size: int, throughput: float, as_json: bool
+    app: App,
+    topic: str,
+    num_records: int,
+    record_size: int,
+    throughput: float,
+    interval: float,
+    as_json: bool,
 ) -> None:
     """Send records and report throughput and latency (ProducerPerformance)."""
     if throughput == 0 or (throughput < 0 and throughput != -1):
         raise click.BadParameter(
             "a positive number of records a second, or -1", param_hint="'-t' / '--throughput'"
         )
-    with app.admin() as admin:
+    with app.admin(helper=True) as admin:
         describe_topic(admin, topic)
     payload = random.Random(0).randbytes(record_size)
     pacer = Pacer(throughput if throughput > 0 else None)
     lat = _Latencies()
-    with app.producer() as producer, Progress("sent", num_records) as bar:
+    with app.producer() as producer, Progress("sent", num_records, interval=1e9) as bar:
         start = window_start = time.monotonic()
         for _ in range(num_records):
             pacer.wait()
@@ -134,7 +148,7 @@ def produce(
             fut.add_done_callback(functools.partial(lat.done, sent, record_size))
             bar.advance()
             now = time.monotonic()
-            if not bar.terminal and now - window_start >= WINDOW:
+            if not bar.terminal and now - window_start >= interval:
                 window, size = lat.take_window()
                 click.echo(_window_line(len(window), size, window, now - window_start))
                 window_start = now
@@ -197,7 +211,7 @@ def consume(
     app: App, topic: str, messages: int, group: str | None, idle: float, as_json: bool
 ) -> None:
     """Read records as a group member and report throughput (ConsumerPerformance)."""
-    with app.admin() as admin:
+    with app.admin(helper=True) as admin:
         describe_topic(admin, topic)
     group = group or f"perf-consumer-{uuid.uuid4().hex[:8]}"
     consumer = app.consumer(group_id=group, auto_offset_reset="earliest")
