@@ -35,8 +35,8 @@ def test_the_first_example_runs(kafka_broker: LocalKafka) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert re.search(r"^\d/0 user-1=hello$", out, re.M) and re.search(
-        r"^\d/0 user-2=world$", out, re.M
+    assert re.search(r"^\d/\d user-1=hello$", out, re.M) and re.search(
+        r"^\d/\d user-2=world$", out, re.M
     )
     assert '"value": "hello"' in out and '"value": "world"' in out  # the group's two records
     assert "records sent" in out and "data.consumed.in.nMsg" in out

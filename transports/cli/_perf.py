@@ -77,6 +77,24 @@ class _Latencies:
         return window, size
 
 
+class _Joined:
+    """A rebalance listener noting when the first partitions were assigned (Java's
+    ConsumerPerformance measures its rebalance time the same way)."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def on_partitions_assigned(self, partitions: frozenset[Any]) -> None:
+        if self.at is None and partitions:
+            self.at = time.monotonic()
+
+    def on_partitions_revoked(self, partitions: frozenset[Any]) -> None:
+        pass
+
+    def on_partitions_lost(self, partitions: frozenset[Any]) -> None:
+        pass
+
+
 def _window_line(count: int, size: int, lat: list[float], seconds: float) -> str:
     rate = count / seconds if seconds > 0 else 0.0
     avg = sum(lat) / len(lat) if lat else 0.0
@@ -214,19 +232,17 @@ def consume(
     with app.admin(helper=True) as admin:
         describe_topic(admin, topic)
     group = group or f"perf-consumer-{uuid.uuid4().hex[:8]}"
-    consumer = app.consumer(group_id=group, auto_offset_reset="earliest")
-    count = size = 0
     start_wall = dt.datetime.now()
     start = last = time.monotonic()
-    joined: float | None = None
+    joined = _Joined()
+    consumer = app.consumer(group_id=group, auto_offset_reset="earliest", listener=joined)
+    count = size = 0
     try:
         consumer.subscribe([topic])
         with Progress("consumed", messages) as bar:
             while count < messages:
                 batches = consumer.poll_batches(0.5, messages - count)
                 now = time.monotonic()
-                if joined is None and consumer.assignment():
-                    joined = now
                 got = 0
                 for b in batches:
                     got += len(b.offsets)
@@ -244,7 +260,7 @@ def consume(
     finally:
         consumer.close()
     end = time.monotonic()
-    _report_consume(start_wall, start, joined or start, end, count, size, as_json)
+    _report_consume(start_wall, start, joined.at or start, end, count, size, as_json)
 
 
 def _report_consume(
