@@ -29,7 +29,7 @@ from kafkacore.errors import (
 
 from ._options import Connection, resolve_connection
 
-__all__ = ["App", "CliError", "Exit", "check_items", "classify", "cli", "pass_app"]
+__all__ = ["App", "CliError", "Exit", "ReaderGone", "check_items", "classify", "cli", "pass_app"]
 
 
 class Exit(enum.IntEnum):
@@ -59,6 +59,10 @@ class CliError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"kafkacore: error: {self.format_message()}", err=True)
+
+
+class ReaderGone(Exception):
+    """stdout's reader went away (``kafkacore consume ... | head``): stop, status 0."""
 
 
 _NOT_FOUND = frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "GROUP_ID_NOT_FOUND", "UNKNOWN_TOPIC_ID"})

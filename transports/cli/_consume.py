@@ -29,7 +29,7 @@ import click
 from kafkacore import ConsumerRecord, KafkaConsumer, TopicPartition
 from kafkacore.admin import OffsetSpec
 
-from ._app import App, CliError, Exit, check_items, pass_app
+from ._app import App, CliError, Exit, ReaderGone, check_items, pass_app
 from ._formats import compile_format, record_json
 from ._progress import Progress, is_terminal
 from ._topics import describe_topic
@@ -281,8 +281,12 @@ def _loop(
         records = poll_records(consumer, 0.5, want)
         if records:
             last = time.monotonic()
-            out.write("".join(render(r) for r in records))
-            out.flush()
+            try:
+                out.write("".join(render(r) for r in records))
+                out.flush()
+            except BrokenPipeError:
+                # Nothing of this batch is committed: its reader did not take it.
+                raise ReaderGone from None
             printed += len(records)
             progress.advance(len(records))
             if group:
