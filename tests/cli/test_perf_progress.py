@@ -121,7 +121,9 @@ def _on_pty(args: list[str], *, stdout_too: bool) -> tuple[int, str, str]:
     return code, seen.decode(errors="replace"), stdout.decode()
 
 
-def test_progress_bar_on_a_terminal(kafka_broker: LocalKafka, cli: Cli, topic: str) -> None:
+def test_progress_bar_on_a_terminal(
+    kafka_broker: LocalKafka, cli: Cli, admin: KafkaAdminClient, topic: str, unique: str
+) -> None:
     b = ["-b", kafka_broker.bootstrap]
     code, terminal, stdout = _on_pty(
         [*b, "perf", "produce", topic, "-n", "20000", "-s", "10"], stdout_too=False
@@ -145,3 +147,12 @@ def test_progress_bar_on_a_terminal(kafka_broker: LocalKafka, cli: Cli, topic: s
     # on a pipe the same command prints one plain line, never a carriage return
     piped = cli("consume", topic, "-c", "3000")
     assert piped.ok().err == "consumed: 3000/3000 records\n"
+
+    # a reset over more than 50 partitions: a bar too
+    wide = f"cli-wide-pty-{unique}"
+    admin.create_topics([NewTopic(wide, 60, 1)])[wide].result()
+    code, terminal, _ = _on_pty(
+        [*b, "groups", "reset-offsets", f"g-{unique}", "-t", wide, "--to-latest", "--execute"],
+        stdout_too=False,
+    )
+    assert code == 0 and "reset" in terminal and "60/60" in terminal and "100%" in terminal

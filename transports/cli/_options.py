@@ -25,7 +25,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -41,8 +41,9 @@ __all__ = [
 
 ENV_PREFIX = "KAFKACORE_"
 
-#: What each kind of client accepts beyond the shared ``ClientConfig`` options.
-Role = str  # "admin" | "producer" | "consumer"
+#: The kinds of client a command builds; each accepts the ``ClientConfig`` options
+#: and its own config's.
+Role = Literal["admin", "producer", "consumer"]
 
 
 def _init_fields(cls: type) -> dict[str, Any]:
