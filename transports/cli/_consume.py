@@ -26,7 +26,7 @@ from typing import Any
 
 import click
 
-from kafkacore import ConsumerRecord, KafkaConsumer, TopicPartition
+from kafkacore import ConsumerRecord, KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafkacore.admin import OffsetSpec
 
 from ._app import App, CliError, Exit, ReaderGone, check_items, pass_app
@@ -83,7 +83,7 @@ def parse_offset(text: str) -> OffsetStart:
 
 def poll_records(consumer: KafkaConsumer, timeout: float, max_records: int | None) -> list[Any]:
     """``poll`` as a flat list (also when it answers kafka-python's ``{tp: [records]}``)."""
-    got: Any = consumer.poll(timeout, max_records)
+    got: Any = consumer.poll(timeout=timeout, max_records=max_records)
     if isinstance(got, dict):
         return [r for records in got.values() for r in records]
     return list(got)
@@ -290,9 +290,9 @@ def _loop(
             printed += len(records)
             progress.advance(len(records))
             if group:
-                tops: dict[TopicPartition, int] = {}
-                for r in records:
-                    tops[TopicPartition(r.topic, r.partition)] = r.offset + 1
+                tops: dict[TopicPartition, OffsetAndMetadata] = {}
+                for r in records:  # the next offset to read (Java's and kafka-python's rule)
+                    tops[TopicPartition(r.topic, r.partition)] = OffsetAndMetadata(r.offset + 1)
                 consumer.commit(tops)
         if count is not None and printed >= count:
             return

@@ -241,7 +241,7 @@ def consume(
         consumer.subscribe([topic])
         with Progress("consumed", messages) as bar:
             while count < messages:
-                batches = consumer.poll_batches(0.5, messages - count)
+                batches = consumer.poll_batches(timeout=0.5, max_records=messages - count)
                 now = time.monotonic()
                 got = 0
                 for b in batches:
