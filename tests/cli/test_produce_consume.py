@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 from kafkacore import KafkaAdminClient, KafkaProducer, TopicPartition
 from kafkacore.admin import NewTopic
 from kafkacore.testing import LocalKafka
-from tests.cli.conftest import Cli, run_cli
+from tests.cli.conftest import COMMAND_TIMEOUT, Cli, clean_env, run_cli
 
 pytestmark = pytest.mark.broker
 
@@ -194,3 +196,35 @@ def test_bad_input(cli: Cli, admin: KafkaAdminClient, unique: str) -> None:
     assert no_sep.code == 2 and "no key separator" in no_sep.err
     assert cli("produce", topic, "-p", "2", input="x\n").code == 3
     assert _end(admin, topic, 0) == 0 and _end(admin, topic, 1) == 0  # nothing was sent
+
+
+def test_reader_gone_and_interrupt(
+    kafka_broker: LocalKafka, admin: KafkaAdminClient, unique: str
+) -> None:
+    topic, group = _topic(admin, f"cli-sig-{unique}"), f"cli-sig-g-{unique}"
+    with KafkaProducer(kafka_broker.bootstrap) as producer:
+        producer.send_many(topic, [(None, b"x" * 100)] * 20_000).result()
+    base = [sys.executable, "-m", "kafkacore.transports.cli", "-b", kafka_broker.bootstrap]
+    # `kafkacore consume t | head -1`: the reader leaves, the consumer ends quietly with 0
+    proc = subprocess.Popen(
+        [*base, "consume", topic], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env()
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == b"x" * 100 + b"\n"
+    proc.stdout.close()
+    assert proc.wait(timeout=COMMAND_TIMEOUT) == 0
+    assert b"Error" not in proc.stderr.read()
+    # Ctrl-C while following a group: status 130, said on stderr
+    proc = subprocess.Popen(
+        [*base, "consume", topic, "-g", group],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=clean_env(),
+    )
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 60
+    while not admin.list_consumer_group_offsets(group) and time.monotonic() < deadline:
+        time.sleep(0.2)  # until it has consumed and committed something
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=COMMAND_TIMEOUT) == 130
+    assert b"kafkacore: interrupted" in proc.stderr.read()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import click
 
 from . import _acls, _cluster, _configs, _consume, _groups, _perf, _produce, _topics
-from ._app import CliError, Exit, classify, cli, describe
+from ._app import CliError, Exit, ReaderGone, classify, cli, describe
 
 __all__ = ["Exit", "cli", "main"]
 
@@ -42,7 +42,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except (click.Abort, KeyboardInterrupt):
         click.echo("kafkacore: interrupted", err=True)
         return Exit.INTERRUPTED
-    except BrokenPipeError:
+    except (BrokenPipeError, ReaderGone):
         # The reader went away (`kafkacore consume ... | head`): end quietly, as cat does.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

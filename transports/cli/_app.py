@@ -29,7 +29,7 @@ from kafkacore.errors import (
 
 from ._options import Connection, resolve_connection
 
-__all__ = ["App", "CliError", "Exit", "check_items", "classify", "cli", "pass_app"]
+__all__ = ["App", "CliError", "Exit", "ReaderGone", "check_items", "classify", "cli", "pass_app"]
 
 
 class Exit(enum.IntEnum):
@@ -59,6 +59,10 @@ class CliError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"kafkacore: error: {self.format_message()}", err=True)
+
+
+class ReaderGone(Exception):
+    """stdout's reader went away (``kafkacore consume ... | head``): stop, status 0."""
 
 
 _NOT_FOUND = frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "GROUP_ID_NOT_FOUND", "UNKNOWN_TOPIC_ID"})
@@ -122,9 +126,11 @@ class App:
         return self._connection
 
     @contextmanager
-    def admin(self) -> Iterator[KafkaAdminClient]:
+    def admin(self, *, helper: bool = False) -> Iterator[KafkaAdminClient]:
+        """The admin client; ``helper``: it only looks things up for a producing or
+        consuming command, so properties of that command's client are not warned about."""
         conn = self.connection
-        options = conn.options("admin")
+        options = conn.options("admin", warn=not helper)
         options.setdefault("client_id", "kafkacore-cli")
         options.setdefault("default_api_timeout_ms", int(self.timeout * 1000))
         with _built("admin client", KafkaAdminClient, conn.bootstrap_servers, options) as admin:

@@ -26,10 +26,10 @@ from typing import Any
 
 import click
 
-from kafkacore import ConsumerRecord, KafkaConsumer, TopicPartition
+from kafkacore import ConsumerRecord, KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafkacore.admin import OffsetSpec
 
-from ._app import App, CliError, Exit, check_items, pass_app
+from ._app import App, CliError, Exit, ReaderGone, check_items, pass_app
 from ._formats import compile_format, record_json
 from ._progress import Progress, is_terminal
 from ._topics import describe_topic
@@ -96,7 +96,7 @@ def _resolve_starts(
     isolation: str,
 ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
     """Each partition's first offset for ``start``, and its end offset now."""
-    with app.admin() as admin:
+    with app.admin(helper=True) as admin:
         ends = _listed(admin, dict.fromkeys(tps, OffsetSpec.latest()), isolation)
         if start.kind == "beginning" or start.kind == "from_end":
             firsts = _listed(admin, dict.fromkeys(tps, OffsetSpec.earliest()), isolation)
@@ -131,7 +131,7 @@ def _listed(
 def _partitions(app: App, topics: tuple[str, ...], wanted: tuple[int, ...]) -> list[TopicPartition]:
     """The partitions to read; a missing topic or partition is reported (exit 3)."""
     tps: list[TopicPartition] = []
-    with app.admin() as admin:
+    with app.admin(helper=True) as admin:
         for topic in topics:
             count = len(describe_topic(admin, topic).partitions)
             for p in wanted:
@@ -281,14 +281,18 @@ def _loop(
         records = poll_records(consumer, 0.5, want)
         if records:
             last = time.monotonic()
-            out.write("".join(render(r) for r in records))
-            out.flush()
+            try:
+                out.write("".join(render(r) for r in records))
+                out.flush()
+            except BrokenPipeError:
+                # Nothing of this batch is committed: its reader did not take it.
+                raise ReaderGone from None
             printed += len(records)
             progress.advance(len(records))
             if group:
-                tops: dict[TopicPartition, int] = {}
-                for r in records:
-                    tops[TopicPartition(r.topic, r.partition)] = r.offset + 1
+                tops: dict[TopicPartition, OffsetAndMetadata] = {}
+                for r in records:  # the next offset to read (Java's and kafka-python's rule)
+                    tops[TopicPartition(r.topic, r.partition)] = OffsetAndMetadata(r.offset + 1)
                 consumer.commit(tops)
         if count is not None and printed >= count:
             return

@@ -25,7 +25,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -41,8 +41,9 @@ __all__ = [
 
 ENV_PREFIX = "KAFKACORE_"
 
-#: What each kind of client accepts beyond the shared ``ClientConfig`` options.
-Role = str  # "admin" | "producer" | "consumer"
+#: The kinds of client a command builds; each accepts the ``ClientConfig`` options
+#: and its own config's.
+Role = Literal["admin", "producer", "consumer"]
 
 
 def _init_fields(cls: type) -> dict[str, Any]:
@@ -186,16 +187,18 @@ class Connection:
     client: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, tuple[Any, str]] = field(default_factory=dict)  # name -> (value, source)
 
-    def options(self, role: Role) -> dict[str, Any]:
-        """Keyword options for an admin client, a producer or a consumer."""
+    def options(self, role: Role, *, warn: bool = True) -> dict[str, Any]:
+        """Keyword options for an admin client, a producer or a consumer; ``warn``: say
+        on stderr which given properties this kind of client ignores."""
         opts = dict(self.client)
         accepted = _ROLES[role]
         for name, (value, source) in self.extra.items():
             if name in accepted:
                 opts[name] = value
-            else:
+            elif warn:
+                article = "an" if role[0] in "aeiou" else "a"
                 click.echo(
-                    f"kafkacore: warning: {_dotted(name)} ({source}) is not a {role} "
+                    f"kafkacore: warning: {_dotted(name)} ({source}) is not {article} {role} "
                     "property; ignored",
                     err=True,
                 )
@@ -212,8 +215,9 @@ def _apply(
     props: Mapping[str, str], where: str, client: dict[str, Any], extra: dict[str, tuple[Any, str]]
 ) -> None:
     known = _known_names()
-    truststore_type = props.get("ssl.truststore.type", "PEM").upper()
-    keystore_type = props.get("ssl.keystore.type", "PEM").upper()
+    # Kafka's default store type is JKS; kafkacore reads PEM (ssl.*store.type=PEM).
+    truststore_type = props.get("ssl.truststore.type", "JKS").upper()
+    keystore_type = props.get("ssl.keystore.type", "JKS").upper()
     for prop, value in props.items():
         if prop == "sasl.jaas.config":
             client.update(_jaas(value, where))
@@ -222,8 +226,9 @@ def _apply(
             kind = truststore_type if prop.startswith("ssl.truststore") else keystore_type
             if kind != "PEM":
                 raise click.UsageError(
-                    f"{where}: {prop}: only PEM files are read (ssl.*store.type=PEM), got "
-                    f"{kind}; convert the store with keytool/openssl"
+                    f"{where}: {prop}: only PEM files are read, and this store is {kind}; "
+                    f"convert it to PEM (keytool, openssl) and set "
+                    f"{prop.rsplit('.', 1)[0]}.type=PEM"
                 )
             client["ssl_cafile" if prop.startswith("ssl.truststore") else "ssl_certfile"] = value
             continue

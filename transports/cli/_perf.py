@@ -77,6 +77,24 @@ class _Latencies:
         return window, size
 
 
+class _Joined:
+    """A rebalance listener noting when the first partitions were assigned (Java's
+    ConsumerPerformance measures its rebalance time the same way)."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def on_partitions_assigned(self, partitions: frozenset[Any]) -> None:
+        if self.at is None and partitions:
+            self.at = time.monotonic()
+
+    def on_partitions_revoked(self, partitions: frozenset[Any]) -> None:
+        pass
+
+    def on_partitions_lost(self, partitions: frozenset[Any]) -> None:
+        pass
+
+
 def _window_line(count: int, size: int, lat: list[float], seconds: float) -> str:
     rate = count / seconds if seconds > 0 else 0.0
     avg = sum(lat) / len(lat) if lat else 0.0
@@ -110,22 +128,36 @@ def perf() -> None:
     show_default=True,
     help="Records a second at most; -1 for no limit.",
 )
+@click.option(
+    "--reporting-interval",
+    "interval",
+    type=click.FloatRange(min=0.1),
+    default=WINDOW,
+    show_default=True,
+    help="Seconds between window lines (not on a terminal).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @pass_app
 def produce(
-    app: App, topic: str, num_records: int, record_size: int, throughput: float, as_json: bool
+    app: App,
+    topic: str,
+    num_records: int,
+    record_size: int,
+    throughput: float,
+    interval: float,
+    as_json: bool,
 ) -> None:
     """Send records and report throughput and latency (ProducerPerformance)."""
     if throughput == 0 or (throughput < 0 and throughput != -1):
         raise click.BadParameter(
             "a positive number of records a second, or -1", param_hint="'-t' / '--throughput'"
         )
-    with app.admin() as admin:
+    with app.admin(helper=True) as admin:
         describe_topic(admin, topic)
     payload = random.Random(0).randbytes(record_size)
     pacer = Pacer(throughput if throughput > 0 else None)
     lat = _Latencies()
-    with app.producer() as producer, Progress("sent", num_records) as bar:
+    with app.producer() as producer, Progress("sent", num_records, interval=1e9) as bar:
         start = window_start = time.monotonic()
         for _ in range(num_records):
             pacer.wait()
@@ -134,7 +166,7 @@ def produce(
             fut.add_done_callback(functools.partial(lat.done, sent, record_size))
             bar.advance()
             now = time.monotonic()
-            if not bar.terminal and now - window_start >= WINDOW:
+            if not bar.terminal and now - window_start >= interval:
                 window, size = lat.take_window()
                 click.echo(_window_line(len(window), size, window, now - window_start))
                 window_start = now
@@ -197,22 +229,20 @@ def consume(
     app: App, topic: str, messages: int, group: str | None, idle: float, as_json: bool
 ) -> None:
     """Read records as a group member and report throughput (ConsumerPerformance)."""
-    with app.admin() as admin:
+    with app.admin(helper=True) as admin:
         describe_topic(admin, topic)
     group = group or f"perf-consumer-{uuid.uuid4().hex[:8]}"
-    consumer = app.consumer(group_id=group, auto_offset_reset="earliest")
-    count = size = 0
     start_wall = dt.datetime.now()
     start = last = time.monotonic()
-    joined: float | None = None
+    joined = _Joined()
+    consumer = app.consumer(group_id=group, auto_offset_reset="earliest", listener=joined)
+    count = size = 0
     try:
         consumer.subscribe([topic])
         with Progress("consumed", messages) as bar:
             while count < messages:
                 batches = consumer.poll_batches(timeout=0.5, max_records=messages - count)
                 now = time.monotonic()
-                if joined is None and consumer.assignment():
-                    joined = now
                 got = 0
                 for b in batches:
                     got += len(b.offsets)
@@ -230,7 +260,7 @@ def consume(
     finally:
         consumer.close()
     end = time.monotonic()
-    _report_consume(start_wall, start, joined or start, end, count, size, as_json)
+    _report_consume(start_wall, start, joined.at or start, end, count, size, as_json)
 
 
 def _report_consume(

@@ -149,7 +149,7 @@ def produce(
         if not sep or not name:
             raise click.BadParameter(f"{item!r}: expected NAME=VALUE", param_hint="'-H'")
         fixed.append((name, value.encode()))
-    with app.admin() as admin:
+    with app.admin(helper=True) as admin:
         count = len(describe_topic(admin, topic).partitions)
     if partition is not None and partition >= count:
         raise CliError(

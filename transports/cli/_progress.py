@@ -50,6 +50,7 @@ class Progress:
         self._interval = interval
         self._last = time.monotonic()
         self._bar: Any = None
+        self._pending = 0
         if self._tty and total is not None:
             self._bar = click.progressbar(
                 length=total,
@@ -71,10 +72,16 @@ class Progress:
         self.done += n
         if not self._enabled or n <= 0:
             return
-        if self._bar is not None:
-            self._bar.update(n)
-            return
         now = time.monotonic()
+        if self._bar is not None:
+            # Redraw at most 10 times a second: a record-by-record redraw would cost
+            # more than the work it reports.
+            self._pending += n
+            if now - self._last >= 0.1:
+                self._bar.update(self._pending)
+                self._pending = 0
+                self._last = now
+            return
         if now - self._last < (0.2 if self._tty else self._interval):
             return
         self._last = now
@@ -93,6 +100,7 @@ class Progress:
         if not self._enabled:
             return
         if self._bar is not None:
+            self._bar.update(self._pending)
             self._bar.__exit__(None, None, None)
             self._bar = None
         elif self._tty:
