@@ -173,7 +173,9 @@ class BrokerConnection:
         self._in_flight: deque[_InFlight] = deque()
         self._next_correlation = 0
         self._writes: list[bytes] = []
-        self._completions: list[Completion] = []
+        #: Finished requests not yet taken by the owner (``pull_completions``,
+        #: or swapped out directly by the client core's drain).
+        self.completions: list[Completion] = []
         self._setup_deadline = now + config.socket_connection_setup_timeout_ms / 1000
         #: When the connection became READY (None before): how long it was healthy.
         self.ready_since: float | None = None
@@ -219,7 +221,7 @@ class BrokerConnection:
 
     @property
     def has_pending_output(self) -> bool:
-        return bool(self._writes or self._completions or self.credentials_calls)
+        return bool(self._writes or self.completions or self.credentials_calls)
 
     @property
     def can_send(self) -> bool:
@@ -257,7 +259,7 @@ class BrokerConnection:
         return out
 
     def pull_completions(self) -> list[Completion]:
-        out, self._completions = self._completions, []
+        out, self.completions = self.completions, []
         return out
 
     def pull_credentials(self) -> list[CredentialsCall]:
@@ -418,7 +420,7 @@ class BrokerConnection:
             )
         else:
             # Produce with acks=0: the broker never answers.
-            self._completions.append(Completion(handle, None, None))
+            self.completions.append(Completion(handle, None, None))
 
     def close(self, error: BaseException | None, *, timed_out: set[int] | None = None) -> None:
         """Move to CLOSED, failing everything in flight. Idempotent."""
@@ -443,7 +445,7 @@ class BrokerConnection:
                 )
                 if error is not None:
                     exc.__cause__ = error
-            self._completions.append(Completion(flight.handle, None, exc))
+            self.completions.append(Completion(flight.handle, None, exc))
         self._in_flight.clear()
         self._writes.clear()
         self.credentials_calls.clear()
@@ -531,7 +533,9 @@ class BrokerConnection:
         )
 
     def _on_frame(self, frame: bytes, *, now: float) -> None:
-        correlation_id = _codec.peek_correlation_id(frame)
+        if len(frame) < 4:
+            raise DecodeError("frame shorter than a correlation id", api="ResponseHeader", offset=0)
+        correlation_id = int.from_bytes(frame[:4], "big", signed=True)
         if not self._in_flight:
             raise RemoteProtocolError(
                 f"{self.peer}: response with correlation id {correlation_id} "
@@ -551,7 +555,7 @@ class BrokerConnection:
             self._in_flight.popleft()
             self.answered += 1
             self.latencies_ms.append((now - head.sent_at) * 1000)
-            self._completions.append(Completion(head.handle, response, None))
+            self.completions.append(Completion(head.handle, response, None))
             return
         self._in_flight.popleft()
         self.latencies_ms.append((now - head.sent_at) * 1000)

@@ -533,7 +533,9 @@ class KafkaClientCore(ClientQueries):
         return self._out.take_actions()
 
     def pull_events(self) -> list[ClientEvent]:
-        return self._out.take_events()
+        out = self._out
+        events, out.events = out.events, []
+        return events
 
     # ---------------------------------------------------------------- the step
     def _step(self, now: float) -> None:
@@ -574,8 +576,11 @@ class KafkaClientCore(ClientQueries):
             for data in conn.pull_writes():
                 out.act(WriteData(conn_id=conn_id, data=data))
                 out.counters.bytes_sent += len(data)
-            for completion in conn.pull_completions():
-                self._on_completion(completion, now)
+            completions = conn.completions
+            if completions:
+                conn.completions = []
+                for completion in completions:
+                    self._on_completion(completion, now)
             if conn.credentials_calls:
                 for need in conn.pull_credentials():
                     self._ask_credentials(conn, need)
@@ -683,23 +688,23 @@ class KafkaClientCore(ClientQueries):
         pending = self._requests.in_flight.pop(handle.id, None)
         if pending is None or handle.done:
             return  # cancelled while in flight: the late response is dropped
+        response = completion.response
         if completion.error is None:
             self._out.counters.responses_received += 1
-            if pending.on_done is None:
-                self._inspect_response(handle, completion.response, now)
-        self._requests.finish(pending, completion.response, completion.error, now)
-
-    def _inspect_response(self, handle: RequestHandle[Any], response: Any, now: float) -> None:
-        verdict = classify(response, handle.node_id)
-        if verdict is None:
-            return
-        if verdict.rebootstrap and self._refresh.may_rebootstrap:
-            node = "a broker" if handle.node_id is None else self.describe_node(handle.node_id)
-            self._refresh.rebootstrap(f"{node} answered REBOOTSTRAP_REQUIRED", now)
-        if verdict.refresh_metadata:
-            self.cluster.need_update = True
-        if verdict.coordinator_moved:
-            self._coordinators.coordinator_moved(handle.target)
+            # What the response's error codes ask of the client (internal
+            # requests read their own); inline: every response passes here.
+            verdict = None if pending.on_done is not None else classify(response, handle.node_id)
+            if verdict is not None:
+                if verdict.rebootstrap and self._refresh.may_rebootstrap:
+                    node = (
+                        "a broker" if handle.node_id is None else self.describe_node(handle.node_id)
+                    )
+                    self._refresh.rebootstrap(f"{node} answered REBOOTSTRAP_REQUIRED", now)
+                if verdict.refresh_metadata:
+                    self.cluster.need_update = True
+                if verdict.coordinator_moved:
+                    self._coordinators.coordinator_moved(handle.target)
+        self._requests.finish(pending, response, completion.error, now)
 
     # ---------------------------------------------------- metadata, coordinators
     def _maybe_refresh_metadata(self, now: float) -> None:

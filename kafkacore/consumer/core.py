@@ -234,18 +234,17 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         timeout_ms: int | None = None,
         build: Callable[[int], Any] | None = None,
     ) -> None:
-        """Every request of the consumer's parts; each answer is noted for the causes."""
-
-        def observed(resp: Any, err: BaseException | None, t: float) -> None:
-            refused = self._causes.answered(err, t)
-            if refused is not None:
-                self._refused(refused, t)
-            on_done(resp, err, t)
-
+        """Every request of the consumer's parts; each answer is noted for the
+        causes (:meth:`_on_answer`) before ``on_done`` runs."""
         self._request(
-            request, observed, now=now, target=target, lane=lane, timeout_ms=timeout_ms, build=build
+            request, on_done, now=now, target=target, lane=lane, timeout_ms=timeout_ms, build=build
         )
         self._sent += 1
+
+    def _on_answer(self, error: BaseException | None, now: float) -> None:
+        refused = self._causes.answered(error, now)
+        if refused is not None:
+            self._refused(refused, now)
 
     # ============================================================== queries
     @property
