@@ -101,7 +101,7 @@ def _plan(api_key: int, version: int) -> tuple[Callable[..., tuple[Any, int]], b
     return plan
 
 
-def peek_error_code(frame: bytes) -> int:
+def peek_error_code(frame: bytes | memoryview) -> int:
     """The int16 right after a v0 response header (ApiVersions' ErrorCode, KIP-511)."""
     if len(frame) < 6:
         raise DecodeError("ApiVersions response too short", api="ApiVersionsResponse", offset=4)

@@ -21,9 +21,10 @@ before READY. Only READY accepts
 user requests, and at most ``max_in_flight_requests_per_connection`` of them
 at a time.
 
-Framing is the codec's bounded :class:`~kafkacore.protocol.framing.FrameReader`
-(a frame claiming more than ``max_response_bytes`` is a DecodeError, never
-an allocation).
+Framing is :class:`~kafkacore.client.frames.FrameAssembler`: bounded (a
+frame claiming more than ``max_response_bytes`` is a DecodeError, never an
+allocation), and at most one copy of a response (a frame inside one read is
+a view of it; one spread over reads is joined once).
 Responses on one connection come back in request order, so each frame must
 carry the correlation id at the head of the in-flight queue; anything else
 is a :class:`~kafkacore.errors.RemoteProtocolError`. Correlation ids count up
@@ -56,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 from kafkacore.client import _codec
 from kafkacore.client.authenticator import SaslAuthenticator
 from kafkacore.client.credentials import CredentialsCall
+from kafkacore.client.frames import FrameAssembler
 from kafkacore.client.listener_hints import frame_size_error, tls_answer, wrong_protocol_error
 from kafkacore.client.sasl import create_mechanism
 from kafkacore.errors import (
@@ -169,7 +171,7 @@ class BrokerConnection:
         self._rng = rng
         self.state = ConnectionState.CONNECTING
         self.close_error: BaseException | None = None
-        self._reader = _codec.FrameReader(max_frame_size=config.max_response_bytes)
+        self._reader = FrameAssembler(max_frame_size=config.max_response_bytes)
         self._in_flight: deque[_InFlight] = deque()
         self._next_correlation = 0
         self._writes: list[bytes] = []
@@ -532,7 +534,7 @@ class BrokerConnection:
             ApiKey.API_VERSIONS, request, version=version, now=now, timeout_s=timeout_s / 1000
         )
 
-    def _on_frame(self, frame: bytes, *, now: float) -> None:
+    def _on_frame(self, frame: bytes | memoryview, *, now: float) -> None:
         if len(frame) < 4:
             raise DecodeError("frame shorter than a correlation id", api="ResponseHeader", offset=0)
         correlation_id = int.from_bytes(frame[:4], "big", signed=True)
@@ -569,7 +571,7 @@ class BrokerConnection:
         else:  # pragma: no cover - only the three above are sent internally
             raise AssertionError(f"unexpected internal api {head.api_key}")
 
-    def _on_api_versions(self, frame: bytes, version: int, *, now: float) -> None:
+    def _on_api_versions(self, frame: bytes | memoryview, version: int, *, now: float) -> None:
         code = _codec.peek_error_code(frame)
         if code == ErrorCode.UNSUPPORTED_VERSION and version > 0:
             # KIP-511: the broker answers in v0 and lists its ApiVersions range.
