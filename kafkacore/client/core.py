@@ -484,7 +484,7 @@ class KafkaClientCore(ClientQueries):
         if conn is None:
             return
         self._out.counters.bytes_received += len(data)
-        self._pool.touch(conn)
+        self._pool.touched.add(conn_id)  # (ConnectionPool.touch, inline on every read)
         conn.data_received(data, now=now)
         self._step(now)
 
