@@ -258,6 +258,25 @@ class KafkaClientCore(ClientQueries):
         else:
             self._step(now)
 
+    def _write_alone(self, now: float) -> bool:
+        """A bare client's send when nothing else waits: write the request and
+        drain its connection, without the rest of a step (issue 12: the
+        per-request work of a round trip). False (nothing done) when a full
+        step is needed: other requests queued, a heal or an auth failure
+        pending, or the request could not be written now (no route, no ready
+        connection), in which case the step dispatches it again."""
+        queue = self._requests.queue
+        if len(queue) != 1 or self._heal_due or self._auth_error is not None or self._closed:
+            return False
+        self._requests.dispatch(now)
+        if queue:
+            return False
+        if self._pool.touched:
+            self._drain_connections(now)
+        self._deadlines.cancel(_QUEUE)
+        self._deadlines.cancel(_BLACKOUT)
+        return True
+
     def _metadata_wanted(self, now: float) -> None:
         """A metadata command: stacked, a step is due only if a refresh may start
         now (asking again while one waits for its backoff or answer is no work:
@@ -335,7 +354,8 @@ class KafkaClientCore(ClientQueries):
             max_version=max_version,
             build=build,
         )
-        self._commanded(now)
+        if self._stacked or not self._write_alone(now):
+            self._commanded(now)
         return handle
 
     def cancel(self, handle: RequestHandle[Any], *, now: float) -> bool:
@@ -540,17 +560,20 @@ class KafkaClientCore(ClientQueries):
     # ---------------------------------------------------------------- the step
     def _step(self, now: float) -> None:
         self._deadlines.cancel(_STEP)
+        pool = self._pool
         for _ in range(4):  # completions may enqueue work that writes more
-            self._drain_connections(now)
+            if pool.touched:  # (issue 12: a step looks only where something happened)
+                self._drain_connections(now)
             if self._closed:
                 break
             self._maybe_refresh_metadata(now)
             self._maybe_lookup_coordinators(now)
             self._maybe_send_telemetry(now)
             self._dispatch(now)
-            if not self._pool.touched and not self._lookups_due(now):
+            if not pool.touched and not self._lookups_due(now):
                 break
-        self._drain_connections(now)
+        if pool.touched:
+            self._drain_connections(now)
         if self._heal_due:
             # After every completion of this step is drained, so that no
             # answered-but-undelivered response is on a connection we close.
