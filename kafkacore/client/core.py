@@ -140,7 +140,11 @@ class KafkaClientCore(ClientQueries):
         now: float,
         rng: random.Random,
         trace: TraceHook | None = None,
+        stacked: bool = False,
     ) -> None:
+        """``stacked``: the owner's loop will step this core (:meth:`set_stacked`),
+        starting with its first step: what the owner asks before that (a
+        consumer's subscription) rides on the first Metadata request."""
         self._config = cfg = config if config is not None else ClientConfig()
         if not isinstance(rng, random.Random):
             raise LocalProtocolError("KafkaClientCore: rng must be a random.Random instance")
@@ -202,7 +206,11 @@ class KafkaClientCore(ClientQueries):
                 retry_backoff_max_ms=cfg.retry_backoff_max_ms,
                 trace=self._out.trace,
             )
-        self._step(now)
+        if stacked:
+            self._stacked = True
+            self._deadlines.set(STEP, now)  # the first step, due at once
+        else:
+            self._step(now)
 
     # ------------------------------------------------------------ the owner's loop
     def set_stacked(self) -> None:
