@@ -93,6 +93,8 @@ class HeldRecords:
 
     def give_back(self, core: ConsumerCore, now: float) -> None:
         """Core command: the records not handed over go back to the core."""
+        if not self.batch:
+            return  # nothing was lent: no command for the core (and no step)
         progress, _ = self.progress()
         self._reset([], 0)
         core.note_consumed(progress, now=now)

@@ -7,12 +7,13 @@ Framing and headers are the codec's (:mod:`kafkacore.protocol.framing`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kafkacore.errors import BrokerError, DecodeError, LocalProtocolError
 from kafkacore.protocol import error_codes, framing
 from kafkacore.protocol.api import APIS
-from kafkacore.protocol.enums import CoordinatorType
+from kafkacore.protocol.enums import ApiKey, CoordinatorType
 from kafkacore.protocol.error_codes import error_class
 
 __all__ = [
@@ -52,13 +53,55 @@ def encode_request(msg: Any, *, version: int, correlation_id: int, client_id: st
     )
 
 
-def parse_response(frame: bytes, api_key: int, version: int) -> Any:
-    """Decode the body of a response frame whose correlation id was matched."""
-    _cid, response = framing.decode_response(frame, api_key, version)
+#: Per (API key, version): the generated body decoder and whether the
+#: response header is v1 (a tagged-field section after the correlation id).
+_PLANS: dict[tuple[int, int], tuple[Callable[..., tuple[Any, int]], bool]] = {}
+
+
+def parse_response(frame: bytes | bytearray | memoryview, api_key: int, version: int) -> Any:
+    """Decode the body of a response frame whose correlation id was matched.
+
+    The hot path of every response (issue 12): the header is stepped over in
+    place and the generated decoder of ``version`` runs on a view of the
+    frame, the work of :func:`kafkacore.protocol.framing.decode_response`
+    without its four layers of calls. Anything unusual (ApiVersions and its
+    v0 fallback, header tagged fields, an unknown version, any decode error)
+    goes through ``decode_response``, which raises the located error.
+    """
+    plan = _PLANS.get((api_key, version))
+    if plan is None:
+        plan = _plan(api_key, version)
+        if plan is None:
+            return framing.decode_response(frame, api_key, version)[1]
+    decoder, flexible_header = plan
+    buf = frame if type(frame) is memoryview else memoryview(frame)
+    end = len(buf)
+    pos = 4
+    if flexible_header:
+        if end < 5 or buf[4] != 0:  # header tagged fields (none in practice)
+            return framing.decode_response(frame, api_key, version)[1]
+        pos = 5
+    try:
+        response, stop = decoder(buf, pos, end, version)
+    except (DecodeError, RecursionError, IndexError):
+        stop = -1
+    if stop != end:
+        return framing.decode_response(frame, api_key, version)[1]  # raises, located
     return response
 
 
-def peek_error_code(frame: bytes) -> int:
+def _plan(api_key: int, version: int) -> tuple[Callable[..., tuple[Any, int]], bool] | None:
+    info = APIS.get(api_key)
+    if info is None or api_key == ApiKey.API_VERSIONS:
+        return None
+    decoder = info.response_type._DECODERS.get(version)
+    if decoder is None:
+        return None
+    plan = _PLANS[(api_key, version)] = (decoder, info.response_header_version(version) >= 1)
+    return plan
+
+
+def peek_error_code(frame: bytes | memoryview) -> int:
     """The int16 right after a v0 response header (ApiVersions' ErrorCode, KIP-511)."""
     if len(frame) < 6:
         raise DecodeError("ApiVersions response too short", api="ApiVersionsResponse", offset=4)

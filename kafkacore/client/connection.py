@@ -21,9 +21,10 @@ before READY. Only READY accepts
 user requests, and at most ``max_in_flight_requests_per_connection`` of them
 at a time.
 
-Framing is the codec's bounded :class:`~kafkacore.protocol.framing.FrameReader`
-(a frame claiming more than ``max_response_bytes`` is a DecodeError, never
-an allocation).
+Framing is :class:`~kafkacore.client.frames.FrameAssembler`: bounded (a
+frame claiming more than ``max_response_bytes`` is a DecodeError, never an
+allocation), and at most one copy of a response (a frame inside one read is
+a view of it; one spread over reads is joined once).
 Responses on one connection come back in request order, so each frame must
 carry the correlation id at the head of the in-flight queue; anything else
 is a :class:`~kafkacore.errors.RemoteProtocolError`. Correlation ids count up
@@ -56,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 from kafkacore.client import _codec
 from kafkacore.client.authenticator import SaslAuthenticator
 from kafkacore.client.credentials import CredentialsCall
+from kafkacore.client.frames import FrameAssembler
 from kafkacore.client.listener_hints import frame_size_error, tls_answer, wrong_protocol_error
 from kafkacore.client.sasl import create_mechanism
 from kafkacore.errors import (
@@ -169,11 +171,13 @@ class BrokerConnection:
         self._rng = rng
         self.state = ConnectionState.CONNECTING
         self.close_error: BaseException | None = None
-        self._reader = _codec.FrameReader(max_frame_size=config.max_response_bytes)
+        self._reader = FrameAssembler(max_frame_size=config.max_response_bytes)
         self._in_flight: deque[_InFlight] = deque()
         self._next_correlation = 0
         self._writes: list[bytes] = []
-        self._completions: list[Completion] = []
+        #: Finished requests not yet taken by the owner (``pull_completions``,
+        #: or swapped out directly by the client core's drain).
+        self.completions: list[Completion] = []
         self._setup_deadline = now + config.socket_connection_setup_timeout_ms / 1000
         #: When the connection became READY (None before): how long it was healthy.
         self.ready_since: float | None = None
@@ -219,7 +223,7 @@ class BrokerConnection:
 
     @property
     def has_pending_output(self) -> bool:
-        return bool(self._writes or self._completions or self.credentials_calls)
+        return bool(self._writes or self.completions or self.credentials_calls)
 
     @property
     def can_send(self) -> bool:
@@ -257,7 +261,7 @@ class BrokerConnection:
         return out
 
     def pull_completions(self) -> list[Completion]:
-        out, self._completions = self._completions, []
+        out, self.completions = self.completions, []
         return out
 
     def pull_credentials(self) -> list[CredentialsCall]:
@@ -418,7 +422,7 @@ class BrokerConnection:
             )
         else:
             # Produce with acks=0: the broker never answers.
-            self._completions.append(Completion(handle, None, None))
+            self.completions.append(Completion(handle, None, None))
 
     def close(self, error: BaseException | None, *, timed_out: set[int] | None = None) -> None:
         """Move to CLOSED, failing everything in flight. Idempotent."""
@@ -443,7 +447,7 @@ class BrokerConnection:
                 )
                 if error is not None:
                     exc.__cause__ = error
-            self._completions.append(Completion(flight.handle, None, exc))
+            self.completions.append(Completion(flight.handle, None, exc))
         self._in_flight.clear()
         self._writes.clear()
         self.credentials_calls.clear()
@@ -530,8 +534,10 @@ class BrokerConnection:
             ApiKey.API_VERSIONS, request, version=version, now=now, timeout_s=timeout_s / 1000
         )
 
-    def _on_frame(self, frame: bytes, *, now: float) -> None:
-        correlation_id = _codec.peek_correlation_id(frame)
+    def _on_frame(self, frame: bytes | memoryview, *, now: float) -> None:
+        if len(frame) < 4:
+            raise DecodeError("frame shorter than a correlation id", api="ResponseHeader", offset=0)
+        correlation_id = int.from_bytes(frame[:4], "big", signed=True)
         if not self._in_flight:
             raise RemoteProtocolError(
                 f"{self.peer}: response with correlation id {correlation_id} "
@@ -551,7 +557,7 @@ class BrokerConnection:
             self._in_flight.popleft()
             self.answered += 1
             self.latencies_ms.append((now - head.sent_at) * 1000)
-            self._completions.append(Completion(head.handle, response, None))
+            self.completions.append(Completion(head.handle, response, None))
             return
         self._in_flight.popleft()
         self.latencies_ms.append((now - head.sent_at) * 1000)
@@ -565,7 +571,7 @@ class BrokerConnection:
         else:  # pragma: no cover - only the three above are sent internally
             raise AssertionError(f"unexpected internal api {head.api_key}")
 
-    def _on_api_versions(self, frame: bytes, version: int, *, now: float) -> None:
+    def _on_api_versions(self, frame: bytes | memoryview, version: int, *, now: float) -> None:
         code = _codec.peek_error_code(frame)
         if code == ErrorCode.UNSUPPORTED_VERSION and version > 0:
             # KIP-511: the broker answers in v0 and lists its ApiVersions range.

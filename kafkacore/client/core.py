@@ -54,15 +54,10 @@ Backoff (KIP-144, KIP-580): every retry the core makes itself waits
 exponentially longer, with +-20% jitter from the injected rng.
 
 * Reconnects, per node (all lanes): every connection that closes on an
-  error (refused, lost, timed out, a protocol error on an established
-  connection, a failed handshake) counts one failure of its node, and the
-  node is not connected again for ``reconnect_backoff_ms * 2**(n-1)``
-  (capped at ``reconnect_backoff_max_ms``). Reaching READY does not clear
-  the count: a broker that accepts connections and then breaks the
-  protocol keeps backing off. A connection that stayed READY for
-  ``reconnect_backoff_max_ms`` before failing restarts the count at one.
-  Failures while the node is already backing off (its other lanes) count
-  once.
+  error counts one failure of its node, which is not connected again for
+  ``reconnect_backoff_ms * 2**(n-1)`` (capped at ``reconnect_backoff_max_ms``);
+  the rules (READY does not clear the count, a long healthy connection
+  restarts it) are :mod:`kafkacore.client.health`'s and docs/client.md's.
 * Metadata refreshes: see :mod:`kafkacore.client.metadata` (from
   ``retry_backoff_ms`` to ``retry_backoff_max_ms`` over consecutive
   attempts that did not settle the cluster).
@@ -88,7 +83,7 @@ hooks (:meth:`KafkaClientCore.add_trace`), which transports turn into
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkacore.client._waitqueue import Pending
@@ -96,7 +91,7 @@ from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.connection import BrokerConnection, Completion, ConnectionState
 from kafkacore.client.coordinators import CoordinatorLookups, Lookup, coordinator_keys
-from kafkacore.client.credentials import CredentialsCall
+from kafkacore.client.credentials_desk import CredentialsDesk
 from kafkacore.client.dispatch import Dispatcher, check_request
 from kafkacore.client.driver import Action, ConnId, WriteData
 from kafkacore.client.events import (
@@ -104,11 +99,10 @@ from kafkacore.client.events import (
     BootstrapFailed,
     ClientEvent,
     ConnectionStateChanged,
-    CredentialsNeeded,
 )
 from kafkacore.client.handles import MetadataWaiter, RequestHandle
 from kafkacore.client.health import NodeHealthTable
-from kafkacore.client.listener_hints import sasl_close_hint
+from kafkacore.client.listener_hints import sasl_close_hint_for
 from kafkacore.client.metadata import ClusterMetadata
 from kafkacore.client.metrics import Counters
 from kafkacore.client.outputs import Outputs, TraceHook
@@ -117,6 +111,7 @@ from kafkacore.client.queries import ClientQueries
 from kafkacore.client.refresh import MetadataRefresh
 from kafkacore.client.response_errors import classify
 from kafkacore.client.routing import AnyNode, Target, default_target
+from kafkacore.client.wakeups import BLACKOUT, LOOKUP, QUEUE, REFRESH, STEP, TELEMETRY, Wakeups
 from kafkacore.errors import (
     AuthenticationError,
     KafkaConnectionError,
@@ -125,7 +120,6 @@ from kafkacore.errors import (
 )
 from kafkacore.protocol.enums import ApiKey
 from kafkacore.telemetry.machine import TelemetryMachine
-from kafkacore.timers import Deadlines
 
 if TYPE_CHECKING:
     from kafkacore.protocol._base import Request, Response
@@ -134,18 +128,6 @@ __all__ = ["DEFAULT_LANE", "KafkaClientCore", "TraceHook"]
 
 #: The response type of the request given to :meth:`KafkaClientCore.send`.
 Answer = TypeVar("Answer", bound="Response")
-
-#: Deadline key: a command queued work for the owner's step loop (stacked).
-_STEP = "step"
-#: Deadline keys recomputed at the end of every step (the connections' own
-#: are ``("conn", conn_id)``, updated only for the connections touched).
-_QUEUE, _BLACKOUT, _REFRESH, _LOOKUP, _TELEMETRY = (
-    "queue",
-    "blackout",
-    "refresh",
-    "lookup",
-    "telemetry",
-)
 
 
 class KafkaClientCore(ClientQueries):
@@ -158,7 +140,11 @@ class KafkaClientCore(ClientQueries):
         now: float,
         rng: random.Random,
         trace: TraceHook | None = None,
+        stacked: bool = False,
     ) -> None:
+        """``stacked``: the owner's loop will step this core (:meth:`set_stacked`),
+        starting with its first step: what the owner asks before that (a
+        consumer's subscription) rides on the first Metadata request."""
         self._config = cfg = config if config is not None else ClientConfig()
         if not isinstance(rng, random.Random):
             raise LocalProtocolError("KafkaClientCore: rng must be a random.Random instance")
@@ -201,10 +187,9 @@ class KafkaClientCore(ClientQueries):
         )
         self._auth_error: AuthenticationError | None = None
         # CredentialsNeeded request id -> the connection waiting for the answer.
-        self._credentials: dict[int, ConnId] = {}
-        self._next_credentials_id = 1
+        self._credentials = CredentialsDesk(self._out)
         #: Every reason to wake (docs/stacking.md section 5).
-        self._deadlines: Deadlines[Hashable] = Deadlines()
+        self._deadlines = Wakeups()
         #: Driven by a stacked machine's loop: commands only queue (see ``stacked``).
         self._stacked = False
         self._closed = False
@@ -221,29 +206,27 @@ class KafkaClientCore(ClientQueries):
                 retry_backoff_max_ms=cfg.retry_backoff_max_ms,
                 trace=self._out.trace,
             )
-        self._step(now)
+        if stacked:
+            self._stacked = True
+            self._deadlines.set(STEP, now)  # the first step, due at once
+        else:
+            self._step(now)
 
     # ------------------------------------------------------------ the owner's loop
     def set_stacked(self) -> None:
-        """A stacked machine drives this core (docs/stacking.md section 2).
-
-        From now on a command (``send``, ``cancel``, ``add_topic``...) only
-        queues its work and marks a step due; the owner's step loop runs it
-        with :meth:`step`, so a request sent from inside the owner's step
-        never runs a client step nested in it. Transport facts still step
-        the core at once. A bare core (the transports' ``KafkaClient``)
-        steps after every command, so a request is written at once.
-        """
+        """A stacked machine drives this core (docs/stacking.md §2): commands only
+        queue and mark a step due, which the owner's loop runs (:meth:`step`);
+        facts still step at once. A bare core steps after every command."""
         self._stacked = True
 
     @property
     def step_due(self) -> bool:
         """A command queued work that no step has looked at yet."""
-        return _STEP in self._deadlines
+        return self._deadlines.step_due
 
     def step(self, *, now: float) -> bool:
         """Run the step a command left due (the owner's loop calls it); False if none was."""
-        if _STEP not in self._deadlines or self._closed:
+        if not self._deadlines.step_due or self._closed:
             return False
         self._step(now)
         return True
@@ -254,21 +237,36 @@ class KafkaClientCore(ClientQueries):
         if self._stacked:
             # Due at once: an owner that does not step us in its loop still
             # gets us stepped through handle_timeout (nothing is forgotten).
-            self._deadlines.set_earliest(_STEP, now)
+            self._deadlines.set_earliest(STEP, now)
         else:
             self._step(now)
 
+    def _write_alone(self, now: float) -> bool:
+        """A bare send with nothing else waiting: write it and drain its connection,
+        without the rest of a step (issue 12). False when a full step is needed
+        (others queued, heal or auth failure pending, or it could not be written)."""
+        queue = self._requests.queue
+        if len(queue) != 1 or self._heal_due or self._auth_error is not None or self._closed:
+            return False
+        self._requests.dispatch(now)
+        if queue:
+            return False
+        if self._pool.touched:
+            self._drain_connections(now)
+        self._deadlines.cancel(QUEUE)
+        self._deadlines.cancel(BLACKOUT)
+        return True
+
     def _metadata_wanted(self, now: float) -> None:
-        """A metadata command: stacked, a step is due only if a refresh may start
-        now (asking again while one waits for its backoff or answer is no work:
-        a machine that asks on every step must not keep its owner's loop busy)."""
+        """Stacked, a metadata command makes a step due only if a refresh may start
+        now: asking while one waits (backoff, answer) must not keep a loop busy."""
         if not self._stacked or self._closed:
             self._commanded(now)
             return
         at = self._refresh.next_deadline(now)
-        _arm(self._deadlines, _REFRESH, at)
+        self._deadlines.arm(REFRESH, at)
         if at is not None and at <= now:
-            self._deadlines.set_earliest(_STEP, now)
+            self._deadlines.set_earliest(STEP, now)
 
     @property
     def _in_flight(self) -> dict[int, Pending]:
@@ -335,7 +333,8 @@ class KafkaClientCore(ClientQueries):
             max_version=max_version,
             build=build,
         )
-        self._commanded(now)
+        if self._stacked or not self._write_alone(now):
+            self._commanded(now)
         return handle
 
     def cancel(self, handle: RequestHandle[Any], *, now: float) -> bool:
@@ -440,7 +439,7 @@ class KafkaClientCore(ClientQueries):
         False (and nothing done) when the connection no longer waits for it:
         it closed, or its auth deadline passed.
         """
-        conn_id = self._credentials.pop(request_id, None)
+        conn_id = self._credentials.answered(request_id)
         conn = None if conn_id is None else self._pool.conns.get(conn_id)
         if conn is None:
             return False
@@ -484,7 +483,7 @@ class KafkaClientCore(ClientQueries):
         if conn is None:
             return
         self._out.counters.bytes_received += len(data)
-        self._pool.touch(conn)
+        self._pool.touched.add(conn_id)  # (ConnectionPool.touch, inline on every read)
         conn.data_received(data, now=now)
         self._step(now)
 
@@ -501,19 +500,12 @@ class KafkaClientCore(ClientQueries):
             exc = KafkaConnectionError(
                 f"connection to {conn.peer} lost"
                 + (f": {_reason(error)}" if error else " (closed by the broker)")
-                + ("" if error else self._close_hint(conn))
+                + ("" if error else sasl_close_hint_for(self._config, conn))
             )
         if error is not None:
             exc.__cause__ = error
         self._close_conn(conn, exc, now, reported=True)
         self._step(now)
-
-    def _close_hint(self, conn: BrokerConnection) -> str:
-        """Why a broker may have closed ``conn`` right after ApiVersions (listener_hints)."""
-        cfg = self._config
-        if cfg.sasl or conn.ready_since is None or conn.answered or not conn.in_flight_count:
-            return ""
-        return sasl_close_hint(cfg.security_protocol)
 
     def handle_timeout(self, *, now: float) -> None:
         if self._closed:
@@ -533,22 +525,27 @@ class KafkaClientCore(ClientQueries):
         return self._out.take_actions()
 
     def pull_events(self) -> list[ClientEvent]:
-        return self._out.take_events()
+        out = self._out
+        events, out.events = out.events, []
+        return events
 
     # ---------------------------------------------------------------- the step
     def _step(self, now: float) -> None:
-        self._deadlines.cancel(_STEP)
+        self._deadlines.cancel(STEP)
+        pool = self._pool
         for _ in range(4):  # completions may enqueue work that writes more
-            self._drain_connections(now)
+            if pool.touched:  # (issue 12: a step looks only where something happened)
+                self._drain_connections(now)
             if self._closed:
                 break
             self._maybe_refresh_metadata(now)
             self._maybe_lookup_coordinators(now)
             self._maybe_send_telemetry(now)
             self._dispatch(now)
-            if not self._pool.touched and not self._lookups_due(now):
+            if not pool.touched and not self._lookups_due(now):
                 break
-        self._drain_connections(now)
+        if pool.touched:
+            self._drain_connections(now)
         if self._heal_due:
             # After every completion of this step is drained, so that no
             # answered-but-undelivered response is on a connection we close.
@@ -569,42 +566,25 @@ class KafkaClientCore(ClientQueries):
         for conn_id in self._pool.take_touched():
             conn = conns.get(conn_id)
             if conn is None:
-                self._deadlines.cancel(("conn", conn_id))
+                self._deadlines.connection(conn_id, None)
                 continue
             for data in conn.pull_writes():
                 out.act(WriteData(conn_id=conn_id, data=data))
                 out.counters.bytes_sent += len(data)
-            for completion in conn.pull_completions():
-                self._on_completion(completion, now)
+            completions = conn.completions
+            if completions:
+                conn.completions = []
+                for completion in completions:
+                    self._on_completion(completion, now)
             if conn.credentials_calls:
                 for need in conn.pull_credentials():
-                    self._ask_credentials(conn, need)
+                    self._credentials.ask(conn, need)
             for ms in conn.latencies_ms:
                 out.counters.latency(ms)
             conn.latencies_ms.clear()
             if self._pool.changed(conn):
                 self._on_state(conn, now)
-            at = conn.next_deadline() if conn_id in conns else None
-            if at is None:
-                self._deadlines.cancel(("conn", conn_id))
-            else:
-                self._deadlines.set(("conn", conn_id), at)
-
-    def _ask_credentials(self, conn: BrokerConnection, need: CredentialsCall) -> None:
-        request_id = self._next_credentials_id
-        self._next_credentials_id += 1
-        self._credentials[request_id] = conn.conn_id
-        deadline = conn.credentials_deadline
-        assert deadline is not None
-        self._out.trace(
-            "credentials_needed",
-            id=request_id,
-            node_id=conn.node_id,
-            peer=conn.peer,
-            kind=need.kind.value,
-            mechanism=need.mechanism,
-        )
-        self._out.emit(CredentialsNeeded.of(request_id, conn.node_id, conn.conn_id, need, deadline))
+            self._deadlines.connection(conn_id, conn.next_deadline() if conn_id in conns else None)
 
     def _on_state(self, conn: BrokerConnection, now: float) -> None:
         self._pool.note_state(conn)
@@ -637,8 +617,7 @@ class KafkaClientCore(ClientQueries):
     ) -> None:
         if not self._pool.forget(conn, now, reported=reported, by_user=by_user):
             return
-        for request_id in [r for r, c in self._credentials.items() if c == conn.conn_id]:
-            del self._credentials[request_id]  # its answer, if any, is ignored
+        self._credentials.forget(conn.conn_id)  # its answers, if any, are ignored
         error = conn.close_error
         if isinstance(error, AuthenticationError):
             self._out.counters.authentication_failures += 1
@@ -683,23 +662,21 @@ class KafkaClientCore(ClientQueries):
         pending = self._requests.in_flight.pop(handle.id, None)
         if pending is None or handle.done:
             return  # cancelled while in flight: the late response is dropped
+        response = completion.response
         if completion.error is None:
             self._out.counters.responses_received += 1
-            if pending.on_done is None:
-                self._inspect_response(handle, completion.response, now)
-        self._requests.finish(pending, completion.response, completion.error, now)
-
-    def _inspect_response(self, handle: RequestHandle[Any], response: Any, now: float) -> None:
-        verdict = classify(response, handle.node_id)
-        if verdict is None:
-            return
-        if verdict.rebootstrap and self._refresh.may_rebootstrap:
-            node = "a broker" if handle.node_id is None else self.describe_node(handle.node_id)
-            self._refresh.rebootstrap(f"{node} answered REBOOTSTRAP_REQUIRED", now)
-        if verdict.refresh_metadata:
-            self.cluster.need_update = True
-        if verdict.coordinator_moved:
-            self._coordinators.coordinator_moved(handle.target)
+            # What the response's error codes ask of the client (internal
+            # requests read their own); inline: every response passes here.
+            verdict = None if pending.on_done is not None else classify(response, handle.node_id)
+            if verdict is not None:
+                if verdict.rebootstrap and self._refresh.may_rebootstrap:
+                    who = "a broker" if (n := handle.node_id) is None else self.describe_node(n)
+                    self._refresh.rebootstrap(f"{who} answered REBOOTSTRAP_REQUIRED", now)
+                if verdict.refresh_metadata:
+                    self.cluster.need_update = True
+                if verdict.coordinator_moved:
+                    self._coordinators.coordinator_moved(handle.target)
+        self._requests.finish(pending, response, completion.error, now)
 
     # ---------------------------------------------------- metadata, coordinators
     def _maybe_refresh_metadata(self, now: float) -> None:
@@ -811,27 +788,14 @@ class KafkaClientCore(ClientQueries):
         """The core-wide deadlines (the connections' are kept by the drain)."""
         deadlines = self._deadlines
         queued = self._requests.queue.next_deadline()
-        _arm(deadlines, _QUEUE, queued)
-        blackout = None
-        if queued is not None:
-            # A request waits for a node that backs off: wake when it may connect.
-            for slot in self._pool.slots.values():
-                until = self._pool.health.blackout_until(slot.node_id)
-                if slot.conn is None and until > now and (blackout is None or until < blackout):
-                    blackout = until
-        _arm(deadlines, _BLACKOUT, blackout)
+        deadlines.arm(QUEUE, queued)
+        # A request waits for a node that backs off: wake when it may connect.
+        deadlines.arm(BLACKOUT, None if queued is None else self._pool.earliest_blackout(now))
         closed = self._closed
-        _arm(deadlines, _REFRESH, None if closed else self._refresh.next_deadline(now))
-        _arm(deadlines, _LOOKUP, self._coordinators.next_deadline(now))
+        deadlines.arm(REFRESH, None if closed else self._refresh.next_deadline(now))
+        deadlines.arm(LOOKUP, self._coordinators.next_deadline(now))
         telemetry = None if closed else self.telemetry
-        _arm(deadlines, _TELEMETRY, None if telemetry is None else telemetry.next_deadline())
-
-
-def _arm(deadlines: Deadlines[Hashable], key: str, at: float | None) -> None:
-    if at is None:
-        deadlines.cancel(key)
-    else:
-        deadlines.set(key, at)
+        deadlines.arm(TELEMETRY, None if telemetry is None else telemetry.next_deadline())
 
 
 def _reason(error: BaseException) -> str:

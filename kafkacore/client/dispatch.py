@@ -167,7 +167,7 @@ class Dispatcher:
         if pending.on_done is not None:
             pending.on_done(response, error, now)
         else:
-            self._out.emit(RequestCompleted(handle=handle, response=response, error=error))
+            self._out.events.append(RequestCompleted(handle=handle, response=response, error=error))
 
     def fail_queued(self, error: BaseException, now: float) -> None:
         """Fail every queued request with ``error``."""

@@ -23,9 +23,21 @@ names the client's real option, ``max_response_bytes``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kafkacore.errors import DecodeError, KafkaConnectionError
 
-__all__ = ["frame_size_error", "sasl_close_hint", "tls_answer", "wrong_protocol_error"]
+if TYPE_CHECKING:
+    from kafkacore.client.config import ClientConfig
+    from kafkacore.client.connection import BrokerConnection
+
+__all__ = [
+    "frame_size_error",
+    "sasl_close_hint",
+    "sasl_close_hint_for",
+    "tls_answer",
+    "wrong_protocol_error",
+]
 
 #: TLS record content types: change_cipher_spec, alert, handshake, application_data.
 _TLS_CONTENT_TYPES = frozenset({0x14, 0x15, 0x16, 0x17})
@@ -55,6 +67,14 @@ def sasl_close_hint(security_protocol: str) -> str:
         "answering anything else, which is what a SASL listener does to a client that "
         f"does not authenticate: set security_protocol={wanted} and sasl_mechanism"
     )
+
+
+def sasl_close_hint_for(config: ClientConfig, conn: BrokerConnection) -> str:
+    """The hint for a broker's close of ``conn`` ("" unless it looks like a SASL
+    listener's: READY without SASL, a request in flight, nothing answered)."""
+    if config.sasl or conn.ready_since is None or conn.answered or not conn.in_flight_count:
+        return ""
+    return sasl_close_hint(config.security_protocol)
 
 
 def frame_size_error(error: DecodeError, *, max_response_bytes: int) -> DecodeError:

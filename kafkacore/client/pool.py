@@ -160,6 +160,16 @@ class ConnectionPool:
             for cid, conn in self.conns.items()
         )
 
+    def earliest_blackout(self, now: float) -> float | None:
+        """When the first slot without a connection may connect again (None: no
+        slot is backing off)."""
+        times = [
+            until
+            for slot in self.slots.values()
+            if slot.conn is None and (until := self.health.blackout_until(slot.node_id)) > now
+        ]
+        return min(times) if times else None
+
     def touch(self, conn: BrokerConnection) -> None:
         """``conn`` was handed something: the next drain looks at it."""
         self.touched.add(conn.conn_id)

@@ -97,8 +97,16 @@ def _subtree_has_code(plan: tuple[bool, tuple[str, ...]]) -> bool:
 
 def error_codes(obj: Any) -> set[int]:
     """Every non-zero ``error_code`` in a decoded response (structs and arrays of them)."""
+    verdict = classify(obj)
+    return set() if verdict is None else set(verdict.codes)
+
+
+def classify(response: Any, node_id: int | None = None) -> ResponseVerdict | None:
+    """The verdict on ``response`` (sent by ``node_id``), or None when it
+    carries no error code at all. The walk is written out here, not in a
+    helper: every response of the client passes through it (issue 12)."""
     codes: set[int] = set()
-    stack = [obj]
+    stack = [response]
     while stack:
         item = stack.pop()
         has_code, nested = scan_plan(type(item))
@@ -112,13 +120,6 @@ def error_codes(obj: Any) -> set[int]:
                 stack.extend(value)
             elif value is not None:
                 stack.append(value)
-    return codes
-
-
-def classify(response: Any, node_id: int | None = None) -> ResponseVerdict | None:
-    """The verdict on ``response`` (sent by ``node_id``), or None when it
-    carries no error code at all."""
-    codes = error_codes(response)
     if not codes:
         return None
     return ResponseVerdict(

@@ -100,6 +100,12 @@ class StackedMachine(Generic[E]):
         """Deadlines of machines this one drives besides the client (group members)."""
         return ()
 
+    def _on_answer(self, error: BaseException | None, now: float) -> None:
+        """One of our requests completed (``error`` None: answered), before its
+        callback runs: a hook for bookkeeping on every answer (the consumer
+        notes which brokers answer). It gets no response, so it is not one
+        more hop on the way of the data."""
+
     def _stopped(self) -> bool:
         """True once the machine does no more work (closed)."""
         return False
@@ -214,6 +220,7 @@ class StackedMachine(Generic[E]):
                         if callback is not None:
                             self.answered_by = event.handle.node_id
                             try:
+                                self._on_answer(event.error, now)
                                 callback(event.response, event.error, now)
                             finally:
                                 self.answered_by = None

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
@@ -174,10 +175,9 @@ class Fetcher:
             rack_id=cfg.client_rack or "",
         )
         self.in_flight.add(node)
-
-        def done(resp: Any, err: BaseException | None, t: float) -> None:
-            self._on_response(node, session, parts, resp, err, t)
-
+        # A partial, not a closure: no Python frame between the client's
+        # completion and _on_response on every Fetch answer (issue 12).
+        done = partial(self._on_response, node, session, parts)
         self._send(
             request, done, now=now, target=Node(node), lane=FETCH_LANE, timeout_ms=self._timeout_ms
         )
@@ -240,8 +240,12 @@ class Fetcher:
             for pd in topic.partitions:
                 tp = TopicPartition(name, pd.partition_index)
                 st = self._wanting(tp, parts.get(tp))
-                if st is not None:
-                    refresh = self._on_partition(tp, st, pd, session, node) or refresh
+                if st is None:
+                    continue
+                if pd.error_code == ErrorCode.NONE:
+                    self._on_data(tp, st, pd)  # the common case, straight to the buffer
+                else:
+                    refresh = self._on_partition_error(tp, pd.error_code, session, node) or refresh
         if refresh:
             self._topics.refresh(now)
             self._back_off(node, now)
@@ -261,14 +265,11 @@ class Fetcher:
             return None  # seeked, revoked or paused meanwhile
         return st
 
-    def _on_partition(
-        self, tp: TopicPartition, st: PartitionState, pd: Any, session: FetchSession, node: int
+    def _on_partition_error(
+        self, tp: TopicPartition, code: int, session: FetchSession, node: int
     ) -> bool:
-        """Apply one partition's answer; True if metadata must be refreshed."""
-        code = pd.error_code
-        if code == ErrorCode.NONE:
-            self._on_data(tp, st, pd)
-        elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
+        """Apply one partition's error code; True if metadata must be refreshed."""
+        if code == ErrorCode.OFFSET_OUT_OF_RANGE:
             self._subs.out_of_range(tp)
         elif code in LEADER_MOVED:
             if code == ErrorCode.FENCED_LEADER_EPOCH:

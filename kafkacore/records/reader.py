@@ -60,7 +60,24 @@ def iter_batches(
     view = memoryview(data)
     if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
-    for pos, size, magic in _complete_entries(view):
+    # The walk of _complete_entries, written out: this generator runs for
+    # every fetched partition, and a helper generator is one more frame on
+    # every batch of the receive path (issue 12).
+    pos = 0
+    end = len(view)
+    while end - pos >= HEADER_SIZE_UP_TO_MAGIC:
+        (length,) = _I32.unpack_from(view, pos + 8)
+        if length < 0:
+            raise DecodeError(
+                f"negative batch length {length}",
+                api="records",
+                field="batchLength",
+                offset=pos + 8,
+            )
+        size = 12 + length
+        if pos + size > end:
+            return
+        magic = view[pos + 16]
         entry = view[pos : pos + size]
         try:
             if magic == 2:
@@ -80,6 +97,7 @@ def iter_batches(
                 exc.offset += pos
                 exc.args = (f"{exc.args[0]} (batch at byte {pos})",)
             raise
+        pos += size
 
 
 def trailing_partial_bytes(data: bytes | bytearray | memoryview) -> int:

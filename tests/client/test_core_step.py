@@ -116,3 +116,25 @@ def test_a_topic_failure_from_metadata_names_the_broker_that_answered() -> None:
     failure = core.cluster.topic_failure("secret")
     assert failure is not None and failure.code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
     assert failure.node_id in (0, 1)
+
+
+def test_a_send_with_others_waiting_takes_the_full_step_and_keeps_their_order() -> None:
+    core, pump = _connected(2)
+    pump.brokers[("127.0.0.1", 9093)].hold = True  # node 1 answers nothing for now
+    first = core.send(m.MetadataRequest(topics=[]), now=pump.now, target=Node(1))
+    second = core.send(m.MetadataRequest(topics=[]), now=pump.now, target=Node(0))
+    assert not core._write_alone(pump.now)  # nothing queued alone: nothing done
+    pump.run(until=lambda: second.done)
+    assert not first.done  # held by its broker, not overtaken or lost
+    pump.release()
+    pump.run(until=lambda: first.done)
+    assert first.value is not None and second.value is not None
+
+
+def test_a_send_that_cannot_be_written_yet_falls_back_to_the_step() -> None:
+    core, pump, _ = boot(2)
+    handle = core.send(m.MetadataRequest(topics=[]), now=pump.now, target=Node(1))
+    assert len(core._requests.queue) == 1  # no connection to node 1 yet: queued
+    assert core._deadlines.get("queue") is not None  # its timeout is armed by the step
+    pump.run(until=lambda: handle.done)
+    assert handle.value is not None

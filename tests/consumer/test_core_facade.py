@@ -80,6 +80,8 @@ def test_refused_credentials_on_an_answer_fail_what_waits_and_poll_raises() -> N
     )
     request_id = max(core._responses)
     refused = AuthenticationError("SASL: bad password")
+    # What the step loop does with the answer: the answer hook, then the callback.
+    core._on_answer(refused, pump.now)
     core._responses.pop(request_id)(None, refused, pump.now)
     assert answers == [refused] and handle.error is refused
     assert core.hopeless_cause() is refused
