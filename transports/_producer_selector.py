@@ -389,7 +389,7 @@ class KafkaProducer(BlockingOperations, ProducerSurface):
     def bootstrap_connected(self) -> bool:
         """Whether a bootstrap broker answered (kafka-python)."""
         with self._lock:
-            return self._core.client.bootstrap_connected()
+            return self._connected(self._core)
 
     def run_on_loop(self, fn: Callable[[Any], Any], timeout: float | None = None) -> Any:
         """Run ``fn(core)`` on the loop thread and return its result (queries, tests)."""
