@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, overload
 
 from kafkacore.client import TopicPartition
@@ -62,6 +62,7 @@ class AsyncProducerBase(ProducerSurface):
         self._room: Waiter | None = None
         self._closed = False
         self._sends = 0
+        self._txn_started = False
 
     def _new_driver(self, parts: Parts) -> AsyncDriver:
         raise NotImplementedError
@@ -291,7 +292,19 @@ class AsyncProducerBase(ProducerSurface):
         await self._operation("flush", timeout)
 
     async def init_transactions(self, timeout: float | None = None) -> None:
+        """Get the producer id (fencing older instances); done by start() already
+        (as aiokafka does), then a no-op."""
+        if self._txn_started:
+            self._txn_started = False
+            await self._driver.checkpoint()
+            return
         await self._operation("init_transactions", timeout)
+
+    async def _start_transactions(self) -> None:
+        """After start: a transactional producer gets its producer id (aiokafka's start)."""
+        if self.config.transactional_id is not None:
+            await self._operation("init_transactions", self.config.max_block_ms / 1000)
+            self._txn_started = True
 
     async def begin_transaction(self) -> None:
         await self._operation("begin_transaction", None)
@@ -309,6 +322,17 @@ class AsyncProducerBase(ProducerSurface):
 
     async def abort_transaction(self, timeout: float | None = None) -> None:
         await self._operation("abort_transaction", timeout)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """aiokafka: ``async with p.transaction():`` begins, commits (aborts on an error)."""
+        await self.begin_transaction()
+        try:
+            yield
+        except BaseException:
+            await self.abort_transaction()
+            raise
+        await self.commit_transaction()
 
     def run_on_loop(self, fn: Callable[[ProducerCore], Any]) -> Any:
         """Call ``fn(core)`` and pump afterwards (queries, tests)."""
@@ -338,7 +362,7 @@ class AsyncProducerBase(ProducerSurface):
 
     def bootstrap_connected(self) -> bool:
         """Whether a bootstrap broker answered."""
-        return self._core is not None and self._core.client.bootstrap_connected()
+        return self._core is not None and self._connected(self._core)
 
     def create_batch(self) -> Any:
         """aiokafka's batch builder is not offered: send many records with ``send_many``."""

@@ -92,11 +92,13 @@ class AsyncKafkaProducer(AsyncProducerBase):
         await self.close()
 
     async def start(self) -> None:
-        """Bind to the running loop; connections open on demand (idempotent)."""
+        """Bind to the running loop (idempotent); a transactional producer also
+        gets its producer id, as aiokafka's start does."""
         if self._closed:
             raise LocalProtocolError(f"{self._NAME}.start: closed; make a new producer")
         if self._core is None:
             self._attach()
+            await self._start_transactions()
 
     async def __aenter__(self) -> AsyncKafkaProducer:
         await self.start()

@@ -223,6 +223,15 @@ class ProducerSurface:
             f"max_block_ms={self.config.max_block_ms}; does it exist?"
         )
 
+    @staticmethod
+    def _connected(core: ProducerCore) -> bool:
+        """kafka-python's ``bootstrap_connected()``: a bootstrap connection, or one to a
+        broker the metadata named (kafkacore closes the bootstrap one after), is ready."""
+        client = core.client
+        if client.bootstrap_connected():
+            return True
+        return any(client.connected(b.node_id) for b in client.cluster.brokers())
+
     def _metrics_of(self, core: ProducerCore) -> dict[str, dict[str, float]]:
         """kafka-python's ``metrics()`` shape, ``{group: {name: value}}``: counters."""
         if not self._metrics_enabled:

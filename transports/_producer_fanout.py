@@ -79,8 +79,14 @@ def fan_out(event: BatchCompleted) -> None:
     callable ``(metadata, error)``.
     """
     tokens = event.tokens
-    if tokens and type(tokens[0]) is ManyResult and tokens[0] is tokens[-1]:
-        tokens[0]._add(event.partition, event.base_offset, len(tokens), event.error)
+    first = tokens[0] if tokens else None
+    if (
+        type(first) is ManyResult
+        and first is tokens[-1]
+        # Another thread's send may have joined the batch between two chunks.
+        and tokens.count(first) == len(tokens)
+    ):
+        first._add(event.partition, event.base_offset, len(tokens), event.error)
         return
     run_token: Any = None
     run_start = 0

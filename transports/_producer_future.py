@@ -164,8 +164,8 @@ class LightFuture:
             self._idiom.block(self, timeout, "exception()")
         return self._error()
 
-    def add_done_callback(self, fn: Callable[[Any], object]) -> None:
-        """``fn(future)`` once done (at once if done already)."""
+    def add_done_callback(self, fn: Callable[[Any], object], *, context: Any = None) -> None:
+        """``fn(future)`` once done (at once if done already; asyncio: soon)."""
         with self._idiom.lock:
             if self._outcome is None:
                 if self._callbacks is None:
@@ -174,6 +174,16 @@ class LightFuture:
                     self._callbacks.append(fn)
                 return
         self._idiom.call(fn, self)
+
+    def remove_done_callback(self, fn: Callable[[Any], object]) -> int:
+        """Forget ``fn`` (as asyncio's futures); returns how many were removed."""
+        with self._idiom.lock:
+            callbacks = self._callbacks
+            if not callbacks:
+                return 0
+            kept = [cb for cb in callbacks if cb != fn]
+            self._callbacks = kept or None
+            return len(callbacks) - len(kept)
 
     def cancel(self) -> bool:
         """A record handed to the producer cannot be taken back: always False."""

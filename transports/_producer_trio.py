@@ -74,6 +74,12 @@ class TrioKafkaProducer(AsyncProducerBase):
         self._entered = True
         await self._trio.open()
         self._attach()
+        try:
+            await self._start_transactions()
+        except BaseException:
+            self._shutdown()
+            await self._trio.close()
+            raise
         return self
 
     async def __aexit__(

@@ -70,6 +70,7 @@ class LoopThread:
         #: Set on the loop thread when it must stop (or by stop() if it never ran).
         self.stopping = False
         self.crashed: BaseException | None = None
+        self._last: Callable[[], None] | None = None
         self._changed = threading.Condition()
 
     def clock(self) -> float:
@@ -143,6 +144,12 @@ class LoopThread:
                 io.run_once(wait)
                 if between is not None and not self.stopping:
                     wait = between()
+            # stop()'s last command runs after the pass that took it has
+            # flushed its writes: what the core wrote just before (an acks=0
+            # batch already reported sent) reaches the socket before the close.
+            last, self._last = self._last, None
+            if last is not None:
+                last()
         except BaseException as exc:
             # A bug in the core or here. Nobody may wait forever on a dead
             # loop: fail every waiter with the error and refuse new calls.
@@ -274,8 +281,7 @@ class LoopThread:
 
             def final() -> None:
                 self.stopping = True
-                if last is not None:
-                    last()
+                self._last = last
 
             self.io.call_soon_threadsafe(final)
             thread.join(timeout)

@@ -173,6 +173,7 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         # The per-record fast path (see lanes.py); none for transactions, whose
         # appends must first tell the transaction which partitions they touch.
         self._lanes = Lanes(self._partitioner)
+        self._lane_of = self._lanes.get
         self._lanes_allowed = txn is None
         self._step(now)
 
@@ -287,25 +288,26 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         or partition: True when it joined the open batch of ``topic``'s
         sticky partition (see lanes.py); False when nothing happened and
         :meth:`append` must decide. Needs no ``now``: it never opens a batch."""
-        lane = self._lanes.get(topic)
+        lane = self._lane_of(topic)
         if lane is None:
             return False
-        size = 21 + (len(value) if value is not None else 0)
-        acc = self._acc
         batch = lane.batch
+        size = 21 + len(value) if value is not None else 21
+        accounted = batch.accounted + size
+        acc = self._acc
+        used = acc.used + size
         if (
-            size > lane.room
-            or acc.used + size > self._buffer_memory
+            accounted > lane.limit
+            or used > self._buffer_memory
             or batch.state is not _OPEN
             or lane.queue.batches[-1] is not batch
         ):
             return False
         lane.append(value, None, timestamp=timestamp)
-        batch.tokens.append(token)
-        batch.timestamps.append(timestamp)
-        batch.accounted += size
-        acc.used += size
-        lane.room -= size
+        lane.add_token(token)
+        lane.add_stamp(timestamp)
+        batch.accounted = accounted
+        acc.used = used
         lane.pending += size
         return True
 

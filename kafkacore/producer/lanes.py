@@ -36,7 +36,17 @@ __all__ = ["Lane", "Lanes"]
 class Lane:
     """One topic's fast lane into the open batch of its sticky partition."""
 
-    __slots__ = ("append", "batch", "partition", "pending", "queue", "room", "topic")
+    __slots__ = (
+        "add_stamp",
+        "add_token",
+        "append",
+        "batch",
+        "limit",
+        "partition",
+        "pending",
+        "queue",
+        "topic",
+    )
 
     def __init__(
         self, topic: str, partition: int, queue: Any, batch: ProducerBatch, room: int
@@ -49,10 +59,13 @@ class Lane:
         #: The PartitionQueue the batch is the tail of (checked on each append).
         self.queue = queue
         self.batch = batch
-        #: The builder's bound ``append(value, key, *, timestamp)``.
+        # Bound once: they run per record.
+        #: The builder's ``append(value, key, *, timestamp)``.
         self.append: Callable[..., int] = builder.append
-        #: Bytes (record estimates) that may still join before the slow path must decide.
-        self.room = room
+        self.add_token: Callable[[object], None] = batch.tokens.append
+        self.add_stamp: Callable[[int], None] = batch.timestamps.append
+        #: The most ``batch.accounted`` may reach through the lane.
+        self.limit = batch.accounted + room
         #: Bytes appended through the lane, not yet told to the partitioner.
         self.pending = 0
 
@@ -79,8 +92,10 @@ class Lanes:
     def settle(self, topic: str) -> None:
         """Close ``topic``'s lane, telling the partitioner what went through it."""
         lane = self.by_topic.pop(topic, None)
-        if lane is not None and lane.pending:
-            self._partitioner.record_appended(topic, lane.partition, lane.pending)
+        if lane is not None:
+            pending = lane.pending
+            if pending:
+                self._partitioner.record_appended(topic, lane.partition, pending)
 
     def settle_all(self) -> None:
         for topic in list(self.by_topic):
