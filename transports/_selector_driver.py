@@ -322,13 +322,13 @@ class _LockedBridge(Bridge):
 
     lock: CoreLock
 
-    def _feed(self, fn: Callable[[float], object]) -> None:
+    def _feed(self, fn: Callable[..., object], args: tuple[object, ...] | None) -> None:
         lock = self.lock
         if not lock.acquire(False):
             self.wanted = True
             lock.acquire()
         try:
-            Bridge._feed(self, fn)
+            Bridge._feed(self, fn, args)
         finally:
             self.wanted = False
             lock.release()
