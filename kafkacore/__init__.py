@@ -50,6 +50,7 @@ from kafkacore.consumer import (
 from kafkacore.errors import (
     AuthenticationError,
     BrokerError,
+    ConfigError,
     DecodeError,
     KafkaConnectionError,
     KafkaError,
@@ -59,6 +60,7 @@ from kafkacore.errors import (
     NoCommonVersionError,
     RemoteProtocolError,
     RequestCancelled,
+    UnknownOptionError,
 )
 from kafkacore.producer import ProducerConfig, ProducerCore, RecordMetadata
 
@@ -78,6 +80,7 @@ __all__ = [
     "BrokerError",
     "ClientConfig",
     "ClusterMetadata",
+    "ConfigError",
     "ConsumerConfig",
     "ConsumerCore",
     "ConsumerRecord",
@@ -106,6 +109,7 @@ __all__ = [
     "RequestCancelled",
     "TopicPartition",
     "TransactionCoordinator",
+    "UnknownOptionError",
     "__version__",
 ]
 

@@ -19,6 +19,7 @@ PUBLIC: dict[str, list[str]] = {
         "BrokerError",
         "ClientConfig",
         "ClusterMetadata",
+        "ConfigError",
         "ConsumerConfig",
         "ConsumerCore",
         "ConsumerRecord",
@@ -47,6 +48,7 @@ PUBLIC: dict[str, list[str]] = {
         "RequestCancelled",
         "TopicPartition",
         "TransactionCoordinator",
+        "UnknownOptionError",
         "__version__",
     ],
     "kafkacore.errors": [
@@ -108,6 +110,7 @@ PUBLIC: dict[str, list[str]] = {
         "PreparedRecord",
         "ProducerClosedError",
         "ProducerConfig",
+        "ProducerConfigError",
         "ProducerCore",
         "ProducerEvent",
         "ProducerFencedError",
