@@ -24,7 +24,8 @@ Rate = records / wall seconds from the consumer's creation to the last
 record. Each topic is read once, untimed, before the contenders (so the
 first of them does not pay the broker's warm-up for the new topic).
 
-Rebalance time: three kafkacore members (selector transport) join one group on a 12-partition topic; measured from the third member's start
+Rebalance time: three kafkacore members (selector transport) join one
+group on a 12-partition topic; measured from the third member's start
 until all three own disjoint sets covering every partition, for the
 classic protocol and for KIP-848. Each contender (and each rebalance) runs
 in a fresh process (``_harness.isolated``) whose peak RSS is reported
