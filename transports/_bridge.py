@@ -166,10 +166,13 @@ class Bridge:
                 else:  # pragma: no cover - the Action union is closed
                     raise TypeError(f"Bridge: unknown core action {action!r}")
             events = core.pull_events()
+            if not events:
+                # Only an event's handler (user code, a router) can have made
+                # the core act again; a fact an action reported is queued in
+                # _pending and fed by _feed's loop. Nothing to look at twice.
+                return
             for event in events:
                 if self._on_credentials is not None and isinstance(event, CredentialsNeeded):
                     self._on_credentials(event)
                 else:
                     self._on_event(event)
-            if not actions and not events:
-                return
