@@ -7,8 +7,9 @@ transport calls :meth:`Bridge.pump`. It drains the core completely:
 ``pull_actions()`` go to the transport's :class:`IoBackend` (open, write,
 close), ``pull_events()`` go to the client layer's event sink, and finally
 ``next_deadline()`` re-arms the transport's single timer. Draining loops
-until both queues are empty, because handing an event to user callbacks
-may issue new commands.
+while events come, because handing an event to user callbacks may issue
+new commands (a round with no event ends it: only an event's handler can
+make the core act again).
 
 Facts are fed through :meth:`Bridge.feed_*`, which stamp ``now`` from the
 transport's clock and pump afterwards, so no transport can forget either.
@@ -166,10 +167,13 @@ class Bridge:
                 else:  # pragma: no cover - the Action union is closed
                     raise TypeError(f"Bridge: unknown core action {action!r}")
             events = core.pull_events()
+            if not events:
+                # Only an event's handler (user code, a router) can have made
+                # the core act again; a fact an action reported is queued in
+                # _pending and fed by _feed's loop. Nothing to look at twice.
+                return
             for event in events:
                 if self._on_credentials is not None and isinstance(event, CredentialsNeeded):
                     self._on_credentials(event)
                 else:
                     self._on_event(event)
-            if not actions and not events:
-                return
