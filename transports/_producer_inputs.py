@@ -7,7 +7,7 @@ one shape each way and refusing anything else with a message saying what
 is expected (issue 13: a tuple of two pairs was once taken for a column
 pair). :func:`peer_options` maps kafka-python's and aiokafka's producer
 keywords onto kafkacore's, and refuses with a
-:class:`~kafkacore.producer.ProducerConfigError` the ones kafkacore has no
+:class:`~kafkacore.producer.errors.ProducerConfigError` the ones kafkacore has no
 setting for unless they are at their neutral value.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import selectors
 from typing import Any
 
-from kafkacore.producer import ProducerConfigError
+from kafkacore.producer.errors import ProducerConfigError
 
 __all__ = ["peer_options", "to_columns"]
 

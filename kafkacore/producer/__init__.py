@@ -12,7 +12,6 @@ from kafkacore.producer.core import ProducerCore
 from kafkacore.producer.errors import (
     BufferExhaustedError,
     ProducerClosedError,
-    ProducerConfigError,
     ProducerFencedError,
     RecordTooLargeError,
     TransactionAbortedError,
@@ -40,7 +39,6 @@ __all__ = [
     "PreparedRecord",
     "ProducerClosedError",
     "ProducerConfig",
-    "ProducerConfigError",
     "ProducerCore",
     "ProducerEvent",
     "ProducerFencedError",

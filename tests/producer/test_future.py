@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
-from kafkacore.producer import BatchCompleted, ProducerConfigError, RecordMetadata
+from kafkacore.producer import BatchCompleted, RecordMetadata
+from kafkacore.producer.errors import ProducerConfigError
 from kafkacore.transports._producer_fanout import ManyResult, fail_token, fan_out
 from kafkacore.transports._producer_future import (
     Idiom,
