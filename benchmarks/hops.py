@@ -297,6 +297,12 @@ class Recorder:
         name = self._name(frame.f_code)
         if name is None:
             return
+        if frame.f_code.co_name == "fan_out" and "_producer_fanout" in frame.f_code.co_filename:
+            # The producer's light futures are resolved inside fan_out (their
+            # outcome stored, no set_result call to see): each token of the
+            # completed batch counts as resolved when fan_out returns.
+            for token in list(getattr(frame.f_locals.get("event"), "tokens", ()))[:64]:
+                self._add("resolve", "fan_out", id(token), False, frame)
         carried = id(frame) in self._carrying
         self._carrying.discard(id(frame))
         self._scan(_arguments(frame, every_local=True), name, 1)  # copies held in locals

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafkacore.errors import KafkaError, KafkaTimeoutError, LocalProtocolError
+from kafkacore.errors import ConfigError, KafkaError, KafkaTimeoutError, LocalProtocolError
 
 __all__ = [
     "BufferExhaustedError",
@@ -15,12 +15,9 @@ __all__ = [
 ]
 
 
-class ProducerConfigError(LocalProtocolError, ValueError):
-    """A producer option is wrong (a ValueError, as every config mistake).
-
-    Stands for the shared ``kafkacore.errors.ConfigError`` (issue 13) until
-    that exists; then it becomes its subclass.
-    """
+class ProducerConfigError(ConfigError):
+    """A producer option is wrong: a :class:`~kafkacore.errors.ConfigError`
+    (a ValueError, as every config mistake)."""
 
 
 class RecordTooLargeError(LocalProtocolError):

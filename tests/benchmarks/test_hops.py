@@ -205,7 +205,10 @@ def test_produce_legs_count_the_chain_the_hops_the_checksum_and_the_copies(
     ]
 
     back = hops.inbound_leg(recorder, mark, future)
-    assert (back.start, back.end) == ("socket.recv", "set_result")
+    # The record's light future is resolved where its batch fans out (fan_out
+    # stores the outcome); a set_result of a concurrent future the same
+    # answer completes may be seen first.
+    assert back.start == "socket.recv" and back.end in ("fan_out", "set_result")
     assert _short([h.name for h in back.hops]) == ["decode", "Response.__init__"]
     # The read's bytes are followed into decode and the object it returns.
     assert _short(back.chain) == ["Producer.on_readable", "decode", "Response.__init__"]
@@ -298,11 +301,14 @@ def test_the_measured_paths_start_at_the_user_call_and_reach_the_socket(
     assert any(n.startswith("kafkacore.client.") for n in out.chain)
     assert len(out.buffers) >= 2  # the value and the request that carries it
 
-    assert (back.start, back.end) == ("socket.recv", "set_result")
+    # The record's light future is resolved where its batch fans out (fan_out
+    # stores the outcome); a set_result of a concurrent future the same
+    # answer completes may be seen first.
+    assert back.start == "socket.recv" and back.end in ("fan_out", "set_result")
     assert any(n.startswith("kafkacore.producer.") for n in back.chain)
 
     assert poll.start == "socket.recv"
-    assert poll.end == "kafkacore.transports._consumer_selector.KafkaConsumer.poll"
+    assert poll.end == "kafkacore.transports._consumer_selector.KafkaConsumer.poll_records"
     assert any(n.startswith("kafkacore.consumer.") for n in poll.chain)
     assert any(n.startswith("kafkacore.records.") for n in poll.chain)
 
