@@ -110,7 +110,6 @@ PUBLIC: dict[str, list[str]] = {
         "PreparedRecord",
         "ProducerClosedError",
         "ProducerConfig",
-        "ProducerConfigError",
         "ProducerCore",
         "ProducerEvent",
         "ProducerFencedError",
