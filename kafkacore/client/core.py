@@ -20,25 +20,21 @@ traces):
   response mean for the core (refresh metadata, forget a coordinator,
   rebootstrap).
 
-Commands (``send``, ``cancel``, ``add_topic``, ``close``...) and facts
-(``connection_made``, ``data_received``, ``handle_timeout``...) each end in
-one *step*:
+Facts (``connection_made``, ``data_received``, ``handle_timeout``...) and,
+on a bare core, commands (``send``, ``cancel``, ``add_topic``...) end in
+one *step* (a stacked owner runs it: :meth:`KafkaClientCore.set_stacked`):
 
-1. drain every connection: bytes become ``WriteData`` actions; finished
-   requests become ``RequestCompleted`` events (or feed the core's own
-   metadata and coordinator lookups); state changes become
-   ``ConnectionStateChanged`` events; a connection that closed on an error
-   puts its node in a reconnect backoff (see *Backoff* below);
+1. drain the connections touched since the last drain: bytes become
+   ``WriteData`` actions, finished requests ``RequestCompleted`` events (or
+   feed the core's own lookups), state changes ``ConnectionStateChanged``;
+   a connection closed on an error puts its node in a reconnect backoff;
 2. start a metadata refresh when one is due (age, on demand, after errors
    that invalidate metadata, never sooner than the metadata backoff) and
-   coordinator lookups (FindCoordinator, batched at v4+, KIP-699) for
-   targets that need them;
-3. dispatch waiting requests in order: resolve each target to a node (any
-   node = least loaded; a node; a partition leader; a group or transaction
-   coordinator; the controller), write it if that node's connection on the
-   request's lane is READY and below the in-flight limit, else ask for a
-   connection. A request never overtakes an earlier one for the same
-   (node, lane).
+   coordinator lookups (FindCoordinator, batched at v4+, KIP-699);
+3. dispatch waiting requests in order: resolve each target to a node,
+   write it if that node's connection on the request's lane is READY and
+   below the in-flight limit, else ask for a connection. A request never
+   overtakes an earlier one for the same (node, lane).
 
 Every request completes exactly once: with its response, or with
 ``KafkaTimeoutError`` (deadline), ``KafkaConnectionError`` (connection lost
@@ -46,9 +42,8 @@ or failed while in flight), ``RequestCancelled`` (``cancel``, ``close``,
 ``shutdown``), ``AuthenticationError``, ``NoCommonVersionError`` or
 ``NoBrokersAvailable`` (no bootstrap address answered).
 
-Lanes (pykafka's connection ids) give one broker several connections, so
-that e.g. group heartbeats (lane ``"group"``) never wait behind long fetches
-(lane ``"default"``).
+Lanes (pykafka's connection ids) give one broker several connections (group
+heartbeats on lane ``"group"`` never wait behind long fetches).
 
 Backoff (KIP-144, KIP-580): every retry the core makes itself waits
 exponentially longer, with +-20% jitter from the injected rng.
@@ -142,9 +137,8 @@ class KafkaClientCore(ClientQueries):
         trace: TraceHook | None = None,
         stacked: bool = False,
     ) -> None:
-        """``stacked``: the owner's loop will step this core (:meth:`set_stacked`),
-        starting with its first step: what the owner asks before that (a
-        consumer's subscription) rides on the first Metadata request."""
+        """``stacked``: the owner's loop steps this core (:meth:`set_stacked`) from
+        its first step on, so what it asks before (a subscription) rides on it."""
         self._config = cfg = config if config is not None else ClientConfig()
         if not isinstance(rng, random.Random):
             raise LocalProtocolError("KafkaClientCore: rng must be a random.Random instance")
@@ -234,9 +228,7 @@ class KafkaClientCore(ClientQueries):
     def _commanded(self, now: float) -> None:
         if self._closed:
             return
-        if self._stacked:
-            # Due at once: an owner that does not step us in its loop still
-            # gets us stepped through handle_timeout (nothing is forgotten).
+        if self._stacked:  # due at once: handle_timeout steps us if the owner does not
             self._deadlines.set_earliest(STEP, now)
         else:
             self._step(now)
