@@ -51,6 +51,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import WriterCommitMessage
 
 from kafkacore.client import TopicPartition
+from kafkacore.errors import KafkaError
 from pyspark_kafkacore._sink_options import SinkOptions
 from pyspark_kafkacore._sink_producers import pool
 from pyspark_kafkacore._sink_rows import chunks
@@ -104,6 +105,12 @@ class _Failures:
             if self.first is None:
                 self.first = error
 
+    def refused(self, error: BaseException) -> None:
+        """A send the producer refused before queueing it (a record too large)."""
+        self.count += 1
+        if self.first is None:
+            self.first = error
+
     def check(self, partition: int) -> None:
         if self.first is not None:
             raise SinkWriteError(
@@ -132,16 +139,19 @@ def _send_all(
     for batch in batches:
         for chunk in chunks(batch, layout, topic):
             sent += len(chunk)
-            if chunk.headers is None:
-                producer.send_many(
-                    chunk.topic, values=chunk.values, keys=chunk.keys, partition=chunk.partition
-                ).add_done_callback(failures.note)
-                continue
-            keys = chunk.keys if chunk.keys is not None else itertools.repeat(None)
-            for key, value, headers in zip(keys, chunk.values, chunk.headers, strict=False):
-                producer.send(
-                    chunk.topic, value, key, headers, partition=chunk.partition
-                ).add_done_callback(failures.note)
+            try:
+                if chunk.headers is None:
+                    producer.send_many(
+                        chunk.topic, values=chunk.values, keys=chunk.keys, partition=chunk.partition
+                    ).add_done_callback(failures.note)
+                    continue
+                keys = chunk.keys if chunk.keys is not None else itertools.repeat(None)
+                for key, value, headers in zip(keys, chunk.values, chunk.headers, strict=False):
+                    producer.send(
+                        chunk.topic, value, key, headers, partition=chunk.partition
+                    ).add_done_callback(failures.note)
+            except KafkaError as exc:  # refused at the call (a record over max_request_size)
+                failures.refused(exc)
         failures.check(partition)  # stop at the first failure rather than send on
     producer.flush()
     failures.check(partition)
