@@ -100,25 +100,27 @@ def test_mixed_shapes_and_open_rules_are_refused_before_anything_is_sent() -> No
         ACLPermissionType.ALLOW,
         ResourcePattern(ResourceType.TOPIC, "t"),
     )
-    admin = KafkaAdminClient("127.0.0.1:1")  # never started: the checks come first
-    with pytest.raises(TypeError, match="both kafka-python ACL objects and kafkacore"):
-        admin.create_acls([acl, acl.to_binding()])
-    with pytest.raises(
-        ValueError, match=r"ACL: resource_pattern\.resource_name, principal and host"
-    ):
-        admin.create_acls(
-            [
-                ACL(
-                    None,
-                    "*",
-                    AclOperation.READ,
-                    ACLPermissionType.ALLOW,
-                    ResourcePattern(ResourceType.TOPIC, "t"),
-                )
-            ]
-        )
-    with pytest.raises(
-        TypeError, match=r"ACLFilter\.resource_pattern: expected a ResourcePatternFilter"
-    ):
-        admin.delete_acls([ACLFilter(None, None, AclOperation.ANY, ACLPermissionType.ANY, "t")])  # type: ignore[arg-type]
+    # Nothing reaches a broker: the checks come before any request (the client
+    # is closed at the end, so its loop does not retry the dead address on).
+    with KafkaAdminClient("127.0.0.1:1") as admin:
+        with pytest.raises(TypeError, match="both kafka-python ACL objects and kafkacore"):
+            admin.create_acls([acl, acl.to_binding()])
+        with pytest.raises(
+            ValueError, match=r"ACL: resource_pattern\.resource_name, principal and host"
+        ):
+            admin.create_acls(
+                [
+                    ACL(
+                        None,
+                        "*",
+                        AclOperation.READ,
+                        ACLPermissionType.ALLOW,
+                        ResourcePattern(ResourceType.TOPIC, "t"),
+                    )
+                ]
+            )
+        with pytest.raises(
+            TypeError, match=r"ACLFilter\.resource_pattern: expected a ResourcePatternFilter"
+        ):
+            admin.delete_acls([ACLFilter(None, None, AclOperation.ANY, ACLPermissionType.ANY, "t")])  # type: ignore[arg-type]
     assert ACL.from_binding(acl.to_binding()) == acl
