@@ -4,7 +4,8 @@ Run::
 
     .venv/bin/python benchmarks/run_all.py [--quick] [--pure] [--spark] [--bootstrap H:P]
         [--only HARNESS ...] [--out DIR] [--harness-args HARNESS='--records 100000']
-    .venv/bin/python benchmarks/run_all.py --compare OLD.json NEW.json [--threshold 0.10]
+    .venv/bin/python benchmarks/run_all.py --compare OLD.json[,OLD2.json...] NEW.json[,...]
+        [--threshold 0.10]
 
 A run executes, in this order, ``codec`` (``bench_codec.py --markdown``),
 ``codec messages``, ``roundtrip``, ``producer``, ``consumer`` and ``share``
@@ -35,7 +36,10 @@ the change in its rate and the change in its ratios against the peers
 when both fell by more than the threshold (default 10%, the run-to-run
 spread the codec harness documents under load; single-shot producer and
 consumer rows on 2 shared cores can spread more); ``slower?`` when only
-one did. The exit status is 1 when any row is SLOWER.
+one did. The exit status is 1 when any row is SLOWER. Either side may name
+several runs, comma-separated (interleave them: old, new, old, new...):
+each row then stands for its runs' median rate and median ratios, which
+single-shot rows on a 2-core machine need.
 """
 
 from __future__ import annotations
@@ -548,6 +552,28 @@ def compare(
     return changes, only_old, only_new
 
 
+def median_rows(runs: Sequence[Sequence[Row]]) -> list[Row]:
+    """One row per key: the median rate and the median of each ratio over
+    the runs that have that row (a row missing from a run is not a zero)."""
+    if not runs:
+        raise ValueError("median_rows(): no runs given")
+    by_key: dict[tuple[str, str, str], list[Row]] = {}
+    for rows in runs:
+        for row in rows:
+            by_key.setdefault(row.key, []).append(row)
+    out = []
+    for group in by_key.values():
+        rates = [r.rate for r in group if _finite(r.rate)]
+        peers = {p for r in group for p in r.ratios}
+        ratios = {}
+        for peer in sorted(peers):
+            values = [r.ratios[peer] for r in group if _finite(r.ratios.get(peer, math.nan))]
+            ratios[peer] = statistics.median(values) if values else math.nan
+        rate = statistics.median(rates) if rates else math.nan
+        out.append(replace(group[0], rate=rate, ratios=ratios))
+    return out
+
+
 def _rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.2f}"
 
@@ -611,7 +637,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--in-process", action="store_true", help="no fresh process per contender (no RSS)"
     )
-    parser.add_argument("--compare", nargs=2, metavar=("OLD.json", "NEW.json"))
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("OLD.json[,...]", "NEW.json[,...]"),
+        help="compare runs (several per side, comma-separated: medians)",
+    )
     parser.add_argument(
         "--threshold",
         type=float,
@@ -620,8 +651,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.compare:
-        _, old = read_rows(args.compare[0])
-        _, new = read_rows(args.compare[1])
+        old = median_rows([read_rows(path)[1] for path in args.compare[0].split(",")])
+        new = median_rows([read_rows(path)[1] for path in args.compare[1].split(",")])
         changes, only_old, only_new = compare(old, new, args.threshold)
         print(compare_report(changes, only_old, only_new, args.threshold))
         return 1 if any(c.verdict == "SLOWER" for c in changes) else 0

@@ -180,3 +180,26 @@ def test_compare_command_exits_1_when_a_row_is_slower(
     assert "SLOWER: producer / t / kafkacore x: rate -30%" in out
     assert run_all.main(["--compare", str(old), str(same)]) == 0
     assert run_all.main(["--compare", str(old), str(new), "--threshold", "0.5"]) == 0
+
+
+def test_several_runs_per_side_compare_by_their_medians(tmp_path: Path) -> None:
+    # One outlier per side (a noisy single shot) must not decide the verdict.
+    paths = []
+    for i, rate in enumerate([100.0, 40.0, 101.0, 99.0, 98.0, 300.0]):
+        path = tmp_path / f"run{i}.json"
+        write_rows(str(path), rows({"kafkacore x": rate}, 50.0))
+        paths.append(str(path))
+    old, new = ",".join(paths[:3]), ",".join(paths[3:])
+    assert run_all.main(["--compare", old, new]) == 0
+    merged = run_all.median_rows([rows({"kafkacore x": r}, 50.0) for r in (100.0, 40.0, 101.0)])
+    mine = next(r for r in merged if r.contender == "kafkacore x")
+    assert mine.rate == 100.0 and mine.ratios == {"aiokafka": 2.0}
+
+
+def test_a_row_missing_from_one_run_takes_the_median_of_the_others() -> None:
+    merged = run_all.median_rows(
+        [rows({"kafkacore x": 10.0}, 5.0), rows({}, 5.0), rows({"kafkacore x": 30.0}, 5.0)]
+    )
+    assert [r.rate for r in merged if r.contender == "kafkacore x"] == [20.0]
+    with pytest.raises(ValueError, match="no runs"):
+        run_all.median_rows([])
