@@ -32,12 +32,14 @@ from typing import Any, Protocol
 from kafkacore.errors import AuthenticationError, LocalProtocolError
 
 __all__ = [
+    "TOKEN_AUTH_EXTENSION",
     "OAuthBearerMechanism",
     "PlainMechanism",
     "SaslMechanism",
     "ScramMechanism",
     "ScramState",
     "create_mechanism",
+    "delegation_token_factory",
 ]
 
 
@@ -106,6 +108,31 @@ def _saslname(username: str) -> str:
     return username.replace("=", "=3D").replace(",", "=2C")
 
 
+#: The SCRAM extension marking a delegation-token login (KIP-48; Kafka's
+#: ``ScramLoginModule.TOKEN_AUTH_CONFIG``, the only one its brokers accept).
+TOKEN_AUTH_EXTENSION = "tokenauth"
+
+
+def _scram_extensions(extensions: Mapping[str, str]) -> str:
+    """``,key=value`` for each extension (RFC 5802 section 7), checked first: a name of
+    two or more letters (single letters are RFC 5802's own attributes), a value of
+    printable text without ','."""
+    out = []
+    for key, value in extensions.items():
+        if not isinstance(key, str) or len(key) < 2 or not (key.isascii() and key.isalpha()):
+            raise LocalProtocolError(
+                f"SCRAM: extension name {key!r} must be two or more ASCII letters "
+                "(e.g. 'tokenauth')"
+            )
+        if not isinstance(value, str) or not value or "," in value or not value.isprintable():
+            raise LocalProtocolError(
+                f"SCRAM: extension {key!r}: value must be non-empty printable text "
+                f"without ',', got {value!r}"
+            )
+        out.append(f",{key}={value}")
+    return "".join(out)
+
+
 def _parse_attrs(message: str, *, what: str) -> dict[str, str]:
     attrs: dict[str, str] = {}
     for part in message.split(","):
@@ -120,7 +147,9 @@ class ScramMechanism:
 
     Kafka applies no SASLprep to the password, and uses gs2 header ``n,,``
     (no channel binding). The client nonce comes from the injected rng, or
-    from ``nonce`` for test vectors.
+    from ``nonce`` for test vectors. ``extensions`` travel in the client-first
+    message after the nonce; Kafka knows one, ``tokenauth=true`` (a
+    delegation-token login, :func:`delegation_token_factory`).
     """
 
     def __init__(
@@ -145,7 +174,7 @@ class ScramMechanism:
         self._hash = _SCRAM_HASHES[mechanism]
         self._password = password.encode()
         self._nonce = nonce
-        ext = "".join(f",{k}={v}" for k, v in (extensions or {}).items())
+        ext = _scram_extensions(extensions or {})
         self._client_first_bare = f"n={_saslname(username)},r={nonce}{ext}"
         self._auth_message = ""
         self._server_signature = b""
@@ -303,6 +332,37 @@ class OAuthBearerMechanism:
 
 
 MechanismFactory = Callable[[str, str], SaslMechanism]
+
+
+def delegation_token_factory(token_id: str, hmac: bytes, *, rng: random.Random) -> MechanismFactory:
+    """Log in with a delegation token (KIP-48): pass the result as
+    ``ClientConfig.sasl_mechanism_factory``, with ``sasl_mechanism``
+    ``SCRAM-SHA-256`` or ``SCRAM-SHA-512``.
+
+    The login is SCRAM with the token id as the user name, the token's HMAC
+    in base64 as the password and the extension ``tokenauth=true``; the
+    client then acts as the token's owner. ``rng`` draws each login's nonce
+    (give a ``random.SystemRandom()``: the core draws no randomness itself).
+    """
+    if not isinstance(token_id, str) or not token_id:
+        raise LocalProtocolError(
+            f"delegation token: token_id must be a non-empty str, got {token_id!r}"
+        )
+    if not isinstance(hmac, bytes | bytearray) or not hmac:
+        raise LocalProtocolError("delegation token: hmac must be the token's HMAC bytes")
+    password = base64.b64encode(bytes(hmac)).decode()
+
+    def make(mechanism: str, host: str) -> SaslMechanism:
+        if mechanism not in _SCRAM_HASHES:
+            raise LocalProtocolError(
+                f"delegation token: tokens log in with {' or '.join(_SCRAM_HASHES)}, "
+                f"not sasl_mechanism {mechanism!r}"
+            )
+        return ScramMechanism(
+            mechanism, token_id, password, rng=rng, extensions={TOKEN_AUTH_EXTENSION: "true"}
+        )
+
+    return make
 
 
 def create_mechanism(
