@@ -6,6 +6,11 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``). Fixtures:
 * ``kafka_broker`` (session): one combined KRaft node with PLAINTEXT,
   SASL_PLAINTEXT, SSL and SASL_SSL listeners (a :class:`LocalKafka`), and a
   pass-through fault proxy in front of a PROXIED listener (``proxy_bootstrap``).
+* ``kafka_acl_broker`` (session): one broker with the authorizer on, started on
+  first use and shared by every test directory that needs it: PLAINTEXT is a
+  super user (ANONYMOUS, as brokers talk to each other), SASL_PLAINTEXT
+  authenticates the kit's users (``admin``, a super user; ``alice``; ``bob``)
+  with PLAIN and SCRAM, and the broker issues delegation tokens (KIP-48).
 * ``kafka_kdc`` (session): a local Kerberos KDC (:class:`LocalKdc`); sets
   ``KRB5_CONFIG`` for this process so MIT's GSS-API library uses it.
 * ``kafka_gssapi_broker`` (session): a broker whose SASL listeners also
@@ -37,6 +42,7 @@ from kafkacore.testing.proxy import FaultMix
 
 _FIXTURE_MARKERS = {
     "kafka_broker": "broker",
+    "kafka_acl_broker": "broker",
     "kafka_gssapi_broker": "broker",
     "kafka_cluster": "cluster",
     "kafka_libs": "java",
@@ -68,6 +74,23 @@ def kafka_libs() -> Path:
 def kafka_broker(kafka_libs: Path) -> Iterator[LocalKafka]:
     """One local broker with all four client listeners open."""
     with LocalKafka(size=1, listeners=CLIENT_LISTENERS, keep_workdir=_keep(), proxy=True) as kafka:
+        yield kafka
+
+
+#: Delegation tokens need a secret the brokers sign them with (KIP-48); any
+#: constant does for a throw-away test broker.
+ACL_BROKER_OVERRIDES = {"delegation.token.secret.key": "localkafka-token-secret"}
+
+
+@pytest.fixture(scope="session")
+def kafka_acl_broker(kafka_libs: Path) -> Iterator[LocalKafka]:
+    """One broker with the authorizer on, PLAINTEXT and SASL_PLAINTEXT, issuing tokens."""
+    with LocalKafka(
+        listeners=("PLAINTEXT", "SASL_PLAINTEXT"),
+        authorizer=True,
+        overrides=ACL_BROKER_OVERRIDES,
+        keep_workdir=_keep(),
+    ) as kafka:
         yield kafka
 
 

@@ -2,9 +2,10 @@
 
 ``admin`` is a fresh :class:`~kafkacore.admin.AdminCore` on the shared
 ``kafka_broker`` (PLAINTEXT), driven by :class:`tests.admin.sockdriver.SocketDriver`.
-``acl_kafka`` is a broker of its own with the authorizer on (started on
-first use): PLAINTEXT is a super user (ANONYMOUS), SASL_PLAINTEXT
-authenticates the users ``admin`` and ``alice``.
+The broker with the authorizer on is the kit's ``kafka_acl_broker`` (one per
+session, shared with tests/cli): PLAINTEXT is a super user (ANONYMOUS),
+SASL_PLAINTEXT authenticates the users ``admin`` (a super user), ``alice``
+and ``bob``, and it issues delegation tokens.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import pytest
 from kafkacore.admin import AdminConfig, AdminCore
 from kafkacore.client.config import ClientConfig
 from kafkacore.testing import LocalKafka
-from kafkacore.testing.pytest_plugin import _keep
 from tests.admin.sockdriver import SocketDriver
 
 
@@ -63,17 +63,3 @@ def admin(kafka_broker: LocalKafka) -> Iterator[Admin]:
 def unique() -> str:
     """A per-test name suffix (topics and groups outlive tests on the shared broker)."""
     return uuid.uuid4().hex[:8]
-
-
-@pytest.fixture(scope="session")
-def acl_kafka(kafka_libs: object) -> Iterator[LocalKafka]:
-    with LocalKafka(
-        listeners=("PLAINTEXT", "SASL_PLAINTEXT"), authorizer=True, keep_workdir=_keep()
-    ) as kafka:
-        yield kafka
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "acl_kafka" in getattr(item, "fixturenames", ()):
-            item.add_marker("broker")

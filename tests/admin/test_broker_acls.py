@@ -29,23 +29,23 @@ pytestmark = pytest.mark.broker
 
 
 @pytest.fixture
-def root(acl_kafka: LocalKafka) -> Iterator[Admin]:
+def root(kafka_acl_broker: LocalKafka) -> Iterator[Admin]:
     """An admin on PLAINTEXT, where ANONYMOUS is a super user."""
-    a = open_admin(acl_kafka.bootstrap)
+    a = open_admin(kafka_acl_broker.bootstrap)
     yield a
     a.core.close(now=time.monotonic())
     a.driver.close()
 
 
 @pytest.fixture
-def alice(acl_kafka: LocalKafka) -> Iterator[Admin]:
-    host, port = acl_kafka.listener("SASL_PLAINTEXT")
+def alice(kafka_acl_broker: LocalKafka) -> Iterator[Admin]:
+    host, port = kafka_acl_broker.listener("SASL_PLAINTEXT")
     a = open_admin(
         f"{host}:{port}",
         security_protocol="SASL_PLAINTEXT",
         sasl_mechanism="PLAIN",
         sasl_plain_username="alice",
-        sasl_plain_password=acl_kafka.users["alice"],
+        sasl_plain_password=kafka_acl_broker.users["alice"],
     )
     yield a
     a.core.close(now=time.monotonic())

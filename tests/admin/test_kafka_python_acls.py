@@ -43,9 +43,9 @@ def _topic_filter(name: str) -> ACLFilter:
 
 
 @pytest.mark.broker
-def test_kafka_python_acl_flow_on_the_blocking_admin(acl_kafka: LocalKafka) -> None:
+def test_kafka_python_acl_flow_on_the_blocking_admin(kafka_acl_broker: LocalKafka) -> None:
     topic = f"acl-compat-{uuid.uuid4().hex[:8]}"
-    with KafkaAdminClient(bootstrap_servers=acl_kafka.bootstrap) as admin:
+    with KafkaAdminClient(bootstrap_servers=kafka_acl_broker.bootstrap) as admin:
         acls, error = admin.describe_acls(_topic_filter(topic))
         assert (acls, error) == ([], NoError)
 
@@ -68,7 +68,7 @@ def test_kafka_python_acl_flow_on_the_blocking_admin(acl_kafka: LocalKafka) -> N
 
 
 @pytest.mark.broker
-def test_kafka_python_acl_shapes_on_the_asyncio_admin(acl_kafka: LocalKafka) -> None:
+def test_kafka_python_acl_shapes_on_the_asyncio_admin(kafka_acl_broker: LocalKafka) -> None:
     topic = f"acl-compat-{uuid.uuid4().hex[:8]}"
     acl = ACL(
         "User:bob",
@@ -79,7 +79,7 @@ def test_kafka_python_acl_shapes_on_the_asyncio_admin(acl_kafka: LocalKafka) -> 
     )
 
     async def main() -> None:
-        async with AsyncKafkaAdminClient(acl_kafka.bootstrap) as admin:
+        async with AsyncKafkaAdminClient(kafka_acl_broker.bootstrap) as admin:
             assert await admin.create_acls([acl]) == {"succeeded": [acl], "failed": []}
             assert await admin.describe_acls(_topic_filter(topic)) == ([acl], NoError)
             # kafkacore's own filter on the same rule answers in kafkacore's shape.

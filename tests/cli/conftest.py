@@ -1,10 +1,10 @@
 """The ``kafkacore`` command line run as a subprocess against real brokers.
 
 ``cli`` runs ``python -m kafkacore.transports.cli -b <kafka_broker>`` and
-returns the finished process (stdout, stderr, exit status). ``acl_kafka``
-is a broker of its own with the authorizer on (started on first use):
-PLAINTEXT is a super user (ANONYMOUS), SASL_PLAINTEXT authenticates
-``admin`` (a super user), ``alice`` and ``bob``.
+returns the finished process (stdout, stderr, exit status). The broker with
+the authorizer on is the kit's ``kafka_acl_broker`` (one per session, shared
+with tests/admin): PLAINTEXT is a super user (ANONYMOUS), SASL_PLAINTEXT
+authenticates ``admin`` (a super user), ``alice`` and ``bob``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import pytest
 
 from kafkacore import KafkaAdminClient
 from kafkacore.testing import LocalKafka
-from kafkacore.testing.pytest_plugin import _keep
 
 #: Where a test must not wait longer for one command (the machine is shared).
 COMMAND_TIMEOUT = 90.0
@@ -88,17 +87,3 @@ def admin(kafka_broker: LocalKafka) -> Iterator[KafkaAdminClient]:
 def unique() -> str:
     """A per-test name suffix (topics and groups outlive tests on the shared broker)."""
     return uuid.uuid4().hex[:8]
-
-
-@pytest.fixture(scope="session")
-def acl_kafka(kafka_libs: object) -> Iterator[LocalKafka]:
-    with LocalKafka(
-        listeners=("PLAINTEXT", "SASL_PLAINTEXT"), authorizer=True, keep_workdir=_keep()
-    ) as kafka:
-        yield kafka
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "acl_kafka" in getattr(item, "fixturenames", ()):
-            item.add_marker("broker")

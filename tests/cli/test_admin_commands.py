@@ -91,8 +91,8 @@ def test_cluster(cli: Cli, kafka_broker: LocalKafka) -> None:
 
 
 @pytest.fixture
-def admin_properties(acl_kafka: LocalKafka, tmp_path: Path) -> str:
-    host, port = acl_kafka.listener("SASL_PLAINTEXT")
+def admin_properties(kafka_acl_broker: LocalKafka, tmp_path: Path) -> str:
+    host, port = kafka_acl_broker.listener("SASL_PLAINTEXT")
     path = tmp_path / "admin.properties"
     path.write_text(
         "# the super user, over SASL/SCRAM\n"
@@ -100,29 +100,29 @@ def admin_properties(acl_kafka: LocalKafka, tmp_path: Path) -> str:
         "security.protocol=SASL_PLAINTEXT\n"
         "sasl.mechanism=SCRAM-SHA-256\n"
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
-        f'    username="admin" password="{acl_kafka.users["admin"]}";\n'
+        f'    username="admin" password="{kafka_acl_broker.users["admin"]}";\n'
     )
     return str(path)
 
 
-def _alice(acl_kafka: LocalKafka) -> KafkaAdminClient:
-    host, port = acl_kafka.listener("SASL_PLAINTEXT")
+def _alice(kafka_acl_broker: LocalKafka) -> KafkaAdminClient:
+    host, port = kafka_acl_broker.listener("SASL_PLAINTEXT")
     return KafkaAdminClient(
         f"{host}:{port}",
         security_protocol="SASL_PLAINTEXT",
         sasl_mechanism="PLAIN",
         sasl_plain_username="alice",
-        sasl_plain_password=acl_kafka.users["alice"],
+        sasl_plain_password=kafka_acl_broker.users["alice"],
     )
 
 
-def test_acls(acl_kafka: LocalKafka, admin_properties: str, unique: str) -> None:
+def test_acls(kafka_acl_broker: LocalKafka, admin_properties: str, unique: str) -> None:
     def acl(*args: str) -> Result:
         return run_cli("--command-config", admin_properties, "acls", *args)
 
     topic = f"cli-acl-{unique}"
     run_cli("--command-config", admin_properties, "topics", "create", topic).ok()
-    with _alice(acl_kafka) as alice:
+    with _alice(kafka_acl_broker) as alice:
         assert topic not in alice.list_topics()  # no ACL yet: alice sees nothing
         made = acl(
             "create",
@@ -201,7 +201,7 @@ def test_acls(acl_kafka: LocalKafka, admin_properties: str, unique: str) -> None
 
     plain_alice = run_cli(
         "-b",
-        ":".join(map(str, acl_kafka.listener("SASL_PLAINTEXT"))),
+        ":".join(map(str, kafka_acl_broker.listener("SASL_PLAINTEXT"))),
         "-X",
         "security.protocol=SASL_PLAINTEXT",
         "-X",
@@ -215,14 +215,14 @@ def test_acls(acl_kafka: LocalKafka, admin_properties: str, unique: str) -> None
     assert plain_alice.code == 5 and "Authentication" in plain_alice.err
     denied = run_cli(
         "-b",
-        ":".join(map(str, acl_kafka.listener("SASL_PLAINTEXT"))),
+        ":".join(map(str, kafka_acl_broker.listener("SASL_PLAINTEXT"))),
         "-X",
         "security.protocol=SASL_PLAINTEXT",
         "-X",
         "sasl.mechanism=PLAIN",
         "-X",
         "sasl.jaas.config=org.apache.kafka.common.security.plain."
-        f'PlainLoginModule required username="alice" password="{acl_kafka.users["alice"]}";',
+        f'PlainLoginModule required username="alice" password="{kafka_acl_broker.users["alice"]}";',
         "acls",
         "create",
         "--principal",
