@@ -1,4 +1,5 @@
-"""The sans-IO admin client: topics, configs, groups, offsets, records, ACLs.
+"""The sans-IO admin client: topics, configs, groups, offsets, records, ACLs,
+delegation tokens and feature levels.
 
 Entry point: :class:`AdminCore` (a :class:`~kafkacore.client.driver.Driven`
 stacked on the client core). See ``docs/admin.md``.
@@ -15,6 +16,13 @@ from kafkacore.admin.acl import (
 )
 from kafkacore.admin.config import AdminConfig
 from kafkacore.admin.core import AdminCore
+from kafkacore.admin.feature_types import (
+    FeatureMetadata,
+    FeatureUpdate,
+    FeatureUpgradeType,
+    FinalizedVersionRange,
+    SupportedVersionRange,
+)
 from kafkacore.admin.group_types import (
     ConsumerGroupDescription,
     GroupListing,
@@ -35,6 +43,7 @@ from kafkacore.admin.quota_types import (
     ScramMechanism,
 )
 from kafkacore.admin.results import ItemResult, ItemResults
+from kafkacore.admin.token_types import DelegationToken
 from kafkacore.admin.types import (
     AbortTransactionSpec,
     AlterConfigOp,
@@ -90,8 +99,13 @@ __all__ = [
     "ConfigType",
     "ConsumerGroupDescription",
     "CreatedTopic",
+    "DelegationToken",
     "DeletedRecords",
     "ElectionType",
+    "FeatureMetadata",
+    "FeatureUpdate",
+    "FeatureUpgradeType",
+    "FinalizedVersionRange",
     "GroupListing",
     "GroupListings",
     "GroupState",
@@ -116,6 +130,7 @@ __all__ = [
     "ShareGroupDescription",
     "ShareMemberDescription",
     "SharePartitionOffset",
+    "SupportedVersionRange",
     "TopicDescription",
     "TopicListing",
     "TopicPartitionInfo",

@@ -29,18 +29,23 @@ The job engine (requests, retries with backoff, the command deadline) is
   (leaders, every broker, transaction coordinators);
 - :mod:`~kafkacore.admin._quotas`: client quotas and SCRAM credentials
   (any broker);
-- :mod:`~kafkacore.admin._acls`: ACLs (any broker).
+- :mod:`~kafkacore.admin._acls`: ACLs (any broker);
+- :mod:`~kafkacore.admin._tokens`: delegation tokens (any broker, over SASL);
+- :mod:`~kafkacore.admin._features`: feature levels (any broker to describe,
+  the controller to update).
 """
 
 from __future__ import annotations
 
 from kafkacore.admin._acls import AclCommands
 from kafkacore.admin._configs import ConfigCommands
+from kafkacore.admin._features import FeatureCommands
 from kafkacore.admin._groups import GroupCommands
 from kafkacore.admin._offsets import OffsetCommands
 from kafkacore.admin._quotas import QuotaCommands
 from kafkacore.admin._records import RecordCommands
 from kafkacore.admin._replicas import ReplicaCommands
+from kafkacore.admin._tokens import TokenCommands
 from kafkacore.admin._topics import TopicCommands
 from kafkacore.admin._transactions import TransactionCommands
 
@@ -57,5 +62,7 @@ class AdminCore(
     TransactionCommands,
     QuotaCommands,
     AclCommands,
+    TokenCommands,
+    FeatureCommands,
 ):
     """Sans-IO admin client; see the module docstring and ``docs/admin.md``."""

@@ -61,6 +61,20 @@ class Group:
 
 
 @dataclass
+class Token:
+    """A delegation token the fake brokers hold."""
+
+    token_id: str
+    hmac: bytes
+    owner: tuple[str, str]
+    requester: tuple[str, str]
+    renewers: list[tuple[str, str]]
+    issue: int
+    expiry: int
+    max: int
+
+
+@dataclass
 class Log:
     start: int = 0
     end: int = 0
@@ -90,6 +104,19 @@ class World:
         self.scram: dict[str, dict[int, tuple[int, bytes, bytes]]] = {}
         #: (partition, producer id, epoch, commit?, coordinator epoch) written by WriteTxnMarkers.
         self.markers: list[tuple[TopicPartition, int, int, bool, int]] = []
+        #: Delegation tokens by HMAC; the principal the fake takes every request for.
+        self.tokens: dict[bytes, Token] = {}
+        self.principal = ("User", "admin")
+        #: The brokers' wall clock (ms) for token timestamps.
+        self.clock_ms = 1_700_000_000_000
+        #: Finalized feature levels, their epoch, and what the brokers support.
+        self.features: dict[str, int] = {"metadata.version": 27, "transaction.version": 2}
+        self.features_epoch = 42
+        self.supported_features: dict[str, tuple[int, int]] = {
+            "group.version": (0, 1),
+            "metadata.version": (7, 28),
+            "transaction.version": (0, 2),
+        }
         self.scripts: dict[int, deque[Scripted]] = {}
         self.seen: list[tuple[int, int, int, Any]] = []  # (node, api key, version, body)
         for broker in brokers.values():
@@ -1172,7 +1199,172 @@ def _alter_scram(w: World, b: FakeBroker, body: Any, v: int) -> Any:
     )
 
 
+# ------------------------------------------------------------------ delegation tokens
+_DAY_MS = 86_400_000
+
+
+def _create_token(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import create_delegation_token_response as r
+
+    n = len(w.tokens) + 1
+    owner = w.principal
+    if v >= 3 and body.owner_principal_name is not None:
+        owner = (body.owner_principal_type, body.owner_principal_name)
+    life = body.max_lifetime_ms if body.max_lifetime_ms > 0 else 7 * _DAY_MS
+    token = Token(
+        token_id=f"token-{n}",
+        hmac=bytes([n]) * 8,
+        owner=owner,
+        requester=w.principal,
+        renewers=[(x.principal_type, x.principal_name) for x in body.renewers],
+        issue=w.clock_ms,
+        expiry=w.clock_ms + min(_DAY_MS, life),
+        max=w.clock_ms + life,
+    )
+    w.tokens[token.hmac] = token
+    answer = r.CreateDelegationTokenResponse(
+        principal_type=owner[0],
+        principal_name=owner[1],
+        issue_timestamp_ms=token.issue,
+        expiry_timestamp_ms=token.expiry,
+        max_timestamp_ms=token.max,
+        token_id=token.token_id,
+        hmac=token.hmac,
+    )
+    if v >= 3:
+        answer.token_requester_principal_type, answer.token_requester_principal_name = w.principal
+    return answer
+
+
+def _token_check(w: World, hmac: bytes) -> tuple[Token | None, int]:
+    token = w.tokens.get(bytes(hmac))
+    if token is None:
+        return None, ErrorCode.DELEGATION_TOKEN_NOT_FOUND
+    if w.principal != token.owner and w.principal not in token.renewers:
+        return None, ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH
+    if token.expiry < w.clock_ms:
+        return None, ErrorCode.DELEGATION_TOKEN_EXPIRED
+    return token, 0
+
+
+def _renew_token(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    token, code = _token_check(w, body.hmac)
+    if token is None:
+        return m.RenewDelegationTokenResponse(error_code=code)
+    period = body.renew_period_ms if body.renew_period_ms >= 0 else _DAY_MS
+    token.expiry = min(w.clock_ms + period, token.max)
+    return m.RenewDelegationTokenResponse(expiry_timestamp_ms=token.expiry)
+
+
+def _expire_token(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    token, code = _token_check(w, body.hmac)
+    if token is None:
+        return m.ExpireDelegationTokenResponse(error_code=code)
+    if body.expiry_time_period_ms < 0:
+        del w.tokens[token.hmac]
+        return m.ExpireDelegationTokenResponse(expiry_timestamp_ms=w.clock_ms)
+    token.expiry = min(w.clock_ms + body.expiry_time_period_ms, token.max)
+    return m.ExpireDelegationTokenResponse(expiry_timestamp_ms=token.expiry)
+
+
+def _describe_tokens(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import describe_delegation_token_response as r
+
+    owners = (
+        None if body.owners is None else {(o.principal_type, o.principal_name) for o in body.owners}
+    )
+    tokens = []
+    for t in w.tokens.values():
+        if owners is not None and t.owner not in owners:
+            continue
+        d = r.DescribedDelegationToken(
+            principal_type=t.owner[0],
+            principal_name=t.owner[1],
+            issue_timestamp=t.issue,
+            expiry_timestamp=t.expiry,
+            max_timestamp=t.max,
+            token_id=t.token_id,
+            hmac=t.hmac,
+            renewers=[
+                r.DescribedDelegationTokenRenewer(principal_type=k, principal_name=n)
+                for k, n in t.renewers
+            ],
+        )
+        if v >= 3:
+            d.token_requester_principal_type, d.token_requester_principal_name = t.requester
+        tokens.append(d)
+    return m.DescribeDelegationTokenResponse(tokens=tokens)
+
+
+# ------------------------------------------------------------------ features
+def _api_versions_with_features(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import api_versions_response as r
+    from tests.client.fakebroker import DEFAULT_HANDLERS
+
+    answer = DEFAULT_HANDLERS[ApiKey.API_VERSIONS](b, body, v, {})
+    if v >= 3:  # KIP-584's fields
+        answer.supported_features = [
+            r.SupportedFeatureKey(name=k, min_version=lo, max_version=hi)
+            for k, (lo, hi) in w.supported_features.items()
+        ]
+        answer.finalized_features = [
+            r.FinalizedFeatureKey(name=k, min_version_level=1, max_version_level=level)
+            for k, level in w.features.items()
+        ]
+        answer.finalized_features_epoch = w.features_epoch
+    return answer
+
+
+def _feature_refusal(w: World, update: Any, allow_downgrade: bool) -> str | None:
+    supported = w.supported_features.get(update.feature)
+    level = update.max_version_level
+    if supported is None:
+        return f"{update.feature} is not a feature this cluster knows"
+    if level != 0 and not supported[0] <= level <= supported[1]:
+        return f"level {level} of {update.feature} is outside {supported[0]}..{supported[1]}"
+    if level < w.features.get(update.feature, 0) and not allow_downgrade:
+        return f"{update.feature} {level} is a downgrade; ask for one"
+    return None
+
+
+def _update_features(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    from kafkacore.protocol.messages import update_features_response as r
+
+    results = []
+    changes = {}
+    for u in body.feature_updates:
+        downgrade = u.allow_downgrade if v == 0 else u.upgrade_type != 1
+        refusal = _feature_refusal(w, u, downgrade)
+        code = ErrorCode.INVALID_UPDATE_VERSION if refusal else 0
+        results.append(
+            r.UpdatableFeatureResult(feature=u.feature, error_code=code, error_message=refusal)
+        )
+        if not refusal:
+            changes[u.feature] = u.max_version_level
+    failed = [x for x in results if x.error_code]
+    if v >= 2:
+        if failed:
+            return m.UpdateFeaturesResponse(
+                error_code=failed[0].error_code, error_message=failed[0].error_message
+            )
+        results = []
+    if not (v >= 1 and body.validate_only) and not (v >= 2 and failed):
+        for name, level in changes.items():
+            if level == 0:
+                w.features.pop(name, None)
+            else:
+                w.features[name] = level
+        w.features_epoch += 1
+    return m.UpdateFeaturesResponse(results=results, error_message=None)
+
+
 HANDLERS: dict[int, Callable[[World, FakeBroker, Any, int], Any]] = {
+    ApiKey.API_VERSIONS: _api_versions_with_features,
+    ApiKey.CREATE_DELEGATION_TOKEN: _create_token,
+    ApiKey.RENEW_DELEGATION_TOKEN: _renew_token,
+    ApiKey.EXPIRE_DELEGATION_TOKEN: _expire_token,
+    ApiKey.DESCRIBE_DELEGATION_TOKEN: _describe_tokens,
+    ApiKey.UPDATE_FEATURES: _update_features,
     ApiKey.DESCRIBE_CLIENT_QUOTAS: _describe_quotas,
     ApiKey.ALTER_CLIENT_QUOTAS: _alter_quotas,
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: _describe_scram,
