@@ -1,4 +1,6 @@
-"""The admin surface's partition, record, transaction, quota and ACL calls.
+"""The admin surface's partition, record, transaction, quota and ACL calls (and,
+through :class:`~kafkacore.transports._admin_features.FeaturePlans`, feature levels
+and delegation tokens).
 
 See :mod:`kafkacore.transports._admin_common`. kafka-python's ``delete_records`` and
 ``perform_leader_election`` are here in its shapes (``timeout_ms`` included);
@@ -32,12 +34,14 @@ from kafkacore.client import TopicPartition
 
 from ._admin_acls import AclPlans
 from ._admin_common import Plan, names
+from ._admin_features import FeaturePlans
 
 __all__ = ["ClusterPlans"]
 
 
-class ClusterPlans(AclPlans):
-    """Partitions' records and leaders, log dirs, transactions, quotas, SCRAM, ACLs."""
+class ClusterPlans(FeaturePlans, AclPlans):
+    """Partitions' records and leaders, log dirs, transactions, quotas, SCRAM, ACLs,
+    feature levels and delegation tokens."""
 
     # -- records -----------------------------------------------------------------------
     def _list_offsets(

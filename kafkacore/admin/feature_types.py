@@ -79,9 +79,10 @@ class SupportedVersionRange:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FeatureMetadata:
-    """Java's ``FeatureMetadata``: the finalized levels (with the epoch of the
-    metadata that finalized them; None from a broker that does not say) and the
-    levels the broker supports."""
+    """Java's ``FeatureMetadata``: the finalized levels, the epoch of the metadata
+    they were read from (in KRaft the metadata log offset of the broker's view,
+    which any metadata change moves forward; None from a broker that does not
+    say) and the levels the answering broker supports."""
 
     finalized_features: Mapping[str, FinalizedVersionRange] = field(hash=False)
     finalized_features_epoch: int | None

@@ -10,6 +10,7 @@ The broker is the kit's ``kafka_acl_broker`` (authorizer on,
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 import uuid
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kafkacore.admin import DelegationToken, NewTopic
+from kafkacore.admin import DelegationToken, FeatureUpdate, NewTopic
 from kafkacore.client import TopicPartition
 from kafkacore.client.sasl import delegation_token_factory
 from kafkacore.errors import AuthenticationError
@@ -28,6 +29,7 @@ from kafkacore.protocol.error_codes import (
     DelegationTokenNotFoundError,
     DelegationTokenOwnerMismatchError,
     DelegationTokenRequestNotAllowedError,
+    InvalidUpdateVersionError,
 )
 from kafkacore.testing import LocalKafka
 from kafkacore.transports.selector import KafkaConsumer, KafkaProducer
@@ -238,3 +240,78 @@ def test_a_broker_without_a_token_secret_issues_none(kafka_broker: LocalKafka) -
         assert op.error.node_id == 1 and "delegation.token.secret.key" in str(op.error)
     finally:
         closed(a)
+
+
+@pytest.mark.parametrize("flavor", ["selector", "asyncio", "trio"])
+def test_every_admin_client_has_the_token_and_feature_calls(
+    kafka_acl_broker: LocalKafka, flavor: str
+) -> None:
+    """The same calls on each transport's client, its arguments in seconds."""
+    options = sasl_options(kafka_acl_broker, "admin", "SCRAM-SHA-512")
+
+    async def calls(admin: Any) -> None:
+        features = await admin.describe_features(timeout=30)
+        assert "metadata.version" in features.finalized_features
+        checked = await admin.update_features(
+            {"group.version": FeatureUpdate(1)}, validate_only=True, timeout=30
+        )
+        assert checked["group.version"].ok
+        with pytest.raises(InvalidUpdateVersionError, match=r"group\.version"):
+            await admin.update_features(
+                {"group.version": FeatureUpdate(99)}, validate_only=True, timeout=30
+            )
+        token = await admin.create_delegation_token(renewers=["User:bob"], timeout=30)
+        assert token.owner == "User:admin" and token.renewers == ("User:bob",)
+        end = time.monotonic() + PROPAGATION_S
+        while token not in await admin.describe_delegation_tokens("User:admin", timeout=30):
+            assert time.monotonic() < end, "the new token is not described"
+            await sleep(0.1)
+        assert await admin.renew_delegation_token(token.hmac, 60_000, timeout=30) > 0
+        assert await admin.expire_delegation_token(token.hmac, timeout=30) > 0
+        with pytest.raises(TypeError, match="hmac"):
+            await admin.renew_delegation_token(token.password, timeout=30)
+
+    if flavor == "selector":
+        from kafkacore.transports.selector import KafkaAdminClient
+
+        class Awaited:
+            """The blocking calls, awaitable for ``calls``."""
+
+            def __init__(self, client: KafkaAdminClient) -> None:
+                self.client = client
+
+            def __getattr__(self, name: str) -> Any:
+                method = getattr(self.client, name)
+
+                async def call(*args: Any, **kwargs: Any) -> Any:
+                    return method(*args, **kwargs)
+
+                return call
+
+        async def sleep(seconds: float) -> None:
+            time.sleep(seconds)
+
+        with KafkaAdminClient(**options) as client:
+            asyncio.run(calls(Awaited(client)))
+    elif flavor == "asyncio":
+        from kafkacore.transports.asyncio import AsyncKafkaAdminClient
+
+        sleep = asyncio.sleep
+
+        async def main() -> None:
+            async with AsyncKafkaAdminClient(**options) as client:
+                await calls(client)
+
+        asyncio.run(main())
+    else:
+        import trio
+
+        from kafkacore.transports.trio import TrioKafkaAdminClient
+
+        sleep = trio.sleep
+
+        async def main() -> None:
+            async with TrioKafkaAdminClient(**options) as client:
+                await calls(client)
+
+        trio.run(main)
