@@ -15,6 +15,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +88,19 @@ def admin(kafka_broker: LocalKafka) -> Iterator[KafkaAdminClient]:
 def unique() -> str:
     """A per-test name suffix (topics and groups outlive tests on the shared broker)."""
     return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture
+def admin_properties(kafka_acl_broker: LocalKafka, tmp_path: Path) -> str:
+    """A properties file logging ``admin`` (the super user) in over SASL/SCRAM."""
+    host, port = kafka_acl_broker.listener("SASL_PLAINTEXT")
+    path = tmp_path / "admin.properties"
+    path.write_text(
+        "# the super user, over SASL/SCRAM\n"
+        f"bootstrap.servers={host}:{port}\n"
+        "security.protocol=SASL_PLAINTEXT\n"
+        "sasl.mechanism=SCRAM-SHA-256\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
+        f'    username="admin" password="{kafka_acl_broker.users["admin"]}";\n'
+    )
+    return str(path)

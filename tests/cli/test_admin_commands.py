@@ -6,7 +6,6 @@ and are checked by what ``alice`` may then do."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -88,21 +87,6 @@ def test_cluster(cli: Cli, kafka_broker: LocalKafka) -> None:
     assert "metadata.version" in cli("cluster", "features").ok().out
     dead = run_cli("-b", "127.0.0.1:9", "--timeout", "3", "cluster", "describe")
     assert dead.code == 4 and "127.0.0.1:9" in dead.err
-
-
-@pytest.fixture
-def admin_properties(kafka_acl_broker: LocalKafka, tmp_path: Path) -> str:
-    host, port = kafka_acl_broker.listener("SASL_PLAINTEXT")
-    path = tmp_path / "admin.properties"
-    path.write_text(
-        "# the super user, over SASL/SCRAM\n"
-        f"bootstrap.servers={host}:{port}\n"
-        "security.protocol=SASL_PLAINTEXT\n"
-        "sasl.mechanism=SCRAM-SHA-256\n"
-        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
-        f'    username="admin" password="{kafka_acl_broker.users["admin"]}";\n'
-    )
-    return str(path)
 
 
 def _alice(kafka_acl_broker: LocalKafka) -> KafkaAdminClient:

@@ -1,23 +1,18 @@
-"""``kafkacore cluster``: describe (id, controller, brokers) and features.
+"""``kafkacore cluster``: describe (id, controller, brokers), features and tokens.
 
-``features`` reads the finalized and supported feature levels (KIP-584:
-``metadata.version``, ``transaction.version``, ``group.version``...) from an
-ApiVersions answer, as Java's ``kafka-features describe`` shows them: the
-admin client has no DescribeFeatures call yet (docs/admin.md), and
-ApiVersions v3+ carries the same facts.
+``features`` shows the finalized and supported feature levels (KIP-584:
+``metadata.version``, ``transaction.version``, ``group.version``...) as Java's
+``kafka-features describe`` does, from the admin client's
+``describe_features``. ``tokens`` is :mod:`kafkacore.transports.cli._tokens`.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from kafkacore.protocol.messages import ApiVersionsRequest
-from kafkacore.transports.selector import KafkaClient
-
-from ._app import App, CliError, Exit, _construct, pass_app
+from ._app import App, pass_app
 from ._formats import emit_json, table
+from ._tokens import tokens
 
 __all__ = ["register"]
 
@@ -59,48 +54,28 @@ def describe(app: App, as_json: bool) -> None:
 @pass_app
 def features(app: App, as_json: bool) -> None:
     """Finalized and supported feature levels (metadata.version, transaction.version...)."""
-    conn = app.connection
-    client = _construct(
-        "client",
-        KafkaClient,
-        conn.bootstrap_servers,
-        {"client_id": "kafkacore-cli", **conn.options("admin")},
-    )
-    try:
-        client.connect()
-        answer: Any = client.send(
-            ApiVersionsRequest(client_software_name="kafkacore-cli", client_software_version="0"),
-            timeout=app.timeout,
-        )
-    finally:
-        client.close()
-    if answer.error_code:
-        raise CliError(f"ApiVersions answered error code {answer.error_code}", Exit.FAILED)
-    finalized = {f.name: f.max_version_level for f in answer.finalized_features}
+    with app.admin() as admin:
+        found = admin.describe_features()
+    finalized, supported = found.finalized_features, found.supported_features
     rows = [
         {
-            "feature": s.name,
-            "supported_min": s.min_version,
-            "supported_max": s.max_version,
-            "finalized": finalized.get(s.name),
+            "feature": name,
+            "supported_min": supported[name].min_version if name in supported else None,
+            "supported_max": supported[name].max_version if name in supported else None,
+            "finalized": finalized[name].max_version_level if name in finalized else None,
         }
-        for s in sorted(answer.supported_features, key=lambda s: s.name)
+        for name in sorted(set(supported) | set(finalized))
     ]
     if as_json:
-        emit_json({"epoch": answer.finalized_features_epoch, "features": rows})
+        emit_json({"epoch": found.finalized_features_epoch, "features": rows})
         return
     table(
         ("FEATURE", "SUPPORTED-MIN", "SUPPORTED-MAX", "FINALIZED"),
-        (
-            (
-                r["feature"],
-                r["supported_min"],
-                r["supported_max"],
-                "-" if r["finalized"] is None else r["finalized"],
-            )
-            for r in rows
-        ),
+        (tuple("-" if value is None else value for value in r.values()) for r in rows),
     )
+
+
+cluster.add_command(tokens)
 
 
 def register(root: click.Group) -> None:
