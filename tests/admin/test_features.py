@@ -215,3 +215,32 @@ def test_bad_update_arguments_are_refused_before_anything_is_sent(
     with pytest.raises(error, match=words):
         h.core.update_features(updates, now=h.now, **kwargs)
     assert len(h.world.seen) == before and h.core.pending_operations == 0
+
+
+def test_up_to_v1_a_feature_the_controller_bounced_is_asked_again() -> None:
+    from kafkacore.protocol.messages import update_features_response as r
+
+    h = Harness(2, versions={ApiKey.UPDATE_FEATURES: (0, 1)})
+    h.world.script(
+        ApiKey.UPDATE_FEATURES,
+        lambda b, body, v: m.UpdateFeaturesResponse(
+            results=[
+                r.UpdatableFeatureResult(feature="group.version", error_code=0),
+                r.UpdatableFeatureResult(
+                    feature="transaction.version", error_code=ErrorCode.NOT_CONTROLLER
+                ),
+                r.UpdatableFeatureResult(feature="not.asked", error_code=0),
+            ]
+        ),
+    )
+    done = h.result(
+        h.core.update_features(
+            {"group.version": FeatureUpdate(1), "transaction.version": FeatureUpdate(2)},
+            validate_only=True,
+            now=h.now,
+        )
+    )
+    assert list(done) == ["group.version", "transaction.version"]
+    assert all(x.ok for x in done.values())
+    again = h.world.requests(ApiKey.UPDATE_FEATURES)[-1]
+    assert [u.feature for u in again.feature_updates] == ["transaction.version"]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kafkacore.admin import DelegationToken
+from kafkacore.admin._tokens import answering_broker
 from kafkacore.errors import BrokerError, NoCommonVersionError
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ApiKey, ErrorCode
@@ -222,3 +223,14 @@ def test_a_token_given_where_its_hmac_is_wanted_says_so() -> None:
     token = h.result(h.core.create_delegation_token(now=h.now))
     with pytest.raises(TypeError, match=r"pass the token's \.hmac"):
         h.core.renew_delegation_token(token, now=h.now)  # type: ignore[arg-type]
+
+
+def test_an_answer_on_a_bootstrap_connection_names_the_broker_at_that_address() -> None:
+    h = Harness(2)
+    client = h.core.client
+    (seed,) = client.cluster.bootstrap_brokers()
+    assert seed.node_id < 0 and (seed.host, seed.port) == ("127.0.0.1", 9092)
+    (broker,) = [b for b in client.cluster.brokers() if (b.host, b.port) == ("127.0.0.1", 9092)]
+    assert answering_broker(client, seed.node_id) == broker.node_id >= 0
+    assert answering_broker(client, 1) == 1 and answering_broker(client, None) is None
+    assert answering_broker(client, -99) == -99  # no such address: the id as it is
