@@ -443,8 +443,8 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         (if any) is stable; while it rebalances, the poll waits for the
         assignment as aiokafka's does (it hands out what it can meanwhile).
         """
+        only = self._readable(only, "poll_records")  # before anything changes
         mark = self._before_poll("poll_records", now)
-        only = self._readable(only)
         if lend:
             self._subs.all_handed_over()
         limit = self.config.max_poll_records if max_records is None else max_records
@@ -460,17 +460,20 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         only: frozenset[TopicPartition] | None = None,
     ) -> list[PartitionBatch]:
         """Like :meth:`poll_records`, as per-partition columnar batches (the bulk path)."""
+        only = self._readable(only, "poll_batches")  # before anything changes
         mark = self._before_poll("poll_batches", now)
-        only = self._readable(only)
         limit = self.config.max_poll_records if max_records is None else max_records
         out = self._buffer.take_batches(self._subs, limit, only=only)
         self._step_after_poll(mark, bool(out), now)
         return out
 
-    def _readable(self, only: frozenset[TopicPartition] | None) -> frozenset[TopicPartition] | None:
+    def _readable(
+        self, only: frozenset[TopicPartition] | None, what: str
+    ) -> frozenset[TopicPartition] | None:
         """``only`` checked against the assignment (see :meth:`poll_records`)."""
         if only is None:
             return None
+        self._check_open(what)
         member = self._membership.member
         settling = self._subs.mode is SubscriptionMode.SUBSCRIBED and (
             member is None or member.state.value != "stable"

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.consumer import PartitionsAssigned, RecordsAvailable
 from kafkacore.consumer.core import ConsumerCore
+from kafkacore.errors import LocalProtocolError
 from tests.client.fakebroker import Topic
 from tests.consumer.fake import boot_consumer
 
@@ -77,6 +78,9 @@ def test_an_unassigned_partition_is_a_value_error_naming_it() -> None:
     with pytest.raises(ValueError, match=r"records of t-5 were asked"):
         core.poll_batches(now=pump.now, only=frozenset({TopicPartition("t", 5)}))
     assert core.position(T0) == 0  # nothing was taken
+    core.shutdown(now=pump.now)
+    with pytest.raises(LocalProtocolError, match="poll_records: the consumer is closed"):
+        core.poll_records(now=pump.now, only=frozenset({U0}))  # closed first, not "unassigned"
 
 
 def test_a_group_member_waits_for_its_assignment_then_refuses_what_it_was_not_given() -> None:
