@@ -39,7 +39,14 @@ from kafkacore.errors import RequestCancelled
 
 from ._async_driver import AsyncDriver, Waiter
 from ._common import Parts
-from ._consumer_args import Applied, by_partition, duration_s, one_partition, partition_list
+from ._consumer_args import (
+    Applied,
+    by_partition,
+    duration_s,
+    one_partition,
+    partition_list,
+    partitions_one_by_one,
+)
 from ._consumer_args import max_records as check_max_records
 from ._consumer_common import REFILLED, Command, ConsumerState, ConsumerSurface, Steps, Wait
 
@@ -91,15 +98,18 @@ class AsyncConsumerBase(ConsumerSurface):
     async def getmany(
         self, *partitions: TopicPartition, timeout_ms: int = 0, max_records: int | None = None
     ) -> dict[TopicPartition, list[ConsumerRecord]]:
-        """aiokafka's ``getmany``: records by partition, waiting up to ``timeout_ms``."""
-        self._no_choice("getmany", partitions)
-        return by_partition(await self._poll_list("getmany", timeout_ms, max_records, None))
+        """aiokafka's ``getmany``: records by partition, waiting up to ``timeout_ms``;
+        with ``partitions``, from those (assigned) partitions only, the others'
+        records kept for later calls."""
+        only = self._named("getmany", partitions)
+        return by_partition(await self._poll_list("getmany", timeout_ms, max_records, None, only))
 
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord:
-        """aiokafka's ``getone``: the next record, waiting as long as it takes."""
-        self._no_choice("getone", partitions)
+        """aiokafka's ``getone``: the next record (of ``partitions`` when given,
+        which must be assigned), waiting as long as it takes."""
+        only = self._named("getone", partitions)
         while True:
-            records = await self._poll_list("getone", 1000, 1, None)
+            records = await self._poll_list("getone", 1000, 1, None, only)
             if records:
                 return records[0]
 
@@ -114,7 +124,12 @@ class AsyncConsumerBase(ConsumerSurface):
         return await self._poll_list("poll_records", timeout_ms, max_records, timeout)
 
     async def _poll_list(
-        self, what: str, timeout_ms: Any, max_records: Any, timeout: Any
+        self,
+        what: str,
+        timeout_ms: Any,
+        max_records: Any,
+        timeout: Any,
+        only: frozenset[TopicPartition] | None = None,
     ) -> list[ConsumerRecord]:
         wait = duration_s(f"{self._NAME}.{what}", timeout_ms, timeout, 0.0)
         limit = check_max_records(f"{self._NAME}.{what}", max_records)
@@ -122,17 +137,19 @@ class AsyncConsumerBase(ConsumerSurface):
         if self._groupless:
             await self._run(self._groupless_steps())
         records = await self._run(
-            self._poll_steps(lambda core, now: core.poll_records(limit, now=now), wait or 0.0)
+            self._poll_steps(
+                lambda core, now: core.poll_records(limit, now=now, only=only), wait or 0.0
+            )
         )
         extras = self._extras
         return [extras.deserialize(r) for r in records] if extras.deserializes else records
 
-    def _no_choice(self, what: str, partitions: tuple[TopicPartition, ...]) -> None:
-        if partitions:
-            raise NotImplementedError(
-                f"{self._NAME}.{what}: reading only some assigned partitions is not supported; "
-                "pause() the others, or call it without partitions"
-            )
+    def _named(
+        self, what: str, partitions: tuple[TopicPartition, ...]
+    ) -> frozenset[TopicPartition] | None:
+        """aiokafka's ``*partitions``: None (every assigned one) when none are given."""
+        tps = partitions_one_by_one(partitions, f"{self._NAME}.{what}")
+        return frozenset(tps) or None
 
     async def poll_batches(
         self,

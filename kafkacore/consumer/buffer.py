@@ -17,18 +17,55 @@ on the broker), and then drains as poll hands records out.
 Handing out checks the head against the partition's state: data for a
 partition that was revoked, paused or moved (seek, reset) since it was
 fetched is dropped, never handed out.
+
+A poll may name the partitions it reads (``only``, aiokafka's
+``getmany(tp1, tp2)``): it walks the buffer in arrival order past the
+fetches of other partitions, which stay where they are, positions
+untouched, for a later poll. They keep their bytes in the buffer, so
+partitions nobody reads can fill it to its bound, and then nothing more is
+fetched, the named partitions included: read them too, or ``pause()``
+them (which drops what was fetched for them).
+
+The buffer is truthy when a poll like the last one would get records:
+not empty, or, after a poll that named partitions, holding a fetch of
+one of them. The fetcher announces ``RecordsAvailable`` when that turns
+true, so a ``getone(tp)`` waiting for ``tp`` wakes when ``tp``'s data
+arrives even while other partitions' data waits here.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Collection, Iterable, Iterator
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.consumer.completed import CompletedFetch
 from kafkacore.consumer.events import ConsumerRecord, PartitionBatch
 from kafkacore.consumer.positions import PartitionState, SubscriptionState
 
-__all__ = ["FetchBuffer"]
+__all__ = ["FetchBuffer", "named_partitions"]
+
+
+def named_partitions(
+    only: Iterable[TopicPartition], assigned: Collection[TopicPartition], *, settling: bool
+) -> frozenset[TopicPartition]:
+    """The partitions a poll names, each one assigned; ``settling``: the group
+    is rebalancing, so one not assigned yet may still come (aiokafka's
+    ``getmany`` waits for the assignment too) and is no error for now."""
+    named = frozenset(TopicPartition(*tp) for tp in only)
+    if not named:
+        raise ValueError("poll: only= names no partition; pass None to read every one")
+    missing = [tp for tp in named if tp not in assigned]
+    if missing and not settling:
+        names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(missing))
+        owned = [f"{tp.topic}-{tp.partition}" for tp in sorted(assigned)]
+        shown = ", ".join(owned[:8]) + (f" and {len(owned) - 8} more" if len(owned) > 8 else "")
+        raise ValueError(
+            f"poll: records of {names} were asked for, but this consumer is not assigned "
+            f"{'it' if len(missing) == 1 else 'them'} (assigned: {shown or 'nothing'}); "
+            "name assigned partitions only, or assign() them first"
+        )
+    return named
 
 
 class FetchBuffer:
@@ -44,6 +81,8 @@ class FetchBuffer:
         #: Completed fetches handed out or dropped so far: a partition left
         #: the buffer (it may be fetched again) exactly when this moves.
         self.released = 0
+        #: The partitions the last poll named (None: it took from any).
+        self._reader: frozenset[TopicPartition] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -57,6 +96,13 @@ class FetchBuffer:
 
     def __len__(self) -> int:
         return len(self._fetches)
+
+    def __bool__(self) -> bool:
+        """A poll like the last one would find data (see the module docstring)."""
+        reader = self._reader
+        if reader is None:
+            return bool(self._fetches)
+        return any(cf.tp in reader for cf in self._fetches)
 
     def holds(self, tp: TopicPartition) -> bool:
         """True while data fetched for ``tp`` waits here."""
@@ -84,10 +130,19 @@ class FetchBuffer:
         self._tps.discard(tp)
 
     def take_records(
-        self, subs: SubscriptionState, limit: int, *, lend: bool = False
+        self,
+        subs: SubscriptionState,
+        limit: int,
+        *,
+        lend: bool = False,
+        only: frozenset[TopicPartition] | None = None,
     ) -> list[ConsumerRecord]:
         """Up to ``limit`` records from the head; ``lend``: they go to an
-        iterator, so the positions they start from are remembered."""
+        iterator, so the positions they start from are remembered; ``only``:
+        from those partitions' fetches alone, the others left in place."""
+        self._reader = only
+        if only is not None:
+            return self._take_only(subs, limit, lend, only)
         out: list[ConsumerRecord] = []
         while self._fetches and len(out) < limit:
             cf, st = self._head(subs)
@@ -100,10 +155,27 @@ class FetchBuffer:
             out.extend(got)
         return out
 
-    def take_batches(self, subs: SubscriptionState, limit: int) -> list[PartitionBatch]:
+    def take_batches(
+        self,
+        subs: SubscriptionState,
+        limit: int,
+        *,
+        only: frozenset[TopicPartition] | None = None,
+    ) -> list[PartitionBatch]:
         """Like :meth:`take_records`, as per-partition columnar batches."""
+        self._reader = only
         out: list[PartitionBatch] = []
         count = 0
+        if only is not None:
+            for cf, _ in self._named(subs, only):
+                if count >= limit:
+                    break
+                batch = cf.take_batch(limit - count)
+                self._advance_named(subs, cf)
+                if batch is not None:
+                    out.append(batch)
+                    count += len(batch)
+            return out
         while self._fetches and count < limit:
             cf, st = self._head(subs)
             if st is None:
@@ -124,6 +196,45 @@ class FetchBuffer:
             self._pop()
             return cf, None
         return cf, st
+
+    def _take_only(
+        self, subs: SubscriptionState, limit: int, lend: bool, only: frozenset[TopicPartition]
+    ) -> list[ConsumerRecord]:
+        out: list[ConsumerRecord] = []
+        for cf, st in self._named(subs, only):
+            if len(out) >= limit:
+                break
+            if lend:
+                subs.lend(st)
+            got = cf.take(limit - len(out))
+            self._advance_named(subs, cf)
+            out.extend(got)
+        return out
+
+    def _named(
+        self, subs: SubscriptionState, only: frozenset[TopicPartition]
+    ) -> Iterator[tuple[CompletedFetch, PartitionState]]:
+        """The fetches of ``only``'s partitions in arrival order, each with its
+        partition's state; a stale one is dropped on the way (as at the head).
+        Walks a snapshot: the caller may remove what it exhausts."""
+        for cf in [cf for cf in self._fetches if cf.tp in only]:
+            st = subs.parts.get(cf.tp)
+            if st is None or st.paused or st.position != cf.next_offset:
+                self._remove(cf)
+                continue
+            yield cf, st
+
+    def _advance_named(self, subs: SubscriptionState, cf: CompletedFetch) -> None:
+        subs.advance(cf.tp, cf.next_offset, cf.last_epoch)
+        if cf.exhausted:
+            self._remove(cf)
+
+    def _remove(self, cf: CompletedFetch) -> None:
+        """Take ``cf`` out from anywhere in the buffer (``_pop`` for the head)."""
+        self.released += 1
+        self._fetches.remove(cf)
+        self._bytes -= cf.nbytes
+        self._tps.discard(cf.tp)
 
     def _advance(self, subs: SubscriptionState, cf: CompletedFetch) -> None:
         subs.advance(cf.tp, cf.next_offset, cf.last_epoch)

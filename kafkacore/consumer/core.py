@@ -55,7 +55,7 @@ from kafkacore.client.events import MetadataUpdated
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import Target
 from kafkacore.client.stack import StackedMachine
-from kafkacore.consumer.buffer import FetchBuffer
+from kafkacore.consumer.buffer import FetchBuffer, named_partitions
 from kafkacore.consumer.causes import CauseTracker
 from kafkacore.consumer.committer import AUTO_COMMIT, Committer
 from kafkacore.consumer.config import ConsumerConfig
@@ -419,7 +419,12 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
 
     # ------------------------------------------------------------------ poll
     def poll_records(
-        self, max_records: int | None = None, *, now: float, lend: bool = False
+        self,
+        max_records: int | None = None,
+        *,
+        now: float,
+        lend: bool = False,
+        only: frozenset[TopicPartition] | None = None,
     ) -> list[ConsumerRecord]:
         """Hand out up to ``max_records`` buffered records (never blocks).
 
@@ -430,22 +435,50 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         by one: they count as consumed only as :meth:`note_consumed` reports
         (see :mod:`kafkacore.consumer.positions`). Lending again means every
         record lent before has been handed over.
+
+        With ``only`` (aiokafka's ``getmany(tp1, tp2)``) the records come from
+        those partitions alone; what was fetched for the others stays buffered,
+        in order, positions untouched (:mod:`kafkacore.consumer.buffer`). A
+        named partition that is not assigned is a ValueError once the group
+        (if any) is stable; while it rebalances, the poll waits for the
+        assignment as aiokafka's does (it hands out what it can meanwhile).
         """
+        only = self._readable(only, "poll_records")  # before anything changes
         mark = self._before_poll("poll_records", now)
         if lend:
             self._subs.all_handed_over()
         limit = self.config.max_poll_records if max_records is None else max_records
-        out = self._buffer.take_records(self._subs, limit, lend=lend)
+        out = self._buffer.take_records(self._subs, limit, lend=lend, only=only)
         self._step_after_poll(mark, bool(out), now)
         return out
 
-    def poll_batches(self, max_records: int | None = None, *, now: float) -> list[PartitionBatch]:
+    def poll_batches(
+        self,
+        max_records: int | None = None,
+        *,
+        now: float,
+        only: frozenset[TopicPartition] | None = None,
+    ) -> list[PartitionBatch]:
         """Like :meth:`poll_records`, as per-partition columnar batches (the bulk path)."""
+        only = self._readable(only, "poll_batches")  # before anything changes
         mark = self._before_poll("poll_batches", now)
         limit = self.config.max_poll_records if max_records is None else max_records
-        out = self._buffer.take_batches(self._subs, limit)
+        out = self._buffer.take_batches(self._subs, limit, only=only)
         self._step_after_poll(mark, bool(out), now)
         return out
+
+    def _readable(
+        self, only: frozenset[TopicPartition] | None, what: str
+    ) -> frozenset[TopicPartition] | None:
+        """``only`` checked against the assignment (see :meth:`poll_records`)."""
+        if only is None:
+            return None
+        self._check_open(what)
+        member = self._membership.member
+        settling = self._subs.mode is SubscriptionMode.SUBSCRIBED and (
+            member is None or member.state.value != "stable"
+        )
+        return named_partitions(only, self._subs.parts.keys(), settling=settling)
 
     def note_consumed(
         self,
