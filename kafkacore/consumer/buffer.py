@@ -108,6 +108,13 @@ class FetchBuffer:
         """True while data fetched for ``tp`` waits here."""
         return tp in self._tps
 
+    def read_next(self, tp: TopicPartition) -> bool:
+        """The last poll would take ``tp``'s data (it named no partition, or
+        ``tp``): the fetcher holds a leader back only for such data, never
+        for data a reader of other partitions leaves where it is."""
+        reader = self._reader
+        return reader is None or tp in reader
+
     def add(self, cf: CompletedFetch) -> None:
         if cf.tp in self._tps:
             raise AssertionError(f"FetchBuffer: {cf.tp} already has data waiting")

@@ -127,7 +127,7 @@ class Fetcher:
         for tp, st in self._subs.fetchable():
             leader = self._topics.leader(tp)
             if self._buffer.holds(tp):
-                if leader is not None:
+                if leader is not None and self._buffer.read_next(tp):
                     holding.add(leader)
                 continue
             if leader is None or cluster.broker_metadata(leader) is None:

@@ -122,6 +122,29 @@ def test_a_named_partitions_data_is_announced_while_others_wait_in_the_buffer() 
     assert [r.offset for r in core.poll_records(now=pump.now)] == [0, 1]  # T0's, kept
 
 
+def test_a_named_partition_at_its_end_is_fetched_while_its_leaders_others_wait_unread() -> None:
+    # The issue 12 rule holds a leader back while its partitions wait in the
+    # buffer; data a named poll leaves where it is must not hold back the
+    # named partition's next Fetch, or getone(T1) would wait for T0's reader.
+    core, pump, kafka, _ = boot_consumer([Topic("t", 2)], auto_offset_reset="earliest")
+    for tp in (T0, T1):
+        kafka.log("t", tp.partition).append([b"x", b"y"])
+    core.assign([T0, T1], now=pump.now)
+    pump.run(until=lambda: len(core._buffer) == 2)
+    assert len(core.poll_records(now=pump.now, only=frozenset({T1}))) == 2
+    kafka.log("t", 1).append([b"late"])
+    got: list[Any] = []
+
+    def arrived() -> bool:
+        got.extend(core.poll_records(now=pump.now, only=frozenset({T1})))
+        pump.drain()
+        return bool(got)
+
+    pump.run(until=arrived)
+    assert [(r.partition, r.value) for r in got] == [(1, b"late")]
+    assert [r.offset for r in core.poll_records(now=pump.now)] == [0, 1]  # T0's, kept
+
+
 # -- the property ------------------------------------------------------------------------
 PARTS = (T0, T1, T2)
 steps = st.lists(
