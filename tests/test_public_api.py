@@ -143,6 +143,7 @@ PUBLIC: dict[str, list[str]] = {
         "PartitionsLost",
         "PartitionsRevoked",
         "PartitionsRevoking",
+        "PositionsKnown",
         "RebalanceInProgressCommitError",
         "RecordsAvailable",
         "TopicsNotFound",

@@ -67,6 +67,7 @@ from kafkacore.consumer.events import (
     NoOffsetForPartitionError,
     OffsetAndMetadata,
     PartitionBatch,
+    PositionsKnown,
 )
 from kafkacore.consumer.fetcher import FETCH_LANE, Fetcher
 from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
@@ -736,6 +737,9 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             if due.validate:
                 self._validator.validate(due.validate, now)
             self._fetcher.send_fetches(now)
+        known = self._subs.take_newly_known()
+        if known:
+            self._emit(PositionsKnown(partitions=known))
         return moved or self._sent != sent
 
     def _report_unreachable(self, now: float) -> None:

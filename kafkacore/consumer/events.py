@@ -30,6 +30,7 @@ __all__ = [
     "OffsetAndMetadata",
     "PartitionBatch",
     "PartitionsRevoking",
+    "PositionsKnown",
     "RebalanceInProgressCommitError",
     "RecordsAvailable",
     "TopicsNotFound",
@@ -140,6 +141,15 @@ class TruncationDetected:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PositionsKnown:
+    """The positions of ``partitions`` became known (a committed offset found,
+    a reset answered). A caller waiting in ``position()`` looks again: at a
+    log's end no ``RecordsAvailable`` follows to wake it."""
+
+    partitions: frozenset[TopicPartition]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokersUnreachable:
     """No broker has answered this consumer for ``default_api_timeout_ms``
     while it had partitions to follow. ``error`` (a NoBrokersAvailable naming
@@ -167,6 +177,7 @@ ConsumerEvent: TypeAlias = (
     RecordsAvailable
     | PartitionsRevoking
     | TruncationDetected
+    | PositionsKnown
     | BrokersUnreachable
     | TopicsNotFound
     | OperationCompleted
@@ -179,6 +190,7 @@ CONSUMER_EVENTS: tuple[type, ...] = (
     RecordsAvailable,
     PartitionsRevoking,
     TruncationDetected,
+    PositionsKnown,
     BrokersUnreachable,
     TopicsNotFound,
     OperationCompleted,

@@ -200,6 +200,9 @@ class SubscriptionState:
         self._errors = errors
         self._emit = emit
         self._invalidate = invalidate
+        #: Partitions whose position a lookup answered since the last
+        #: :meth:`take_newly_known` (one PositionsKnown per step, not per partition).
+        self._newly_known: set[TopicPartition] = set()
 
     # ------------------------------------------------------------- queries
     def require(self, tp: TopicPartition, what: str) -> PartitionState:
@@ -344,6 +347,14 @@ class SubscriptionState:
         st.retry_at = 0.0
         self._deadlines.cancel(PartitionRetry(tp))
 
+    def take_newly_known(self) -> frozenset[TopicPartition]:
+        """The partitions a lookup positioned since the last call (still assigned)."""
+        if not self._newly_known:
+            return frozenset()
+        known = frozenset(tp for tp in self._newly_known if tp in self.parts)
+        self._newly_known.clear()
+        return known
+
     # ------------------------------------------------------ lookup outcomes
     def begin_lookup(self, tps: Iterable[TopicPartition]) -> None:
         for tp in tps:
@@ -365,6 +376,7 @@ class SubscriptionState:
             self._move(tp, st, Trigger.NONE_COMMITTED)
             return
         self._move(tp, st, Trigger.COMMITTED_FOUND)
+        self._newly_known.add(tp)
         st.position = oam.offset
         st.position_epoch = oam.leader_epoch
         st.committed_position = oam.offset
@@ -377,6 +389,7 @@ class SubscriptionState:
         st = self.parts[tp]
         st.busy = False
         self._move(tp, st, Trigger.RESET)
+        self._newly_known.add(tp)
         st.position = offset
         st.position_epoch = epoch if epoch >= 0 else None
         st.leader_epoch = leader_epoch
