@@ -144,6 +144,9 @@ class KafkaClientCore(ClientQueries):
             raise LocalProtocolError("KafkaClientCore: rng must be a random.Random instance")
         self._rng = rng
         self._out = Outputs(Counters(cfg.metric_group_prefix), () if trace is None else (trace,))
+        #: The driver contract's ``pull_actions()``: the one sink's list, handed
+        #: over without a frame of ours (issue 11 counts each hop of a produce).
+        self.pull_actions: Callable[[], list[Action]] = self._out.take_actions
         self.cluster = ClusterMetadata(
             retry_backoff_ms=cfg.retry_backoff_ms,
             retry_backoff_max_ms=cfg.retry_backoff_max_ms,
@@ -324,8 +327,14 @@ class KafkaClientCore(ClientQueries):
             expect_response=expect,
             max_version=max_version,
             build=build,
+            write_now=not (self._heal_due or self._auth_error is not None),
         )
-        if self._stacked or not self._write_alone(now):
+        if handle.node_id is not None or handle.done:  # written (or refused) at once
+            if self._stacked:
+                self._commanded(now)  # the stacked loop's step drains the connection
+            else:
+                self._drain_connections(now)
+        elif self._stacked or not self._write_alone(now):
             self._commanded(now)
         return handle
 
@@ -512,9 +521,6 @@ class KafkaClientCore(ClientQueries):
 
     def next_deadline(self) -> float | None:
         return None if self._closed else self._deadlines.next()
-
-    def pull_actions(self) -> list[Action]:
-        return self._out.take_actions()
 
     def pull_events(self) -> list[ClientEvent]:
         out = self._out

@@ -112,8 +112,16 @@ class Dispatcher:
         on_done: DoneCallback | None = None,
         front: bool = False,
         max_version: int | None = None,
+        write_now: bool = False,
     ) -> RequestHandle[Any]:
-        """Queue one request (``on_done``: an internal one, finished by that callback)."""
+        """Queue one request (``on_done``: an internal one, finished by that callback).
+
+        ``write_now``: when nothing at all waits in the queue, the route is
+        known and the connection can take it, write it at once instead of
+        queueing it for the next dispatch pass (issue 11: a produce does not
+        walk the queue's machinery for a request nobody is ahead of). Only
+        for requests that finish through an event, so no ``on_done`` runs
+        inside the caller's ``send``."""
         limit = self._config.max_queued_requests
         if on_done is None and self.queue.user_count >= limit:
             raise LocalProtocolError(
@@ -134,8 +142,30 @@ class Dispatcher:
             on_done=on_done,
             max_version=max_version,
         )
+        if write_now and on_done is None and not self.queue and self._write_now(pending, now):
+            return handle
         self.queue.push(pending, front=front)
         return handle
+
+    def _write_now(self, pending: Pending, now: float) -> bool:
+        """Write ``pending`` if no pass could do better; False: queue it."""
+        handle = pending.handle
+        target = handle.target
+        if isinstance(target, Node):
+            node: int | None = target.node_id
+        elif isinstance(target, PartitionLeader):
+            if self._cluster.topic_failure(target.topic) is not None:
+                return False  # the dispatch pass fails the group, saying why
+            node = self.peek_route(target)
+        else:
+            return False  # any node, coordinators, the controller: a pass decides
+        if node is None or self._cluster.broker_metadata(node) is None:
+            return False
+        conn = self._pool.conn(node, handle.lane)
+        if conn is None or not conn.can_send:
+            return False
+        self._write(pending, conn, node, now)
+        return True
 
     def take(self, handle: RequestHandle[Any]) -> Pending:
         """Remove ``handle``'s request, queued or in flight (for ``cancel``)."""

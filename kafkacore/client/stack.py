@@ -74,6 +74,9 @@ class StackedMachine(Generic[E]):
 
     def __init__(self, client: KafkaClientCore) -> None:
         self.client = client
+        #: The client's actions are ours: the driver takes them straight from
+        #: its sink (no delegating frame on every write, issue 11).
+        self.pull_actions: Callable[[], list[Action]] = client.pull_actions
         # Our loop steps the client: its commands (a request sent from our
         # step) only queue work, so no client step runs nested in ours.
         client.set_stacked()
@@ -140,9 +143,6 @@ class StackedMachine(Generic[E]):
         found = [t for t in (self.client.next_deadline(), self.deadlines.next()) if t is not None]
         found.extend(t for t in self._sub_deadlines() if t is not None)
         return min(found) if found else None
-
-    def pull_actions(self) -> list[Action]:
-        return self.client.pull_actions()
 
     def pull_events(self) -> list[E]:
         out, self._out = self._out, []
