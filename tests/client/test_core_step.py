@@ -138,3 +138,42 @@ def test_a_send_that_cannot_be_written_yet_falls_back_to_the_step() -> None:
     assert core._deadlines.get("queue") is not None  # its timeout is armed by the step
     pump.run(until=lambda: handle.done)
     assert handle.value is not None
+
+
+# -- a request nobody waits ahead of is written at send (issue 11) --------------------------
+def test_a_stacked_send_with_nothing_queued_is_written_before_the_step() -> None:
+    core, pump = _connected()
+    core.set_stacked()
+    handle = core.send(m.MetadataRequest(topics=[]), now=pump.now, target=Node(0))
+    assert handle.node_id == 0 and handle.id in core._requests.in_flight
+    assert len(core._requests.queue) == 0
+    assert core.pull_actions() == []  # the bytes leave with the owner's step
+    assert core.step(now=pump.now) is True
+    assert [type(a).__name__ for a in core.pull_actions()] == ["WriteData"]
+
+
+def test_a_send_behind_a_queued_request_waits_its_turn_even_to_a_ready_node() -> None:
+    core, pump = _connected(2)
+    core.set_stacked()
+    pump.brokers[("127.0.0.1", 9093)].hold = True
+    for _ in range(core._config.max_in_flight_requests_per_connection):
+        core.send(m.MetadataRequest(topics=[]), now=pump.now, target=Node(1))
+        core.step(now=pump.now)
+    blocked = core.send(m.MetadataRequest(topics=[]), now=pump.now, target=Node(1))
+    assert blocked.node_id is None  # node 1 is at its in-flight limit: queued
+    later = core.send(m.MetadataRequest(topics=[]), now=pump.now, target=Node(0))
+    assert later.node_id is None and len(core._requests.queue) == 2  # not written ahead
+    pump.run(until=lambda: later.done)
+    pump.release()
+    pump.run(until=lambda: blocked.done)
+
+
+def test_targets_a_dispatch_pass_must_resolve_are_queued() -> None:
+    from kafkacore.client.routing import AnyNode
+
+    core, pump = _connected()
+    core.set_stacked()
+    handle = core.send(m.MetadataRequest(topics=[]), now=pump.now, target=AnyNode())
+    assert handle.node_id is None and len(core._requests.queue) == 1
+    pump.run(until=lambda: handle.done)
+    assert handle.value is not None
