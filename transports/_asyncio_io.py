@@ -28,8 +28,8 @@ from __future__ import annotations
 import asyncio
 import enum
 import socket
-import ssl
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kafkacore.client.driver import ConnId, OpenConnection
 from kafkacore.errors import KafkaConnectionError
@@ -37,6 +37,9 @@ from kafkacore.errors import KafkaConnectionError
 from ._bridge import Bridge
 from ._sockets import SocketConfig, connect_error, new_socket
 from ._tls import describe_tls_failure
+
+if TYPE_CHECKING:
+    import ssl  # types only: ssl loads with the first TLS context (_tls)
 
 __all__ = ["AsyncioIo", "ConnState"]
 

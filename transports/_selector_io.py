@@ -27,9 +27,9 @@ import ipaddress
 import queue
 import selectors
 import socket
-import ssl
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kafkacore.client.driver import ConnId, OpenConnection
 from kafkacore.errors import KafkaConnectionError
@@ -37,6 +37,9 @@ from kafkacore.errors import KafkaConnectionError
 from ._bridge import Bridge
 from ._selector_conn import ConnState, SelectorConn
 from ._sockets import Address, SocketConfig, connect_error, new_socket, resolve
+
+if TYPE_CHECKING:
+    import ssl  # types only: ssl loads with the first TLS context (_tls)
 
 __all__ = ["ConnState", "SelectorIo"]
 
