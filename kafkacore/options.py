@@ -40,7 +40,6 @@ consumer's, the producer's or the admin's.
 
 from __future__ import annotations
 
-import difflib
 import enum
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -214,6 +213,8 @@ def unknown_option(
     are documented."""
     renamed = [name for name, how in KAFKA_PYTHON_OPTIONS.items() if isinstance(how, Renamed)]
     known = [*known_options(role), *_PARAMETERS, *own, *renamed]
+    import difflib  # the error path only
+
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     if not close:
         # A name that contains, or is contained in, a known one ("servers").

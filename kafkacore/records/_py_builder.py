@@ -16,18 +16,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from kafkacore.errors import LocalProtocolError
-from kafkacore.records._crc import crc32c_py
-from kafkacore.records._layout import (
-    ATTR_CONTROL,
-    ATTR_TIMESTAMP_TYPE,
-    ATTR_TRANSACTIONAL,
-    CRC_START,
-    HEADER,
-    LOG_OVERHEAD,
-    RECORD_BATCH_OVERHEAD,
-)
-from kafkacore.records._varint import ZIGZAG, ZIGZAG_LIMIT, zigzag_bytes
-from kafkacore.records.builder import (
+from kafkacore.records._builder_base import (
     _ATTR,
     _INT32_MAX,
     _INT64_MAX,
@@ -41,6 +30,17 @@ from kafkacore.records.builder import (
     _BuilderSurface,
     _check_args,
 )
+from kafkacore.records._crc import crc32c_py
+from kafkacore.records._layout import (
+    ATTR_CONTROL,
+    ATTR_TIMESTAMP_TYPE,
+    ATTR_TRANSACTIONAL,
+    CRC_START,
+    HEADER,
+    LOG_OVERHEAD,
+    RECORD_BATCH_OVERHEAD,
+)
+from kafkacore.records._varint import ZIGZAG, ZIGZAG_LIMIT, zigzag_bytes
 from kafkacore.records.compression import Compression, compress_py
 from kafkacore.records.model import Header
 

@@ -184,3 +184,17 @@ def test_lazy_names_are_listed_importable_and_the_defined_objects(name: str) -> 
         """
     )
     assert name in modules
+
+
+def test_an_address_literal_needs_no_resolver_thread_or_idna_codec() -> None:
+    modules = loaded_after(
+        """
+        import socket
+        from kafkacore.transports._sockets import numeric_address
+        assert numeric_address("127.0.0.1", 9092) == (socket.AF_INET, ("127.0.0.1", 9092))
+        assert numeric_address("::1", 9093) == (socket.AF_INET6, ("::1", 9093))
+        for name in ("localhost", "broker-1.example", "fe80::1%eth0", "127.0.0.1\\x00", "é"):
+            assert numeric_address(name, 1) is None, name
+        """
+    )
+    assert families(modules, "encodings.idna", "ipaddress", "concurrent.futures.thread") == []
