@@ -2,8 +2,8 @@
 
 ``import kafkacore`` loads the errors and nothing of the client, consumer or
 producer machines; a selector producer loads neither the consumer nor the
-admin, the share consumer, ssl or asyncio; a consumer loads no producer or
-admin; on the compiled record path the pure-Python fallbacks and the codec
+admin, the share consumer, ssl, asyncio or OpenSSL's hashlib (SCRAM's); a
+consumer loads no producer or admin; on the compiled record path the pure-Python fallbacks and the codec
 packages they call stay unloaded. Each case runs in a fresh interpreter and
 reads ``sys.modules``: module sets, not RSS numbers, so nothing here depends
 on the machine's load. The lazy names stay part of the public surface:
@@ -91,7 +91,7 @@ def test_import_kafkacore_loads_only_the_errors() -> None:
 def test_a_selector_producer_loads_no_consumer_admin_share_ssl_or_asyncio() -> None:
     modules = loaded_after(SELECTOR_PRODUCER)
     assert families(modules, PRODUCER, CLIENT) == [PRODUCER, CLIENT]
-    assert families(modules, ADMIN, SHARE, CONSUMER, "ssl", "asyncio") == []
+    assert families(modules, ADMIN, SHARE, CONSUMER, "ssl", "asyncio", "_hashlib") == []
     # The compiled record path: no pure loops, no codec packages.
     assert "kafkacore.records._native" in modules
     assert families(modules, *PURE_RECORDS, *CODEC_PACKAGES) == []
@@ -100,7 +100,7 @@ def test_a_selector_producer_loads_no_consumer_admin_share_ssl_or_asyncio() -> N
 def test_a_selector_consumer_loads_no_producer_admin_share_ssl_or_asyncio() -> None:
     modules = loaded_after(SELECTOR_CONSUMER)
     assert families(modules, CONSUMER, CLIENT) == [CONSUMER, CLIENT]
-    assert families(modules, ADMIN, SHARE, PRODUCER, "ssl", "asyncio") == []
+    assert families(modules, ADMIN, SHARE, PRODUCER, "ssl", "asyncio", "_hashlib") == []
     assert families(modules, *PURE_RECORDS, *CODEC_PACKAGES) == []
 
 
