@@ -136,6 +136,9 @@ else:
             return _table(frozenset(Target))
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+    def __dir__() -> list[str]:
+        return sorted({*globals(), "OPTION_TABLE"})
+
 
 def known_options(role: Role) -> tuple[str, ...]:
     """The option names a class of ``role`` accepts, sorted."""
@@ -260,7 +263,7 @@ def split_options(
     wanted: dict[Target, dict[str, Any]] = {target: {} for target in role.value}
     table = _table(role.value)
     for given, value in options.items():
-        name = _kafkacore_name(owner, given, value)
+        name = _kafkacore_name(owner, given, value, table)
         if name is None:
             continue
         targets = table.get(name)
@@ -295,11 +298,14 @@ def split_options(
     return SplitOptions(client=client, consumer=consumer, producer=producer, admin=admin)
 
 
-def _kafkacore_name(owner: str, name: str, value: Any) -> str | None:
+def _kafkacore_name(
+    owner: str, name: str, value: Any, known: Mapping[str, frozenset[Target]]
+) -> str | None:
     """kafkacore's name of option ``name`` (None: a kafka-python option kafkacore
-    does not implement, given with the value that asks for what it does anyway)."""
+    does not implement, given with the value that asks for what it does anyway).
+    ``known``: the class's own options, which win over kafka-python's meaning."""
     compat = KAFKA_PYTHON_OPTIONS.get(name)
-    if compat is None or name in _table(frozenset(Target)):
+    if compat is None or name in known:
         return name
     if isinstance(compat, Renamed):
         return compat.name

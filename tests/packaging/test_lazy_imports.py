@@ -65,11 +65,12 @@ def families(modules: set[str], *names: str) -> list[str]:
 
 
 # A client built, not connected: nothing listens on port 1, and close() stops
-# the loop thread the blocking clients start at construction.
+# the loop thread the blocking clients start at construction. The producer
+# is given a kafka-python option too: checking it needs no other config.
 SELECTOR_PRODUCER = """
     import kafkacore
     from kafkacore.transports.selector import KafkaProducer
-    producer = KafkaProducer("127.0.0.1:1")
+    producer = KafkaProducer("127.0.0.1:1", client_dns_lookup="use_all_dns_ips")
     producer.close(timeout=5)
 """
 SELECTOR_CONSUMER = """
