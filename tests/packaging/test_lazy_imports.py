@@ -3,12 +3,12 @@
 ``import kafkacore`` loads the errors and nothing of the client, consumer or
 producer machines; a selector producer loads neither the consumer nor the
 admin, the share consumer, ssl, asyncio or OpenSSL's hashlib (SCRAM's); a
-consumer loads no producer or admin; on the compiled record path the pure-Python fallbacks and the codec
-packages they call stay unloaded. Each case runs in a fresh interpreter and
-reads ``sys.modules``: module sets, not RSS numbers, so nothing here depends
-on the machine's load. The lazy names stay part of the public surface:
-listed by ``dir()``, importable with ``from X import Y`` and the same object
-as where they are defined.
+consumer loads no producer or admin; on the compiled record path the
+pure-Python fallbacks and the codec packages they call stay unloaded. Each
+case runs in a fresh interpreter and reads ``sys.modules``: module sets, not
+RSS numbers, so nothing here depends on the machine's load. The lazy names
+stay part of the public surface: listed by ``dir()``, importable with
+``from X import Y`` and the same object as where they are defined.
 """
 
 from __future__ import annotations
@@ -65,18 +65,20 @@ def families(modules: set[str], *names: str) -> list[str]:
 
 
 # A client built, not connected: nothing listens on port 1, and close() stops
-# the loop thread the blocking clients start at construction. The producer
+# the loop thread the blocking clients start at construction. The consumer
 # is given a kafka-python option too: checking it needs no other config.
 SELECTOR_PRODUCER = """
     import kafkacore
     from kafkacore.transports.selector import KafkaProducer
-    producer = KafkaProducer("127.0.0.1:1", client_dns_lookup="use_all_dns_ips")
+    producer = KafkaProducer("127.0.0.1:1")
     producer.close(timeout=5)
 """
 SELECTOR_CONSUMER = """
     import kafkacore
     from kafkacore.transports.selector import KafkaConsumer
-    consumer = KafkaConsumer("t", bootstrap_servers="127.0.0.1:1", group_id="g")
+    consumer = KafkaConsumer(
+        "t", bootstrap_servers="127.0.0.1:1", group_id="g", metrics_sample_window_ms=30000
+    )
     consumer.close()
 """
 
