@@ -10,6 +10,14 @@ tool per topic); ``percentile()`` and ``markdown_table()`` format results.
 set of that process (``VmHWM``; for a contender that runs a JVM, the JVM's
 peak through ``RUSAGE_CHILDREN`` when larger), so each contender's memory
 is its own and not what the harness or an earlier contender left behind.
+Before its first child it byte-compiles kafkacore
+(``byte_compile_kafkacore``), as an installed package is: the peers come
+compiled from their wheels, while a checkout run with
+``PYTHONDONTWRITEBYTECODE=1`` would compile some 220 modules from source in
+every fresh process, inside the contender's timing and its peak RSS. A
+harness module that a child imports (it is the child's ``__main__``) should
+import an event loop library only inside the contenders that use it, so a
+selector contender does not carry asyncio's memory.
 ``variants()`` doubles every kafkacore contender with a pure-Python twin
 (``KAFKACORE_PURE=1`` in its child) for ``--pure``.
 
@@ -46,6 +54,7 @@ __all__ = [
     "Row",
     "Variant",
     "broker",
+    "byte_compile_kafkacore",
     "create_topics",
     "isolated",
     "markdown_table",
@@ -125,6 +134,35 @@ def markdown_table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str
 
 
 # -- memory and isolation ----------------------------------------------------------
+
+_compiled_once = False
+
+
+def byte_compile_kafkacore() -> None:
+    """Byte-compile kafkacore and its transports (once per process), as an installed
+    package is: pip compiles a wheel's modules at install time (the peers' are),
+    while an editable checkout run with PYTHONDONTWRITEBYTECODE=1 compiles some
+    220 modules from source in every fresh contender process, inside its timing
+    and its peak RSS. Finds kafkacore without importing it, so a harness can
+    call this before its own kafkacore imports."""
+    global _compiled_once
+    if _compiled_once:
+        return
+    import compileall
+    import importlib.util
+    import pathlib
+
+    spec = importlib.util.find_spec("kafkacore")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("byte_compile_kafkacore: kafkacore is not importable from here")
+    root = pathlib.Path(spec.origin).resolve().parent
+    # compileall does not follow symbolic links: transports and testing are
+    # directories of the checkout linked under kafkacore/.
+    folders = {root, (root / "transports").resolve(), (root / "testing").resolve()}
+    for folder in sorted(f for f in folders if f.is_dir()):
+        compileall.compile_dir(str(folder), quiet=1)
+    compileall.compile_file(__file__, quiet=1)
+    _compiled_once = True
 
 
 def peak_rss_mib() -> float:
@@ -230,6 +268,7 @@ def isolated(
                 f"isolated(): env {dict(env)} needs a child process; drop --in-process"
             )
         return Measured(fn(*args), None, _kafkacore_path())
+    byte_compile_kafkacore()
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
     with _environ(env or {}):

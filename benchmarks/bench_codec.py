@@ -48,8 +48,14 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kafkacore.records import Compression, RecordBatch
-from kafkacore.records.builder import NativeRecordBatchBuilder, PyRecordBatchBuilder
+from _harness import byte_compile_kafkacore
+
+# Before kafkacore's imports below: this process (and run_all's next ones)
+# then loads compiled modules, as from an installed package.
+byte_compile_kafkacore()
+
+from kafkacore.records import Compression, RecordBatch  # noqa: E402
+from kafkacore.records.builder import NativeRecordBatchBuilder, PyRecordBatchBuilder  # noqa: E402
 
 N_RECORDS = 1000
 KEYS = [b"key-%06d" % i for i in range(N_RECORDS)]  # 10 bytes

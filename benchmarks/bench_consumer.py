@@ -39,7 +39,6 @@ kafkacore's modules are byte-compiled before the contenders run
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime
 import functools
 import platform
@@ -53,6 +52,7 @@ from collections.abc import Callable
 from _harness import (
     Row,
     broker,
+    byte_compile_kafkacore,
     create_topics,
     isolated,
     render_table,
@@ -62,22 +62,6 @@ from _harness import (
 )
 
 PARTITIONS = 4
-
-
-def byte_compile_kafkacore() -> None:
-    """Byte-compile kafkacore (and its transports) once, as an installed
-    package is: pip compiles a wheel's modules at install time (the peers'
-    are), while an editable checkout run with PYTHONDONTWRITEBYTECODE=1
-    compiles some 220 modules from source in every fresh contender process,
-    inside its timing and its peak RSS."""
-    import compileall
-    import pathlib
-
-    import kafkacore
-
-    root = pathlib.Path(kafkacore.__file__).resolve().parent
-    for folder in {root, (root / "transports").resolve()}:
-        compileall.compile_dir(str(folder), quiet=1)
 
 
 def produce_java(bootstrap: str, topic: str, n: int, compression: str) -> None:
@@ -143,6 +127,8 @@ def kc_selector(bootstrap: str, topic: str, n: int, batch: bool) -> float:
 
 
 def kc_asyncio(bootstrap: str, topic: str, n: int, batch: bool) -> float:
+    import asyncio
+
     from kafkacore.transports.asyncio import AsyncKafkaConsumer
 
     async def main() -> float:
@@ -231,6 +217,8 @@ def confluent(bootstrap: str, topic: str, n: int) -> float:
 
 
 def aiokafka_(bootstrap: str, topic: str, n: int) -> float:
+    import asyncio
+
     import aiokafka
 
     async def main() -> float:

@@ -29,7 +29,6 @@ claims.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime
 import functools
 import platform
@@ -45,6 +44,7 @@ from typing import Any
 from _harness import (
     Row,
     broker,
+    byte_compile_kafkacore,
     create_topics,
     isolated,
     percentile,
@@ -170,6 +170,8 @@ async def _kc_async(
 
 
 def run_kc_asyncio(bootstrap: str, topic: str, n: int, case: Case, many: bool = False) -> Result:
+    import asyncio
+
     from kafkacore.transports.asyncio import AsyncKafkaProducer
 
     async def main() -> Result:
@@ -232,6 +234,8 @@ def _confluent_cb(lat: list[float], t0: float, err: Any, msg: Any) -> None:
 
 
 def run_aiokafka(bootstrap: str, topic: str, n: int, case: Case) -> Result:
+    import asyncio
+
     from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
 
     async def main() -> Result:
@@ -391,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     failures: list[str] = []
     began = time.monotonic()
+    byte_compile_kafkacore()
     with broker(args.bootstrap) as bootstrap:
         topics = {c.name: f"bench-{uuid.uuid4().hex[:8]}" for c in cases}
         create_topics(bootstrap, list(topics.values()), partitions=3)

@@ -34,7 +34,6 @@ kafkacore's modules are byte-compiled before the contenders run
 from __future__ import annotations
 
 import argparse
-import asyncio
 import collections
 import concurrent.futures
 import datetime
@@ -44,26 +43,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from _harness import Row, broker, isolated, render_table, variants, with_ratios, write_rows
+from _harness import (
+    Row,
+    broker,
+    byte_compile_kafkacore,
+    isolated,
+    render_table,
+    variants,
+    with_ratios,
+    write_rows,
+)
 
 # (bootstrap, requests, window) -> (wall seconds, client-process CPU seconds)
 Runner = Callable[[str, int, int], tuple[float, float]]
-
-
-def byte_compile_kafkacore() -> None:
-    """Byte-compile kafkacore (and its transports) once, as an installed
-    package is: pip compiles a wheel's modules at install time (the peers'
-    are), while an editable checkout run with PYTHONDONTWRITEBYTECODE=1
-    compiles some 220 modules from source in every fresh contender process,
-    inside its timing and its peak RSS."""
-    import compileall
-    import pathlib
-
-    import kafkacore
-
-    root = pathlib.Path(kafkacore.__file__).resolve().parent
-    for folder in {root, (root / "transports").resolve()}:
-        compileall.compile_dir(str(folder), quiet=1)
 
 
 def _now() -> tuple[float, float]:
@@ -100,6 +92,8 @@ def run_selector(bootstrap: str, n: int, window: int) -> tuple[float, float]:
 
 
 async def _async_workers(send: Callable[[], Any], n: int, window: int) -> tuple[float, float]:
+    import asyncio
+
     per, extra = divmod(n, window)
 
     async def worker(count: int) -> None:
@@ -112,6 +106,8 @@ async def _async_workers(send: Callable[[], Any], n: int, window: int) -> tuple[
 
 
 def run_asyncio(bootstrap: str, n: int, window: int) -> tuple[float, float]:
+    import asyncio
+
     from kafkacore.client import Node
     from kafkacore.transports.asyncio import AsyncKafkaClient
 
@@ -186,6 +182,8 @@ def run_kafka_python(bootstrap: str, n: int, window: int) -> tuple[float, float]
 
 
 def run_aiokafka(bootstrap: str, n: int, window: int) -> tuple[float, float]:
+    import asyncio
+
     from aiokafka.client import AIOKafkaClient
     from aiokafka.protocol.metadata import MetadataRequest
 

@@ -8,10 +8,12 @@ real sockets; ``kafkacore.testing`` starts a local Kafka for tests.
 
 The blocking clients most users want are importable from here:
 ``from kafkacore import KafkaProducer, KafkaConsumer, KafkaAdminClient``.
-They live in :mod:`kafkacore.transports.selector` and are imported lazily,
-on first use of the name, so ``import kafkacore`` alone still imports no
-socket, thread or event-loop module (a gate test checks it): the sans-IO
-core never depends on a transport.
+They live in :mod:`kafkacore.transports.selector`. Every name here but the
+errors is imported lazily, on first use of the name, so ``import kafkacore``
+alone imports no socket, thread or event-loop module (a gate test checks
+it): the sans-IO core never depends on a transport; nor does it load the
+client, producer or consumer machines a program does not use
+(tests/packaging/test_lazy_imports.py pins it).
 
 The machines, from the bottom up:
 
@@ -28,25 +30,6 @@ Subpackages: :mod:`kafkacore.protocol` (generated codec),
 
 from typing import TYPE_CHECKING, Any
 
-from kafkacore.client import (
-    AnyNode,
-    ClientConfig,
-    ClusterMetadata,
-    Controller,
-    GroupCoordinator,
-    KafkaClientCore,
-    Node,
-    PartitionLeader,
-    TopicPartition,
-    TransactionCoordinator,
-)
-from kafkacore.consumer import (
-    ConsumerConfig,
-    ConsumerCore,
-    ConsumerRecord,
-    OffsetAndMetadata,
-    PartitionBatch,
-)
 from kafkacore.errors import (
     AuthenticationError,
     BrokerError,
@@ -62,9 +45,28 @@ from kafkacore.errors import (
     RequestCancelled,
     UnknownOptionError,
 )
-from kafkacore.producer import ProducerConfig, ProducerCore, RecordMetadata
 
 if TYPE_CHECKING:
+    from kafkacore.client import (
+        AnyNode,
+        ClientConfig,
+        ClusterMetadata,
+        Controller,
+        GroupCoordinator,
+        KafkaClientCore,
+        Node,
+        PartitionLeader,
+        TopicPartition,
+        TransactionCoordinator,
+    )
+    from kafkacore.consumer import (
+        ConsumerConfig,
+        ConsumerCore,
+        ConsumerRecord,
+        OffsetAndMetadata,
+        PartitionBatch,
+    )
+    from kafkacore.producer import ProducerConfig, ProducerCore, RecordMetadata
     from kafkacore.transports.selector import (
         KafkaAdminClient,
         KafkaClient,
@@ -113,14 +115,61 @@ __all__ = [
     "__version__",
 ]
 
-# The blocking clients, resolved on first access (PEP 562) so that importing
-# the core never imports the selector transport (sockets, threads).
-_BLOCKING_CLIENTS = frozenset({"KafkaAdminClient", "KafkaClient", "KafkaConsumer", "KafkaProducer"})
+# Everything but the errors is resolved on first access (PEP 562): a
+# program that only produces never loads the consumer's machines (nor the
+# admin's, the share consumer's), and importing the core never imports the
+# selector transport (sockets, threads). Each name says where it lives: a
+# core subpackage, or (for the blocking clients) the selector transport.
+_SELECTOR = "transports.selector"
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "AnyNode",
+            "ClientConfig",
+            "ClusterMetadata",
+            "Controller",
+            "GroupCoordinator",
+            "KafkaClientCore",
+            "Node",
+            "PartitionLeader",
+            "TopicPartition",
+            "TransactionCoordinator",
+        ),
+        "client",
+    ),
+    **dict.fromkeys(
+        (
+            "ConsumerConfig",
+            "ConsumerCore",
+            "ConsumerRecord",
+            "OffsetAndMetadata",
+            "PartitionBatch",
+        ),
+        "consumer",
+    ),
+    **dict.fromkeys(("ProducerConfig", "ProducerCore", "RecordMetadata"), "producer"),
+    **dict.fromkeys(
+        ("KafkaAdminClient", "KafkaClient", "KafkaConsumer", "KafkaProducer"), _SELECTOR
+    ),
+}
 
+if not TYPE_CHECKING:  # type checkers read the imports at the top
 
-def __getattr__(name: str) -> Any:
-    if name in _BLOCKING_CLIENTS:
+    def __getattr__(name: str) -> Any:
+        where = _LAZY.get(name)
+        if where is None:
+            raise AttributeError(f"module 'kafkacore' has no attribute {name!r}")
         import importlib
 
-        return getattr(importlib.import_module("kafkacore.transports.selector"), name)
-    raise AttributeError(f"module 'kafkacore' has no attribute {name!r}")
+        if where == _SELECTOR:
+            # Named in full, by string: the core never imports a transport
+            # (tests/test_gates.py); only these four names reach it.
+            module = importlib.import_module("kafkacore.transports.selector")
+        else:
+            module = importlib.import_module(f"kafkacore.{where}")
+        value = getattr(module, name)
+        globals()[name] = value  # later lookups skip this hook
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_LAZY})

@@ -40,17 +40,19 @@ consumer's, the producer's or the admin's.
 
 from __future__ import annotations
 
-import difflib
 import enum
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from kafkacore.admin.config import AdminConfig
 from kafkacore.client.config import ClientConfig
-from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.errors import ConfigError, UnknownOptionError
-from kafkacore.producer.config import PRODUCER_OPTIONS, ProducerConfig
+
+if TYPE_CHECKING:
+    from kafkacore.admin.config import AdminConfig
+    from kafkacore.consumer.config import ConsumerConfig
+    from kafkacore.producer.config import ProducerConfig
 
 __all__ = [
     "KAFKA_PYTHON_OPTIONS",
@@ -88,24 +90,59 @@ def _init_fields(cls: type) -> frozenset[str]:
     return frozenset(f.name for f in fields(cls) if f.init)
 
 
-# ``bootstrap_servers`` is every class's first parameter, not a keyword option.
-_NAMES = {
-    Target.CLIENT: _init_fields(ClientConfig) - {"bootstrap_servers"},
-    Target.CONSUMER: _init_fields(ConsumerConfig),
-    Target.PRODUCER: PRODUCER_OPTIONS,
-    Target.ADMIN: _init_fields(AdminConfig),
-}
+@cache
+def _names(target: Target) -> frozenset[str]:
+    """The option names ``target``'s config takes.
 
-#: Option name -> the configs it sets (see the module docstring).
-OPTION_TABLE: Mapping[str, frozenset[Target]] = {
-    name: frozenset(t for t, names in _NAMES.items() if name in names)
-    for name in sorted(set().union(*_NAMES.values()))
-}
+    Each config is imported when a class that builds it is made, not
+    before: a producer never loads the consumer's or the admin's machines
+    (importing ``kafkacore.consumer.config`` runs the consumer package).
+    """
+    if target is Target.CLIENT:
+        # ``bootstrap_servers`` is every class's first parameter, not a keyword option.
+        return _init_fields(ClientConfig) - {"bootstrap_servers"}
+    if target is Target.CONSUMER:
+        from kafkacore.consumer.config import ConsumerConfig
+
+        return _init_fields(ConsumerConfig)
+    if target is Target.PRODUCER:
+        from kafkacore.producer.config import PRODUCER_OPTIONS
+
+        return PRODUCER_OPTIONS
+    from kafkacore.admin.config import AdminConfig
+
+    return _init_fields(AdminConfig)
+
+
+@cache
+def _table(targets: frozenset[Target]) -> Mapping[str, frozenset[Target]]:
+    """Option name -> which of ``targets`` it sets, for every name one of them takes."""
+    names = {target: _names(target) for target in targets}
+    return {
+        name: frozenset(t for t, known in names.items() if name in known)
+        for name in sorted(set().union(*names.values()))
+    }
+
+
+if TYPE_CHECKING:
+    #: Option name -> the configs it sets (see the module docstring).
+    OPTION_TABLE: Mapping[str, frozenset[Target]]
+else:
+
+    def __getattr__(name: str) -> Any:
+        # OPTION_TABLE (every config's options) is built on first use: it
+        # imports every config, which split_options for one role does not need.
+        if name == "OPTION_TABLE":
+            return _table(frozenset(Target))
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), "OPTION_TABLE"})
 
 
 def known_options(role: Role) -> tuple[str, ...]:
     """The option names a class of ``role`` accepts, sorted."""
-    return tuple(name for name, targets in OPTION_TABLE.items() if targets & role.value)
+    return tuple(_table(role.value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +216,8 @@ def unknown_option(
     are documented."""
     renamed = [name for name, how in KAFKA_PYTHON_OPTIONS.items() if isinstance(how, Renamed)]
     known = [*known_options(role), *_PARAMETERS, *own, *renamed]
+    import difflib  # the error path only
+
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     if not close:
         # A name that contains, or is contained in, a known one ("servers").
@@ -222,11 +261,12 @@ def split_options(
     the suggestions of an unknown-option error).
     """
     wanted: dict[Target, dict[str, Any]] = {target: {} for target in role.value}
+    table = _table(role.value)
     for given, value in options.items():
-        name = _kafkacore_name(owner, given, value)
+        name = _kafkacore_name(owner, given, value, table)
         if name is None:
             continue
-        targets = OPTION_TABLE.get(name, frozenset()) & role.value
+        targets = table.get(name)
         if not targets:
             raise unknown_option(owner, role, given, own)
         for target in targets:
@@ -239,11 +279,17 @@ def split_options(
         client = ClientConfig(bootstrap_servers=bootstrap_servers, **wanted[Target.CLIENT])
         consumer = producer = admin = None
         if Target.CONSUMER in wanted:
+            from kafkacore.consumer.config import ConsumerConfig
+
             consumer = ConsumerConfig(**wanted[Target.CONSUMER])
         if Target.PRODUCER in wanted:
+            from kafkacore.producer.config import ProducerConfig
+
             # The producer reads a few client settings (in-flight limit) itself.
             producer = ProducerConfig(client=wanted[Target.CLIENT], **wanted[Target.PRODUCER])
         if Target.ADMIN in wanted:
+            from kafkacore.admin.config import AdminConfig
+
             admin = AdminConfig(**wanted[Target.ADMIN])
     except (TypeError, ValueError) as exc:
         # ConfigError already (client, consumer), or the producer's and the
@@ -252,11 +298,14 @@ def split_options(
     return SplitOptions(client=client, consumer=consumer, producer=producer, admin=admin)
 
 
-def _kafkacore_name(owner: str, name: str, value: Any) -> str | None:
+def _kafkacore_name(
+    owner: str, name: str, value: Any, known: Mapping[str, frozenset[Target]]
+) -> str | None:
     """kafkacore's name of option ``name`` (None: a kafka-python option kafkacore
-    does not implement, given with the value that asks for what it does anyway)."""
+    does not implement, given with the value that asks for what it does anyway).
+    ``known``: the class's own options, which win over kafka-python's meaning."""
     compat = KAFKA_PYTHON_OPTIONS.get(name)
-    if compat is None or name in OPTION_TABLE:
+    if compat is None or name in known:
         return name
     if isinstance(compat, Renamed):
         return compat.name

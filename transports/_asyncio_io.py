@@ -28,15 +28,18 @@ from __future__ import annotations
 import asyncio
 import enum
 import socket
-import ssl
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from kafkacore.client.driver import ConnId, OpenConnection
 from kafkacore.errors import KafkaConnectionError
 
 from ._bridge import Bridge
-from ._sockets import SocketConfig, connect_error, new_socket
+from ._sockets import SocketConfig, connect_error, new_socket, numeric_address
 from ._tls import describe_tls_failure
+
+if TYPE_CHECKING:
+    import ssl  # types only: ssl loads with the first TLS context (_tls)
 
 __all__ = ["AsyncioIo", "ConnState"]
 
@@ -199,11 +202,17 @@ class AsyncioIo:
         sock: socket.socket | None = None
         try:
             try:
-                infos = await self._loop.getaddrinfo(
-                    host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
-                )
+                numeric = numeric_address(host, port)
+                addresses: list[tuple[int, Any]]
+                if numeric is not None:
+                    addresses = [numeric]
+                else:
+                    infos = await self._loop.getaddrinfo(
+                        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+                    )
+                    addresses = [(family, addr) for family, _t, _p, _n, addr in infos]
                 last: OSError | None = None
-                for family, _t, _p, _n, addr in infos:
+                for family, addr in addresses:
                     if family not in (socket.AF_INET, socket.AF_INET6):
                         continue
                     sock = new_socket(family, self._sockets)

@@ -16,19 +16,24 @@ from __future__ import annotations
 
 import enum
 import random
-import ssl
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkacore.client import ClientConfig, Node, Target
-from kafkacore.consumer import ConsumerConfig
 from kafkacore.errors import ConfigError, LocalProtocolError
 from kafkacore.options import Role, SplitOptions, split_options
-from kafkacore.producer import ProducerConfig
 
 from ._sockets import Address, SocketConfig
 from ._tls import TlsConfig, build_ssl_context, tls_config_from_options
+
+if TYPE_CHECKING:
+    # Types only: a producer loads no consumer, and ssl loads with the
+    # first TLS context (_tls.build_ssl_context).
+    import ssl
+
+    from kafkacore.consumer import ConsumerConfig
+    from kafkacore.producer import ProducerConfig
 
 __all__ = ["ClientState", "Parts", "Role", "make_parts", "resolve_target"]
 

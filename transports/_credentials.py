@@ -29,7 +29,6 @@ escape into the driver.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import threading
 from collections.abc import Callable
@@ -79,7 +78,14 @@ def _is_async(call: Callable[[], Any]) -> bool:
 def _run_blocking(event: CredentialsNeeded) -> CredentialsAnswer:
     """Make the call on this thread (a coroutine function under ``asyncio.run``)."""
     try:
-        result = asyncio.run(event.call()) if _is_async(event.call) else event.call()
+        if _is_async(event.call):
+            # Imported for a coroutine-function provider only: the selector
+            # transport otherwise never loads asyncio (some 8 MiB of RSS).
+            import asyncio
+
+            result = asyncio.run(event.call())
+        else:
+            result = event.call()
     except Exception as exc:
         return CredentialsAnswer(event.request_id, error=exc)
     return CredentialsAnswer(event.request_id, result=result)
@@ -105,6 +111,8 @@ def fulfil_in_thread(event: CredentialsNeeded, deliver: Deliver) -> threading.Th
 async def fulfil_asyncio(event: CredentialsNeeded, deliver: Deliver) -> None:
     """asyncio: await a coroutine function, else run the callable in the loop's
     default executor; ``deliver`` runs on the loop."""
+    import asyncio  # loaded already: this runs on an asyncio loop
+
     try:
         if _is_async(event.call):
             result = await event.call()

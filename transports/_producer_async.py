@@ -26,10 +26,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import ConsumerGroupMetadata
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
 from kafkacore.producer import BufferFull, ProducerClosedError, ProducerCore, RecordMetadata
 
@@ -37,6 +36,11 @@ from ._async_driver import AsyncDriver, Waiter
 from ._common import Parts
 from ._producer_common import ManyResult, OnDelivery, ProducerState, ProducerSurface, now_ms
 from ._producer_future import Idiom, LightFuture, RecordFuture
+
+if TYPE_CHECKING:
+    # Types only: importing it runs the consumer package, which a producer
+    # never needs (a transactional one gets the consumer's metadata from it).
+    from kafkacore.consumer import ConsumerGroupMetadata
 
 __all__ = ["AsyncProducerBase"]
 

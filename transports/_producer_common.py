@@ -28,10 +28,9 @@ import enum
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kafkacore.client import KafkaClientCore, TopicPartition
-from kafkacore.consumer import ConsumerGroupMetadata
 from kafkacore.errors import KafkaTimeoutError
 from kafkacore.producer import (
     BatchCompleted,
@@ -49,6 +48,11 @@ from ._producer_fanout import ManyResult, OnDelivery, fail_token, fan_out
 from ._producer_inputs import peer_options, to_columns
 from ._router import Completion
 from ._sockets import Address
+
+if TYPE_CHECKING:
+    # Types only: importing it runs the consumer package, which a producer
+    # never needs (a transactional one gets the consumer's metadata from it).
+    from kafkacore.consumer import ConsumerGroupMetadata
 
 __all__ = [
     "BlockingOperations",

@@ -28,17 +28,20 @@ import enum
 import errno
 import selectors
 import socket
-import ssl
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from kafkacore.client.driver import ConnId
 from kafkacore.errors import KafkaConnectionError
 
 from ._sockets import READ_CHUNK, Address, connect_error, new_socket
-from ._tls import describe_tls_failure
+from ._tls import describe_tls_failure, tls_would_block
 
 if TYPE_CHECKING:
+    # ssl loads with the first TLS context (_tls.build_ssl_context), not
+    # here: a PLAINTEXT connection never needs it.
+    import ssl
+
     from ._selector_io import SelectorIo
 
 __all__ = ["ConnState", "SelectorConn"]
@@ -138,6 +141,8 @@ class SelectorConn:
         self._handshake()
 
     def _handshake(self) -> None:
+        import ssl  # loaded already: the socket was wrapped in a TLS context
+
         sock = self.sock
         assert isinstance(sock, ssl.SSLSocket)
         try:
@@ -194,16 +199,18 @@ class SelectorConn:
         try:
             data = sock.recv(READ_CHUNK)
             # TLS may hold decrypted bytes the socket no longer signals.
-            if data and isinstance(sock, ssl.SSLSocket):
-                while sock.pending():
-                    more = sock.recv(READ_CHUNK)
+            if data and self.tls:
+                tls_sock = cast("ssl.SSLSocket", sock)
+                while tls_sock.pending():
+                    more = tls_sock.recv(READ_CHUNK)
                     if not more:
                         break
                     data += more
-        except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError, InterruptedError):
+        except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
-            self._lost(exc)
+            if not tls_would_block(exc):
+                self._lost(exc)
             return
         if not data:
             self._lost(None)
@@ -222,9 +229,11 @@ class SelectorConn:
             chunk = out[0]
             try:
                 sent = sock.send(chunk)
-            except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError, InterruptedError):
+            except (BlockingIOError, InterruptedError):
                 return True
             except OSError as exc:
+                if tls_would_block(exc):
+                    return True
                 self._lost(exc)
                 return False
             if sent == len(chunk):

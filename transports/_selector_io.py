@@ -23,30 +23,31 @@ a queue plus one byte on the wake-up socketpair.
 from __future__ import annotations
 
 import concurrent.futures
-import ipaddress
 import queue
 import selectors
 import socket
-import ssl
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kafkacore.client.driver import ConnId, OpenConnection
 from kafkacore.errors import KafkaConnectionError
 
 from ._bridge import Bridge
 from ._selector_conn import ConnState, SelectorConn
-from ._sockets import Address, SocketConfig, connect_error, new_socket, resolve
+from ._sockets import (
+    Address,
+    SocketConfig,
+    connect_error,
+    new_socket,
+    numeric_address,
+    resolve,
+)
+
+if TYPE_CHECKING:
+    import ssl  # types only: ssl loads with the first TLS context (_tls)
 
 __all__ = ["ConnState", "SelectorIo"]
-
-
-def _is_ip_literal(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
 
 
 class SelectorIo:
@@ -98,9 +99,10 @@ class SelectorIo:
         self._deadline = deadline
 
     def open(self, action: OpenConnection) -> None:
-        if _is_ip_literal(action.host):
-            # A numeric lookup never blocks: do it here.
-            self._open_resolved(action, lambda: resolve(action.host, action.port))
+        numeric = numeric_address(action.host, action.port)
+        if numeric is not None:
+            # An address literal needs no lookup: open it here.
+            self._open_resolved(action, lambda: [numeric])
             return
         # A name lookup may block for seconds: never on the loop thread, where
         # it would stall every connection's I/O and timers (heartbeats).

@@ -31,6 +31,7 @@ __all__ = [
     "SocketConfig",
     "connect_error",
     "new_socket",
+    "numeric_address",
     "resolve",
 ]
 
@@ -83,6 +84,23 @@ class SocketConfig:
                     "SocketConfig: source_address must be (host: str, port: int 0-65535), "
                     f"got {self.source_address!r}"
                 )
+
+
+def numeric_address(host: str, port: int) -> tuple[int, Address] | None:
+    """``(family, sockaddr)`` when ``host`` is an IPv4 or IPv6 literal, else None.
+
+    A literal needs no resolver: no lookup thread (asyncio's ``getaddrinfo``
+    always takes one from its executor) and no IDNA codec (``getaddrinfo``
+    encodes every name with it). Anything ``inet_pton`` does not take (a
+    name, a scoped IPv6 address, a short IPv4 form) goes to :func:`resolve`.
+    """
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except (OSError, ValueError):  # ValueError: not ASCII, or a NUL inside
+            continue
+        return family, (host, port)
+    return None
 
 
 def resolve(host: str, port: int) -> list[tuple[int, Address]]:

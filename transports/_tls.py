@@ -21,14 +21,23 @@ address and the hostname checked: retrying a bad certificate cannot help.
 
 from __future__ import annotations
 
-import ssl
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkacore.errors import AuthenticationError, ConfigError, KafkaConnectionError
 
-__all__ = ["TlsConfig", "build_ssl_context", "describe_tls_failure", "tls_config_from_options"]
+if TYPE_CHECKING:
+    import ssl
+
+__all__ = [
+    "TlsConfig",
+    "build_ssl_context",
+    "describe_tls_failure",
+    "tls_config_from_options",
+    "tls_would_block",
+]
 
 PasswordSource = str | bytes | Callable[[], str | bytes]
 
@@ -96,6 +105,10 @@ def build_ssl_context(config: TlsConfig) -> ssl.SSLContext:
     """Return the client context ``config`` describes (a new one each call)."""
     if config.ssl_context is not None:
         return config.ssl_context
+    # Imported here, on the first TLS connection: ssl costs some 4 MiB of
+    # peak RSS that a PLAINTEXT or SASL_PLAINTEXT client never needs.
+    import ssl
+
     # create_default_context: CERT_REQUIRED, check_hostname, TLS >= 1.2 and,
     # without a cafile, the system's trust store.
     try:
@@ -141,6 +154,8 @@ def describe_tls_failure(
     Certificate problems become :class:`AuthenticationError` (the same
     certificate will fail again); anything else is a connection error.
     """
+    import ssl  # loaded already: a handshake failed
+
     name = server_hostname or host
     if isinstance(exc, ssl.SSLCertVerificationError):
         err: BaseException = AuthenticationError(
@@ -175,12 +190,28 @@ _CLIENT_CERTIFICATE_ALERTS = frozenset(
 )
 
 
+def tls_would_block(exc: OSError) -> bool:
+    """Whether ``exc`` is a TLS socket's "try again" (``SSLWantReadError``,
+    ``SSLWantWriteError``) rather than a failure.
+
+    Asked only once an ``OSError`` arrived, so plain sockets never look ssl
+    up on their hot path; without ssl loaded no socket is a TLS one.
+    """
+    ssl_module = sys.modules.get("ssl")
+    return ssl_module is not None and isinstance(
+        exc, (ssl_module.SSLWantReadError, ssl_module.SSLWantWriteError)
+    )
+
+
 def refused_certificate(error: BaseException | None) -> AuthenticationError | None:
     """An AuthenticationError when ``error`` (or its cause) is the broker's
     TLS alert refusing our certificate; None for any other loss."""
+    ssl_module = sys.modules.get("ssl")
+    if ssl_module is None:
+        return None  # no TLS context was ever built: no error can be a TLS alert
     seen = 0
     while error is not None and seen < 8:
-        if isinstance(error, ssl.SSLError) and error.reason in _CLIENT_CERTIFICATE_ALERTS:
+        if isinstance(error, ssl_module.SSLError) and error.reason in _CLIENT_CERTIFICATE_ALERTS:
             refusal = AuthenticationError(
                 f"the broker refused this client's TLS certificate ({error.reason}); "
                 "check ssl_certfile and ssl_keyfile, and that the broker trusts their CA"

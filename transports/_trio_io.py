@@ -24,9 +24,9 @@ from __future__ import annotations
 import enum
 import math
 import socket
-import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -36,6 +36,9 @@ from kafkacore.errors import KafkaConnectionError
 from ._bridge import Bridge
 from ._sockets import READ_CHUNK, SocketConfig, connect_error, new_socket
 from ._tls import describe_tls_failure
+
+if TYPE_CHECKING:
+    import ssl  # types only: ssl loads with the first TLS context (_tls)
 
 __all__ = ["ConnState", "TrioIo"]
 

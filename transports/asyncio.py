@@ -25,30 +25,35 @@ requests end with ``RequestCancelled``) and aborts every socket.
 from __future__ import annotations
 
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from kafkacore.admin import ConfigResourceType
 from kafkacore.client import KafkaClientCore
 from kafkacore.errors import LocalProtocolError
 
-from ._admin_acls import (
-    ACL,
-    ACLFilter,
-    ACLOperation,
-    ACLPermissionType,
-    ACLResourcePatternType,
-    NoError,
-    ResourcePattern,
-    ResourcePatternFilter,
-    ResourceType,
-)
-from ._admin_asyncio import AsyncKafkaAdminClient
-from ._admin_common import ConfigResource, NewPartitions, NewTopic
 from ._asyncio_driver import AsyncioDriver
 from ._client_async import AsyncClientBase
 from ._common import ClientState
-from ._consumer_asyncio import AsyncKafkaConsumer
-from ._producer_asyncio import AsyncKafkaProducer
-from ._share_asyncio import AsyncKafkaShareConsumer
+from ._lazy import ADMIN_TYPES, lazy_exports
+
+if TYPE_CHECKING:
+    from kafkacore.admin import ConfigResourceType
+
+    from ._admin_acls import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        NoError,
+        ResourcePattern,
+        ResourcePatternFilter,
+        ResourceType,
+    )
+    from ._admin_asyncio import AsyncKafkaAdminClient
+    from ._admin_common import ConfigResource, NewPartitions, NewTopic
+    from ._consumer_asyncio import AsyncKafkaConsumer
+    from ._producer_asyncio import AsyncKafkaProducer
+    from ._share_asyncio import AsyncKafkaShareConsumer
 
 __all__ = [
     "ACL",
@@ -71,6 +76,20 @@ __all__ = [
     "ResourcePatternFilter",
     "ResourceType",
 ]
+
+# The producer, consumer, share consumer and admin client load on first use
+# (see _lazy): a program that only produces never imports the others.
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            **ADMIN_TYPES,
+            "AsyncKafkaAdminClient": "._admin_asyncio",
+            "AsyncKafkaConsumer": "._consumer_asyncio",
+            "AsyncKafkaProducer": "._producer_asyncio",
+            "AsyncKafkaShareConsumer": "._share_asyncio",
+        },
+    )
 
 
 class AsyncKafkaClient(AsyncClientBase):

@@ -26,31 +26,35 @@ import concurrent.futures
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from kafkacore.admin import ConfigResourceType
 from kafkacore.client import ClusterMetadata, KafkaClientCore, RequestHandle, Target
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
-from ._admin_acls import (
-    ACL,
-    ACLFilter,
-    ACLOperation,
-    ACLPermissionType,
-    ACLResourcePatternType,
-    NoError,
-    ResourcePattern,
-    ResourcePatternFilter,
-    ResourceType,
-)
-from ._admin_common import ConfigResource, NewPartitions, NewTopic
-from ._admin_selector import KafkaAdminClient
 from ._client_common import ClientSurface
 from ._common import ClientState, resolve_target
-from ._consumer_selector import KafkaConsumer
-from ._producer_selector import KafkaProducer
+from ._lazy import ADMIN_TYPES, lazy_exports
 from ._selector_driver import Delivery, LoopThread, failer
-from ._share_selector import KafkaShareConsumer
+
+if TYPE_CHECKING:
+    from kafkacore.admin import ConfigResourceType
+
+    from ._admin_acls import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        NoError,
+        ResourcePattern,
+        ResourcePatternFilter,
+        ResourceType,
+    )
+    from ._admin_common import ConfigResource, NewPartitions, NewTopic
+    from ._admin_selector import KafkaAdminClient
+    from ._consumer_selector import KafkaConsumer
+    from ._producer_selector import KafkaProducer
+    from ._share_selector import KafkaShareConsumer
 
 __all__ = [
     "ACL",
@@ -73,6 +77,20 @@ __all__ = [
     "ResourcePatternFilter",
     "ResourceType",
 ]
+
+# The producer, consumer, share consumer and admin client load on first use
+# (see _lazy): a program that only produces never imports the others.
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            **ADMIN_TYPES,
+            "KafkaAdminClient": "._admin_selector",
+            "KafkaConsumer": "._consumer_selector",
+            "KafkaProducer": "._producer_selector",
+            "KafkaShareConsumer": "._share_selector",
+        },
+    )
 
 T = TypeVar("T")
 

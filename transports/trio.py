@@ -27,31 +27,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafkacore.admin import ConfigResourceType
 from kafkacore.client import KafkaClientCore
 from kafkacore.errors import LocalProtocolError
 
-from ._admin_acls import (
-    ACL,
-    ACLFilter,
-    ACLOperation,
-    ACLPermissionType,
-    ACLResourcePatternType,
-    NoError,
-    ResourcePattern,
-    ResourcePatternFilter,
-    ResourceType,
-)
-from ._admin_common import ConfigResource, NewPartitions, NewTopic
-from ._admin_trio import TrioKafkaAdminClient
 from ._client_async import AsyncClientBase
 from ._common import ClientState
-from ._consumer_trio import TrioKafkaConsumer
-from ._producer_trio import TrioKafkaProducer
-from ._share_trio import TrioKafkaShareConsumer
+from ._lazy import ADMIN_TYPES, lazy_exports
 from ._trio_driver import TrioDriver
+
+if TYPE_CHECKING:
+    from kafkacore.admin import ConfigResourceType
+
+    from ._admin_acls import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        NoError,
+        ResourcePattern,
+        ResourcePatternFilter,
+        ResourceType,
+    )
+    from ._admin_common import ConfigResource, NewPartitions, NewTopic
+    from ._admin_trio import TrioKafkaAdminClient
+    from ._consumer_trio import TrioKafkaConsumer
+    from ._producer_trio import TrioKafkaProducer
+    from ._share_trio import TrioKafkaShareConsumer
 
 __all__ = [
     "ACL",
@@ -74,6 +78,20 @@ __all__ = [
     "TrioKafkaProducer",
     "TrioKafkaShareConsumer",
 ]
+
+# The producer, consumer, share consumer and admin client load on first use
+# (see _lazy): a program that only produces never imports the others.
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            **ADMIN_TYPES,
+            "TrioKafkaAdminClient": "._admin_trio",
+            "TrioKafkaConsumer": "._consumer_trio",
+            "TrioKafkaProducer": "._producer_trio",
+            "TrioKafkaShareConsumer": "._share_trio",
+        },
+    )
 
 
 class TrioKafkaClient(AsyncClientBase):

@@ -22,8 +22,6 @@ GSS-API package, through ``ClientConfig.sasl_mechanism_factory``).
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import random
 from collections.abc import Callable, Mapping
 from enum import Enum
@@ -181,6 +179,8 @@ class ScramMechanism:
         self.state = ScramState.INITIAL
 
     def _hmac(self, key: bytes, msg: bytes) -> bytes:
+        import hmac
+
         return hmac.new(key, msg, self._hash).digest()
 
     def initial_response(self) -> bytes:
@@ -228,6 +228,10 @@ class ScramMechanism:
             salt = base64.b64decode(salt_b64, validate=True)
         except ValueError:
             raise AuthenticationError("SCRAM: salt is not base64") from None
+        # hashlib and hmac load OpenSSL's libcrypto (some 3.5 MiB of RSS): imported
+        # by the SCRAM exchange that needs them, not by every client.
+        import hashlib
+
         salted = hashlib.pbkdf2_hmac(self._hash, self._password, salt, iterations)
         client_key = self._hmac(salted, b"Client Key")
         stored_key = hashlib.new(self._hash, client_key).digest()
@@ -249,6 +253,8 @@ class ScramMechanism:
             got = base64.b64decode(attrs.get("v", ""), validate=True)
         except ValueError:
             got = b""
+        import hmac
+
         if not hmac.compare_digest(got, self._server_signature):
             self.state = ScramState.FAILED
             raise AuthenticationError("SCRAM: server signature does not match; server not trusted")

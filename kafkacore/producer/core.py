@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
 from kafkacore.client import (
     ClientConfig,
@@ -58,7 +59,6 @@ from kafkacore.client import (
 )
 from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.stack import StackedMachine
-from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
 from kafkacore.errors import AuthenticationError, LocalProtocolError
 from kafkacore.operation import Operation
 from kafkacore.partitioner import DefaultPartitioner, StickyState
@@ -90,6 +90,10 @@ from kafkacore.producer.txn_driver import Offsets, TransactionDriver
 from kafkacore.producer.waiting import MetadataAsks, MetadataWait, WaitingRecords
 from kafkacore.records import Header
 from kafkacore.timers import Deadlines
+
+if TYPE_CHECKING:
+    # Types only: importing it runs the consumer package (see txn_driver).
+    from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
 
 __all__ = ["BufferFull", "ProducerCore"]
 

@@ -33,16 +33,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkacore.client import GroupCoordinator, KafkaClientCore, TopicPartition
 from kafkacore.client.routing import TransactionCoordinator
-from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
 from kafkacore.operation import Operation
 from kafkacore.producer.accumulator import RecordAccumulator
 from kafkacore.producer.coordinator import CoordinatorCall, CoordinatorRequests
 from kafkacore.producer.errors import TransactionAbortedError, TransactionStateError
 from kafkacore.producer.idempotence import ProducerIdentity
+
+if TYPE_CHECKING:
+    # Imported where used: importing it runs the consumer package, which a
+    # producer that sends no consumer offsets never needs.
+    from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
 from kafkacore.producer.ledger import DeliveryLedger
 from kafkacore.producer.producer_id import ProducerIds
 from kafkacore.producer.transaction import (
@@ -213,6 +217,8 @@ class TransactionDriver:
         group_instance_id: str | None,
     ) -> Operation[None]:
         """Commit consumer ``offsets`` for ``group`` within the transaction (KIP-447)."""
+        from kafkacore.consumer.group_metadata import ConsumerGroupMetadata
+
         if isinstance(group, ConsumerGroupMetadata):
             generation_id, member_id = group.generation_id, group.member_id
             group_instance_id = group.group_instance_id

@@ -23,8 +23,6 @@ from collections.abc import Callable
 from functools import cache
 from typing import Final
 
-import cramjam
-
 from kafkacore.records import _backend
 
 __all__ = ["crc32c", "crc32c_py"]
@@ -110,6 +108,9 @@ def _snappy_length(block: memoryview) -> int:
 
 
 def _crc_framed(view: memoryview, value: int) -> int:
+    # Imported here: only the pure path's long inputs need it (see above).
+    import cramjam
+
     frame = memoryview(cramjam.snappy.compress(view)).cast("B")
     crc = value
     pos = 0

@@ -49,16 +49,12 @@ from __future__ import annotations
 import struct
 from array import array
 from collections.abc import Iterator
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from kafkacore.errors import DecodeError, LocalProtocolError
 from kafkacore.records import _backend
 from kafkacore.records._arrow import arrow_from_columns
 from kafkacore.records._crc import crc32c, crc32c_py
-from kafkacore.records._decode import EMPTY_HEADERS as _EMPTY
-from kafkacore.records._decode import Section
-from kafkacore.records._decode import decode_columns as _decode_columns
-from kafkacore.records._decode import iter_records as _iter_records
 from kafkacore.records._layout import API as API
 from kafkacore.records._layout import ATTR_COMPRESSION as ATTR_COMPRESSION
 from kafkacore.records._layout import ATTR_CONTROL as ATTR_CONTROL
@@ -80,6 +76,7 @@ from kafkacore.records.model import (
     ControlRecord,
     ControlRecordType,
     CorruptRecordError,
+    Header,
     Record,
     RecordColumns,
     TimestampType,
@@ -88,6 +85,15 @@ from kafkacore.records.model import (
 if _backend.NATIVE:
     from kafkacore.records import _native
     from kafkacore.records._arrow import arrow_from_native
+if TYPE_CHECKING:
+    # The pure loops (kafkacore.records._decode, about 0.6 MiB with their
+    # tables) load where they run, on the first batch decoded the pure way:
+    # never in a process on the compiled path unless a test or a benchmark
+    # asks for the pure one (a RecordBatch subclass with _compiled False).
+    from kafkacore.records._decode import Section
+
+#: A record without headers (what the pure loops use too).
+_EMPTY: Final[tuple[Header, ...]] = ()
 
 __all__ = ["RECORD_BATCH_OVERHEAD", "RecordBatch"]
 
@@ -306,8 +312,10 @@ class RecordBatch:
 
     def _section(self) -> Section:
         """The pure loops' input: the records (CRC checked, inflated) and the batch's values."""
+        from kafkacore.records import _decode
+
         uncompressed = self.attributes & ATTR_COMPRESSION == 0
-        return Section(
+        return _decode.Section(
             self._records_section(),
             self.record_count,
             self.base_offset,
@@ -320,7 +328,9 @@ class RecordBatch:
         """Yield the records one by one (the pure path decodes each when it is asked for)."""
         if self._compiled:
             return _native.iter_records(self._buf, self._check_crc, self._max_decompressed_size)
-        return _iter_records(self._section())
+        from kafkacore.records import _decode
+
+        return _decode.iter_records(self._section())
 
     def records(self) -> list[Record]:
         """All records as a list."""
@@ -345,7 +355,9 @@ class RecordBatch:
                 values=values,
                 headers=[_EMPTY] * len(keys) if headers is None else headers,
             )
-        return _decode_columns(self._section())
+        from kafkacore.records import _decode
+
+        return _decode.decode_columns(self._section())
 
     def arrow_columns(self) -> ArrowColumns:
         """The records as Arrow-ready buffers (see :class:`~kafkacore.records.model.ArrowColumns`).

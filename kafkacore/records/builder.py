@@ -26,41 +26,36 @@ timestamp; the core has no clock, so every record's timestamp is given.
 
 Two implementations share this surface (:mod:`kafkacore.records._backend`
 picks one, at import, as ``RecordBatchBuilder``): :class:`PyRecordBatchBuilder`
-(pure Python, the reference) and :class:`NativeRecordBatchBuilder`, whose
+(pure Python, the reference, in :mod:`kafkacore.records._py_builder`, loaded
+only when it is used) and :class:`NativeRecordBatchBuilder`, whose
 ``append`` and ``build`` are compiled (its Rust core checks each record as
 the Python one does, with the same errors, and writes the same bytes).
 Argument checks, ``append_many``'s column checks and ``has_room_for`` are
-Python code shared by both.
+Python code shared by both (:mod:`kafkacore.records._builder_base`).
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Sequence
-from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING
 
-from kafkacore.errors import LocalProtocolError
 from kafkacore.records import _backend
-from kafkacore.records._crc import crc32c_py
-from kafkacore.records._layout import (
-    ATTR_CONTROL,
-    ATTR_TIMESTAMP_TYPE,
-    ATTR_TRANSACTIONAL,
-    CRC_START,
-    HEADER,
-    LOG_OVERHEAD,
-    RECORD_BATCH_OVERHEAD,
+from kafkacore.records._builder_base import (
+    BuilderState,
+    BytesLike,
+    _BuilderSurface,
+    _check_args,
 )
-from kafkacore.records._varint import ZIGZAG, ZIGZAG_LIMIT, zigzag_bytes
-from kafkacore.records.compression import Compression, check_level, compress_py
+from kafkacore.records.compression import Compression
 from kafkacore.records.model import ControlRecordType, Header
 
 if _backend.NATIVE:
     from kafkacore.records import _native
-
-#: What a key, value or header value may be given as (None means null).
-BytesLike: TypeAlias = bytes | bytearray | memoryview
+if TYPE_CHECKING or not _backend.NATIVE:
+    # The pure builder: imported here on the pure path, else on first use of
+    # the name (see __getattr__ below).
+    from kafkacore.records._py_builder import PyRecordBatchBuilder
 
 __all__ = [
     "BuilderState",
@@ -70,25 +65,6 @@ __all__ = [
     "control_batch",
     "estimate_record_size",
 ]
-
-_CRC: Final = struct.Struct(">I")
-_NULL: Final = b"\x01"  # zigzag(-1): null key, value or header value
-_NO_HEADERS: Final = b"\x00"
-_ATTR: Final = b"\x00"
-_INT32_MAX: Final = 2**31 - 1
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
-_INT32_MIN: Final = -(2**31)
-_INT16_MIN: Final = -(2**15)
-_INT16_MAX: Final = 2**15 - 1
-
-
-class BuilderState(Enum):
-    OPEN = "open"
-    BUILT = "built"
-
-
-_OPEN: Final = BuilderState.OPEN
 
 
 def estimate_record_size(key_size: int, value_size: int, headers: Iterable[Header] = ()) -> int:
@@ -100,485 +76,6 @@ def estimate_record_size(key_size: int, value_size: int, headers: Iterable[Heade
     for hkey, hvalue in headers:
         size += 10 + len(hkey.encode("utf-8")) + (len(hvalue) if hvalue is not None else 0)
     return size
-
-
-def _encode_headers_py(headers: Iterable[Header]) -> bytes:
-    parts = []
-    count = 0
-    for hkey, hvalue in headers:
-        if not isinstance(hkey, str):
-            raise TypeError(f"record header key must be str, not {type(hkey).__name__}")
-        kb = hkey.encode("utf-8")
-        parts.append(zigzag_bytes(len(kb)))
-        parts.append(kb)
-        if hvalue is None:
-            parts.append(_NULL)
-        else:
-            hv = _as_bytes(hvalue, "header value")
-            parts.append(zigzag_bytes(len(hv)))
-            parts.append(hv)
-        count += 1
-    if not count:
-        return _NO_HEADERS
-    return zigzag_bytes(count) + b"".join(parts)
-
-
-def _as_bytes(data: object, what: str) -> bytes:
-    if type(data) is bytes:
-        return data
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return memoryview(data).cast("B").tobytes()
-    raise TypeError(
-        f"record {what} must be bytes, bytearray, memoryview or None, not {type(data).__name__}"
-    )
-
-
-def _normalized(column: Sequence[BytesLike | None], what: str) -> Sequence[bytes | None]:
-    # One pass over the types keeps the hot loop free of checks: after this,
-    # every item is bytes or None, so len() is its size in bytes.
-    if set(map(type, column)) <= {bytes, type(None)}:
-        return column  # type: ignore[return-value]  # checked just above
-    return [None if item is None else _as_bytes(item, what) for item in column]
-
-
-def _check_args(
-    compression: Compression,
-    compression_level: int | None,
-    batch_size: int,
-    producer_id: int,
-    producer_epoch: int,
-    base_sequence: int,
-    transactional: bool,
-    base_offset: int,
-    partition_leader_epoch: int,
-    log_append_time: int | None,
-) -> Compression:
-    """Check a builder's arguments (both implementations); returns the codec."""
-    compression = Compression(compression)
-    if transactional and producer_id < 0:
-        raise LocalProtocolError(
-            "RecordBatchBuilder: a transactional batch needs a producer_id >= 0"
-        )
-    if batch_size <= 0:
-        raise ValueError(f"RecordBatchBuilder: batch_size must be positive, got {batch_size}")
-    check_level(compression, compression_level)
-    # Each value goes into a fixed-width header field (NOTES.md c.2).
-    for name, value, lo, hi in (
-        ("producer_id", producer_id, _INT64_MIN, _INT64_MAX),
-        ("producer_epoch", producer_epoch, _INT16_MIN, _INT16_MAX),
-        ("base_sequence", base_sequence, _INT32_MIN, _INT32_MAX),
-        ("base_offset", base_offset, _INT64_MIN, _INT64_MAX),
-        ("partition_leader_epoch", partition_leader_epoch, _INT32_MIN, _INT32_MAX),
-        ("batch_size", batch_size, 1, _INT64_MAX),
-    ):
-        if type(value) is not int or not lo <= value <= hi:
-            raise ValueError(
-                f"RecordBatchBuilder: {name} must be an int in [{lo}, {hi}], got {value!r}"
-            )
-    if log_append_time is not None and (
-        type(log_append_time) is not int or not _INT64_MIN <= log_append_time <= _INT64_MAX
-    ):
-        raise ValueError(
-            f"RecordBatchBuilder: log_append_time must be None or an int64, got {log_append_time!r}"
-        )
-    return compression
-
-
-class _BuilderSurface:
-    """What both builders share: checks, ``has_room_for`` and ``append_many``."""
-
-    __slots__ = ()
-
-    if TYPE_CHECKING:
-        # Provided by each implementation.
-        state: BuilderState
-        _base_ts: int
-        _max_ts: int
-        _batch_size: int
-
-        @property
-        def record_count(self) -> int: ...
-        @property
-        def size_in_bytes(self) -> int: ...
-
-        def _headers_bytes(self, headers: Iterable[Header]) -> bytes: ...
-
-        def _extend(
-            self,
-            values: list[bytes | None],
-            keys: list[bytes | None],
-            timestamps: list[int],
-            headers: list[bytes],
-            base_ts: int,
-            max_ts: int,
-        ) -> None: ...
-
-    def _check_open(self) -> None:
-        if self.state is not BuilderState.OPEN:
-            raise LocalProtocolError(
-                "RecordBatchBuilder is built; start a new builder for more records"
-            )
-
-    def _check_timestamp(self, ts: int) -> None:
-        if type(ts) is not int or not _INT64_MIN <= ts <= _INT64_MAX:
-            raise TypeError(f"record timestamp must be an int64 (ms since the epoch), got {ts!r}")
-        if self.record_count and not _INT64_MIN <= ts - self._base_ts <= _INT64_MAX:
-            raise ValueError(
-                f"record timestamp {ts} is too far from the batch base timestamp {self._base_ts}"
-            )
-
-    def has_room_for(
-        self,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Iterable[Header] = (),
-        *,
-        timestamp: int | None = None,
-    ) -> bool:
-        """Whether one more record keeps the batch within ``batch_size`` (True when empty).
-
-        The record's size is computed exactly, as Java's ``hasRoomFor`` does;
-        without ``timestamp`` its delta counts as the 10-byte worst case.
-        """
-        if self.state is not BuilderState.OPEN:
-            return False
-        count = self.record_count
-        if count == 0:
-            return True
-        ts_size = 10 if timestamp is None else len(zigzag_bytes(timestamp - self._base_ts))
-        body = 1 + ts_size + len(zigzag_bytes(count)) + len(self._headers_bytes(headers))
-        for item in (key, value):
-            body += 1 if item is None else len(zigzag_bytes(len(item))) + len(item)
-        size = len(zigzag_bytes(body)) + body
-        return self.size_in_bytes + size <= self._batch_size
-
-    def append_many(
-        self,
-        values: Sequence[BytesLike | None],
-        keys: Sequence[BytesLike | None] | None = None,
-        *,
-        timestamps: int | Sequence[int],
-        headers: Sequence[Iterable[Header]] | None = None,
-    ) -> int:
-        """Append records given as columns; returns how many were appended (all of them).
-
-        ``keys`` (None: all keys null) and ``headers`` (None: no headers) must
-        be as long as ``values``; ``timestamps`` is one int for all records or
-        a sequence as long as ``values``. Does not look at ``batch_size``: the
-        caller decides how many records one batch gets.
-        """
-        self._check_open()
-        n = len(values)
-        if n == 0:
-            return 0
-        count = self.record_count
-        if count + n > _INT32_MAX:
-            raise LocalProtocolError(
-                "RecordBatchBuilder would exceed 2**31 - 1 records; split the columns"
-            )
-        vcol = _normalized(values, "value")
-        kcol: Sequence[bytes | None]
-        if keys is None:
-            kcol = [None] * n
-        elif len(keys) != n:
-            raise ValueError(
-                f"append_many: {len(keys)} keys for {n} values; give one key per value"
-            )
-        else:
-            kcol = _normalized(keys, "key")
-        hcol: list[bytes]
-        if headers is None:
-            hcol = [_NO_HEADERS] * n
-        elif len(headers) != n:
-            raise ValueError(
-                f"append_many: {len(headers)} header lists for {n} values; give one per value"
-            )
-        else:
-            encode = self._headers_bytes
-            hcol = [encode(h) for h in headers]
-        tcol: Sequence[int]
-        if isinstance(timestamps, int):
-            lo = hi = first = timestamps
-            tcol = [timestamps] * n
-        else:
-            if len(timestamps) != n:
-                raise ValueError(
-                    f"append_many: {len(timestamps)} timestamps for {n} values; give one per value"
-                )
-            if not set(map(type, timestamps)) <= {int}:
-                raise TypeError("append_many: timestamps must be ints (ms since the epoch)")
-            lo, hi, first = min(timestamps), max(timestamps), timestamps[0]
-            tcol = timestamps
-        self._check_timestamp(lo)
-        self._check_timestamp(hi)
-        base = self._base_ts if count else first
-        if not (lo - base >= _INT64_MIN and hi - base <= _INT64_MAX):
-            raise ValueError("append_many: timestamps too far apart for one batch")
-        self._extend(
-            vcol if type(vcol) is list else list(vcol),
-            kcol if type(kcol) is list else list(kcol),
-            tcol if type(tcol) is list else list(tcol),
-            hcol,
-            base,
-            max(hi, self._max_ts) if count else hi,
-        )
-        return n
-
-
-class PyRecordBatchBuilder(_BuilderSurface):
-    """Accumulates records and builds one magic-2 batch (pure Python, the reference)."""
-
-    __slots__ = (
-        "_attributes",
-        "_base_offset",
-        "_base_sequence",
-        "_base_ts",
-        "_batch_size",
-        "_buf",
-        "_built",
-        "_count",
-        "_level",
-        "_log_append_time",
-        "_max_ts",
-        "_partition_leader_epoch",
-        "_producer_epoch",
-        "_producer_id",
-        "compression",
-        "state",
-    )
-
-    def _headers_bytes(self, headers: Iterable[Header]) -> bytes:
-        return _encode_headers_py(headers)
-
-    def __init__(
-        self,
-        *,
-        compression: Compression = Compression.NONE,
-        compression_level: int | None = None,
-        batch_size: int = 16384,
-        producer_id: int = -1,
-        producer_epoch: int = -1,
-        base_sequence: int = -1,
-        transactional: bool = False,
-        base_offset: int = 0,
-        partition_leader_epoch: int = -1,
-        log_append_time: int | None = None,
-    ) -> None:
-        """Start an empty batch.
-
-        ``batch_size`` is the limit :meth:`has_room_for` checks (the Java
-        ``batch.size``, default 16384). ``transactional`` needs a producer id
-        (KIP-98). ``log_append_time`` marks the batch LogAppendTime with that
-        broker time, as a broker would; producers leave it None.
-        """
-        compression = _check_args(
-            compression,
-            compression_level,
-            batch_size,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            transactional,
-            base_offset,
-            partition_leader_epoch,
-            log_append_time,
-        )
-        self.compression = compression
-        self._level = compression_level
-        self._batch_size = batch_size
-        self._producer_id = producer_id
-        self._producer_epoch = producer_epoch
-        self._base_sequence = base_sequence
-        self._base_offset = base_offset
-        self._partition_leader_epoch = partition_leader_epoch
-        self._log_append_time = log_append_time
-        attributes = int(compression)
-        if transactional:
-            attributes |= ATTR_TRANSACTIONAL
-        if log_append_time is not None:
-            attributes |= ATTR_TIMESTAMP_TYPE
-        self._attributes = attributes
-        self._buf = bytearray()
-        self._count = 0
-        self._base_ts = -1
-        self._max_ts = -1
-        self._built: bytes | None = None
-        self.state = BuilderState.OPEN
-
-    # ---- size checks --------------------------------------------------
-
-    @property
-    def record_count(self) -> int:
-        return self._count
-
-    @property
-    def size_in_bytes(self) -> int:
-        """Uncompressed size of the batch so far, header included."""
-        return RECORD_BATCH_OVERHEAD + len(self._buf)
-
-    def _mark_control(self) -> None:
-        self._attributes |= ATTR_CONTROL
-
-    # ---- appending ----------------------------------------------------
-
-    def append(
-        self,
-        value: BytesLike | None,
-        key: BytesLike | None = None,
-        *,
-        timestamp: int,
-        headers: Iterable[Header] = (),
-    ) -> int:
-        """Append one record; returns its offset delta within the batch."""
-        if self.state is not _OPEN:
-            self._check_open()
-        if type(timestamp) is not int or not _INT64_MIN <= timestamp <= _INT64_MAX:
-            self._check_timestamp(timestamp)
-        # Everything that can reject the record runs before any state changes.
-        table = ZIGZAG
-        if key is None:
-            kh = _NULL
-            key = b""
-        else:
-            if type(key) is not bytes:
-                key = _as_bytes(key, "key")
-            n = len(key)
-            kh = table[n] if n < ZIGZAG_LIMIT else zigzag_bytes(n)
-        if value is None:
-            vh = _NULL
-            value = b""
-        else:
-            if type(value) is not bytes:
-                value = _as_bytes(value, "value")
-            n = len(value)
-            vh = table[n] if n < ZIGZAG_LIMIT else zigzag_bytes(n)
-        hb = _encode_headers_py(headers) if headers else _NO_HEADERS
-        index = self._count
-        if index:
-            d = timestamp - self._base_ts
-            if 0 <= d < ZIGZAG_LIMIT:
-                tb = table[d]
-            else:
-                self._check_timestamp(timestamp)
-                tb = zigzag_bytes(d)
-            if index >= ZIGZAG_LIMIT:
-                if index >= _INT32_MAX:
-                    raise LocalProtocolError(
-                        "RecordBatchBuilder is full (2**31 - 1 records); start a new batch"
-                    )
-                ob = zigzag_bytes(index)
-            else:
-                ob = table[index]
-            if timestamp > self._max_ts:
-                self._max_ts = timestamp
-        else:
-            self._base_ts = self._max_ts = timestamp
-            tb = ob = table[0]
-        body = b"".join((_ATTR, tb, ob, kh, key, vh, value, hb))
-        n = len(body)
-        buf = self._buf
-        buf += table[n] if n < ZIGZAG_LIMIT else zigzag_bytes(n)
-        buf += body
-        self._count = index + 1
-        return index
-
-    def _extend(
-        self,
-        values: list[bytes | None],
-        keys: list[bytes | None],
-        timestamps: list[int],
-        headers: list[bytes],
-        base_ts: int,
-        max_ts: int,
-    ) -> None:
-        # All or nothing: on any failure the builder is left as it was.
-        size = len(self._buf)
-        try:
-            self._encode_columns(values, keys, timestamps, headers, base_ts)
-        except BaseException:
-            del self._buf[size:]
-            raise
-        self._base_ts = base_ts
-        self._max_ts = max_ts
-
-    def _encode_columns(
-        self,
-        values: list[bytes | None],
-        keys: list[bytes | None],
-        timestamps: list[int],
-        headers: list[bytes],
-        base_ts: int,
-    ) -> None:
-        table = ZIGZAG
-        limit = ZIGZAG_LIMIT
-        slow = zigzag_bytes
-        null = _NULL
-        empty = b""
-        attr = _ATTR
-        join = b"".join
-        index = self._count
-        # Each record's body is joined once (its length prefix needs its
-        # size); all records are joined once more at the end. Measured faster
-        # than growing a bytearray piece by piece.
-        out: list[bytes] = []
-        for v, k, t, hb in zip(values, keys, timestamps, headers, strict=True):
-            d = t - base_ts
-            tb = table[d] if 0 <= d < limit else slow(d)
-            ob = table[index] if index < limit else slow(index)
-            if k is None:
-                kh = null
-                k = empty
-            else:
-                n = len(k)
-                kh = table[n] if n < limit else slow(n)
-            if v is None:
-                vh = null
-                v = empty
-            else:
-                n = len(v)
-                vh = table[n] if n < limit else slow(n)
-            body = join((attr, tb, ob, kh, k, vh, v, hb))
-            n = len(body)
-            out += (table[n] if n < limit else slow(n), body)
-            index += 1
-        self._buf += join(out)
-        self._count = index
-
-    # ---- building -----------------------------------------------------
-
-    def build(self) -> bytes:
-        """Finish the batch: compress, write the header and the CRC-32C. Idempotent."""
-        if self._built is not None:
-            return self._built
-        if self.compression is Compression.NONE:
-            body: bytes | bytearray = self._buf
-        else:
-            body = compress_py(self.compression, self._buf, level=self._level)
-        out = bytearray(RECORD_BATCH_OVERHEAD)
-        out += body
-        max_ts = self._max_ts if self._log_append_time is None else self._log_append_time
-        HEADER.pack_into(
-            out,
-            0,
-            self._base_offset,
-            len(out) - LOG_OVERHEAD,
-            self._partition_leader_epoch,
-            2,
-            0,
-            self._attributes,
-            self._count - 1,
-            self._base_ts,
-            max_ts,
-            self._producer_id,
-            self._producer_epoch,
-            self._base_sequence,
-            self._count,
-        )
-        _CRC.pack_into(out, 17, crc32c_py(memoryview(out)[CRC_START:]))
-        self._built = bytes(out)
-        self._buf = bytearray()
-        self.state = BuilderState.BUILT
-        return self._built
 
 
 if _backend.NATIVE:
@@ -657,11 +154,23 @@ if _backend.NATIVE:
 else:
     NativeRecordBatchBuilder = None  # type: ignore[assignment,misc]  # no extension
 
+#: The active builder (see the module docstring and kafkacore.records._backend).
 if TYPE_CHECKING:
     RecordBatchBuilder = PyRecordBatchBuilder
+elif _backend.NATIVE:
+    RecordBatchBuilder = NativeRecordBatchBuilder
+
+    def __getattr__(name: str) -> type[PyRecordBatchBuilder]:
+        # The pure builder (kafkacore.records._py_builder) loads on first use.
+        if name == "PyRecordBatchBuilder":
+            from kafkacore.records._py_builder import PyRecordBatchBuilder
+
+            globals()[name] = PyRecordBatchBuilder
+            return PyRecordBatchBuilder
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 else:
-    #: The active builder (see the module docstring and kafkacore.records._backend).
-    RecordBatchBuilder = NativeRecordBatchBuilder if _backend.NATIVE else PyRecordBatchBuilder
+    RecordBatchBuilder = PyRecordBatchBuilder
 
 
 def control_batch(

@@ -40,14 +40,16 @@ from __future__ import annotations
 import struct
 import zlib
 from enum import IntEnum
-from typing import Final
-
-import cramjam
-import lz4.frame  # type: ignore[import-untyped]  # lz4 ships no type information
-import zstandard
+from typing import TYPE_CHECKING, Final
 
 from kafkacore.errors import DecodeError, LocalProtocolError
 from kafkacore.records import _backend
+
+# The codec packages (cramjam, lz4, zstandard: some 4 MiB of RSS together)
+# serve only the pure functions below, so each is imported where one runs:
+# on the compiled path a process never loads them.
+if TYPE_CHECKING:
+    import zstandard
 
 if _backend.NATIVE:
     from kafkacore.records import _native
@@ -154,6 +156,8 @@ def compress_py(
     if codec is Compression.SNAPPY:
         return _xerial_compress(data)
     if codec is Compression.LZ4:
+        import lz4.frame  # type: ignore[import-untyped]  # lz4 ships no type information
+
         out: bytes = lz4.frame.compress(
             data,
             # Java (KIP-390) maps its default level 9 to lz4's fast compressor and
@@ -166,6 +170,8 @@ def compress_py(
         )
         return out
     if codec is Compression.ZSTD:
+        import zstandard
+
         lvl = 3 if level is None else level
         pool = _ZSTD_COMPRESSORS.setdefault(lvl, [])
         try:
@@ -182,6 +188,8 @@ def compress_py(
 
 
 def _xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
+    import cramjam
+
     view = memoryview(data)
     parts = [_XERIAL_HEADER]
     pack = _INT32_BE.pack
@@ -320,6 +328,8 @@ def _raw_snappy(view: memoryview, budget: int, max_size: int, api: str) -> bytes
         raise DecodeError("snappy length preamble longer than 5 bytes", api=api, field="records")
     if claimed > budget:
         raise _too_big("snappy", max_size, api)
+    import cramjam
+
     out = bytes(cramjam.snappy.decompress_raw(view))
     if len(out) != claimed:
         raise DecodeError("snappy block shorter than its preamble", api=api, field="records")
@@ -362,6 +372,8 @@ _LZ4_BLOCK_MAX: Final = {4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
 
 
 def _unlz4(data: bytes | bytearray | memoryview, max_size: int, magic: int, api: str) -> bytes:
+    import lz4.frame
+
     rest: bytes | bytearray | memoryview = data
     if magic == 0:
         rest = _fix_lz4_header_checksum(bytes(data), api)
@@ -436,6 +448,8 @@ def _unzstd(data: bytes | bytearray | memoryview, max_size: int, api: str) -> by
     try:
         dctx = _ZSTD_DECOMPRESSORS.pop()
     except IndexError:
+        import zstandard
+
         dctx = zstandard.ZstdDecompressor()
     try:
         return _unzstd_frames(dctx, view, max_size, api)
