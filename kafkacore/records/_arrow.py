@@ -16,7 +16,7 @@ from typing import Final
 from kafkacore.records import _backend
 from kafkacore.records.model import ArrowColumns, BinaryColumn, HeaderColumns, RecordColumns
 
-if _backend.NATIVE:
+if _backend.NATIVE_UNAVAILABLE is None:  # also under KAFKACORE_PURE=1, for the tests
     from kafkacore.records import _native
 
 __all__ = ["arrow_from_columns", "arrow_from_native"]
@@ -69,7 +69,7 @@ def arrow_from_columns(cols: RecordColumns) -> ArrowColumns:
     )
 
 
-if _backend.NATIVE:
+if _backend.NATIVE_UNAVAILABLE is None:  # also under KAFKACORE_PURE=1, for the tests
 
     def _native_column(raw: _native._Column) -> BinaryColumn:
         offsets, data, validity, null_count = raw
