@@ -38,7 +38,16 @@ Errors (KIP-714 *Error handling*, as the Java client 4.x reads it):
   ``retry_backoff_max_ms``, KIP-580, as the rest of the core).
 
 Randomness (the first push's jitter, the backoff's) comes from the injected
-``random.Random``; time comes in as ``now``.
+``random.Random``; time comes in as ``now``, and the points are dated
+``now + wall_offset`` (the owner measures Unix time minus its clock: the
+machine reads no wall clock).
+
+Closing (KIP-714 *Client termination*): the owner calls
+:meth:`~TelemetryMachine.initiate_close` when the client begins to close;
+the terminating push is due at once, and the machine is no longer
+:attr:`~TelemetryMachine.active` once it was answered, failed or was not
+needed. The owner keeps the connections open until then (the client
+core's ``begin_close`` / ``closing_done``), bounded by the close timeout.
 """
 
 from __future__ import annotations
@@ -165,7 +174,7 @@ class TelemetryMachine:
         version: str,
         retry_backoff_ms: int = 100,
         retry_backoff_max_ms: int = 1000,
-        epoch_offset_s: float = 0.0,
+        wall_offset: float = 0.0,
         trace: Trace | None = None,
     ) -> None:
         self.state = TelemetryState.SUBSCRIPTION_NEEDED
@@ -185,7 +194,7 @@ class TelemetryMachine:
         # The request whose answer the machine waits for (an older one is stale).
         self._in_flight: TelemetryRequest | None = None
         self._collector = TelemetryCollector(
-            client_id=client_id, start=now, epoch_offset_s=epoch_offset_s
+            client_id=client_id, start=now, wall_offset=wall_offset
         )
         self._deadlines: Deadlines[str] = Deadlines()
         self._trace = trace
@@ -198,6 +207,16 @@ class TelemetryMachine:
 
     def next_deadline(self) -> float | None:
         return self._deadlines.next()
+
+    @property
+    def wall_offset(self) -> float:
+        """Unix time minus the owner's clock (``now``), in seconds: the points are
+        dated ``now + wall_offset`` (Unix nanoseconds on the wire); the start time too."""
+        return self._collector.wall_offset
+
+    @wall_offset.setter
+    def wall_offset(self, offset: float) -> None:
+        self._collector.wall_offset = offset
 
     # ----------------------------------------------------------------- commands
     def poll(
