@@ -19,9 +19,14 @@ the answer back to :meth:`~TelemetryMachine.on_response`::
         with metrics) --> TERMINATING_PUSH_IN_PROGRESS --> TERMINATED, else TERMINATED
     any --API not offered / unrecoverable error--> DISABLED
 
-A ``*_NEEDED`` state waits for its deadline (none: due now) and for a
-usable (READY) connection; the machine asks for no timer while it only
-waits for a connection, since a connection's arrival steps the core anyway.
+A ``*_NEEDED`` state waits for its deadline (none: due now). The first
+subscription fetch also waits for a usable (READY) connection, whose
+ApiVersions say whether a broker offers the API at all (no timer meanwhile:
+a connection's arrival steps the core anyway). Later requests go out when
+due, connection or not: the owner sends them to the least loaded broker
+and connects to it if it must, as the Java client does, so an idle client
+whose connections were closed still pushes. The terminating push is the
+exception: a client that is closing opens no connection to say goodbye.
 
 Errors (KIP-714 *Error handling*, as the Java client 4.x reads it):
 
@@ -243,7 +248,9 @@ class TelemetryMachine:
         if not usable:
             if self.state is TelemetryState.TERMINATING_PUSH_NEEDED:
                 self._goto(TelemetryState.TERMINATED)  # nothing to say goodbye on
-            return None
+                return None
+            if self.client_instance_id is None:
+                return None  # the first question: once a broker's ApiVersions are known
         if self.state is TelemetryState.SUBSCRIPTION_NEEDED:
             if not offered:
                 error = NoCommonVersionError(

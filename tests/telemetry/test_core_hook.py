@@ -142,3 +142,20 @@ def test_option_reaches_every_client_kind(role: Role) -> None:
     assert ClientConfig().enable_metrics_push is True  # the Java default
     split = split_options("X", role, "h:1", {"enable_metrics_push": False})
     assert split.client.enable_metrics_push is False
+
+
+def test_an_idle_client_whose_connections_closed_still_pushes() -> None:
+    # The subscription came on the bootstrap connection, which the core then
+    # closed (it is no broker of the cluster): nothing else would reconnect a
+    # bare client that does nothing, so the due push connects itself.
+    core, pump, broker = start_core(plugin=True)
+    telemetry = core.telemetry
+    assert telemetry is not None
+    pump.run(until=lambda: telemetry.state is TelemetryState.PUSH_NEEDED)
+    core.close(now=pump.now)
+    pump.drain()
+    assert not core._pool.any_ready()
+    # Due within 1.5 intervals (1 s), long before a metadata refresh (5 min)
+    # would open a connection for another reason.
+    pump.run(until=lambda: telemetry.pushes == 1, rounds=500, max_time=pump.now + 2.0)
+    assert sent(broker, ApiKey.PUSH_TELEMETRY)
