@@ -19,8 +19,12 @@ supplies it (:mod:`kafkacore.transports._asyncio_driver`,
   rule that every async call is a checkpoint (``checkpoint``), and how
   every connection is dropped at once (``abort``).
 
-Life: NEW --attach(core)--> RUNNING; ``abort`` ends every connection and
-the timer; the user-facing class keeps its own state on top.
+Life: NEW --attach(core)--> RUNNING; ``await farewell(timeout)`` lets the
+client core send its last words (KIP-714's terminating push,
+:mod:`kafkacore.transports._lifecycle`) while the loop goes on serving its I/O;
+``abort`` then ends every connection and the timer; the user-facing class
+keeps its own state on top. ``attach`` measures the clock's offset to Unix
+time (telemetry dates its points with it).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from kafkacore.client.events import CredentialsNeeded
 
 from ._bridge import Bridge, DrivenCore, IoBackend
 from ._common import Parts
+from ._lifecycle import closer_of, farewell_ms, set_wall_clock
 
 __all__ = ["AsyncDriver", "Waiter"]
 
@@ -78,7 +83,8 @@ class AsyncDriver(abc.ABC):
         """Bind the I/O backend, build the core with ``build(now)`` and drive it."""
         io = self._make_io()
         core = build(io.clock())
-        bridge = Bridge(
+        set_wall_clock(core, io.clock)
+        bridge = _WatchedBridge(
             core, io, clock=io.clock, on_event=on_event, on_credentials=self._fulfil_credentials
         )
         io.bridge = bridge
@@ -86,6 +92,28 @@ class AsyncDriver(abc.ABC):
         self._started()
         bridge.pump()  # the core may have asked for connections while being built
         return core
+
+    async def farewell(self, timeout: float | None) -> None:
+        """Let the client core say its last words before the sockets close: begin
+        its close and serve I/O until it has nothing more to send, at most
+        ``timeout`` s (None or 0: not at all). Then the owner shuts the core
+        down and calls :meth:`abort`."""
+        budget_ms = farewell_ms(timeout)
+        bridge = self._bridge
+        closer = None if bridge is None or not budget_ms else closer_of(bridge.core)
+        if bridge is None or closer is None:
+            return
+        assert isinstance(bridge, _WatchedBridge)
+        deadline = self.clock() + budget_ms / 1000
+        self.call(lambda now: closer.begin_close(now=now, timeout_ms=budget_ms))
+        # Every fact the loop feeds (the push's answer, the close deadline's
+        # timer) may be the one that ends it: wake the wait below after each.
+        bridge.watch = self.notify
+        try:
+            while not closer.closing_done and self.clock() < deadline:
+                await self.wait_change(lambda: closer.closing_done, deadline)
+        finally:
+            bridge.watch = None
 
     def call(self, fn: Callable[[float], T]) -> T:
         """Run ``fn(now)`` as a core command, pump the core, return the value."""
@@ -141,3 +169,22 @@ class AsyncDriver(abc.ABC):
     @abc.abstractmethod
     def abort(self) -> None:
         """Stop the timer and drop every connection at once."""
+
+
+class _WatchedBridge(Bridge):
+    """A :class:`Bridge` that calls ``watch()`` after each fact or command it
+    fed, while one is set (during :meth:`AsyncDriver.farewell`)."""
+
+    __slots__ = ("watch",)
+
+    watch: Callable[[], None] | None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.watch = None
+
+    def _feed(self, fn: Callable[..., object], args: tuple[object, ...] | None) -> None:
+        Bridge._feed(self, fn, args)
+        watch = self.watch
+        if watch is not None:
+            watch()

@@ -55,8 +55,11 @@ class AsyncClientBase(ClientSurface):
         self._router.expect_bootstrap(waiter.fill)
         await waiter
 
-    async def close(self) -> None:
-        """Cancel everything and close every connection; never waits on the network."""
+    async def close(self, timeout: float = 5.0) -> None:
+        """Say goodbye (KIP-714's terminating push, at most ``timeout`` s), then
+        cancel everything and close every connection."""
+        if self._state is ClientState.RUNNING and self._core is not None:
+            await self._driver.farewell(timeout)
         self._shutdown()
         await self._driver.yield_()  # let aborted connections run their callbacks
 

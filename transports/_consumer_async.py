@@ -289,11 +289,14 @@ class AsyncConsumerBase(ConsumerSurface):
             self._state = ConsumerState.CLOSED
             return
         core = self._running("close")
+        end = self._driver.clock() + limit
         try:
             # Best effort on the network side; the sockets are dropped below either way.
             with contextlib.suppress(Exception):
                 waiter = self._waiter(self._close_command(autocommit), "close")
                 await self._driver.wait(waiter, limit, f"{self._NAME}.close")
+            # Then the farewell (KIP-714's terminating push) in what is left.
+            await self._driver.farewell(end - self._driver.clock())
         finally:
             self._state = ConsumerState.CLOSED
             self._driver.call(lambda now: core.shutdown(now=now))

@@ -96,6 +96,7 @@ class KafkaConsumer(ConsumerSurface):
         limit = duration_s("KafkaConsumer.close", timeout_ms, timeout, _CLOSE_S)
         if self._state is ConsumerState.CLOSED:
             return
+        end = self._loop.clock() + (_CLOSE_S if limit is None else limit)
         try:
             # Best effort on the network side; the sockets close below either way
             # (also when the loop thread died and nothing can be sent).
@@ -103,7 +104,8 @@ class KafkaConsumer(ConsumerSurface):
                 self._future(self._close_command(autocommit)).result(limit)
         finally:
             self._state = ConsumerState.CLOSED
-            self._loop.stop(self._shutdown_core, limit)
+            # The loop's farewell (KIP-714's terminating push) gets what is left.
+            self._loop.stop(self._shutdown_core, max(0.0, end - self._loop.clock()))
 
     def _shutdown_core(self) -> None:
         self._loop.bridge.command(lambda now: self._core.shutdown(now=now))

@@ -46,6 +46,8 @@ __all__ = ["AsyncProducerBase"]
 
 # Sends between two turns given to the event loop.
 _YIELD_EVERY = 64
+#: The farewell's bound after close(timeout=None) (the flush itself is unbounded).
+_FAREWELL_S = 5.0
 
 _time_ns = time.time_ns
 
@@ -384,9 +386,14 @@ class AsyncProducerBase(ProducerSurface):
         if self._closed or self._core is None:
             self._closed = True
             return
+        end = None if timeout is None else self._driver.clock() + timeout
         # On timeout, what is left fails with ProducerClosedError below.
         with contextlib.suppress(KafkaTimeoutError):
             await self.flush(timeout)
+        # The farewell (KIP-714's terminating push) gets what the flush left of
+        # ``timeout`` (5 s after an unbounded flush); the sockets stay open meanwhile.
+        left = _FAREWELL_S if end is None else end - self._driver.clock()
+        await self._driver.farewell(left)
         self._stop_core()
 
     def _stop_core(self) -> None:

@@ -62,6 +62,8 @@ from ._selector_driver import Delivery, LoopThread, failer
 __all__ = ["KafkaProducer", "ProducerState"]
 
 _monotonic = time.monotonic
+#: The farewell's bound after close(timeout=None) (the flush itself is unbounded).
+_FAREWELL_S = 5.0
 _time_ns = time.time_ns
 _sleep = time.sleep
 
@@ -113,6 +115,7 @@ class KafkaProducer(BlockingOperations, ProducerSurface):
         if self._state is ProducerState.CLOSED:
             return
         self._idiom.check_off_loop("close")
+        end = None if timeout is None else _monotonic() + timeout
         # On timeout, what is left fails with ProducerClosedError below.
         if self._loop.crashed is None:
             with contextlib.suppress(KafkaTimeoutError):
@@ -121,7 +124,10 @@ class KafkaProducer(BlockingOperations, ProducerSurface):
             self._state = ProducerState.CLOSED
             self._open = False
             self._cond.notify_all()
-        self._loop.stop(self._shutdown_core, 5.0 if timeout is None else max(timeout, 1.0))
+        # The loop's farewell (KIP-714's terminating push) gets what the flush
+        # left of ``timeout`` (5 s after an unbounded flush).
+        left = _FAREWELL_S if end is None else max(0.0, end - _monotonic())
+        self._loop.stop(self._shutdown_core, left)
         # A loop that did not get to close the core (hung, crashed): do it here.
         if self._lock.acquire(timeout=1.0):
             try:

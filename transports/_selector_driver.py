@@ -20,10 +20,16 @@ Life::
     NEW --start(core)--> RUNNING --stop()--> STOPPED
                             \\--(crash: a bug)--> STOPPED, ``crashed`` set
 
-:meth:`stop` is bounded: it runs the owner's last command on the loop
-(shut the core down, fail what waits), waits at most ``timeout`` for the
-thread, then closes every socket itself either way and runs the calls
-that never reached the loop (each fails with "closed"). A loop that
+:meth:`stop` is bounded. First the loop says goodbye
+(:mod:`kafkacore.transports._lifecycle`): it tells the client core to begin
+closing and goes on serving its I/O until the core has nothing more to
+send (the KIP-714 terminating push answered) or ``timeout`` is up; then
+it runs the owner's last command (shut the core down, fail what waits) and
+ends. ``stop`` waits for the thread at most ``timeout`` plus a short grace
+for that last command, then closes every socket itself either way and
+runs the calls that never reached the loop (each fails with "closed").
+The loop measures its clock's offset to Unix time when it starts
+(telemetry dates its points with it). A loop that
 crashes fails every waiter through ``on_crash`` and refuses later calls,
 naming the crash, rather than letting anyone block for ever.
 """
@@ -42,6 +48,7 @@ from kafkacore.errors import LocalProtocolError, RequestCancelled
 from ._bridge import Bridge, DrivenCore
 from ._common import Parts
 from ._credentials import CredentialsAnswer, fulfil_in_thread
+from ._lifecycle import Closer, closer_of, farewell_ms, set_wall_clock
 from ._selector_io import SelectorIo
 
 __all__ = ["CoreLock", "Delivery", "LoopThread", "failer"]
@@ -49,6 +56,10 @@ __all__ = ["CoreLock", "Delivery", "LoopThread", "failer"]
 T = TypeVar("T")
 
 _sleep = time.sleep
+
+#: How long stop() waits, beyond its timeout, for the owner's last command
+#: (local work: shut the core down, fail what waits) once the farewell ended.
+LAST_COMMAND_GRACE_S = 1.0
 
 
 class LoopThread:
@@ -71,6 +82,8 @@ class LoopThread:
         self.stopping = False
         self.crashed: BaseException | None = None
         self._last: Callable[[], None] | None = None
+        #: While the loop says goodbye: the client core and when to give up.
+        self._farewell: tuple[Closer, float] | None = None
         self._changed = threading.Condition()
 
     def clock(self) -> float:
@@ -119,6 +132,7 @@ class LoopThread:
             self._bridge.lock = lock
             self._bridge.wanted = False
         self.io.bridge = self._bridge
+        set_wall_clock(core, self.io.clock)
         self._on_crash = on_crash
         self._between = between_passes
         self.thread = threading.Thread(target=self._run, name=self._thread_name, daemon=True)
@@ -144,6 +158,8 @@ class LoopThread:
                 io.run_once(wait)
                 if between is not None and not self.stopping:
                     wait = between()
+                if self._farewell is not None and not self.stopping:
+                    wait = self._farewell_wait(wait)
             # stop()'s last command runs after the pass that took it has
             # flushed its writes: what the core wrote just before (an acks=0
             # batch already reported sent) reaches the socket before the close.
@@ -269,26 +285,55 @@ class LoopThread:
 
     # -- life -------------------------------------------------------------------
     def stop(self, last: Callable[[], None] | None, timeout: float | None) -> None:
-        """Run ``last()`` on the loop, stop it, join it (at most ``timeout`` s), close.
+        """Say goodbye (at most ``timeout`` s), run ``last()`` on the loop, stop it, close.
 
+        The farewell lets the client core send its last words (KIP-714's
+        terminating push) before the sockets close; ``None`` or 0 skips it.
         ``last`` runs after ``stopping`` is set: it shuts the core down and
-        fails what still waits. Never call from the loop thread.
+        fails what still waits. The thread is waited for at most ``timeout``
+        plus :data:`LAST_COMMAND_GRACE_S`. Never call from the loop thread.
         """
         thread = self.thread
         if thread is None or self.crashed is not None:
             self.stopping = True
         else:
+            budget_ms = farewell_ms(timeout)
 
             def final() -> None:
-                self.stopping = True
                 self._last = last
+                if not self._begin_farewell(budget_ms):
+                    self.stopping = True
 
             self.io.call_soon_threadsafe(final)
-            thread.join(timeout)
+            thread.join(None if timeout is None else max(timeout, 0.0) + LAST_COMMAND_GRACE_S)
         # Whether or not the loop finished, no socket survives stop().
         self.io.close_all()
         for fn in self.io.drain_calls():
             fn()  # never-run user calls: they fail with "closed"
+
+    def _begin_farewell(self, budget_ms: int) -> bool:
+        """On the loop: ask the client core to begin closing; False when there is
+        nothing to wait for (no budget, no client core, nothing to say)."""
+        closer = closer_of(self.bridge.core) if budget_ms > 0 else None
+        if closer is None:
+            return False
+        until = self.io.clock() + budget_ms / 1000
+        self.bridge.command(lambda now: closer.begin_close(now=now, timeout_ms=budget_ms))
+        if closer.closing_done:
+            return False
+        self._farewell = (closer, until)
+        return True
+
+    def _farewell_wait(self, wait: float | None) -> float | None:
+        """After a pass while saying goodbye: stop once the core is done or the time
+        is up; otherwise wait no longer than the time left."""
+        assert self._farewell is not None
+        closer, until = self._farewell
+        left = until - self.io.clock()
+        if closer.closing_done or left <= 0:
+            self.stopping = True
+            return None
+        return left if wait is None else min(wait, left)
 
 
 def _noop() -> None:

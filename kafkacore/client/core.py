@@ -65,6 +65,15 @@ an AuthenticationError (wrong credentials, a rejected certificate) stops
 the client: no more connections, every waiting and later request fails
 with it (retrying with the same credentials cannot succeed).
 
+Closing (KIP-714 *Client termination*): :meth:`KafkaClientCore.begin_close`
+starts a graceful close: the machines with a last word queue it (the
+telemetry machine's terminating PushTelemetry; a producer's flush and a
+consumer's LeaveGroup are their owners' own operations, finished before),
+and :attr:`KafkaClientCore.closing_done` turns True once nothing more is to
+be sent, or when the close's timeout passes. The transport serves the
+core's I/O until then, and only then calls :meth:`KafkaClientCore.shutdown`,
+which drops everything at once.
+
 Rebootstrap (KIP-899, KIP-1102, ``metadata_recovery_strategy="rebootstrap"``):
 a response carrying REBOOTSTRAP_REQUIRED, or no successful metadata for
 ``metadata_recovery_rebootstrap_trigger_ms`` while refreshes fail, makes the
@@ -77,6 +86,7 @@ hooks (:meth:`KafkaClientCore.add_trace`), which transports turn into
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -106,7 +116,16 @@ from kafkacore.client.queries import ClientQueries
 from kafkacore.client.refresh import MetadataRefresh
 from kafkacore.client.response_errors import classify
 from kafkacore.client.routing import AnyNode, Target, default_target
-from kafkacore.client.wakeups import BLACKOUT, LOOKUP, QUEUE, REFRESH, STEP, TELEMETRY, Wakeups
+from kafkacore.client.wakeups import (
+    BLACKOUT,
+    CLOSE,
+    LOOKUP,
+    QUEUE,
+    REFRESH,
+    STEP,
+    TELEMETRY,
+    Wakeups,
+)
 from kafkacore.errors import (
     AuthenticationError,
     KafkaConnectionError,
@@ -136,9 +155,16 @@ class KafkaClientCore(ClientQueries):
         rng: random.Random,
         trace: TraceHook | None = None,
         stacked: bool = False,
+        wall_offset: float = 0.0,
     ) -> None:
         """``stacked``: the owner's loop steps this core (:meth:`set_stacked`) from
-        its first step on, so what it asks before (a subscription) rides on it."""
+        its first step on, so what it asks before (a subscription) rides on it.
+
+        ``wall_offset``: Unix time minus the transport's clock (the ``now`` it
+        passes), in seconds, measured by the transport: the core reads no wall
+        clock, and KIP-714 telemetry dates its points ``now + wall_offset``
+        (:meth:`set_wall_offset` sets it later, for a core built by a producer
+        or a consumer)."""
         self._config = cfg = config if config is not None else ClientConfig()
         if not isinstance(rng, random.Random):
             raise LocalProtocolError("KafkaClientCore: rng must be a random.Random instance")
@@ -190,6 +216,9 @@ class KafkaClientCore(ClientQueries):
         #: Driven by a stacked machine's loop: commands only queue (see ``stacked``).
         self._stacked = False
         self._closed = False
+        #: begin_close: when the graceful close gives up waiting (None: not closing).
+        self._closing_until: float | None = None
+        self._close_expired = False
         self._heal_due = False
         #: KIP-714 client telemetry (None when ``enable_metrics_push`` is off).
         self.telemetry: TelemetryMachine | None = None
@@ -201,6 +230,7 @@ class KafkaClientCore(ClientQueries):
                 version=cfg.client_software_version,
                 retry_backoff_ms=cfg.retry_backoff_ms,
                 retry_backoff_max_ms=cfg.retry_backoff_max_ms,
+                wall_offset=_checked_offset(wall_offset),
                 trace=self._out.trace,
             )
         if stacked:
@@ -426,6 +456,61 @@ class KafkaClientCore(ClientQueries):
         self.cluster.failed_update(RequestCancelled("client shut down"), now=now)
         self._refresh.announce(None, None)
 
+    def set_wall_offset(self, offset: float) -> None:
+        """Unix time minus the transport's clock, in seconds (see ``wall_offset``
+        in the constructor): telemetry dates its next points with it."""
+        checked = _checked_offset(offset)
+        if self.telemetry is not None:
+            self.telemetry.wall_offset = checked
+
+    def begin_close(self, *, now: float, timeout_ms: int) -> None:
+        """Start a graceful close: the machines with a last word queue it.
+
+        KIP-714: the telemetry machine sends one PushTelemetry marked
+        ``Terminating`` when the broker gave it a subscription with metrics,
+        so that the broker drops this client's state at once (nothing when
+        telemetry is off, was never subscribed, or no connection is ready).
+        An owner's own last words (a producer's flush, a consumer's commit and
+        LeaveGroup) are its operations, finished before it calls this.
+
+        The core goes on working meanwhile. :attr:`closing_done` turns True
+        once nothing more is to be sent (the terminating push answered or
+        failed) or ``timeout_ms`` after this call, whichever comes first: a
+        broker that never answers cannot hold the close. Then the owner calls
+        :meth:`shutdown`. A second call changes nothing.
+        """
+        if not isinstance(timeout_ms, int) or isinstance(timeout_ms, bool):
+            raise TypeError(f"begin_close: timeout_ms must be an int, got {timeout_ms!r}")
+        if timeout_ms < 0:
+            raise ValueError(f"begin_close: timeout_ms must be >= 0, got {timeout_ms}")
+        if self._closed or self._closing_until is not None:
+            return
+        self._closing_until = now + timeout_ms / 1000
+        if self.telemetry is not None:
+            self.telemetry.initiate_close(now)
+        self._commanded(now)
+
+    @property
+    def closing(self) -> bool:
+        """:meth:`begin_close` was called (or the core is shut down)."""
+        return self._closing_until is not None or self._closed
+
+    @property
+    def closing_done(self) -> bool:
+        """After :meth:`begin_close`: nothing more to send, or its timeout passed
+        (the transport may close the sockets now). True after :meth:`shutdown`."""
+        if self._closed:
+            return True
+        if self._closing_until is None:
+            return False
+        telemetry = self.telemetry
+        return (
+            self._close_expired
+            or telemetry is None
+            or not telemetry.active
+            or self._auth_error is not None  # nothing can be sent any more
+        )
+
     def credentials_ready(
         self,
         request_id: int,
@@ -511,6 +596,9 @@ class KafkaClientCore(ClientQueries):
     def handle_timeout(self, *, now: float) -> None:
         if self._closed:
             return
+        until = self._closing_until
+        if until is not None and until <= now:
+            self._close_expired = True  # begin_close's timeout: stop waiting
         for conn in list(self._pool.conns.values()):
             at = conn.next_deadline()
             if at is not None and at <= now:
@@ -762,8 +850,10 @@ class KafkaClientCore(ClientQueries):
             )
 
     def _push_terminating(self, telemetry: TelemetryMachine, now: float) -> None:
-        """KIP-714: a last push marked terminating, written before the connections
-        close (best effort: a transport may drop bytes it had not sent yet)."""
+        """KIP-714 at :meth:`shutdown` without :meth:`begin_close`: a last push
+        marked terminating, written before the connections close (best effort:
+        the transport closes the sockets in the same pass and may drop it; a
+        graceful close sends it through begin_close instead)."""
         telemetry.initiate_close(now)
         if telemetry.active:
             # Nothing else may reach the wire now: what waits fails first.
@@ -794,6 +884,16 @@ class KafkaClientCore(ClientQueries):
         deadlines.arm(LOOKUP, self._coordinators.next_deadline(now))
         telemetry = None if closed else self.telemetry
         deadlines.arm(TELEMETRY, None if telemetry is None else telemetry.next_deadline())
+        deadlines.arm(CLOSE, None if self.closing_done else self._closing_until)
+
+
+def _checked_offset(offset: float) -> float:
+    """A wall offset as given (seconds), refused when it is no finite number."""
+    if isinstance(offset, bool) or not isinstance(offset, (int, float)):
+        raise TypeError(f"wall_offset must be a number of seconds, got {offset!r}")
+    if not math.isfinite(offset):
+        raise ValueError(f"wall_offset must be finite, got {offset!r}")
+    return float(offset)
 
 
 def _reason(error: BaseException) -> str:

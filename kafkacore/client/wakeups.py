@@ -14,7 +14,9 @@ with the core's keys named:
   coordinator lookup, the next KIP-714 push; updated at the end of a step
   (:meth:`Wakeups.arm`);
 * ``"step"``: a command queued work for a stacked owner's step loop (due at
-  once, so a command issued outside any step is never forgotten).
+  once, so a command issued outside any step is never forgotten);
+* ``"close"``: the end of a graceful close (``begin_close``'s timeout), while
+  the core still has something to say (the KIP-714 terminating push).
 
 ``next()`` is the core's ``next_deadline()``.
 """
@@ -25,7 +27,7 @@ from collections.abc import Hashable
 
 from kafkacore.timers import Deadlines
 
-__all__ = ["BLACKOUT", "LOOKUP", "QUEUE", "REFRESH", "STEP", "TELEMETRY", "Wakeups"]
+__all__ = ["BLACKOUT", "CLOSE", "LOOKUP", "QUEUE", "REFRESH", "STEP", "TELEMETRY", "Wakeups"]
 
 STEP = "step"
 QUEUE = "queue"
@@ -33,6 +35,7 @@ BLACKOUT = "blackout"
 REFRESH = "refresh"
 LOOKUP = "lookup"
 TELEMETRY = "telemetry"
+CLOSE = "close"
 
 
 class Wakeups(Deadlines[Hashable]):

@@ -24,9 +24,13 @@ Only the metrics whose names start with one of the subscription's
 prefixes are sent (KIP-714 ``RequestedMetrics``; ``*`` or ``""`` alone: all
 of them; none: nothing).
 
-Times are ``now`` (the transport's monotonic clock) plus ``epoch_offset_s``:
-the core reads no wall clock, so the offset is whatever the owner hands in
-(0 by default, then the timestamps count from the transport clock's origin).
+Times are Unix nanoseconds: ``now`` (the transport's monotonic clock) plus
+``wall_offset`` (Unix time minus that clock, in seconds). The core reads no
+wall clock, so the offset is what the transport measured and handed in
+(``KafkaClientCore(wall_offset=)``, ``set_wall_offset``); at 0, the default,
+the timestamps count from the transport clock's origin (near 1970 for a
+collector). A wall clock stepped while the client runs is not followed: the
+offset is measured once, when the transport starts the core.
 """
 
 from __future__ import annotations
@@ -93,12 +97,13 @@ def selected(name: str, prefixes: Sequence[str]) -> bool:
 class TelemetryCollector:
     """Successive snapshots -> points; remembers the previous one for deltas and rates."""
 
-    __slots__ = ("_attributes", "_epoch", "_previous", "_previous_at", "_start")
+    __slots__ = ("_attributes", "_previous", "_previous_at", "_start", "wall_offset")
 
-    def __init__(self, *, client_id: str, start: float, epoch_offset_s: float = 0.0) -> None:
+    def __init__(self, *, client_id: str, start: float, wall_offset: float = 0.0) -> None:
         self._attributes: Attributes = (("client_id", client_id),)
         self._start = start
-        self._epoch = epoch_offset_s
+        #: Unix time minus the transport's clock, in seconds (see the module docstring).
+        self.wall_offset = wall_offset
         self._previous: ClientMetrics | None = None
         self._previous_at = start
 
@@ -108,7 +113,8 @@ class TelemetryCollector:
         return self._attributes
 
     def _ns(self, t: float) -> int:
-        return max(0, int((t + self._epoch) * _NS_PER_S))
+        """Transport time ``t`` as Unix nanoseconds (never negative: OTLP's field is unsigned)."""
+        return max(0, round(t * _NS_PER_S) + round(self.wall_offset * _NS_PER_S))
 
     def collect(
         self,

@@ -19,9 +19,14 @@ the answer back to :meth:`~TelemetryMachine.on_response`::
         with metrics) --> TERMINATING_PUSH_IN_PROGRESS --> TERMINATED, else TERMINATED
     any --API not offered / unrecoverable error--> DISABLED
 
-A ``*_NEEDED`` state waits for its deadline (none: due now) and for a
-usable (READY) connection; the machine asks for no timer while it only
-waits for a connection, since a connection's arrival steps the core anyway.
+A ``*_NEEDED`` state waits for its deadline (none: due now). The first
+subscription fetch also waits for a usable (READY) connection, whose
+ApiVersions say whether a broker offers the API at all (no timer meanwhile:
+a connection's arrival steps the core anyway). Later requests go out when
+due, connection or not: the owner sends them to the least loaded broker
+and connects to it if it must, as the Java client does, so an idle client
+whose connections were closed still pushes. The terminating push is the
+exception: a client that is closing opens no connection to say goodbye.
 
 Errors (KIP-714 *Error handling*, as the Java client 4.x reads it):
 
@@ -38,7 +43,16 @@ Errors (KIP-714 *Error handling*, as the Java client 4.x reads it):
   ``retry_backoff_max_ms``, KIP-580, as the rest of the core).
 
 Randomness (the first push's jitter, the backoff's) comes from the injected
-``random.Random``; time comes in as ``now``.
+``random.Random``; time comes in as ``now``, and the points are dated
+``now + wall_offset`` (the owner measures Unix time minus its clock: the
+machine reads no wall clock).
+
+Closing (KIP-714 *Client termination*): the owner calls
+:meth:`~TelemetryMachine.initiate_close` when the client begins to close;
+the terminating push is due at once, and the machine is no longer
+:attr:`~TelemetryMachine.active` once it was answered, failed or was not
+needed. The owner keeps the connections open until then (the client
+core's ``begin_close`` / ``closing_done``), bounded by the close timeout.
 """
 
 from __future__ import annotations
@@ -165,7 +179,7 @@ class TelemetryMachine:
         version: str,
         retry_backoff_ms: int = 100,
         retry_backoff_max_ms: int = 1000,
-        epoch_offset_s: float = 0.0,
+        wall_offset: float = 0.0,
         trace: Trace | None = None,
     ) -> None:
         self.state = TelemetryState.SUBSCRIPTION_NEEDED
@@ -185,7 +199,7 @@ class TelemetryMachine:
         # The request whose answer the machine waits for (an older one is stale).
         self._in_flight: TelemetryRequest | None = None
         self._collector = TelemetryCollector(
-            client_id=client_id, start=now, epoch_offset_s=epoch_offset_s
+            client_id=client_id, start=now, wall_offset=wall_offset
         )
         self._deadlines: Deadlines[str] = Deadlines()
         self._trace = trace
@@ -198,6 +212,16 @@ class TelemetryMachine:
 
     def next_deadline(self) -> float | None:
         return self._deadlines.next()
+
+    @property
+    def wall_offset(self) -> float:
+        """Unix time minus the owner's clock (``now``), in seconds: the points are
+        dated ``now + wall_offset`` (Unix nanoseconds on the wire); the start time too."""
+        return self._collector.wall_offset
+
+    @wall_offset.setter
+    def wall_offset(self, offset: float) -> None:
+        self._collector.wall_offset = offset
 
     # ----------------------------------------------------------------- commands
     def poll(
@@ -224,7 +248,9 @@ class TelemetryMachine:
         if not usable:
             if self.state is TelemetryState.TERMINATING_PUSH_NEEDED:
                 self._goto(TelemetryState.TERMINATED)  # nothing to say goodbye on
-            return None
+                return None
+            if self.client_instance_id is None:
+                return None  # the first question: once a broker's ApiVersions are known
         if self.state is TelemetryState.SUBSCRIPTION_NEEDED:
             if not offered:
                 error = NoCommonVersionError(

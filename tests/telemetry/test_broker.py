@@ -5,18 +5,23 @@ MetricsReporter implementing ClientTelemetry, compiled here from the Maven
 jars as the Kerberos helper is) writes every payload it receives to a
 file; kafkacore's producer and consumer run on that broker with a client
 metrics subscription, and the files must decode as OTLP ``MetricsData``
-carrying the metric names kafkacore promises. The default broker (no
-plugin) must see no telemetry request at all.
+carrying the metric names kafkacore promises. On close, each client's last
+push is marked terminating (the plugin names the file so) and reached the
+broker before ``close()`` returned, on every transport; every point is dated
+in Unix time. The default broker (no plugin) must see no telemetry request
+at all.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -24,13 +29,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 
 from kafkacore.errors import NoCommonVersionError
 from kafkacore.protocol.enums import ApiKey
 from kafkacore.telemetry import TelemetryState
 from kafkacore.testing import LocalKafka
+from kafkacore.transports.asyncio import AsyncKafkaConsumer, AsyncKafkaProducer
 from kafkacore.transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
+from kafkacore.transports.trio import TrioKafkaConsumer, TrioKafkaProducer
 
 pytestmark = [pytest.mark.broker, pytest.mark.java]
 
@@ -108,10 +116,22 @@ def _names(data: metrics_pb2.MetricsData) -> set[str]:
     return {m.name for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
 
 
-def _wait(what: str, done: Callable[[], bool], timeout: float = 60.0) -> None:
+def _points(data: metrics_pb2.MetricsData) -> list[Any]:
+    return [
+        point
+        for rm in data.resource_metrics
+        for sm in rm.scope_metrics
+        for metric in sm.metrics
+        for point in (*metric.sum.data_points, *metric.gauge.data_points)
+    ]
+
+
+def _wait(
+    what: str, done: Callable[[], bool], timeout: float = 60.0, why: Callable[[], Any] = str
+) -> None:
     end = time.monotonic() + timeout
     while not done():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
+        assert time.monotonic() < end, f"timed out waiting for {what}: {why()}"
         time.sleep(0.2)
 
 
@@ -214,8 +234,154 @@ def test_the_subscription_a_plugin_broker_gives(telemetry_broker: tuple[LocalKaf
         def pushed() -> list[metrics_pb2.MetricsData]:
             return [d for _, d in _payloads(received) if _client_id(d) == client_id]
 
-        _wait("a push", lambda: bool(pushed()), timeout=30)
+        def state() -> Any:
+            m = telemetry()
+            sent = client.run_on_loop(lambda core: dict(core.metrics().requests_by_api))
+            return (
+                m.state,
+                m.last_error,
+                m.pushes,
+                sent,
+                sorted(p.name for p in received.iterdir()),
+            )
+
+        _wait("a push", lambda: bool(pushed()), timeout=30, why=state)
         assert "org.apache.kafka.client.request.total" in _names(pushed()[0])
         sent = client.run_on_loop(lambda core: dict(core.metrics().requests_by_api))
     assert sent[ApiKey.GET_TELEMETRY_SUBSCRIPTIONS] == 1
     assert sent[ApiKey.PUSH_TELEMETRY] >= 1
+
+
+# -------------------------------------------------------------------------- close
+_PUSH_WAIT_S = 30.0
+
+
+def _close_on_selector(kafka: LocalKafka, topic: str, ids: dict[str, str], pushed: Any) -> None:
+    producer = KafkaProducer(kafka.bootstrap, client_id=ids["producer"])
+    consumer = KafkaConsumer(
+        topic,
+        bootstrap_servers=kafka.bootstrap,
+        client_id=ids["consumer"],
+        group_id=ids["consumer"],
+        auto_offset_reset="earliest",
+    )
+    try:
+        producer.send(topic, b"v")
+        producer.flush(30)
+        end = time.monotonic() + _PUSH_WAIT_S
+        # A regular push from each first: both hold a subscription when they close.
+        while not (pushed(ids["producer"]) and pushed(ids["consumer"])):
+            assert time.monotonic() < end, f"selector: no push from {ids}"
+            consumer.poll_records(timeout=0.1)
+    finally:
+        consumer.close(timeout_ms=10_000)
+        producer.close(10)
+
+
+async def _async_pair(
+    producer: Any, consumer: Any, topic: str, ids: dict[str, str], pushed: Any, sleep: Any
+) -> None:
+    await (await producer.send(topic, b"v"))
+    end = time.monotonic() + _PUSH_WAIT_S
+    while not (pushed(ids["producer"]) and pushed(ids["consumer"])):
+        assert time.monotonic() < end, f"no push from {ids}"
+        await consumer.poll_records(timeout=0.1)
+        await sleep(0)
+
+
+def _close_on_asyncio(kafka: LocalKafka, topic: str, ids: dict[str, str], pushed: Any) -> None:
+    async def main() -> None:
+        producer = AsyncKafkaProducer(kafka.bootstrap, client_id=ids["producer"])
+        consumer = AsyncKafkaConsumer(
+            topic,
+            bootstrap_servers=kafka.bootstrap,
+            client_id=ids["consumer"],
+            group_id=ids["consumer"],
+            auto_offset_reset="earliest",
+        )
+        await producer.start()
+        try:
+            await _async_pair(producer, consumer, topic, ids, pushed, asyncio.sleep)
+        finally:
+            await consumer.close(timeout_ms=10_000)
+            await producer.close(10)
+
+    asyncio.run(main())
+
+
+def _close_on_trio(kafka: LocalKafka, topic: str, ids: dict[str, str], pushed: Any) -> None:
+    async def main() -> None:
+        # Leaving the block closes both (the consumer first, as on the other transports).
+        producer = TrioKafkaProducer(kafka.bootstrap, client_id=ids["producer"], close_timeout=10)
+        consumer = TrioKafkaConsumer(
+            topic,
+            bootstrap_servers=kafka.bootstrap,
+            client_id=ids["consumer"],
+            group_id=ids["consumer"],
+            auto_offset_reset="earliest",
+        )
+        async with producer, consumer:
+            await _async_pair(producer, consumer, topic, ids, pushed, trio.sleep)
+
+    trio.run(main)
+
+
+_CLOSERS = {"selector": _close_on_selector, "asyncio": _close_on_asyncio, "trio": _close_on_trio}
+
+
+def test_close_sends_a_terminating_push_dated_in_unix_time_on_every_transport(
+    telemetry_broker: tuple[LocalKafka, Path],
+) -> None:
+    kafka, received = telemetry_broker
+    tag = uuid.uuid4().hex[:8]
+    topic = f"telemetry-close-{tag}"
+    kafka.create_topic(topic)
+    ids = {
+        transport: {role: f"tel-{transport}-{role}-{tag}" for role in ("producer", "consumer")}
+        for transport in _CLOSERS
+    }
+
+    def pushes(client_id: str) -> list[tuple[str, metrics_pb2.MetricsData]]:
+        return [(name, d) for name, d in _payloads(received) if _client_id(d) == client_id]
+
+    def pushed(client_id: str) -> bool:
+        return bool(pushes(client_id))
+
+    # The three transports at once, so the test costs about one client's time.
+    closed_at: dict[str, float] = {}
+    errors: dict[str, BaseException] = {}
+
+    def run(transport: str) -> None:
+        try:
+            _CLOSERS[transport](kafka, topic, ids[transport], pushed)
+            closed_at[transport] = time.time()
+        except BaseException as exc:
+            errors[transport] = exc
+
+    threads = [threading.Thread(target=run, args=(t,), name=f"tel-{t}") for t in _CLOSERS]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    assert set(closed_at) == set(_CLOSERS)
+    for transport, roles in ids.items():
+        for role, client_id in roles.items():
+            files = pushes(client_id)
+            # Read right after close() returned: the close waited for the
+            # broker's answer, which comes after the plugin has the payload.
+            names = [name for name, _ in files]
+            assert names and names[-1].endswith("-terminating.bin"), (transport, role, names)
+            assert sum(n.endswith("-terminating.bin") for n in names) == 1, names
+            # One client instance: the terminating push is the same client's.
+            instances = {name.split("-", 1)[1].rsplit("-", 1)[0] for name in names}
+            assert len(instances) == 1, names
+            for name, data in files:
+                points = _points(data)
+                assert points, name
+                for point in points:
+                    for ns in (point.time_unix_nano, point.start_time_unix_nano):
+                        if ns:  # a gauge has no start time
+                            assert abs(ns / 1e9 - closed_at[transport]) < 60, (name, ns)
+            last_names = _names(files[-1][1])
+            assert f"org.apache.kafka.{role}.request.total" in last_names, sorted(last_names)

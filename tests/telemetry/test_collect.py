@@ -62,7 +62,7 @@ def test_names_follow_the_java_clients_convention() -> None:
 
 
 def test_cumulative_sums_and_rates_over_the_interval() -> None:
-    c = TelemetryCollector(client_id="c", start=10.0, epoch_offset_s=1000.0)
+    c = TelemetryCollector(client_id="c", start=10.0, wall_offset=1000.0)
     first = {
         p.name: p
         for p in c.collect(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
@@ -10,66 +9,17 @@ import zstandard
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 
 from kafkacore.client.config import ClientConfig
-from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.driver import WriteData
 from kafkacore.client.events import RequestCompleted
 from kafkacore.options import Role, split_options
 from kafkacore.protocol.enums import ApiKey, ErrorCode
 from kafkacore.protocol.messages import MetadataRequest
 from kafkacore.telemetry import TelemetryState
-from tests.client.fakebroker import FakeBroker, Pump, make_cluster
-from tests.telemetry.helpers import INSTANCE, pushed, subscription
-
-TELEMETRY_APIS = (ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, ApiKey.PUSH_TELEMETRY)
-
-
-def _with_plugin(broker: FakeBroker, **fields: Any) -> None:
-    """A broker with a telemetry plugin: advertises and answers both APIs."""
-    broker.cluster.api_ranges[ApiKey.GET_TELEMETRY_SUBSCRIPTIONS] = (0, 0)
-    broker.cluster.api_ranges[ApiKey.PUSH_TELEMETRY] = (0, 0)
-    broker.handlers[ApiKey.GET_TELEMETRY_SUBSCRIPTIONS] = lambda b, body, v, s: subscription(
-        **fields
-    )
-    broker.handlers[ApiKey.PUSH_TELEMETRY] = lambda b, body, v, s: pushed()
-
-
-def _without_plugin(broker: FakeBroker) -> None:
-    """A broker without one: like Kafka 4.3.1, it does not advertise the APIs."""
-    for api in TELEMETRY_APIS:
-        broker.cluster.api_ranges.pop(api, None)
-
-
-def _start(
-    plugin: bool, *, seed: int = 0, **config: Any
-) -> tuple[KafkaClientCore, Pump, FakeBroker]:
-    _, fakes = make_cluster(1)
-    (broker,) = fakes.values()
-    if plugin:
-        _with_plugin(broker)
-    else:
-        _without_plugin(broker)
-    core = KafkaClientCore(
-        ClientConfig(bootstrap_servers="127.0.0.1:9092", **config),
-        now=0.0,
-        rng=random.Random(seed),
-    )
-    pump = Pump(core, fakes)
-    return core, pump, broker
-
-
-def _sent(broker: FakeBroker, api: int) -> list[Any]:
-    return [body for key, _, body in broker.received if key == api]
-
-
-def _connect(core: KafkaClientCore, pump: Pump) -> None:
-    """A READY connection to the broker (the bootstrap one closed after metadata)."""
-    handle = core.send(MetadataRequest(topics=[]), now=pump.now)
-    pump.run(until=lambda: handle.done)
-    assert core._pool.any_ready()
+from tests.telemetry.helpers import INSTANCE, connect, pushed, sent, start_core
 
 
 def test_shutdown_without_a_connection_just_terminates() -> None:
-    core, pump, _ = _start(plugin=True)
+    core, pump, _ = start_core(plugin=True)
     telemetry = core.telemetry
     assert telemetry is not None
     pump.run(until=lambda: telemetry.state is TelemetryState.PUSH_NEEDED)
@@ -81,11 +31,11 @@ def test_shutdown_without_a_connection_just_terminates() -> None:
 
 
 def test_broker_without_plugin_costs_no_telemetry_request() -> None:
-    core, pump, broker = _start(plugin=False)
+    core, pump, broker = start_core(plugin=False)
     pump.run(until=lambda: core.cluster.update_count > 0)
     pump.run(max_time=3600.0, rounds=2000)
-    assert _sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS) == []
-    assert _sent(broker, ApiKey.PUSH_TELEMETRY) == []
+    assert sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS) == []
+    assert sent(broker, ApiKey.PUSH_TELEMETRY) == []
     telemetry = core.telemetry
     assert telemetry is not None
     assert telemetry.state is TelemetryState.DISABLED  # decided from ApiVersions
@@ -98,9 +48,9 @@ def test_broker_without_plugin_costs_no_telemetry_request() -> None:
 
 
 def test_pushes_at_the_brokers_interval_through_the_core() -> None:
-    core, pump, broker = _start(plugin=True, seed=4)
-    pump.run(until=lambda: bool(_sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)))
-    first = _sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)[0]
+    core, pump, broker = start_core(plugin=True, seed=4)
+    pump.run(until=lambda: bool(sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)))
+    first = sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)[0]
     assert str(first.client_instance_id) == "00000000-0000-0000-0000-000000000000"
     telemetry = core.telemetry
     assert telemetry is not None
@@ -110,10 +60,10 @@ def test_pushes_at_the_brokers_interval_through_the_core() -> None:
     # The machine's deadline is folded into the core's.
     core_deadline = core.next_deadline()
     assert core_deadline is not None and core_deadline <= due
-    pump.run(until=lambda: len(_sent(broker, ApiKey.PUSH_TELEMETRY)) >= 3, rounds=5000)
-    pushes = _sent(broker, ApiKey.PUSH_TELEMETRY)
+    pump.run(until=lambda: len(sent(broker, ApiKey.PUSH_TELEMETRY)) >= 3, rounds=5000)
+    pushes = sent(broker, ApiKey.PUSH_TELEMETRY)
     assert all(p.client_instance_id == INSTANCE and not p.terminating for p in pushes)
-    assert len(_sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)) == 1
+    assert len(sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)) == 1
     data = metrics_pb2.MetricsData.FromString(
         zstandard.ZstdDecompressor().decompress(pushes[-1].metrics)
     )
@@ -123,21 +73,21 @@ def test_pushes_at_the_brokers_interval_through_the_core() -> None:
 
 
 def test_unknown_subscription_id_refetches_through_the_core() -> None:
-    _, pump, broker = _start(plugin=True)
+    _, pump, broker = start_core(plugin=True)
     answers = iter([pushed(ErrorCode.UNKNOWN_SUBSCRIPTION_ID)])
     broker.handlers[ApiKey.PUSH_TELEMETRY] = lambda b, body, v, s: next(answers, pushed())
-    pump.run(until=lambda: len(_sent(broker, ApiKey.PUSH_TELEMETRY)) >= 2, rounds=5000)
-    assert len(_sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)) == 2
-    again = _sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)[1]
+    pump.run(until=lambda: len(sent(broker, ApiKey.PUSH_TELEMETRY)) >= 2, rounds=5000)
+    assert len(sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)) == 2
+    again = sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS)[1]
     assert again.client_instance_id == INSTANCE
 
 
 def test_shutdown_writes_a_terminating_push_before_closing() -> None:
-    core, pump, _ = _start(plugin=True)
+    core, pump, _ = start_core(plugin=True)
     telemetry = core.telemetry
     assert telemetry is not None
     pump.run(until=lambda: telemetry.state is TelemetryState.PUSH_NEEDED)
-    _connect(core, pump)
+    connect(core, pump)
     core.shutdown(now=pump.now)
     actions = core.pull_actions()
     writes = [a for a in actions if isinstance(a, WriteData)]
@@ -164,11 +114,11 @@ def _written_apis(actions: list[Any]) -> list[int]:
 
 
 def test_shutdown_does_not_write_queued_user_requests() -> None:
-    core, pump, _ = _start(plugin=True)
+    core, pump, _ = start_core(plugin=True)
     telemetry = core.telemetry
     assert telemetry is not None
     pump.run(until=lambda: telemetry.state is TelemetryState.PUSH_NEEDED)
-    _connect(core, pump)
+    connect(core, pump)
     # 5 requests fill the in-flight limit; 3 more wait in the queue.
     handles = [core.send(MetadataRequest(topics=[]), now=pump.now) for _ in range(8)]
     core.shutdown(now=pump.now)
@@ -179,11 +129,11 @@ def test_shutdown_does_not_write_queued_user_requests() -> None:
 
 
 def test_disabled_by_the_option() -> None:
-    core, pump, broker = _start(plugin=True, enable_metrics_push=False)
+    core, pump, broker = start_core(plugin=True, enable_metrics_push=False)
     pump.run(until=lambda: core.cluster.update_count > 0)
     pump.run(max_time=3600.0, rounds=500)
     assert core.telemetry is None
-    assert _sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS) == []
+    assert sent(broker, ApiKey.GET_TELEMETRY_SUBSCRIPTIONS) == []
     core.shutdown(now=pump.now)
 
 
@@ -192,3 +142,20 @@ def test_option_reaches_every_client_kind(role: Role) -> None:
     assert ClientConfig().enable_metrics_push is True  # the Java default
     split = split_options("X", role, "h:1", {"enable_metrics_push": False})
     assert split.client.enable_metrics_push is False
+
+
+def test_an_idle_client_whose_connections_closed_still_pushes() -> None:
+    # The subscription came on the bootstrap connection, which the core then
+    # closed (it is no broker of the cluster): nothing else would reconnect a
+    # bare client that does nothing, so the due push connects itself.
+    core, pump, broker = start_core(plugin=True)
+    telemetry = core.telemetry
+    assert telemetry is not None
+    pump.run(until=lambda: telemetry.state is TelemetryState.PUSH_NEEDED)
+    core.close(now=pump.now)
+    pump.drain()
+    assert not core._pool.any_ready()
+    # Due within 1.5 intervals (1 s), long before a metadata refresh (5 min)
+    # would open a connection for another reason.
+    pump.run(until=lambda: telemetry.pushes == 1, rounds=500, max_time=pump.now + 2.0)
+    assert sent(broker, ApiKey.PUSH_TELEMETRY)

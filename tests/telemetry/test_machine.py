@@ -155,13 +155,23 @@ def test_pushes_then_every_interval_without_jitter() -> None:
     assert m.pushes == 2
 
 
-def test_a_push_due_while_no_connection_waits_for_one() -> None:
+def test_a_push_due_without_a_connection_goes_out_anyway() -> None:
+    # The owner connects to send it (an idle client's connections may all be
+    # closed: waiting for one would wait for ever).
     m = subscribed()
     at = m.next_deadline()
     assert at is not None
-    assert poll(m, at, usable=False) is None
-    assert m.state is S.PUSH_NEEDED and m.next_deadline() is None
-    assert isinstance(poll(m, at + 3), PushTelemetryRequest)
+    assert isinstance(poll(m, at, usable=False), PushTelemetryRequest)
+    assert m.state is S.PUSH_IN_PROGRESS
+
+
+def test_a_later_subscription_fetch_goes_out_without_a_connection() -> None:
+    m = subscribed(requested_metrics=[])  # nothing wanted: ask again after the interval
+    at = m.next_deadline()
+    assert at is not None and m.state is S.SUBSCRIPTION_NEEDED
+    request = poll(m, at, usable=False)
+    assert isinstance(request, GetTelemetrySubscriptionsRequest)
+    assert request.client_instance_id == INSTANCE
 
 
 def test_non_positive_push_interval_means_the_default() -> None:
