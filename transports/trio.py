@@ -126,6 +126,10 @@ class TrioKafkaClient(AsyncClientBase):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
+        if exc_type is None and self._state is ClientState.RUNNING and self._core is not None:
+            # A clean exit says goodbye as close() does (KIP-714's terminating
+            # push); leaving on an error or a cancellation does not wait.
+            await self._driver.farewell(5.0)
         self._shutdown()
         # The block's own exception propagates unwrapped; the nursery only
         # holds our connection and timer tasks, which _shutdown cancelled.

@@ -38,7 +38,7 @@ from kafkacore.telemetry import TelemetryState
 from kafkacore.testing import LocalKafka
 from kafkacore.transports.asyncio import AsyncKafkaConsumer, AsyncKafkaProducer
 from kafkacore.transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
-from kafkacore.transports.trio import TrioKafkaConsumer, TrioKafkaProducer
+from kafkacore.transports.trio import TrioKafkaClient, TrioKafkaConsumer, TrioKafkaProducer
 
 pytestmark = [pytest.mark.broker, pytest.mark.java]
 
@@ -385,3 +385,27 @@ def test_close_sends_a_terminating_push_dated_in_unix_time_on_every_transport(
                             assert abs(ns / 1e9 - closed_at[transport]) < 60, (name, ns)
             last_names = _names(files[-1][1])
             assert f"org.apache.kafka.{role}.request.total" in last_names, sorted(last_names)
+
+
+def test_a_trio_client_leaving_its_block_cleanly_says_goodbye(
+    telemetry_broker: tuple[LocalKafka, Path],
+) -> None:
+    # `async with TrioKafkaClient(...)` closes on the way out; a clean exit
+    # must send the terminating push as `await client.close()` does.
+    kafka, received = telemetry_broker
+    client_id = f"tel-trio-client-{uuid.uuid4().hex[:8]}"
+
+    def names() -> list[str]:
+        return [name for name, d in _payloads(received) if _client_id(d) == client_id]
+
+    async def main() -> None:
+        async with TrioKafkaClient(kafka.bootstrap, client_id=client_id):
+            end = time.monotonic() + _PUSH_WAIT_S
+            while not names():  # one regular push: the client holds a subscription
+                assert time.monotonic() < end, f"no push from {client_id}"
+                await trio.sleep(0.05)
+
+    trio.run(main)
+    got = names()
+    assert got[-1].endswith("-terminating.bin"), got
+    assert sum(n.endswith("-terminating.bin") for n in got) == 1, got
