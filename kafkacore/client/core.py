@@ -65,14 +65,8 @@ an AuthenticationError (wrong credentials, a rejected certificate) stops
 the client: no more connections, every waiting and later request fails
 with it (retrying with the same credentials cannot succeed).
 
-Closing (KIP-714 *Client termination*): :meth:`KafkaClientCore.begin_close`
-starts a graceful close: the machines with a last word queue it (the
-telemetry machine's terminating PushTelemetry; a producer's flush and a
-consumer's LeaveGroup are their owners' own operations, finished before),
-and :attr:`KafkaClientCore.closing_done` turns True once nothing more is to
-be sent, or when the close's timeout passes. The transport serves the
-core's I/O until then, and only then calls :meth:`KafkaClientCore.shutdown`,
-which drops everything at once.
+Closing (KIP-714 *Client termination*, :meth:`KafkaClientCore.begin_close`,
+:meth:`KafkaClientCore.shutdown`): :mod:`kafkacore.client.closing`.
 
 Rebootstrap (KIP-899, KIP-1102, ``metadata_recovery_strategy="rebootstrap"``):
 a response carrying REBOOTSTRAP_REQUIRED, or no successful metadata for
@@ -86,13 +80,13 @@ hooks (:meth:`KafkaClientCore.add_trace`), which transports turn into
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkacore.client._waitqueue import Pending
 from kafkacore.client.backoff import ExponentialBackoff
+from kafkacore.client.closing import ClientClosing
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.connection import BrokerConnection, Completion, ConnectionState
 from kafkacore.client.coordinators import CoordinatorLookups, Lookup, coordinator_keys
@@ -112,7 +106,6 @@ from kafkacore.client.metadata import ClusterMetadata
 from kafkacore.client.metrics import Counters
 from kafkacore.client.outputs import Outputs, TraceHook
 from kafkacore.client.pool import DEFAULT_LANE, ConnectionPool
-from kafkacore.client.queries import ClientQueries
 from kafkacore.client.refresh import MetadataRefresh
 from kafkacore.client.response_errors import classify
 from kafkacore.client.routing import AnyNode, Target, default_target
@@ -133,7 +126,6 @@ from kafkacore.errors import (
     RequestCancelled,
 )
 from kafkacore.protocol.enums import ApiKey
-from kafkacore.telemetry.machine import TelemetryMachine
 
 if TYPE_CHECKING:
     from kafkacore.protocol._base import Request, Response
@@ -144,7 +136,7 @@ __all__ = ["DEFAULT_LANE", "KafkaClientCore", "TraceHook"]
 Answer = TypeVar("Answer", bound="Response")
 
 
-class KafkaClientCore(ClientQueries):
+class KafkaClientCore(ClientClosing):
     """Sans-IO Kafka network client; see the module docstring."""
 
     def __init__(
@@ -173,6 +165,35 @@ class KafkaClientCore(ClientQueries):
         #: The driver contract's ``pull_actions()``: the one sink's list, handed
         #: over without a frame of ours (issue 11 counts each hop of a produce).
         self.pull_actions: Callable[[], list[Action]] = self._out.take_actions
+        self._init_connections(cfg, rng)
+        # Mutated in place only: the dispatcher adds the topics of leaders it needs.
+        self._topics: set[str] = set()
+        self._requests = Dispatcher(
+            cfg,
+            self.cluster,
+            self._pool,
+            self._coordinators,
+            self._refresh,
+            topics=self._topics,
+            out=self._out,
+        )
+        self._auth_error: AuthenticationError | None = None
+        # CredentialsNeeded request id -> the connection waiting for the answer.
+        self._credentials = CredentialsDesk(self._out)
+        #: Every reason to wake (docs/stacking.md section 5).
+        self._deadlines = Wakeups()
+        #: Driven by a stacked machine's loop: commands only queue (see ``stacked``).
+        self._stacked = False
+        self._heal_due = False
+        self._init_closing(cfg, rng, now=now, wall_offset=wall_offset)
+        if stacked:
+            self._stacked = True
+            self._deadlines.set(STEP, now)  # the first step, due at once
+        else:
+            self._step(now)
+
+    def _init_connections(self, cfg: ClientConfig, rng: random.Random) -> None:
+        """The cluster view and the machines that reach it: connections, refreshes, lookups."""
         self.cluster = ClusterMetadata(
             retry_backoff_ms=cfg.retry_backoff_ms,
             retry_backoff_max_ms=cfg.retry_backoff_max_ms,
@@ -197,47 +218,6 @@ class KafkaClientCore(ClientQueries):
             rng=rng,
             out=self._out,
         )
-        # Mutated in place only: the dispatcher adds the topics of leaders it needs.
-        self._topics: set[str] = set()
-        self._requests = Dispatcher(
-            cfg,
-            self.cluster,
-            self._pool,
-            self._coordinators,
-            self._refresh,
-            topics=self._topics,
-            out=self._out,
-        )
-        self._auth_error: AuthenticationError | None = None
-        # CredentialsNeeded request id -> the connection waiting for the answer.
-        self._credentials = CredentialsDesk(self._out)
-        #: Every reason to wake (docs/stacking.md section 5).
-        self._deadlines = Wakeups()
-        #: Driven by a stacked machine's loop: commands only queue (see ``stacked``).
-        self._stacked = False
-        self._closed = False
-        #: begin_close: when the graceful close gives up waiting (None: not closing).
-        self._closing_until: float | None = None
-        self._close_expired = False
-        self._heal_due = False
-        #: KIP-714 client telemetry (None when ``enable_metrics_push`` is off).
-        self.telemetry: TelemetryMachine | None = None
-        if cfg.enable_metrics_push:
-            self.telemetry = TelemetryMachine(
-                rng=rng,
-                now=now,
-                client_id=cfg.client_id,
-                version=cfg.client_software_version,
-                retry_backoff_ms=cfg.retry_backoff_ms,
-                retry_backoff_max_ms=cfg.retry_backoff_max_ms,
-                wall_offset=_checked_offset(wall_offset),
-                trace=self._out.trace,
-            )
-        if stacked:
-            self._stacked = True
-            self._deadlines.set(STEP, now)  # the first step, due at once
-        else:
-            self._step(now)
 
     # ------------------------------------------------------------ the owner's loop
     def set_stacked(self) -> None:
@@ -440,76 +420,6 @@ class KafkaClientCore(ClientQueries):
                     slot.conn, RequestCancelled("connection closed by close()"), now, by_user=True
                 )
         self._commanded(now)
-
-    def shutdown(self, *, now: float) -> None:
-        """Close everything and cancel every request; the core is unusable afterwards."""
-        if self._closed:
-            return
-        if self.telemetry is not None:
-            self._push_terminating(self.telemetry, now)
-        self._closed = True
-        for slot in list(self._pool.slots.values()):
-            if slot.conn is not None:
-                self._close_conn(slot.conn, RequestCancelled("client shut down"), now, by_user=True)
-        self._requests.fail_queued(RequestCancelled("client shut down"), now)
-        self._coordinators.clear()
-        self.cluster.failed_update(RequestCancelled("client shut down"), now=now)
-        self._refresh.announce(None, None)
-
-    def set_wall_offset(self, offset: float) -> None:
-        """Unix time minus the transport's clock, in seconds (see ``wall_offset``
-        in the constructor): telemetry dates its next points with it."""
-        checked = _checked_offset(offset)
-        if self.telemetry is not None:
-            self.telemetry.wall_offset = checked
-
-    def begin_close(self, *, now: float, timeout_ms: int) -> None:
-        """Start a graceful close: the machines with a last word queue it.
-
-        KIP-714: the telemetry machine sends one PushTelemetry marked
-        ``Terminating`` when the broker gave it a subscription with metrics,
-        so that the broker drops this client's state at once (nothing when
-        telemetry is off, was never subscribed, or no connection is ready).
-        An owner's own last words (a producer's flush, a consumer's commit and
-        LeaveGroup) are its operations, finished before it calls this.
-
-        The core goes on working meanwhile. :attr:`closing_done` turns True
-        once nothing more is to be sent (the terminating push answered or
-        failed) or ``timeout_ms`` after this call, whichever comes first: a
-        broker that never answers cannot hold the close. Then the owner calls
-        :meth:`shutdown`. A second call changes nothing.
-        """
-        if not isinstance(timeout_ms, int) or isinstance(timeout_ms, bool):
-            raise TypeError(f"begin_close: timeout_ms must be an int, got {timeout_ms!r}")
-        if timeout_ms < 0:
-            raise ValueError(f"begin_close: timeout_ms must be >= 0, got {timeout_ms}")
-        if self._closed or self._closing_until is not None:
-            return
-        self._closing_until = now + timeout_ms / 1000
-        if self.telemetry is not None:
-            self.telemetry.initiate_close(now)
-        self._commanded(now)
-
-    @property
-    def closing(self) -> bool:
-        """:meth:`begin_close` was called (or the core is shut down)."""
-        return self._closing_until is not None or self._closed
-
-    @property
-    def closing_done(self) -> bool:
-        """After :meth:`begin_close`: nothing more to send, or its timeout passed
-        (the transport may close the sockets now). True after :meth:`shutdown`."""
-        if self._closed:
-            return True
-        if self._closing_until is None:
-            return False
-        telemetry = self.telemetry
-        return (
-            self._close_expired
-            or telemetry is None
-            or not telemetry.active
-            or self._auth_error is not None  # nothing can be sent any more
-        )
 
     def credentials_ready(
         self,
@@ -833,35 +743,6 @@ class KafkaClientCore(ClientQueries):
 
         return done
 
-    def _maybe_send_telemetry(self, now: float) -> None:
-        """KIP-714: the telemetry machine's request, if one is due, to any broker."""
-        telemetry = self.telemetry
-        if telemetry is None or not telemetry.active or self._auth_error is not None:
-            return
-        versions = self._pool.api_versions(None)  # the latest broker's, None before any
-        offered = versions is not None and ApiKey.GET_TELEMETRY_SUBSCRIPTIONS in versions
-        request = telemetry.poll(
-            now, usable=self._pool.any_ready(), metrics=self._out.counters.snapshot, offered=offered
-        )
-        if request is not None:
-            on_done = telemetry.completion(request)
-            self._requests.enqueue(
-                request, request.API_KEY, AnyNode(), DEFAULT_LANE, now, on_done=on_done
-            )
-
-    def _push_terminating(self, telemetry: TelemetryMachine, now: float) -> None:
-        """KIP-714 at :meth:`shutdown` without :meth:`begin_close`: a last push
-        marked terminating, written before the connections close (best effort:
-        the transport closes the sockets in the same pass and may drop it; a
-        graceful close sends it through begin_close instead)."""
-        telemetry.initiate_close(now)
-        if telemetry.active:
-            # Nothing else may reach the wire now: what waits fails first.
-            self._requests.fail_queued(RequestCancelled("client shut down"), now)
-            self._maybe_send_telemetry(now)
-            self._dispatch(now)
-            self._drain_connections(now)
-
     # ----------------------------------------------------------------- dispatch
     def _dispatch(self, now: float) -> None:
         if not self._requests.queue:
@@ -885,15 +766,6 @@ class KafkaClientCore(ClientQueries):
         telemetry = None if closed else self.telemetry
         deadlines.arm(TELEMETRY, None if telemetry is None else telemetry.next_deadline())
         deadlines.arm(CLOSE, None if self.closing_done else self._closing_until)
-
-
-def _checked_offset(offset: float) -> float:
-    """A wall offset as given (seconds), refused when it is no finite number."""
-    if isinstance(offset, bool) or not isinstance(offset, (int, float)):
-        raise TypeError(f"wall_offset must be a number of seconds, got {offset!r}")
-    if not math.isfinite(offset):
-        raise ValueError(f"wall_offset must be finite, got {offset!r}")
-    return float(offset)
 
 
 def _reason(error: BaseException) -> str:
