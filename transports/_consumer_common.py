@@ -39,11 +39,9 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from kafkacore.client import AnyNode, TopicPartition
-from kafkacore.client.core import DEFAULT_LANE
+from kafkacore.client import TopicPartition
 from kafkacore.consumer import (
     ConsumerCore,
     ConsumerGroupMetadata,
@@ -51,10 +49,6 @@ from kafkacore.consumer import (
     OffsetAndMetadata,
     Operation,
 )
-from kafkacore.errors import KafkaTimeoutError
-from kafkacore.protocol import messages as m
-from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 
 from ._common import Role, make_parts
 from ._consumer_args import (
@@ -65,12 +59,15 @@ from ._consumer_args import (
     partitions_one_by_one,
 )
 from ._consumer_held import HeldRecords
+from ._consumer_queries import ConsumerQueries
 from ._consumer_router import ConsumerRouter, RebalanceListener
+from ._consumer_steps import REFILLED, Command, Steps, Wait, drive, timeout_ms
 from ._router import Completion
 from ._sockets import Address
 
 __all__ = [
     "REFILLED",
+    "Command",
     "ConsumerState",
     "ConsumerSurface",
     "Steps",
@@ -79,10 +76,8 @@ __all__ = [
     "timeout_ms",
 ]
 
+
 T = TypeVar("T")
-Command = Callable[[ConsumerCore, float], T]
-#: A cluster's topics as a Metadata answer lists them: name -> (partitions, internal).
-Listing = dict[str, tuple[frozenset[int], bool]]
 
 
 class ConsumerState(enum.Enum):
@@ -91,40 +86,7 @@ class ConsumerState(enum.Enum):
     CLOSED = "closed"
 
 
-@dataclass(frozen=True, slots=True)
-class Wait:
-    """A waiting step: until the core reports anything after ``mark`` (the
-    router's ``seq``), or ``until()`` when given, or until ``deadline`` on the
-    loop's clock."""
-
-    mark: int
-    deadline: float
-    until: Callable[[], bool] | None = None
-
-
-#: Yielded by the iterator after it borrowed a fresh batch: trio makes
-#: every batch a checkpoint, so a cancel scope around the loop is honoured.
-REFILLED = Wait(-1, float("-inf"))
-
-Steps = Generator[Wait, None, T]
-
-
-def drive(steps: Steps[T], block: Callable[[Wait], None]) -> T:
-    """Run ``steps`` to its value, blocking on each wait (the blocking idiom)."""
-    while True:
-        try:
-            wait = next(steps)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        block(wait)
-
-
-def timeout_ms(timeout: float | None) -> int | None:
-    """A user's ``timeout`` (seconds, None: the default) for the core."""
-    return None if timeout is None else max(int(timeout * 1000), 0)
-
-
-class ConsumerSurface:
+class ConsumerSurface(ConsumerQueries):
     """The calls every consumer offers; see the module docstring."""
 
     _NAME = "Consumer"  # the public class name, for messages
@@ -317,93 +279,6 @@ class ConsumerSurface:
                 return out
             yield Wait(mark, deadline)
 
-    def _position_steps(self, partition: TopicPartition, timeout: float | None) -> Steps[int]:
-        """The next offset to hand out, waiting until it is known (reset, committed)."""
-        tp = TopicPartition(*partition)
-        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
-        deadline = self._clock() + limit
-
-        def probe(core: ConsumerCore, now: float) -> tuple[int | None, BaseException | None, bool]:
-            self._held.sync(core, now)
-            hopeless = core.hopeless_cause()
-            return core.position(tp), hopeless or core.stall_cause(), hopeless is not None
-
-        while True:
-            mark = self._router.seq
-            pos, cause, hopeless = self._call(probe)
-            if pos is not None:
-                return pos
-            if hopeless:
-                assert cause is not None
-                raise cause  # no retry will help
-            if self._clock() >= deadline:
-                why = "" if cause is None else f"; last error: {type(cause).__name__}: {cause}"
-                error = KafkaTimeoutError(
-                    f"{self._NAME}.position: {tp} unknown after {limit} s{why}"
-                )
-                error.__cause__ = cause
-                raise error
-            yield Wait(mark, deadline)
-
-    def _listing_steps(self, what: str, timeout: float | None) -> Steps[Listing]:
-        """Every topic of the cluster, from one Metadata request (``topics()``)."""
-        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
-        answers: list[tuple[Any, BaseException | None]] = []
-
-        def done(resp: Any, err: BaseException | None, now: float) -> None:
-            answers.append((resp, err))
-            self._notify()
-
-        def issue(core: ConsumerCore, now: float) -> None:
-            request = m.MetadataRequest(topics=None, allow_auto_topic_creation=False)
-            core.request(
-                request,
-                target=AnyNode(),
-                now=now,
-                on_done=done,
-                lane=DEFAULT_LANE,
-                timeout_ms=max(int(limit * 1000), 1),
-            )
-
-        self._call(issue)
-        deadline = self._clock() + limit + 1.0  # the core fails it at limit; a backstop
-        while not answers:
-            if self._clock() >= deadline:
-                raise KafkaTimeoutError(f"{self._NAME}.{what}: no metadata within {limit} s")
-            yield Wait(-2, deadline, until=lambda: bool(answers))
-        resp, err = answers[0]
-        if err is not None:
-            raise err
-        listing: Listing = {}
-        for topic in resp.topics:
-            if topic.error_code == ErrorCode.NONE and topic.name:
-                parts = frozenset(p.partition_index for p in topic.partitions)
-                listing[topic.name] = (parts, bool(topic.is_internal))
-            elif topic.name and topic.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                error = error_for_code(topic.error_code)
-                if error is not None:
-                    raise error
-        return listing
-
-    def _groupless_steps(self) -> Steps[None]:
-        """Assign every partition of a groupless subscription's topics, once the
-        cluster lists them (a topic not there yet is looked for again next time)."""
-        topics = self._groupless
-        if not topics:
-            return
-        listing = yield from self._listing_steps("poll", None)
-        found = [t for t in topics if t in listing]
-        if not found:
-            return
-        tps = [TopicPartition(t, p) for t in found for p in sorted(listing[t][0])]
-        self._call(lambda core, now: self._given_back(core, now, core.assign, tps))
-        left = [t for t in topics if t not in listing]
-        self._groupless = left or None
-
-    def _topic_names(self, listing: Listing) -> set[str]:
-        skip = self.config.exclude_internal_topics
-        return {name for name, (_, internal) in listing.items() if not (internal and skip)}
-
     def _records(
         self, block: Callable[[Wait], None] | None = None
     ) -> Generator[ConsumerRecord | Wait, None, None]:
@@ -476,21 +351,6 @@ class ConsumerSurface:
 
     def _close_command(self, autocommit: bool) -> Command[Operation[Any]]:
         return lambda core, now: self._synced(core, now, core.close, autocommit=autocommit)
-
-    @staticmethod
-    def _lookup_command(
-        name: str, partitions: Iterable[TopicPartition], ms: int | None
-    ) -> Command[Operation[Any]]:
-        """``committed``, ``end_offsets`` or ``beginning_offsets`` of ``partitions``."""
-        tps = [TopicPartition(*tp) for tp in partitions]
-        return lambda core, now: getattr(core, name)(tps, now=now, timeout_ms=ms)
-
-    @staticmethod
-    def _times_command(
-        timestamps: Mapping[TopicPartition, int], ms: int | None
-    ) -> Command[Operation[Any]]:
-        query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
-        return lambda core, now: core.offsets_for_times(query, now=now, timeout_ms=ms)
 
     # -- plumbing -------------------------------------------------------------------
     def _synced(

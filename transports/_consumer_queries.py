@@ -1,0 +1,152 @@
+"""The consumer surface's lookups: position, the cluster's topic listing, offset queries.
+
+:class:`ConsumerQueries` is a base of
+:class:`~kafkacore.transports._consumer_common.ConsumerSurface` (not an object
+it calls through, so a call keeps its frames): the waiting ones are
+:class:`~kafkacore.transports._consumer_steps.Wait` steps, the others build
+the core commands that ``committed``, ``end_offsets``, ``beginning_offsets``
+and ``offsets_for_times`` start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from kafkacore.client import AnyNode, TopicPartition
+from kafkacore.client.core import DEFAULT_LANE
+from kafkacore.consumer import ConsumerConfig, ConsumerCore, Operation
+from kafkacore.errors import KafkaTimeoutError
+from kafkacore.protocol import messages as m
+from kafkacore.protocol.enums import ErrorCode
+from kafkacore.protocol.error_codes import error_for_code
+
+from ._consumer_held import HeldRecords
+from ._consumer_router import ConsumerRouter
+from ._consumer_steps import Command, Listing, Steps, Wait
+
+__all__ = ["ConsumerQueries"]
+
+T = TypeVar("T")
+
+
+class ConsumerQueries:
+    """Lookups of the consumer surface; see the module docstring."""
+
+    # Set or supplied by ConsumerSurface and the idiom.
+    _NAME: str
+    config: ConsumerConfig
+    _router: ConsumerRouter
+    _held: HeldRecords
+    _groupless: list[str] | None
+
+    if TYPE_CHECKING:
+
+        def _call(self, fn: Command[T]) -> T: ...
+        def _clock(self) -> float: ...
+        def _notify(self) -> None: ...
+        def _given_back(
+            self, core: ConsumerCore, now: float, fn: Callable[..., T], *args: Any
+        ) -> T: ...
+
+    def _position_steps(self, partition: TopicPartition, timeout: float | None) -> Steps[int]:
+        """The next offset to hand out, waiting until it is known (reset, committed)."""
+        tp = TopicPartition(*partition)
+        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
+        deadline = self._clock() + limit
+
+        def probe(core: ConsumerCore, now: float) -> tuple[int | None, BaseException | None, bool]:
+            self._held.sync(core, now)
+            hopeless = core.hopeless_cause()
+            return core.position(tp), hopeless or core.stall_cause(), hopeless is not None
+
+        while True:
+            mark = self._router.seq
+            pos, cause, hopeless = self._call(probe)
+            if pos is not None:
+                return pos
+            if hopeless:
+                assert cause is not None
+                raise cause  # no retry will help
+            if self._clock() >= deadline:
+                why = "" if cause is None else f"; last error: {type(cause).__name__}: {cause}"
+                error = KafkaTimeoutError(
+                    f"{self._NAME}.position: {tp} unknown after {limit} s{why}"
+                )
+                error.__cause__ = cause
+                raise error
+            yield Wait(mark, deadline)
+
+    def _listing_steps(self, what: str, timeout: float | None) -> Steps[Listing]:
+        """Every topic of the cluster, from one Metadata request (``topics()``)."""
+        limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
+        answers: list[tuple[Any, BaseException | None]] = []
+
+        def done(resp: Any, err: BaseException | None, now: float) -> None:
+            answers.append((resp, err))
+            self._notify()
+
+        def issue(core: ConsumerCore, now: float) -> None:
+            request = m.MetadataRequest(topics=None, allow_auto_topic_creation=False)
+            core.request(
+                request,
+                target=AnyNode(),
+                now=now,
+                on_done=done,
+                lane=DEFAULT_LANE,
+                timeout_ms=max(int(limit * 1000), 1),
+            )
+
+        self._call(issue)
+        deadline = self._clock() + limit + 1.0  # the core fails it at limit; a backstop
+        while not answers:
+            if self._clock() >= deadline:
+                raise KafkaTimeoutError(f"{self._NAME}.{what}: no metadata within {limit} s")
+            yield Wait(-2, deadline, until=lambda: bool(answers))
+        resp, err = answers[0]
+        if err is not None:
+            raise err
+        listing: Listing = {}
+        for topic in resp.topics:
+            if topic.error_code == ErrorCode.NONE and topic.name:
+                parts = frozenset(p.partition_index for p in topic.partitions)
+                listing[topic.name] = (parts, bool(topic.is_internal))
+            elif topic.name and topic.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                error = error_for_code(topic.error_code)
+                if error is not None:
+                    raise error
+        return listing
+
+    def _groupless_steps(self) -> Steps[None]:
+        """Assign every partition of a groupless subscription's topics, once the
+        cluster lists them (a topic not there yet is looked for again next time)."""
+        topics = self._groupless
+        if not topics:
+            return
+        listing = yield from self._listing_steps("poll", None)
+        found = [t for t in topics if t in listing]
+        if not found:
+            return
+        tps = [TopicPartition(t, p) for t in found for p in sorted(listing[t][0])]
+        self._call(lambda core, now: self._given_back(core, now, core.assign, tps))
+        left = [t for t in topics if t not in listing]
+        self._groupless = left or None
+
+    def _topic_names(self, listing: Listing) -> set[str]:
+        skip = self.config.exclude_internal_topics
+        return {name for name, (_, internal) in listing.items() if not (internal and skip)}
+
+    @staticmethod
+    def _lookup_command(
+        name: str, partitions: Iterable[TopicPartition], ms: int | None
+    ) -> Command[Operation[Any]]:
+        """``committed``, ``end_offsets`` or ``beginning_offsets`` of ``partitions``."""
+        tps = [TopicPartition(*tp) for tp in partitions]
+        return lambda core, now: getattr(core, name)(tps, now=now, timeout_ms=ms)
+
+    @staticmethod
+    def _times_command(
+        timestamps: Mapping[TopicPartition, int], ms: int | None
+    ) -> Command[Operation[Any]]:
+        query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
+        return lambda core, now: core.offsets_for_times(query, now=now, timeout_ms=ms)
