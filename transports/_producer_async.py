@@ -25,22 +25,22 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, overload
 
-from kafkacore.client import TopicPartition
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
 from kafkacore.producer import BufferFull, ProducerClosedError, ProducerCore, RecordMetadata
 
 from ._async_driver import AsyncDriver, Waiter
 from ._common import Parts
+from ._producer_async_ops import AsyncOperations
 from ._producer_common import ManyResult, OnDelivery, ProducerState, ProducerSurface, now_ms
 from ._producer_future import Idiom, LightFuture, RecordFuture
 
 if TYPE_CHECKING:
     # Types only: importing it runs the consumer package, which a producer
     # never needs (a transactional one gets the consumer's metadata from it).
-    from kafkacore.consumer import ConsumerGroupMetadata
+    pass
 
 __all__ = ["AsyncProducerBase"]
 
@@ -52,7 +52,7 @@ _FAREWELL_S = 5.0
 _time_ns = time.time_ns
 
 
-class AsyncProducerBase(ProducerSurface):
+class AsyncProducerBase(AsyncOperations, ProducerSurface):
     """Framework-independent half of the async producers; see the module docstring."""
 
     _NAME = "AsyncProducer"
@@ -292,53 +292,6 @@ class AsyncProducerBase(ProducerSurface):
         waiter = self._driver.waiter()
         self._driver.call(lambda now: self._expect(command(core, now), waiter.fill))
         await self._driver.wait(waiter, timeout, f"{self._NAME}.{what}")
-
-    async def flush(self, timeout: float | None = None) -> None:
-        """Send everything queued now and wait until each record is done."""
-        await self._operation("flush", timeout)
-
-    async def init_transactions(self, timeout: float | None = None) -> None:
-        """Get the producer id (fencing older instances); done by start() already
-        (as aiokafka does), then a no-op."""
-        if self._txn_started:
-            self._txn_started = False
-            await self._driver.checkpoint()
-            return
-        await self._operation("init_transactions", timeout)
-
-    async def _start_transactions(self) -> None:
-        """After start: a transactional producer gets its producer id (aiokafka's start)."""
-        if self.config.transactional_id is not None:
-            await self._operation("init_transactions", self.config.max_block_ms / 1000)
-            self._txn_started = True
-
-    async def begin_transaction(self) -> None:
-        await self._operation("begin_transaction", None)
-
-    async def send_offsets_to_transaction(
-        self,
-        offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int],
-        group_id: str | ConsumerGroupMetadata,
-        timeout: float | None = None,
-    ) -> None:
-        await self._operation("send_offsets_to_transaction", timeout, offsets, group_id)
-
-    async def commit_transaction(self, timeout: float | None = None) -> None:
-        await self._operation("commit_transaction", timeout)
-
-    async def abort_transaction(self, timeout: float | None = None) -> None:
-        await self._operation("abort_transaction", timeout)
-
-    @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator[None]:
-        """aiokafka: ``async with p.transaction():`` begins, commits (aborts on an error)."""
-        await self.begin_transaction()
-        try:
-            yield
-        except BaseException:
-            await self.abort_transaction()
-            raise
-        await self.commit_transaction()
 
     def run_on_loop(self, fn: Callable[[ProducerCore], Any]) -> Any:
         """Call ``fn(core)`` and pump afterwards (queries, tests)."""

@@ -53,11 +53,11 @@ from ._producer_common import (
     ManyResult,
     OnDelivery,
     ProducerState,
-    ProducerSurface,
     now_ms,
 )
 from ._producer_future import LightFuture, RecordFuture, ThreadIdiom, WaitTimeoutError
-from ._selector_driver import Delivery, LoopThread, failer
+from ._producer_selector_queries import BlockingQueries
+from ._selector_driver import LoopThread
 
 __all__ = ["KafkaProducer", "ProducerState"]
 
@@ -68,7 +68,7 @@ _time_ns = time.time_ns
 _sleep = time.sleep
 
 
-class KafkaProducer(BlockingOperations, ProducerSurface):
+class KafkaProducer(BlockingOperations, BlockingQueries):
     """Blocking producer; see the module docstring. Options as ProducerConfig + ClientConfig."""
 
     _NAME = "KafkaProducer"
@@ -366,41 +366,3 @@ class KafkaProducer(BlockingOperations, ProducerSurface):
             raise KafkaTimeoutError(
                 f"{self._NAME}.{what}: not finished within {timeout} s"
             ) from None
-
-    # -- queries (kafka-python's names) ---------------------------------------
-    def partitions_for(self, topic: str) -> set[int]:
-        """``topic``'s partition ids; waits up to max_block_ms for its metadata."""
-        self._idiom.check_off_loop("partitions_for")
-        deadline = _monotonic() + self._max_block_s
-        while True:
-            with self._lock:
-                if not self._open:
-                    raise self._refused()
-                parts = self._known_partitions(self._core, topic, _monotonic())
-                if parts is not None:
-                    return parts
-                self._wake()
-                remaining = deadline - _monotonic()
-                if remaining <= 0:
-                    raise self._no_partitions(topic)
-                self._idiom.waiters += 1  # metadata comes with no producer event: poll
-                try:
-                    self._cond.wait(min(remaining, 0.05))
-                finally:
-                    self._idiom.waiters -= 1
-
-    def metrics(self, raw: bool = False) -> dict[str, dict[str, float]]:
-        """kafka-python's ``metrics()``: ``{"producer-metrics": {name: value}}`` (counters)."""
-        with self._lock:
-            return self._metrics_of(self._core)
-
-    def bootstrap_connected(self) -> bool:
-        """Whether a bootstrap broker answered (kafka-python)."""
-        with self._lock:
-            return self._connected(self._core)
-
-    def run_on_loop(self, fn: Callable[[Any], Any], timeout: float | None = None) -> Any:
-        """Run ``fn(core)`` on the loop thread and return its result (queries, tests)."""
-        fut = Delivery()
-        self._loop.post(lambda now: fut.set_result(fn(self._core)), failer(fut))
-        return fut.result(timeout)

@@ -48,6 +48,7 @@ from kafkacore.errors import LocalProtocolError, RequestCancelled
 from ._bridge import Bridge, DrivenCore
 from ._common import Parts
 from ._credentials import CredentialsAnswer, fulfil_in_thread
+from ._delivery import Delivery, failer
 from ._lifecycle import Closer, closer_of, farewell_ms, set_wall_clock
 from ._selector_io import SelectorIo
 
@@ -377,27 +378,3 @@ class _LockedBridge(Bridge):
         finally:
             self.wanted = False
             lock.release()
-
-
-class Delivery(concurrent.futures.Future[Any]):
-    """A future a core completion resolves: ``fill(value, error)``, once.
-
-    Filling a future that is done already (cancelled by the user from
-    another thread, or resolved before) does nothing.
-    """
-
-    def fill(self, value: Any, error: BaseException | None) -> None:
-        if self.done():
-            return
-        try:
-            if error is not None:
-                self.set_exception(error)
-            else:
-                self.set_result(value)
-        except concurrent.futures.InvalidStateError:
-            pass  # cancelled by another thread just now
-
-
-def failer(fut: Delivery) -> Callable[[BaseException], None]:
-    """``fail(error)`` for :meth:`LoopThread.post`: fails ``fut`` unless it is done."""
-    return lambda error: fut.fill(None, error)
