@@ -30,11 +30,7 @@ HEAD_LINES = 3
 #: command-line tools), at their size when the gate came: each may shrink, not
 #: grow, and must leave this table once it is within the limit, so the table
 #: only ever empties. Owner's task: split each into named steps.
-KNOWN_OVER = {
-    "transports/cli/_consume.py::consume": 108,
-    "transports/cli/_groups.py::reset_offsets": 84,
-    "transports/cli/_produce.py::produce": 95,
-}
+KNOWN_OVER: dict[str, int] = {}
 
 
 def _is_generated(path: Path) -> bool:

@@ -214,26 +214,31 @@ def consume(
     quiet: bool,
 ) -> None:
     """Print records of TOPIC... to stdout, one a line (or as --format says)."""
-    if sum(x is not None for x in (fmt, key_separator)) + as_json > 1:
-        raise click.UsageError("--format, --key-separator and --json exclude each other")
-    render: Callable[[ConsumerRecord], str]
-    if as_json:
-        render = lambda r: record_json(r) + "\n"  # noqa: E731
-    elif fmt is not None:
-        render = compile_format(fmt)
-    else:
-        render = compile_format(f"%k{key_separator}%s\n" if key_separator else "%s\n")
-    start = parse_offset(offset_spec) if offset_spec is not None else None
-    if group and partitions:
-        raise click.UsageError("-p/--partition reads without a group; drop --group or -p")
-    if group and start is not None and start.kind not in ("beginning", "end", "stored"):
-        raise click.BadParameter(
-            "with --group, -o is beginning, end or stored (the group's reset policy)",
-            param_hint="'-o'",
-        )
-    if not group and start is not None and start.kind == "stored":
-        raise click.BadParameter("'stored' needs --group", param_hint="'-o'")
+    render = _renderer(fmt, key_separator, as_json)
+    start = _start(offset_spec, group, partitions)
     tps = _partitions(app, topics, partitions)
+    consumer, ends, total = _open(app, topics, tps, group, start, count, until_end, isolation)
+    show = not quiet and total is not None and not (is_terminal() and _same_terminal())
+    progress = Progress("consumed", total, enabled=show)
+    try:
+        _loop(consumer, render, progress, group, count, ends if until_end else None, idle_timeout)
+    finally:
+        progress.close()
+        consumer.close()
+
+
+def _open(
+    app: App,
+    topics: tuple[str, ...],
+    tps: list[TopicPartition],
+    group: str | None,
+    start: OffsetStart | None,
+    count: int | None,
+    until_end: bool,
+    isolation: str,
+) -> tuple[KafkaConsumer, dict[TopicPartition, int], int | None]:
+    """The consumer (subscribed with a group, else assigned and positioned), the
+    partitions' end offsets for --until-end, and how many records to expect."""
     ends: dict[TopicPartition, int] = {}
     common = {"isolation_level": isolation, "enable_auto_commit": False}
     if group:
@@ -255,13 +260,37 @@ def consume(
             if count and until_end
             else count or (backlog if until_end else None)
         )
-    show = not quiet and total is not None and not (is_terminal() and _same_terminal())
-    progress = Progress("consumed", total, enabled=show)
-    try:
-        _loop(consumer, render, progress, group, count, ends if until_end else None, idle_timeout)
-    finally:
-        progress.close()
-        consumer.close()
+    return consumer, ends, total
+
+
+def _renderer(
+    fmt: str | None, key_separator: str | None, as_json: bool
+) -> Callable[[ConsumerRecord], str]:
+    """How each record is printed: JSON, a format string, or the value (with its key)."""
+    if sum(x is not None for x in (fmt, key_separator)) + as_json > 1:
+        raise click.UsageError("--format, --key-separator and --json exclude each other")
+    if as_json:
+        return lambda r: record_json(r) + "\n"
+    if fmt is not None:
+        return compile_format(fmt)
+    return compile_format(f"%k{key_separator}%s\n" if key_separator else "%s\n")
+
+
+def _start(
+    offset_spec: str | None, group: str | None, partitions: tuple[int, ...]
+) -> OffsetStart | None:
+    """The -o start, checked against how the records are read (group or partitions)."""
+    start = parse_offset(offset_spec) if offset_spec is not None else None
+    if group and partitions:
+        raise click.UsageError("-p/--partition reads without a group; drop --group or -p")
+    if group and start is not None and start.kind not in ("beginning", "end", "stored"):
+        raise click.BadParameter(
+            "with --group, -o is beginning, end or stored (the group's reset policy)",
+            param_hint="'-o'",
+        )
+    if not group and start is not None and start.kind == "stored":
+        raise click.BadParameter("'stored' needs --group", param_hint="'-o'")
+    return start
 
 
 def _loop(

@@ -237,40 +237,60 @@ def reset_offsets(
         at = spec.value
     with app.admin() as admin:
         _refuse_active(admin, group)
-        tps = _targets(admin, topics, group)
-        committed = admin.list_consumer_group_offsets(group, partitions=tps)
-        firsts = _offsets(admin, tps, OffsetSpec.earliest())
-        lasts = _offsets(admin, tps, OffsetSpec.latest())
-        stamped = _offsets(admin, tps, OffsetSpec.for_timestamp(at)) if at is not None else {}
-        plan: dict[TopicPartition, tuple[int | None, int]] = {}
-        for tp in tps:
-            meta = committed.get(tp)
-            current = None if meta is None else meta.offset
-            if mode == "earliest":
-                new = firsts[tp]
-            elif mode == "latest":
-                new = lasts[tp]
-            elif to_offset is not None:
-                new = to_offset
-            elif at is not None:
-                new = lasts[tp] if stamped[tp] < 0 else stamped[tp]
-            else:
-                assert shift_by is not None
-                new = (firsts[tp] if current is None else current) + shift_by
-            plan[tp] = (current, min(max(new, firsts[tp]), lasts[tp]))
+        plan = _reset_plan(
+            admin, group, _targets(admin, topics, group), mode, to_offset, at, shift_by
+        )
         _show_plan(group, plan, as_json)
         if dry_run:
             click.echo("dry run: nothing changed", err=True)
             return
-        items = list(plan.items())
-        with Progress(
-            "reset", len(items), unit="partitions", enabled=len(items) > RESET_CHUNK
-        ) as bar:
-            for i in range(0, len(items), RESET_CHUNK):
-                chunk = {tp: OffsetAndMetadata(new) for tp, (_, new) in items[i : i + RESET_CHUNK]}
-                check_items(admin.alter_consumer_group_offsets(group, chunk), "partition")
-                bar.advance(len(chunk))
+        _apply_plan(admin, group, plan)
     click.echo(f"group {group}: {len(plan)} offset(s) reset", err=True)
+
+
+def _reset_plan(
+    admin: KafkaAdminClient,
+    group: str,
+    tps: list[TopicPartition],
+    mode: str | None,
+    to_offset: int | None,
+    at: int | None,
+    shift_by: int | None,
+) -> dict[TopicPartition, tuple[int | None, int]]:
+    """Each partition's (committed, new) offset, the new one kept inside the log."""
+    committed = admin.list_consumer_group_offsets(group, partitions=tps)
+    firsts = _offsets(admin, tps, OffsetSpec.earliest())
+    lasts = _offsets(admin, tps, OffsetSpec.latest())
+    stamped = _offsets(admin, tps, OffsetSpec.for_timestamp(at)) if at is not None else {}
+    plan: dict[TopicPartition, tuple[int | None, int]] = {}
+    for tp in tps:
+        meta = committed.get(tp)
+        current = None if meta is None else meta.offset
+        if mode == "earliest":
+            new = firsts[tp]
+        elif mode == "latest":
+            new = lasts[tp]
+        elif to_offset is not None:
+            new = to_offset
+        elif at is not None:
+            new = lasts[tp] if stamped[tp] < 0 else stamped[tp]
+        else:
+            assert shift_by is not None
+            new = (firsts[tp] if current is None else current) + shift_by
+        plan[tp] = (current, min(max(new, firsts[tp]), lasts[tp]))
+    return plan
+
+
+def _apply_plan(
+    admin: KafkaAdminClient, group: str, plan: dict[TopicPartition, tuple[int | None, int]]
+) -> None:
+    """Commit the plan's new offsets in chunks, with a progress bar on long work."""
+    items = list(plan.items())
+    with Progress("reset", len(items), unit="partitions", enabled=len(items) > RESET_CHUNK) as bar:
+        for i in range(0, len(items), RESET_CHUNK):
+            chunk = {tp: OffsetAndMetadata(new) for tp, (_, new) in items[i : i + RESET_CHUNK]}
+            check_items(admin.alter_consumer_group_offsets(group, chunk), "partition")
+            bar.advance(len(chunk))
 
 
 def _refuse_active(admin: KafkaAdminClient, group: str) -> None:

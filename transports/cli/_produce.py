@@ -143,12 +143,7 @@ def produce(
         raise click.UsageError("--json and --key-separator exclude each other")
     if key_separator == "":
         raise click.BadParameter("must not be empty", param_hint="'-K' / '--key-separator'")
-    fixed = []
-    for item in headers:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise click.BadParameter(f"{item!r}: expected NAME=VALUE", param_hint="'-H'")
-        fixed.append((name, value.encode()))
+    fixed = _headers(headers)
     with app.admin(helper=True) as admin:
         count = len(describe_topic(admin, topic).partitions)
     if partition is not None and partition >= count:
@@ -162,30 +157,7 @@ def produce(
         for where, line in _lines(files):
             if skip_empty and not line:
                 continue
-            if as_json:
-                rec = _json_record(line, where)
-                if rec["partition"] is not None and not 0 <= rec["partition"] < count:
-                    raise CliError(
-                        f"{where}: topic {topic} has no partition {rec['partition']}",
-                        Exit.NOT_FOUND,
-                    )
-            else:
-                key: bytes | None = None
-                value = line
-                if key_separator is not None:
-                    k, sep, v = line.partition(key_separator)
-                    if not sep:
-                        raise CliError(
-                            f"{where}: no key separator {key_separator!r} in the line", Exit.USAGE
-                        )
-                    key, value = k.encode(), v
-                rec = {
-                    "key": key,
-                    "value": value.encode(),
-                    "headers": None,
-                    "partition": None,
-                    "timestamp": None,
-                }
+            rec = _record(line, where, topic, count, as_json, key_separator)
             pacer.wait()
             futures.append(
                 producer.send(
@@ -203,6 +175,44 @@ def produce(
         producer.flush()
         _settle(futures)
     click.echo(f"produced {pacer.count} record(s) to {topic}", err=True)
+
+
+def _headers(headers: tuple[str, ...]) -> list[tuple[str, bytes]]:
+    """``-H NAME=VALUE`` options as record headers."""
+    fixed = []
+    for item in headers:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"{item!r}: expected NAME=VALUE", param_hint="'-H'")
+        fixed.append((name, value.encode()))
+    return fixed
+
+
+def _record(
+    line: str, where: str, topic: str, count: int, as_json: bool, key_separator: str | None
+) -> dict[str, Any]:
+    """One input line as the record to send (JSON, or a value with an optional key)."""
+    if as_json:
+        rec = _json_record(line, where)
+        if rec["partition"] is not None and not 0 <= rec["partition"] < count:
+            raise CliError(
+                f"{where}: topic {topic} has no partition {rec['partition']}", Exit.NOT_FOUND
+            )
+        return rec
+    key: bytes | None = None
+    value = line
+    if key_separator is not None:
+        k, sep, v = line.partition(key_separator)
+        if not sep:
+            raise CliError(f"{where}: no key separator {key_separator!r} in the line", Exit.USAGE)
+        key, value = k.encode(), v
+    return {
+        "key": key,
+        "value": value.encode(),
+        "headers": None,
+        "partition": None,
+        "timestamp": None,
+    }
 
 
 def _settle(futures: list[RecordFuture]) -> None:
