@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 ``send`` hands the core a :class:`RecordFuture` as the record's token. It
 holds four slots and no lock, condition or event of its own: when the
-record's batch completes, :func:`~kafkacore.transports._producer_common.fan_out`
+record's batch completes, :func:`~kafkacore.transports._producer_fanout.fan_out`
 stores the batch's :class:`~kafkacore.producer.BatchCompleted` and the
 record's index in it, and runs the callbacks if there are any. The
 :class:`~kafkacore.producer.RecordMetadata` is made only when asked for.

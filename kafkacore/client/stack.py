@@ -10,9 +10,10 @@ is their shared base and the whole stacking contract in code:
   issued from a response callback, say) only queues work for the running
   loop.
 - The loop alternates between stepping the client when a command left
-  it work (:meth:`KafkaClientCore.step`: sending only queues, so a
-  request sent from inside this step is written by the client's step in
-  the next round, never by a client step nested in ours), draining the
+  it work (:meth:`KafkaClientCore.step`: sending runs no client step, so a
+  request sent from inside this step leaves with the client's step in
+  the next round, never by a client step nested in ours; one nobody waits
+  ahead of is already encoded into its connection at ``send``), draining the
   client core's events (a completed request goes to the callback
   registered when it was sent; anything else to :meth:`_on_client_event`)
   and the machine's own work (:meth:`_work`), until none moves. It runs at most
