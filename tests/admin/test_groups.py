@@ -133,7 +133,7 @@ def test_list_groups_retries_a_loading_broker_and_reports_a_failing_one() -> Non
     h.world.script(ApiKey.LIST_GROUPS, refuse, refuse)
     listing = h.result(h.core.list_groups(now=h.now))
     assert list(listing.errors) == [1]
-    assert str(listing.errors[1]) == "CLUSTER_AUTHORIZATION_FAILED: ListGroups on broker 1"
+    assert str(listing.errors[1]) == "CLUSTER_AUTHORIZATION_FAILED: ListGroups (broker 1)"
     assert [g.group_id for g in listing.groups if g.coordinator == 1] == []
 
 
