@@ -242,7 +242,7 @@ def test_describe_consumer_groups_classic_and_kip848() -> None:
     assert (m848.member_epoch, m848.rack_id, m848.subscribed_topics) == (7, "rack-a", ("t",))
     error = results["nope"].error
     assert isinstance(error, GroupIdNotFoundError)
-    assert str(error) == "GROUP_ID_NOT_FOUND: group 'nope': Group nope not found."
+    assert str(error) == "GROUP_ID_NOT_FOUND: group 'nope' (broker 0): Group nope not found."
 
 
 def test_describe_consumer_groups_with_authorized_operations() -> None:

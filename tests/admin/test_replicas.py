@@ -143,7 +143,9 @@ def test_reassignment_errors() -> None:
     )
     op = h.core.alter_partition_reassignments({TP("a", 0): [1]}, now=h.now)
     h.run(op)
-    assert str(op.error) == "CLUSTER_AUTHORIZATION_FAILED: AlterPartitionReassignments: no"
+    assert str(op.error) == (
+        "CLUSTER_AUTHORIZATION_FAILED: AlterPartitionReassignments (broker 0): no"
+    )
     h.world.script(
         ApiKey.LIST_PARTITION_REASSIGNMENTS,
         lambda b, body, v: m.ListPartitionReassignmentsResponse(
