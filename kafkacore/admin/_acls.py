@@ -97,7 +97,12 @@ class AclCommands(AdminBase):
                 self._failed(
                     job,
                     [None],
-                    code_error(response.error_code, response.error_message, "DescribeAcls"),
+                    code_error(
+                        response.error_code,
+                        response.error_message,
+                        "DescribeAcls",
+                        node_id=self._answerer(),
+                    ),
                     send,
                     t,
                 )
@@ -149,7 +154,12 @@ class AclCommands(AdminBase):
                 # Results come back in the order of the creations; their errors are final.
                 for b, r in zip(keys, response.results, strict=False):
                     if r.error_code:
-                        job.settle(b, error=code_error(r.error_code, r.error_message, f"ACL {b}"))
+                        job.settle(
+                            b,
+                            error=code_error(
+                                r.error_code, r.error_message, f"ACL {b}", node_id=self._answerer()
+                            ),
+                        )
                     else:
                         job.settle(b, None)
 
@@ -196,13 +206,22 @@ class AclCommands(AdminBase):
                     failed = next((a for a in r.matching_acls if a.error_code), None)
                     if r.error_code:
                         job.settle(
-                            f, error=code_error(r.error_code, r.error_message, f"ACL filter {f}")
+                            f,
+                            error=code_error(
+                                r.error_code,
+                                r.error_message,
+                                f"ACL filter {f}",
+                                node_id=self._answerer(),
+                            ),
                         )
                     elif failed is not None:
                         job.settle(
                             f,
                             error=code_error(
-                                failed.error_code, failed.error_message, f"ACL filter {f}"
+                                failed.error_code,
+                                failed.error_message,
+                                f"ACL filter {f}",
+                                node_id=self._answerer(),
                             ),
                         )
                     else:

@@ -50,6 +50,7 @@ from kafkacore.client.config import ClientConfig
 from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.events import CLIENT_EVENTS, ClientEvent, RequestCompleted
 from kafkacore.client.handles import RequestHandle
+from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator, Target, TransactionCoordinator
 from kafkacore.client.stack import StackedMachine
 from kafkacore.errors import (
@@ -64,12 +65,12 @@ from kafkacore.errors import (
 )
 from kafkacore.operation import Operation, OperationCompleted
 from kafkacore.protocol.enums import CoordinatorType, ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 
 __all__ = [
     "CONTROLLER_RETRY",
     "AdminBase",
     "Job",
+    "answering_broker",
     "code_error",
     "items_outcome",
     "retriable",
@@ -180,12 +181,33 @@ def retriable(error: BaseException) -> bool:
     return isinstance(error, KafkaTimeoutError | KafkaConnectionError)
 
 
-def code_error(code: int, message: str | None, what: str) -> BaseException:
-    """The exception of a non-zero error code, naming ``what`` it was about."""
-    text = f"{what}: {message}" if message else what
-    error = error_for_code(code, text)
+def code_error(code: int, message: str | None, what: str, *, node_id: int | None) -> BrokerError:
+    """The exception of a non-zero error code that broker ``node_id`` answered, naming
+    ``what`` it was about and that broker; the error keeps both (``code``, ``node_id``).
+
+    ``node_id`` has no default so that no call site forgets it (issue 13): an
+    answer's handler passes :meth:`AdminBase._answerer`.
+    """
+    if node_id is None:
+        where = what
+    else:
+        where = f"{what} (broker {node_id})" if node_id >= 0 else f"{what} (a bootstrap server)"
+    error = broker_error(code, f"{where}: {message}" if message else where, node_id=node_id)
     assert error is not None, "code_error needs a non-zero code"
     return error
+
+
+def answering_broker(client: KafkaClientCore, node_id: int | None) -> int | None:
+    """The broker id of a connection: a bootstrap address (a negative id, used before
+    the metadata names the brokers) is the broker the metadata lists at that address."""
+    if node_id is None or node_id >= 0:
+        return node_id
+    seed = client.cluster.broker_metadata(node_id)
+    if seed is not None:
+        for b in client.cluster.brokers():
+            if b.node_id >= 0 and (b.host, b.port) == (seed.host, seed.port):
+                return b.node_id
+    return node_id
 
 
 #: Everything :meth:`AdminCore.pull_events` can return: a closed union (the
@@ -267,6 +289,12 @@ class AdminBase(StackedMachine[AdminEvent]):
 
     def _stopped(self) -> bool:
         return self._closed
+
+    def _answerer(self) -> int | None:
+        """While an answer is handled: the id of the broker that sent it, a bootstrap
+        connection's negative id mapped to the broker's own (:func:`answering_broker`);
+        None outside a handler. Every error built from the answer carries it."""
+        return answering_broker(self.client, self.answered_by)
 
     # ------------------------------------------------------------- jobs
     def _begin(
@@ -438,7 +466,7 @@ class AdminBase(StackedMachine[AdminEvent]):
         (CONTROLLER_RETRY) or fail ``keys`` with it."""
         if not code:
             return True
-        error = code_error(code, message, what)
+        error = code_error(code, message, what, node_id=self._answerer())
         if code in CONTROLLER_RETRY:
             self._controller_retry(job, [(k, error) for k in keys], again, now)
         else:

@@ -101,7 +101,12 @@ class ConfigCommands(AdminBase):
             for r in response.results:
                 key = _key(r.resource_type, r.resource_name)
                 if key in batch:
-                    job.settle(key, *_outcome(key, r.error_code, r.error_message, r.configs))
+                    job.settle(
+                        key,
+                        *_outcome(
+                            key, r.error_code, r.error_message, r.configs, node_id=self._answerer()
+                        ),
+                    )
 
         self._send(
             job,
@@ -155,7 +160,12 @@ class ConfigCommands(AdminBase):
             for r in response.responses:
                 key = _key(r.resource_type, r.resource_name)
                 if key in wanted:
-                    job.settle(key, *_outcome(key, r.error_code, r.error_message, None))
+                    job.settle(
+                        key,
+                        *_outcome(
+                            key, r.error_code, r.error_message, None, node_id=self._answerer()
+                        ),
+                    )
 
         send(list(wanted), now)
         return self._started(job, now)
@@ -203,18 +213,24 @@ class ConfigCommands(AdminBase):
             for r in response.responses:
                 key = _key(r.resource_type, r.resource_name)
                 if key in wanted:
-                    job.settle(key, *_outcome(key, r.error_code, r.error_message, None))
+                    job.settle(
+                        key,
+                        *_outcome(
+                            key, r.error_code, r.error_message, None, node_id=self._answerer()
+                        ),
+                    )
 
         send(list(wanted), now)
         return self._started(job, now)
 
 
 def _outcome(
-    key: ConfigResource, code: int, message: str | None, configs: Any
+    key: ConfigResource, code: int, message: str | None, configs: Any, *, node_id: int | None
 ) -> tuple[Any, BaseException | None]:
-    """A resource's (value, error); its errors are final (as in the Java client)."""
+    """A resource's (value, error) as broker ``node_id`` answered; its errors are final
+    (as in the Java client)."""
     if code:
-        return None, code_error(code, message, f"config resource {key}")
+        return None, code_error(code, message, f"config resource {key}", node_id=node_id)
     if configs is None:
         return None, None
     return {c.name: _entry(c) for c in configs}, None

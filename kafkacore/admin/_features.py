@@ -68,7 +68,7 @@ class FeatureCommands(AdminBase):
         def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
             if response.error_code:
                 error = broker_error(
-                    self.client, response.error_code, None, "ApiVersions", handle.node_id
+                    self.client, response.error_code, None, "ApiVersions", node_id=handle.node_id
                 )
                 self._failed(job, [None], error, send, t)
                 return
@@ -141,7 +141,7 @@ class FeatureCommands(AdminBase):
                 code = response.error_code
                 if code:
                     error = broker_error(
-                        self.client, code, response.error_message, "UpdateFeatures", node
+                        self.client, code, response.error_message, "UpdateFeatures", node_id=node
                     )
                     if code in CONTROLLER_RETRY:
                         self._controller_retry(job, [(k, error) for k in keys], send, t2)
@@ -164,7 +164,7 @@ class FeatureCommands(AdminBase):
                         r.error_code,
                         r.error_message,
                         f"UpdateFeatures, feature {r.feature!r}",
-                        node,
+                        node_id=node,
                     )
                     if r.error_code in CONTROLLER_RETRY:
                         retry.append((r.feature, error))

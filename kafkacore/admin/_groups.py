@@ -194,7 +194,7 @@ class GroupCommands(BrokerFanout):
         def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
             code = response.error_code
             if code:
-                error = code_error(code, None, f"ListGroups on broker {node}")
+                error = code_error(code, None, "ListGroups", node_id=node)
                 if code in COORDINATOR_MOVED:
                     self._retry_items(job, [(node, error)], again, t)
                 else:
@@ -329,7 +329,7 @@ class GroupCommands(BrokerFanout):
         """True when ``code`` is success; else retry (coordinator moved) or settle the error."""
         if not code:
             return True
-        error = code_error(code, message, f"group {group!r}")
+        error = code_error(code, message, f"group {group!r}", node_id=self._answerer())
         if code in COORDINATOR_MOVED:
             self._retry_items(job, [(group, error)], again, now)
         else:

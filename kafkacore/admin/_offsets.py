@@ -106,7 +106,7 @@ class OffsetCommands(AdminBase):
         """True when a group-level ``code`` is success; else retry or fail every key."""
         if not code:
             return True
-        error = code_error(code, message, f"group {group!r}")
+        error = code_error(code, message, f"group {group!r}", node_id=self._answerer())
         if code in COORDINATOR_MOVED:
             self._again(job, keys, error, again, now)
         else:
@@ -152,10 +152,13 @@ class OffsetCommands(AdminBase):
             code = next((c for c in codes if c in FETCH_RETRY), None) or next(
                 (c for c in codes if c), 0
             )
+            node = self._answerer()
             if code in FETCH_RETRY:
-                self._again(job, [None], code_error(code, None, f"group {group!r}"), send, t)
+                error = code_error(code, None, f"group {group!r}", node_id=node)
+                self._again(job, [None], error, send, t)
             elif code:
-                job.settle(None, error=code_error(code, None, f"OffsetFetch of group {group!r}"))
+                what = f"OffsetFetch of group {group!r}"
+                job.settle(None, error=code_error(code, None, what, node_id=node))
             else:
                 job.settle(None, dict(sorted(result.items())))
 
@@ -232,6 +235,7 @@ class OffsetCommands(AdminBase):
             code,
             message,
             f"partition {key[0]}-{key[1]}" if isinstance(key, TopicPartition) else f"topic {key!r}",
+            node_id=self._answerer(),
         )
         if code in COORDINATOR_MOVED:
             retry.append((key, error))
@@ -333,6 +337,7 @@ class OffsetCommands(AdminBase):
                                 p.error_code,
                                 p.error_message,
                                 f"partition {tp.topic}-{tp.partition} of share group {group!r}",
+                                node_id=self._answerer(),
                             ),
                         )
                         return

@@ -77,7 +77,10 @@ class QuotaCommands(AdminBase):
         def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
             if response.error_code:
                 error = code_error(
-                    response.error_code, response.error_message, "DescribeClientQuotas"
+                    response.error_code,
+                    response.error_message,
+                    "DescribeClientQuotas",
+                    node_id=self._answerer(),
                 )
                 self._failed(job, [None], error, send, t)
                 return
@@ -147,7 +150,10 @@ class QuotaCommands(AdminBase):
                 if entity in wanted:
                     error = (
                         code_error(
-                            e.error_code, e.error_message, f"quota entity {entity.as_dict()}"
+                            e.error_code,
+                            e.error_message,
+                            f"quota entity {entity.as_dict()}",
+                            node_id=self._answerer(),
                         )
                         if e.error_code
                         else None
@@ -182,7 +188,10 @@ class QuotaCommands(AdminBase):
         def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
             if response.error_code:
                 error = code_error(
-                    response.error_code, response.error_message, "DescribeUserScramCredentials"
+                    response.error_code,
+                    response.error_message,
+                    "DescribeUserScramCredentials",
+                    node_id=self._answerer(),
                 )
                 self._failed(job, job.unsettled(), error, send, t)
                 return
@@ -191,7 +200,13 @@ class QuotaCommands(AdminBase):
                     job.add([r.user])
                 if r.error_code:
                     job.settle(
-                        r.user, error=code_error(r.error_code, r.error_message, f"user {r.user!r}")
+                        r.user,
+                        error=code_error(
+                            r.error_code,
+                            r.error_message,
+                            f"user {r.user!r}",
+                            node_id=self._answerer(),
+                        ),
                     )
                 else:
                     infos = tuple(
@@ -254,7 +269,12 @@ class QuotaCommands(AdminBase):
             for r in response.results:
                 if r.user in job.known:
                     error = (
-                        code_error(r.error_code, r.error_message, f"user {r.user!r}")
+                        code_error(
+                            r.error_code,
+                            r.error_message,
+                            f"user {r.user!r}",
+                            node_id=self._answerer(),
+                        )
                         if r.error_code
                         else None
                     )

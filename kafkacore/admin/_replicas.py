@@ -135,7 +135,8 @@ class ReplicaCommands(BrokerFanout):
     ) -> None:
         if tp not in job.known:
             return
-        error = code_error(code, message, f"partition {tp.topic}-{tp.partition}") if code else None
+        where = f"partition {tp.topic}-{tp.partition}"
+        error = code_error(code, message, where, node_id=self._answerer()) if code else None
         if error is not None and code in CONTROLLER_RETRY:
             retry.append((tp, error))
         else:
@@ -288,13 +289,16 @@ class ReplicaCommands(BrokerFanout):
                     job.settle(
                         node,
                         error=code_error(
-                            response.error_code, None, f"DescribeLogDirs on broker {node}"
+                            response.error_code, None, "DescribeLogDirs", node_id=node
                         ),
                     )
                 else:
                     job.settle(
                         node,
-                        {d.log_dir: _log_dir(d, handle.api_version or 0) for d in response.results},
+                        {
+                            d.log_dir: _log_dir(d, handle.api_version or 0, node)
+                            for d in response.results
+                        },
                     )
 
             return answer
@@ -328,11 +332,16 @@ def _broker_ids(what: str, ids: object) -> list[int]:
     return out
 
 
-def _log_dir(d: Any, version: int) -> LogDirDescription:
+def _log_dir(d: Any, version: int, node: int) -> LogDirDescription:
+    """A log dir of broker ``node``'s DescribeLogDirs answer."""
     space = version >= _SPACE_VERSION
     return LogDirDescription(
         path=d.log_dir,
-        error=code_error(d.error_code, None, f"log dir {d.log_dir}") if d.error_code else None,
+        error=(
+            code_error(d.error_code, None, f"log dir {d.log_dir}", node_id=node)
+            if d.error_code
+            else None
+        ),
         replicas={
             TopicPartition(t.name, p.partition_index): ReplicaInfo(
                 size=p.partition_size, offset_lag=p.offset_lag, is_future=p.is_future_key

@@ -61,7 +61,7 @@ class LeaderRouting(AdminBase):
             topics = sorted({tp.topic for tp in keys})
 
             def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
-                leaders, retry = self._leaders(job, keys, response)
+                leaders, retry = self._leaders(job, keys, response, self._answerer())
                 self._retry_items(job, retry, lookup, t2)
                 for leader, items in sorted(leaders.items()):
                     to_leader(leader, items, lookup, t2)
@@ -81,8 +81,9 @@ class LeaderRouting(AdminBase):
 
     @staticmethod
     def _leaders(
-        job: Job, keys: list[TopicPartition], response: Any
+        job: Job, keys: list[TopicPartition], response: Any, node_id: int | None
     ) -> tuple[Leaders, list[tuple[TopicPartition, BaseException]]]:
+        """Each partition's leader in broker ``node_id``'s Metadata answer."""
         topics = {t.name: t for t in response.topics}
         leaders: Leaders = {}
         retry: list[tuple[TopicPartition, BaseException]] = []
@@ -93,23 +94,32 @@ class LeaderRouting(AdminBase):
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             }:
                 code = ErrorCode.LEADER_NOT_AVAILABLE if topic is None else topic.error_code
-                retry.append((tp, code_error(code, "no leader in the metadata yet", where)))
+                retry.append(
+                    (tp, code_error(code, "no leader in the metadata yet", where, node_id=node_id))
+                )
                 continue
             if topic.error_code:
-                job.settle(tp, error=code_error(topic.error_code, None, f"topic {tp.topic!r}"))
+                error = code_error(topic.error_code, None, f"topic {tp.topic!r}", node_id=node_id)
+                job.settle(tp, error=error)
                 continue
             part = next((p for p in topic.partitions if p.partition_index == tp.partition), None)
             if part is None:
                 message = f"topic {tp.topic!r} has {len(topic.partitions)} partitions"
                 job.settle(
-                    tp, error=code_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message, where)
+                    tp,
+                    error=code_error(
+                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message, where, node_id=node_id
+                    ),
                 )
             elif part.leader_id < 0:
                 retry.append(
                     (
                         tp,
                         code_error(
-                            ErrorCode.LEADER_NOT_AVAILABLE, "no leader in the metadata yet", where
+                            ErrorCode.LEADER_NOT_AVAILABLE,
+                            "no leader in the metadata yet",
+                            where,
+                            node_id=node_id,
                         ),
                     )
                 )
@@ -131,7 +141,7 @@ class LeaderRouting(AdminBase):
         if not code:
             job.settle(tp, value)
             return
-        error = code_error(code, f"broker {node}", f"partition {tp.topic}-{tp.partition}")
+        error = code_error(code, None, f"partition {tp.topic}-{tp.partition}", node_id=node)
         if code in LEADER_MOVED:
             retry.append((tp, error))
         else:

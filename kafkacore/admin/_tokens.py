@@ -16,17 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kafkacore.admin._base import AdminBase, Job, single_outcome
+from kafkacore.admin._base import AdminBase, Job, answering_broker, single_outcome
 from kafkacore.admin._checks import check_int, check_timeout
 from kafkacore.admin.token_types import DelegationToken, split_principal
 from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.handles import RequestHandle
+from kafkacore.client.response_errors import broker_error as _code_error
 from kafkacore.client.routing import AnyNode
 from kafkacore.errors import BrokerError, NoCommonVersionError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.create_delegation_token_request import CreatableRenewers
 from kafkacore.protocol.messages.describe_delegation_token_request import (
     DescribeDelegationTokenOwner,
@@ -57,29 +57,16 @@ _HINTS = {
 
 
 def broker_error(
-    client: KafkaClientCore, code: int, message: str | None, api: str, node_id: int | None
+    client: KafkaClientCore, code: int, message: str | None, api: str, *, node_id: int | None
 ) -> BrokerError:
     """The generated exception of ``code`` from ``api``'s answer, naming the broker
     that sent it; its ``node_id`` is that broker's id."""
     broker = answering_broker(client, node_id)
     who = "a broker" if broker is None else client.describe_node(broker)
-    error = error_for_code(code, f"{api} ({who}): {message}" if message else f"{api} ({who})")
+    text = f"{api} ({who}): {message}" if message else f"{api} ({who})"
+    error = _code_error(code, text, node_id=broker)
     assert error is not None, "broker_error needs a non-zero code"
-    error.node_id = broker
     return error
-
-
-def answering_broker(client: KafkaClientCore, node_id: int | None) -> int | None:
-    """The broker id of a connection: a bootstrap address (a negative id, used before
-    the metadata names the brokers) is the broker the metadata lists at that address."""
-    if node_id is None or node_id >= 0:
-        return node_id
-    seed = client.cluster.broker_metadata(node_id)
-    if seed is not None:
-        for b in client.cluster.brokers():
-            if b.node_id >= 0 and (b.host, b.port) == (seed.host, seed.port):
-                return b.node_id
-    return node_id
 
 
 def _principal(kind: str, name: str) -> str:
@@ -310,6 +297,6 @@ class TokenCommands(AdminBase):
         if not response.error_code:
             return False
         code = response.error_code
-        error = broker_error(self.client, code, _HINTS.get(code), api, handle.node_id)
+        error = broker_error(self.client, code, _HINTS.get(code), api, node_id=handle.node_id)
         self._failed(job, [None], error, again, now)
         return True

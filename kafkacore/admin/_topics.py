@@ -109,7 +109,9 @@ class TopicCommands(AdminBase):
             for r in response.topics:
                 if r.name not in topics:
                     continue
-                error = _topic_error(r.error_code, r.error_message, r.name)
+                error = _topic_error(
+                    r.error_code, r.error_message, r.name, node_id=self._answerer()
+                )
                 if error is not None and r.error_code in CONTROLLER_RETRY:
                     retry.append((r.name, error))
                 else:
@@ -180,7 +182,7 @@ class TopicCommands(AdminBase):
                 key = rid if rid in keys else r.name
                 if key not in keys:
                     continue
-                error = _topic_error(r.error_code, r.error_message, key)
+                error = _topic_error(r.error_code, r.error_message, key, node_id=self._answerer())
                 if error is not None and r.error_code in CONTROLLER_RETRY:
                     retry.append((key, error))
                 else:
@@ -243,7 +245,9 @@ class TopicCommands(AdminBase):
             for r in response.results:
                 if r.name not in wanted:
                     continue
-                error = _topic_error(r.error_code, r.error_message, r.name)
+                error = _topic_error(
+                    r.error_code, r.error_message, r.name, node_id=self._answerer()
+                )
                 if error is not None and r.error_code in CONTROLLER_RETRY:
                     retry.append((r.name, error))
                 else:
@@ -322,7 +326,7 @@ class TopicCommands(AdminBase):
             for topic in response.topics:
                 if topic.name not in names:
                     continue
-                error = _topic_error(topic.error_code, None, topic.name)
+                error = _topic_error(topic.error_code, None, topic.name, node_id=self._answerer())
                 if error is not None and topic.error_code in METADATA_RETRY:
                     retry.append((topic.name, error))
                 else:
@@ -388,7 +392,12 @@ class TopicCommands(AdminBase):
                 self._failed(
                     job,
                     [None],
-                    code_error(response.error_code, response.error_message, "DescribeCluster"),
+                    code_error(
+                        response.error_code,
+                        response.error_message,
+                        "DescribeCluster",
+                        node_id=self._answerer(),
+                    ),
                     send,
                     t,
                 )
@@ -426,8 +435,10 @@ class TopicCommands(AdminBase):
 
 
 # ------------------------------------------------------------------ helpers
-def _topic_error(code: int, message: str | None, topic: object) -> BaseException | None:
-    return code_error(code, message, f"topic {topic!r}") if code else None
+def _topic_error(
+    code: int, message: str | None, topic: object, *, node_id: int | None
+) -> BaseException | None:
+    return code_error(code, message, f"topic {topic!r}", node_id=node_id) if code else None
 
 
 def _new_topics(new_topics: object) -> dict[str, NewTopic]:

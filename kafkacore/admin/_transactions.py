@@ -169,7 +169,7 @@ class TransactionCommands(LeaderRouting, BrokerFanout):
             def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
                 code = response.error_code
                 if code:
-                    error = code_error(code, None, f"ListTransactions on broker {node}")
+                    error = code_error(code, None, "ListTransactions", node_id=node)
                     if code in COORDINATOR_MOVED:
                         self._retry_items(job, [(node, error)], ask, t)
                     else:
@@ -215,7 +215,10 @@ class TransactionCommands(LeaderRouting, BrokerFanout):
                     continue
                 if s.error_code:
                     error = code_error(
-                        s.error_code, None, f"transactional id {s.transactional_id!r}"
+                        s.error_code,
+                        None,
+                        f"transactional id {s.transactional_id!r}",
+                        node_id=self._answerer(),
                     )
                     if s.error_code in COORDINATOR_MOVED:
                         retry.append((s.transactional_id, error))

@@ -31,7 +31,7 @@ from kafkacore.client.routing import AnyNode
 from kafkacore.consumer.sender import Send
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
+from kafkacore.protocol.error_codes import error_class
 from kafkacore.timers import Deadlines
 
 __all__ = ["LISTING", "MetadataClient", "PatternListing", "TopicView"]
@@ -162,7 +162,10 @@ class TopicView:
         for topic in sorted(topics):
             code = self.cluster.topic_error(topic)
             if code:
-                found.append(f"{topic}: {error_for_code(code)}")
+                # Words for a message, not an error: the metadata keeps a
+                # topic's code, not which broker answered it.
+                cls = error_class(code)
+                found.append(f"{topic}: {cls.name if cls is not None else code}")
         return f" (metadata: {'; '.join(found)})" if found else ""
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "PartitionsRevoked",
     "Requester",
     "RevokeHook",
+    "answered_from",
 ]
 
 #: Group traffic gets its own connection so it never queues behind fetches.
@@ -58,8 +59,21 @@ OnDone = Callable[[Any, BaseException | None, float], None]
 RevokeHook = Callable[[frozenset[TopicPartition], float, Callable[[float], None]], None]
 
 
+def answered_from(node_id: int | None, message: str | None = None) -> str | None:
+    """The message of an error a coordinator answered, naming that broker."""
+    if node_id is None:
+        return message
+    who = f"from broker {node_id}" if node_id >= 0 else "from a bootstrap server"
+    return f"{message} ({who})" if message else who
+
+
 class Requester(Protocol):
     """Sends one request for a machine and calls ``on_done(response, error, now)``."""
+
+    #: While ``on_done`` runs: the id of the broker that answered (None
+    #: otherwise); the errors a machine builds from the answer carry it
+    #: (``BrokerError.node_id``, issue 13). A StackedMachine has it.
+    answered_by: int | None
 
     def request(
         self,

@@ -62,6 +62,7 @@ from typing import Any
 from kafkacore.assignors import Member, RebalanceProtocol, common_protocol, get_assignor
 from kafkacore.assignors import TopicPartition as AssignorTP
 from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
 from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
@@ -74,6 +75,7 @@ from kafkacore.group.base import (
     PartitionsRevoked,
     Requester,
     RevokeHook,
+    answered_from,
     immediate_revoke,
     is_due,
     member_deadline,
@@ -86,7 +88,6 @@ from kafkacore.protocol.consumer_protocol import (
     encode_subscription,
 )
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.consumer_protocol_assignment import (
     ConsumerProtocolAssignment,
 )
@@ -685,7 +686,9 @@ class ClassicMember:
         self._rejoin_after_sync = False
 
     def _fail(self, code: int, api: str, resp: Any) -> None:
-        self._fail_with(error_for_code(code) or RemoteProtocolError(f"error code {code}"), api)
+        node = self._req.answered_by
+        cause = broker_error(code, answered_from(node), node_id=node)
+        self._fail_with(cause or RemoteProtocolError(f"error code {code}"), api)
 
     def _fail_with(self, cause: BaseException, api: str) -> None:
         error = GroupFatalError(

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
 from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
@@ -47,13 +48,13 @@ from kafkacore.group.base import (
     PartitionsRevoked,
     Requester,
     RevokeHook,
+    answered_from,
     immediate_revoke,
     is_due,
     member_deadline,
 )
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages.consumer_group_heartbeat_request import TopicPartitions
 from kafkacore.timers import Deadlines
 
@@ -395,7 +396,8 @@ class Kip848Member:
             self.owned = frozenset()
 
     def _fail(self, code: int, resp: Any) -> None:
-        cause = error_for_code(code, resp.error_message)
+        node = self._req.answered_by
+        cause = broker_error(code, answered_from(node, resp.error_message), node_id=node)
         self._fail_with(
             cause or RemoteProtocolError(f"error code {code}"), "ConsumerGroupHeartbeat"
         )

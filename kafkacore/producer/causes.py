@@ -29,14 +29,15 @@ from kafkacore.client import (
     MetadataUpdateFailed,
     TopicPartition,
 )
-from kafkacore.errors import AuthenticationError, KafkaTimeoutError
+from kafkacore.client.response_errors import broker_error
+from kafkacore.errors import AuthenticationError, BrokerError, KafkaTimeoutError
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.error_codes import error_class
 
 __all__ = [
     "FailureLog",
     "auth_error_in",
     "authentication_failed",
+    "broker_refusal",
     "expired",
     "metadata_timeout",
     "topic_error",
@@ -116,11 +117,22 @@ def expired(
     return error
 
 
-def topic_error(topic: str, code: int) -> BaseException:
-    """The broker's error for ``topic`` in a Metadata answer, as an exception."""
-    cls = error_class(code)
-    assert cls is not None  # code != 0
-    return cls(f"Metadata answer for topic {topic!r} carried error code {code}")
+def broker_refusal(code: int, detail: str, *, node_id: int | None) -> BrokerError:
+    """The generated exception of a non-zero ``code`` that broker ``node_id`` answered.
+
+    The error keeps the code and the broker id (issue 13); ``node_id`` has no
+    default so that no call site forgets it.
+    """
+    error = broker_error(code, detail, node_id=node_id)
+    assert error is not None, "broker_refusal needs a non-zero code"
+    return error
+
+
+def topic_error(topic: str, code: int, *, node_id: int | None) -> BrokerError:
+    """The error for ``topic`` in broker ``node_id``'s Metadata answer, as an exception."""
+    who = "" if node_id is None else f" of broker {node_id}"
+    detail = f"Metadata answer{who} for topic {topic!r} carried error code {code}"
+    return broker_refusal(code, detail, node_id=node_id)
 
 
 def metadata_timeout(
@@ -128,8 +140,11 @@ def metadata_timeout(
     max_block_ms: int,
     code: int | None,
     failure: BaseException | None,
+    *,
+    node_id: int | None,
 ) -> KafkaTimeoutError:
-    """The error of records whose topic had no usable metadata within ``max_block_ms``.
+    """The error of records whose topic had no usable metadata within ``max_block_ms``
+    (``code``: the topic's code in the last answer, from broker ``node_id``).
 
     "Not present" only when a broker answered UNKNOWN_TOPIC_OR_PARTITION;
     another code is named as such; without any answer about the topic the
@@ -137,13 +152,13 @@ def metadata_timeout(
     """
     cause: BaseException | None
     if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-        cause = topic_error(topic, code)
+        cause = topic_error(topic, code, node_id=node_id)
         text = (
             f"topic {topic!r} not present in metadata after max_block_ms={max_block_ms}; "
             "create it (is auto-creation off?)"
         )
     elif code:
-        cause = topic_error(topic, code)
+        cause = topic_error(topic, code, node_id=node_id)
         text = (
             f"topic {topic!r} had no usable metadata after max_block_ms={max_block_ms}: "
             f"the brokers answered {cause}"

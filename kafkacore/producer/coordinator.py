@@ -42,7 +42,7 @@ from typing import Any
 
 from kafkacore.client import RequestHandle, Target
 from kafkacore.errors import BrokerError
-from kafkacore.producer.causes import auth_error_in
+from kafkacore.producer.causes import auth_error_in, broker_refusal
 from kafkacore.protocol.enums import PRODUCER_FENCING, TXN_COORDINATOR_RETRY, ErrorCode
 from kafkacore.protocol.error_codes import error_class
 from kafkacore.timers import Deadlines
@@ -194,9 +194,11 @@ class CoordinatorRequests:
             del self.calls[call.id]
             call.on_ok(call, response, now)
             return
-        cls = error_class(code)
-        assert cls is not None  # code != 0 here; unknown codes get a class too
-        exc = cls(type(call.request).__name__)
+        node = None if call.handle is None else call.handle.node_id
+        api = type(call.request).__name__
+        if node is not None:
+            api += f" (broker {node})" if node >= 0 else " (a bootstrap server)"
+        exc = broker_refusal(code, api, node_id=node)
         if reaction is Reaction.RETRY:
             self._retry(call, exc, now)
         elif reaction is Reaction.FENCE and self.on_fence is not None:

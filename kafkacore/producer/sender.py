@@ -39,7 +39,12 @@ from kafkacore.client import KafkaClientCore, Node, RequestHandle
 from kafkacore.errors import AuthenticationError, KafkaConnectionError, RemoteProtocolError
 from kafkacore.producer.accumulator import SEQUENCE_WRAP, PartitionQueue, RecordAccumulator
 from kafkacore.producer.batch import BatchState, ProducerBatch
-from kafkacore.producer.causes import auth_error_in, authentication_failed, expired
+from kafkacore.producer.causes import (
+    auth_error_in,
+    authentication_failed,
+    broker_refusal,
+    expired,
+)
 from kafkacore.producer.config import ProducerConfig
 from kafkacore.producer.errors import RecordTooLargeError, TransactionAbortedError
 from kafkacore.producer.idempotence import ProducerIdentity
@@ -49,7 +54,6 @@ from kafkacore.producer.producer_id import ProducerIds
 from kafkacore.producer.transaction import PRODUCE_MAX, TransactionManager, TxnState
 from kafkacore.producer.waiting import MetadataAsks
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.error_codes import error_class
 from kafkacore.protocol.messages import ProduceRequest
 from kafkacore.protocol.messages.produce_request import PartitionProduceData, TopicProduceData
 from kafkacore.records import RecordBatch
@@ -327,13 +331,11 @@ class Sender:
         node: int,
         now: float,
     ) -> None:
-        cls = error_class(code)
-        assert cls is not None  # code != 0 here; unknown codes get a class too
         where = self._client.describe_node(node)
         detail = f"{where} refused {batch.tp.topic}-{batch.tp.partition} (error code {code})"
         if message:
             detail += f": {message}"
-        error = cls(detail)
+        error = broker_refusal(code, detail, node_id=node)
         if verdict is Verdict.FENCE:
             txn = self._txn
             assert txn is not None
@@ -343,7 +345,7 @@ class Sender:
             self._ids.need_bump()
             self.retry_or_fail(batch, error, now, refresh=False)
         elif verdict is Verdict.RETRY:
-            refresh = cls.invalid_metadata
+            refresh = error.invalid_metadata
             self.retry_or_fail(batch, error, now, refresh=refresh)
         else:  # ABORTABLE (the transaction learns it in batch_failed) or FAIL
             self._ledger.complete(batch, -1, -1, error)

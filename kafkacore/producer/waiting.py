@@ -187,8 +187,9 @@ class MetadataWait:
                 continue
             waiting = self.queues.pop(topic)
             if outcome is TopicVerdict.FAIL:
-                # The cluster's failure names the broker that answered.
-                error = cluster.topic_failure(topic) or topic_error_for(topic, code)
+                # The cluster's failure names the broker that answered (it keeps
+                # one for every code that fails here: the fallback is a safety net).
+                error = cluster.topic_failure(topic) or topic_error_for(topic, code, node_id=None)
                 self._fail(waiting, error)
                 continue
             for w in waiting:
@@ -206,6 +207,8 @@ class MetadataWait:
                     self._max_block_ms,
                     cluster.topic_error(topic),
                     self._failures.metadata or self._client.unavailable_cause(),
+                    # The cluster keeps a topic's code, not which broker sent it.
+                    node_id=None,
                 )
                 self._fail_one(ws.popleft(), error)
             if not ws:

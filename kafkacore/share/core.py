@@ -101,6 +101,7 @@ class ShareConsumerCore(StackedMachine[ShareEvent]):
             topic_names=self._topics.topic_name,
             rack=config.client_rack,
             retry_backoff_ms=config.retry_backoff_ms,
+            answered_by=lambda: self.answered_by,
         )
         self._fetcher = ShareFetcher(
             config,

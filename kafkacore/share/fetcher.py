@@ -34,11 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import Node
 from kafkacore.errors import KafkaError, RemoteProtocolError
+from kafkacore.group.base import answered_from
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import LEADER_MOVED, ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages import share_acknowledge_request as ack_req
 from kafkacore.protocol.messages import share_fetch_request as fetch_req
 from kafkacore.share.acks import Acknowledgements, AckRange, AcquisitionLockTimedOut
@@ -312,7 +313,10 @@ class ShareFetcher:
         """Handle a request failure or a top-level error; True if the answer is usable."""
         sent.session.in_flight = False
         if err is None and resp.error_code != ErrorCode.NONE:
-            err = error_for_code(resp.error_code, resp.error_message)
+            node = sent.session.node
+            err = broker_error(
+                resp.error_code, answered_from(node, resp.error_message), node_id=node
+            )
         if err is not None:
             self._failed(sent, err, now)
             return False
@@ -374,7 +378,13 @@ class ShareFetcher:
         offsets = sent.acks.get(tp)
         if offsets is not None:
             message = getattr(p, "acknowledge_error_message", None) or p.error_message
-            self._settle(tp, offsets, error_for_code(ack_code, message), now)
+            node = sent.session.node
+            error = (
+                broker_error(ack_code, answered_from(node, message), node_id=node)
+                if ack_code
+                else None
+            )
+            self._settle(tp, offsets, error, now)
         if p.error_code in LEADER_MOVED:
             # The partition leaves this session; the next fetch adds it where it now lives.
             sent.session.partitions.discard(tp)

@@ -32,12 +32,12 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
+from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
 from kafkacore.errors import BrokerError, RemoteProtocolError
-from kafkacore.group.base import GroupFatalError, OnDone
+from kafkacore.group.base import GroupFatalError, OnDone, answered_from
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.timers import Deadlines
 
 __all__ = ["HEARTBEAT", "TRANSITIONS", "ShareMember", "ShareMemberState", "kafka_uuid"]
@@ -117,8 +117,12 @@ class ShareMember:
         topic_names: TopicNames,
         rack: str | None = None,
         retry_backoff_ms: int = 100,
+        answered_by: Callable[[], int | None] = lambda: None,
     ) -> None:
         self._send = send
+        #: The broker whose answer is being handled (the owner's ``answered_by``):
+        #: the errors built from an answer carry its id (issue 13).
+        self._answered_by = answered_by
         self.group_id = group_id
         self.member_id = kafka_uuid(rng)
         self._rack = rack
@@ -225,7 +229,8 @@ class ShareMember:
             self._set_assignment(frozenset())
             self.deadlines.set(HEARTBEAT, now)
         elif code in _FATAL:
-            cause = error_for_code(code, resp.error_message)
+            node = self._answered_by()
+            cause = broker_error(code, answered_from(node, resp.error_message), node_id=node)
             self._fail(cause or RemoteProtocolError(f"error code {code}"), "ShareGroupHeartbeat")
         elif code != ErrorCode.NONE:
             self.deadlines.set(HEARTBEAT, now + self._backoff)  # coordinator moved, loading

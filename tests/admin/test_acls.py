@@ -76,7 +76,9 @@ def test_acls_on_a_broker_without_an_authorizer() -> None:
     op = h.core.describe_acls(now=h.now)
     h.run(op)
     assert isinstance(op.error, SecurityDisabledError)
-    assert str(op.error) == "SECURITY_DISABLED: DescribeAcls: No Authorizer is configured."
+    assert str(op.error) == (
+        "SECURITY_DISABLED: DescribeAcls (broker 0): No Authorizer is configured."
+    )
     created = h.result(h.core.create_acls([rule("a")], now=h.now))
     assert isinstance(created[rule("a")].error, SecurityDisabledError)
     deleted = h.result(h.core.delete_acls([AclBindingFilter()], now=h.now))

@@ -189,7 +189,7 @@ def test_incremental_alter_configs_validate_only_and_errors() -> None:
     ].error
     assert isinstance(error, InvalidRequestError)
     assert str(error).startswith("INVALID_REQUEST: config resource ConfigResource(")
-    assert str(error).endswith("name='a'): bad value")
+    assert str(error).endswith("name='a') (broker 0): bad value")
     assert h.world.requests(ApiKey.INCREMENTAL_ALTER_CONFIGS)[0].validate_only
     assert h.result(h.core.incremental_alter_configs(change, now=h.now))[
         ConfigResource(TOPIC, "a")

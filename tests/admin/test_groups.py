@@ -133,7 +133,7 @@ def test_list_groups_retries_a_loading_broker_and_reports_a_failing_one() -> Non
     h.world.script(ApiKey.LIST_GROUPS, refuse, refuse)
     listing = h.result(h.core.list_groups(now=h.now))
     assert list(listing.errors) == [1]
-    assert str(listing.errors[1]) == "CLUSTER_AUTHORIZATION_FAILED: ListGroups on broker 1"
+    assert str(listing.errors[1]) == "CLUSTER_AUTHORIZATION_FAILED: ListGroups (broker 1)"
     assert [g.group_id for g in listing.groups if g.coordinator == 1] == []
 
 
@@ -242,7 +242,7 @@ def test_describe_consumer_groups_classic_and_kip848() -> None:
     assert (m848.member_epoch, m848.rack_id, m848.subscribed_topics) == (7, "rack-a", ("t",))
     error = results["nope"].error
     assert isinstance(error, GroupIdNotFoundError)
-    assert str(error) == "GROUP_ID_NOT_FOUND: group 'nope': Group nope not found."
+    assert str(error) == "GROUP_ID_NOT_FOUND: group 'nope' (broker 0): Group nope not found."
 
 
 def test_describe_consumer_groups_with_authorized_operations() -> None:

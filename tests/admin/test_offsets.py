@@ -123,7 +123,7 @@ def test_list_consumer_group_offsets_errors_fail_the_operation() -> None:
     h.world.script(ApiKey.OFFSET_FETCH, denied)
     op = h.core.list_consumer_group_offsets("g", now=h.now)
     h.run(op)
-    assert str(op.error) == "TOPIC_AUTHORIZATION_FAILED: OffsetFetch of group 'g'"
+    assert str(op.error) == "TOPIC_AUTHORIZATION_FAILED: OffsetFetch of group 'g' (broker 1)"
 
 
 def test_alter_consumer_group_offsets_per_partition() -> None:
@@ -324,7 +324,9 @@ def test_list_share_group_offsets_errors_and_moves() -> None:
     h.world.script(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, bad_partition)
     op = h.core.list_share_group_offsets("s", now=h.now)
     h.run(op)
-    assert str(op.error) == "UNKNOWN_TOPIC_OR_PARTITION: partition q-0 of share group 's': gone"
+    assert str(op.error) == (
+        "UNKNOWN_TOPIC_OR_PARTITION: partition q-0 of share group 's' (broker 0): gone"
+    )
     h.world.coordinator("s", 1)  # moved: NOT_COORDINATOR, then found again
     assert TP("q", 0) in h.result(h.core.list_share_group_offsets("s", now=h.now))
 
@@ -337,14 +339,13 @@ def test_alter_and_delete_share_group_offsets() -> None:
     assert results[TP("q", 1)].ok and h.world.share_offsets["s"][TP("q", 1)] == 9
     error = results[TP("zz", 0)].error
     assert isinstance(error, UnknownTopicOrPartitionError) and str(error).endswith(
-        "partition zz-0: no such topic"
+        "partition zz-0 (broker 1): no such topic"
     )
     h.world.groups["s"].members = ["m"]
     op = h.core.alter_share_group_offsets("s", {TP("q", 1): 1}, now=h.now)
     h.run(op)
-    assert isinstance(op.error, NonEmptyGroupError) and "group 's': group has members" in str(
-        op.error
-    )
+    assert isinstance(op.error, NonEmptyGroupError)
+    assert "group 's' (broker 1): group has members" in str(op.error)
     deleted = h.result(h.core.delete_share_group_offsets("s", ["q", "zz"], now=h.now))
     assert deleted["q"].ok and isinstance(deleted["zz"].error, UnknownTopicOrPartitionError)
     assert h.world.share_offsets["s"] == {}

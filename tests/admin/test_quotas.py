@@ -77,7 +77,7 @@ def test_describe_quotas_errors() -> None:
     op = h.core.describe_client_quotas(now=h.now)
     h.run(op)
     assert isinstance(op.error, ClusterAuthorizationFailedError)
-    assert str(op.error) == "CLUSTER_AUTHORIZATION_FAILED: DescribeClientQuotas: no"
+    assert str(op.error) == "CLUSTER_AUTHORIZATION_FAILED: DescribeClientQuotas (broker 0): no"
 
 
 @pytest.mark.parametrize(

@@ -72,7 +72,9 @@ def test_list_offsets_unknown_topics_and_partitions_fail_at_once() -> None:
     results = h.result(h.core.list_offsets(specs, now=h.now))
     assert isinstance(results[TP("nope", 0)].error, UnknownTopicOrPartitionError)
     error = results[TP("t", 7)].error
-    assert str(error) == "UNKNOWN_TOPIC_OR_PARTITION: partition t-7: topic 't' has 3 partitions"
+    assert str(error) == (
+        "UNKNOWN_TOPIC_OR_PARTITION: partition t-7 (broker 0): topic 't' has 3 partitions"
+    )
     assert results[TP("t", 0)].result().offset == 10
     assert h.now == 0.0  # nothing was retried
 

@@ -143,7 +143,9 @@ def test_reassignment_errors() -> None:
     )
     op = h.core.alter_partition_reassignments({TP("a", 0): [1]}, now=h.now)
     h.run(op)
-    assert str(op.error) == "CLUSTER_AUTHORIZATION_FAILED: AlterPartitionReassignments: no"
+    assert str(op.error) == (
+        "CLUSTER_AUTHORIZATION_FAILED: AlterPartitionReassignments (broker 0): no"
+    )
     h.world.script(
         ApiKey.LIST_PARTITION_REASSIGNMENTS,
         lambda b, body, v: m.ListPartitionReassignmentsResponse(
@@ -203,7 +205,7 @@ def test_describe_log_dirs_of_chosen_brokers_and_errors() -> None:
     h.world.script(ApiKey.DESCRIBE_LOG_DIRS, refuse_on_1, refuse_on_1)
     results = h.result(h.core.describe_log_dirs([0, 1], now=h.now))
     assert results[0].result()["/data/0"].total_bytes is None  # before v4
-    assert str(results[1].error) == "CLUSTER_AUTHORIZATION_FAILED: DescribeLogDirs on broker 1"
+    assert str(results[1].error) == "CLUSTER_AUTHORIZATION_FAILED: DescribeLogDirs (broker 1)"
     with pytest.raises(TypeError, match="broker_ids: expected a collection of broker ids"):
         h.core.describe_log_dirs(1, now=h.now)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="name at least one broker"):

@@ -49,7 +49,7 @@ def test_create_topics_reports_each_topic_on_its_own() -> None:
     assert results["placed"].result().num_partitions == 2
     error = results["old"].error
     assert isinstance(error, TopicAlreadyExistsError)
-    assert str(error) == "TOPIC_ALREADY_EXISTS: topic 'old': Topic 'old' already exists."
+    assert str(error) == "TOPIC_ALREADY_EXISTS: topic 'old' (broker 0): Topic 'old' already exists."
     request = h.world.requests(ApiKey.CREATE_TOPICS)[0]
     placed = request.topics[1]
     assert [(a.partition_index, a.broker_ids) for a in placed.assignments] == [
@@ -361,7 +361,7 @@ def test_describe_cluster_error_code_is_retried_or_reported() -> None:
     h.world.script(ApiKey.DESCRIBE_CLUSTER, refuse(ErrorCode.CLUSTER_AUTHORIZATION_FAILED))
     op = h.core.describe_cluster(now=h.now)
     h.run(op)
-    assert str(op.error) == "CLUSTER_AUTHORIZATION_FAILED: DescribeCluster: no"
+    assert str(op.error) == "CLUSTER_AUTHORIZATION_FAILED: DescribeCluster (broker 0): no"
 
 
 def test_describe_cluster_without_a_controller() -> None:

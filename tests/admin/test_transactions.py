@@ -98,7 +98,7 @@ def test_list_transactions_broker_errors() -> None:
         loading_then_refused(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
     )
     listing = h.result(h.core.list_transactions(now=h.now))
-    assert str(listing.errors[1]) == "CLUSTER_AUTHORIZATION_FAILED: ListTransactions on broker 1"
+    assert str(listing.errors[1]) == "CLUSTER_AUTHORIZATION_FAILED: ListTransactions (broker 1)"
     with pytest.raises(Exception, match="CLUSTER_AUTHORIZATION_FAILED"):
         listing.all()
 

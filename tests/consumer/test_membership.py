@@ -29,6 +29,7 @@ from tests.consumer.units import T0, T1, U0, RecordingSend, World, world
 class Requester:
     def __init__(self, send: RecordingSend) -> None:
         self.send = send
+        self.answered_by: int | None = None
 
     def request(
         self,

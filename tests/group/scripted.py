@@ -45,6 +45,10 @@ class Script:
     """A Requester that keeps requests for the test to answer."""
 
     asked: list[Asked] = field(default_factory=list)
+    #: The coordinator's broker id: ``answered_by`` while an answer is handled,
+    #: as a StackedMachine sets it (the member's errors carry it).
+    coordinator: int = 7
+    answered_by: int | None = None
 
     def request(
         self,
@@ -57,7 +61,14 @@ class Script:
         timeout_ms: int | None = None,
         build: Callable[[int], Any] | None = None,
     ) -> None:
-        self.asked.append(Asked(request, on_done, timeout_ms, build))
+        def answered(response: Any, error: BaseException | None, now: float) -> None:
+            self.answered_by = self.coordinator
+            try:
+                on_done(response, error, now)
+            finally:
+                self.answered_by = None
+
+        self.asked.append(Asked(request, answered, timeout_ms, build))
 
     def take(self, kind: type) -> Asked:
         """The oldest request of ``kind`` (it must be there)."""

@@ -272,6 +272,8 @@ class SimRequester:
     def __init__(self, coord: Coordinator, owner: int) -> None:
         self.coord = coord
         self.owner = owner
+        #: The Requester's "who answered" (the simulation names no broker).
+        self.answered_by: int | None = None
 
     def request(
         self,

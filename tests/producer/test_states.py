@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafkacore.client import TopicPartition
-from kafkacore.errors import LocalProtocolError
+from kafkacore.errors import BrokerError, LocalProtocolError
 from kafkacore.producer import (
     ProducerConfig,
     ProducerFencedError,
@@ -113,11 +113,12 @@ def test_need_notes_each_partition_once_per_protocol() -> None:
 
 # ------------------------------------------------------------ small parts
 def test_a_topic_error_other_than_unknown_is_named() -> None:
-    error = metadata_timeout("t", 500, ErrorCode.LEADER_NOT_AVAILABLE, None)
+    error = metadata_timeout("t", 500, ErrorCode.LEADER_NOT_AVAILABLE, None, node_id=2)
     assert "topic 't' had no usable metadata after max_block_ms=500: the brokers answered" in str(
         error
     )
-    assert error.__cause__ is not None
+    assert isinstance(error.__cause__, BrokerError) and error.__cause__.node_id == 2
+    assert "Metadata answer of broker 2 for topic 't'" in str(error.__cause__)
 
 
 @pytest.mark.parametrize(
