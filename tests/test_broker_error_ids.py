@@ -47,8 +47,6 @@ NAME_BUILDERS = frozenset({"topic_error", "metadata_timeout"})
 ALLOWED: dict[tuple[str, str], str] = {
     ("consumer/committer.py", "Committer.send"): "refused locally before sending (the "
     "member is rebalancing): no broker answered",
-    ("consumer/committer.py", "Committer._fenced"): "NOT DONE (not this branch's file): "
-    "built from an OffsetCommit answer; should pass node_id=self._answered_by()",
     ("consumer/causes.py", "CauseTracker.check_topics"): "NOT DONE (not this branch's file): "
     "built from the metadata cache, which keeps a topic's code but not the broker that "
     "sent it (ClusterMetadata would need to remember it)",
@@ -56,8 +54,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     "failure with its node_id for every code that fails a topic here",
     ("producer/waiting.py", "MetadataWait.expire"): "the metadata cache keeps a topic's "
     "code, not the broker that sent it (ClusterMetadata would need to remember it)",
-    ("transports/_consumer_common.py", "ConsumerSurface._listing_steps"): "NOT DONE (not "
-    "this branch's file): built from a Metadata answer; the request's handle knows the node",
 }
 
 

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkacore.client import AnyNode, TopicPartition
 from kafkacore.client.core import DEFAULT_LANE
+from kafkacore.client.response_errors import broker_error
 from kafkacore.consumer import ConsumerConfig, ConsumerCore, Operation
 from kafkacore.errors import KafkaTimeoutError
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.error_codes import error_for_code
 
 from ._consumer_held import HeldRecords
 from ._consumer_router import ConsumerRouter
@@ -80,13 +80,13 @@ class ConsumerQueries:
     def _listing_steps(self, what: str, timeout: float | None) -> Steps[Listing]:
         """Every topic of the cluster, from one Metadata request (``topics()``)."""
         limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
-        answers: list[tuple[Any, BaseException | None]] = []
-
-        def done(resp: Any, err: BaseException | None, now: float) -> None:
-            answers.append((resp, err))
-            self._notify()
+        answers: list[tuple[Any, BaseException | None, int | None]] = []
 
         def issue(core: ConsumerCore, now: float) -> None:
+            def done(resp: Any, err: BaseException | None, now: float) -> None:
+                answers.append((resp, err, core.answered_by))  # who answered: the errors' node
+                self._notify()
+
             request = m.MetadataRequest(topics=None, allow_auto_topic_creation=False)
             core.request(
                 request,
@@ -103,7 +103,7 @@ class ConsumerQueries:
             if self._clock() >= deadline:
                 raise KafkaTimeoutError(f"{self._NAME}.{what}: no metadata within {limit} s")
             yield Wait(-2, deadline, until=lambda: bool(answers))
-        resp, err = answers[0]
+        resp, err, node_id = answers[0]
         if err is not None:
             raise err
         listing: Listing = {}
@@ -112,7 +112,7 @@ class ConsumerQueries:
                 parts = frozenset(p.partition_index for p in topic.partitions)
                 listing[topic.name] = (parts, bool(topic.is_internal))
             elif topic.name and topic.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                error = error_for_code(topic.error_code)
+                error = broker_error(topic.error_code, f"topic {topic.name!r}", node_id=node_id)
                 if error is not None:
                     raise error
         return listing

@@ -340,10 +340,12 @@ class Committer:
                 if code == ErrorCode.REBALANCE_IN_PROGRESS
                 else f"sent for generation {sent_as[0]}, which this member has since left"
             )
-            return RebalanceInProgressCommitError(
+            refused = RebalanceInProgressCommitError(
                 f"commit for group {group!r} was not made ({code_error}: {why}); "
                 "poll() to finish the rebalance, then commit what you then own"
             )
+            refused.node_id = self._answered_by()
+            return refused
         return CommitFailedError(
             f"commit for group {group!r} was fenced ({code_error}): the group "
             "rebalanced; the partitions may now belong to another member, poll again and "
