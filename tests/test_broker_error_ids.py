@@ -47,13 +47,6 @@ NAME_BUILDERS = frozenset({"topic_error", "metadata_timeout"})
 ALLOWED: dict[tuple[str, str], str] = {
     ("consumer/committer.py", "Committer.send"): "refused locally before sending (the "
     "member is rebalancing): no broker answered",
-    ("consumer/causes.py", "CauseTracker.check_topics"): "NOT DONE (not this branch's file): "
-    "built from the metadata cache, which keeps a topic's code but not the broker that "
-    "sent it (ClusterMetadata would need to remember it)",
-    ("producer/waiting.py", "MetadataWait.place"): "safety net: the cluster keeps a "
-    "failure with its node_id for every code that fails a topic here",
-    ("producer/waiting.py", "MetadataWait.expire"): "the metadata cache keeps a topic's "
-    "code, not the broker that sent it (ClusterMetadata would need to remember it)",
 }
 
 

@@ -143,6 +143,9 @@ class ClusterMetadata:
         self._topic_names_by_id: dict[Any, str] = {}
         self._topic_errors: dict[str, int] = {}
         self._topic_failures: dict[str, BrokerError] = {}
+        #: The broker whose answer gave the topic errors held now (:meth:`topic_error`):
+        #: an error built from one later names it.
+        self.topic_errors_from: int | None = None
         #: The error of the last failed update (None once one succeeds).
         self.last_failure: BaseException | None = None
         self._coordinators: dict[tuple[int, str], int] = {}
@@ -429,6 +432,7 @@ class ClusterMetadata:
         self._topics = topics
         self._topic_errors = errors
         self._topic_failures = failures
+        self.topic_errors_from = node_id
         self._topic_names_by_id = {
             info.topic_id: name for name, info in topics.items() if info.topic_id is not None
         }

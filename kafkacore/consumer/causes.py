@@ -188,4 +188,5 @@ class CauseTracker:
                 f"not allowed to read {sorted(fresh)}; grant READ (and DESCRIBE) on them "
                 "to this principal, or stop following them"
             )
+            refused.node_id = cluster.topic_errors_from
         return found, refused

@@ -189,7 +189,9 @@ class MetadataWait:
             if outcome is TopicVerdict.FAIL:
                 # The cluster's failure names the broker that answered (it keeps
                 # one for every code that fails here: the fallback is a safety net).
-                error = cluster.topic_failure(topic) or topic_error_for(topic, code, node_id=None)
+                error = cluster.topic_failure(topic) or topic_error_for(
+                    topic, code, node_id=cluster.topic_errors_from
+                )
                 self._fail(waiting, error)
                 continue
             for w in waiting:
@@ -207,8 +209,8 @@ class MetadataWait:
                     self._max_block_ms,
                     cluster.topic_error(topic),
                     self._failures.metadata or self._client.unavailable_cause(),
-                    # The cluster keeps a topic's code, not which broker sent it.
-                    node_id=None,
+                    # The broker whose metadata answer gave the topic's code.
+                    node_id=cluster.topic_errors_from,
                 )
                 self._fail_one(ws.popleft(), error)
             if not ws:

@@ -181,5 +181,8 @@ def test_missing_topics_are_reported_and_denied_topics_raise_from_poll() -> None
     cluster.metadata = denying
     core.client.request_metadata_update(now=pump.now)
     pump.run(until=lambda: core.has_buffered(), rounds=2000)
-    with pytest.raises(TopicAuthorizationFailedError, match="not allowed to read"):
+    with pytest.raises(TopicAuthorizationFailedError, match="not allowed to read") as refused:
         core.poll_records(now=pump.now)
+    # The broker whose metadata answer refused the topic (issue 13: every broker error).
+    assert refused.value.node_id == core.client.cluster.topic_errors_from
+    assert refused.value.node_id is not None

@@ -37,6 +37,8 @@ class StubCluster:
         self.errors: dict[str, int] = {}
         self.failures: dict[str, Exception] = {}
         self.leaders: dict[TopicPartition, int] = {}
+        #: The broker whose answer gave ``errors`` (ClusterMetadata.topic_errors_from).
+        self.topic_errors_from: int | None = 0
 
     def partitions_for_topic(self, topic: str) -> set[int] | None:
         return self.partitions.get(topic)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from kafkacore.errors import KafkaTimeoutError
+from kafkacore.errors import BrokerError, KafkaTimeoutError
 from kafkacore.producer import (
     BatchCompleted,
     BufferFreed,
@@ -141,6 +141,10 @@ def test_unknown_topic_fails_after_max_block_ms_by_jumping_time() -> None:
     assert isinstance(event.error, KafkaTimeoutError)
     assert "topic 'nope' not present in metadata after max_block_ms=2000" in str(event.error)
     assert pump.now >= 2.0  # time was jumped, never slept
+    # The cause is the broker's UNKNOWN_TOPIC_OR_PARTITION, naming who answered.
+    cause = event.error.__cause__
+    assert isinstance(cause, BrokerError) and cause.node_id is not None
+    assert cause.node_id == core.client.cluster.topic_errors_from
 
 
 def test_delivery_timeout_expires_records_a_broker_never_acknowledges() -> None:
