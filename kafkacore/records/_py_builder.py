@@ -143,7 +143,9 @@ class PyRecordBatchBuilder(_BuilderSurface):
         if log_append_time is not None:
             attributes |= ATTR_TIMESTAMP_TYPE
         self._attributes = attributes
-        self._buf = bytearray()
+        # The header's room is reserved up front: an uncompressed batch is then
+        # finished in place and copied once, at the end of build().
+        self._buf = bytearray(RECORD_BATCH_OVERHEAD)
         self._count = 0
         self._base_ts = -1
         self._max_ts = -1
@@ -159,7 +161,7 @@ class PyRecordBatchBuilder(_BuilderSurface):
     @property
     def size_in_bytes(self) -> int:
         """Uncompressed size of the batch so far, header included."""
-        return RECORD_BATCH_OVERHEAD + len(self._buf)
+        return len(self._buf)
 
     def _mark_control(self) -> None:
         self._attributes |= ATTR_CONTROL
@@ -296,11 +298,13 @@ class PyRecordBatchBuilder(_BuilderSurface):
         if self._built is not None:
             return self._built
         if self.compression is Compression.NONE:
-            body: bytes | bytearray = self._buf
+            out = self._buf
         else:
-            body = compress_py(self.compression, self._buf, level=self._level)
-        out = bytearray(RECORD_BATCH_OVERHEAD)
-        out += body
+            # Released even if the codec fails, so the buffer can still grow.
+            with memoryview(self._buf) as whole, whole[RECORD_BATCH_OVERHEAD:] as records:
+                body = compress_py(self.compression, records, level=self._level)
+            out = bytearray(RECORD_BATCH_OVERHEAD)
+            out += body
         max_ts = self._max_ts if self._log_append_time is None else self._log_append_time
         HEADER.pack_into(
             out,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -199,3 +200,29 @@ def test_append_many_fast_and_shared_paths_agree(
         got = outcome(lambda b=builder: b.append_many(vals, keys, timestamps=timestamps))
         traces.append((got, builder.record_count, builder.size_in_bytes, builder.build()))
     assert traces[0] == traces[1]
+
+
+def test_a_codec_failure_in_build_leaves_the_pure_builder_open_and_growable(
+    monkeypatch: Any,
+) -> None:
+    # The pure build compresses a view of its buffer; that view must be let
+    # go even when the codec raises and the caller keeps the exception (and so
+    # the frames), or the next append could not grow the buffer.
+    from kafkacore.records import _py_builder
+
+    def broken(*args: object, **kwargs: object) -> bytes:
+        raise RuntimeError("codec down")
+
+    builder = PyRecordBatchBuilder(compression=Compression.GZIP)
+    builder.append(b"a", timestamp=5)
+    monkeypatch.setattr(_py_builder, "compress_py", broken)
+    with pytest.raises(RuntimeError, match="codec down") as kept:
+        builder.build()
+    monkeypatch.undo()
+    builder.append(b"b" * 1000, timestamp=6)
+    assert kept.traceback  # still held while the builder grew
+    expected = NativeRecordBatchBuilder(compression=Compression.GZIP)
+    expected.append(b"a", timestamp=5)
+    expected.append(b"b" * 1000, timestamp=6)
+    assert (builder.size_in_bytes, builder.state) == (expected.size_in_bytes, BuilderState.OPEN)
+    assert NativeBatch(builder.build()).records() == NativeBatch(expected.build()).records()
