@@ -77,16 +77,22 @@ class AsyncAdminBase(TopicPlans, GroupPlans, ClusterPlans):
     def closed(self) -> bool:
         return self._closed
 
-    async def close(self) -> None:
-        """Fail pending calls with ``RequestCancelled`` and drop every connection at once
-        (never waits on the network). Idempotent."""
+    async def close(self, timeout: float = 5.0) -> None:
+        """Fail pending calls with ``RequestCancelled``, say goodbye (KIP-714's
+        terminating push, at most ``timeout`` s; 0: none) and drop every
+        connection. Idempotent."""
         if self._closed:
             return
         self._closed = True
         core = self._core
         if core is not None:
-            self._driver.call(lambda now: core.close(now=now))
-            self._driver.abort()
+            # Pending calls fail at once; only the farewell may wait.
+            self._router.fail_all(RequestCancelled(f"{self._NAME} closed"))
+            try:
+                await self._driver.farewell(timeout)
+            finally:
+                self._driver.call(lambda now: core.close(now=now))
+                self._driver.abort()
         self._router.fail_all(RequestCancelled(f"{self._NAME} closed"))
         await self._driver.yield_()  # let aborted transports run their callbacks
 

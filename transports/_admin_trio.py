@@ -53,7 +53,9 @@ class TrioKafkaAdminClient(AsyncAdminBase):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
-        await self.close()
+        # A clean exit says goodbye as close() does (KIP-714's terminating
+        # push); leaving on an error or a cancellation does not wait.
+        await self.close(5.0 if exc_type is None else 0.0)
         await self._trio.close()
         return False
 

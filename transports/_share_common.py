@@ -284,11 +284,14 @@ class AsyncShareBase(ShareSurface):
             self._state = ShareState.CLOSED
             return
         core = self._running("close")
+        end = self._driver.clock() + timeout
         try:
             with contextlib.suppress(Exception):
                 waiter = self._waiter(self._close_command(timeout), "close")
                 await self._driver.wait(waiter, timeout + 1, f"{self._NAME}.close")
             self._run_callbacks()
+            # Then the farewell (KIP-714's terminating push) in what is left.
+            await self._driver.farewell(end - self._driver.clock())
         finally:
             self._state = ShareState.CLOSED
             self._driver.call(lambda now: core.shutdown(now=now))

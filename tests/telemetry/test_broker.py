@@ -36,9 +36,26 @@ from kafkacore.errors import NoCommonVersionError
 from kafkacore.protocol.enums import ApiKey
 from kafkacore.telemetry import TelemetryState
 from kafkacore.testing import LocalKafka
-from kafkacore.transports.asyncio import AsyncKafkaConsumer, AsyncKafkaProducer
-from kafkacore.transports.selector import KafkaClient, KafkaConsumer, KafkaProducer
-from kafkacore.transports.trio import TrioKafkaClient, TrioKafkaConsumer, TrioKafkaProducer
+from kafkacore.transports.asyncio import (
+    AsyncKafkaAdminClient,
+    AsyncKafkaConsumer,
+    AsyncKafkaProducer,
+    AsyncKafkaShareConsumer,
+)
+from kafkacore.transports.selector import (
+    KafkaAdminClient,
+    KafkaClient,
+    KafkaConsumer,
+    KafkaProducer,
+    KafkaShareConsumer,
+)
+from kafkacore.transports.trio import (
+    TrioKafkaAdminClient,
+    TrioKafkaClient,
+    TrioKafkaConsumer,
+    TrioKafkaProducer,
+    TrioKafkaShareConsumer,
+)
 
 pytestmark = [pytest.mark.broker, pytest.mark.java]
 
@@ -409,3 +426,114 @@ def test_a_trio_client_leaving_its_block_cleanly_says_goodbye(
     got = names()
     assert got[-1].endswith("-terminating.bin"), got
     assert sum(n.endswith("-terminating.bin") for n in got) == 1, got
+
+
+# The admin client and the share consumer close through their own code on each
+# transport; each must say goodbye as the producer and the consumer do.
+def _admin_and_share_on_selector(
+    kafka: LocalKafka, topic: str, ids: dict[str, str], pushed: Any
+) -> None:
+    with (
+        KafkaAdminClient(bootstrap_servers=kafka.bootstrap, client_id=ids["admin"]) as admin,
+        KafkaShareConsumer(
+            topic, bootstrap_servers=kafka.bootstrap, client_id=ids["share"], group_id=ids["share"]
+        ) as share,
+    ):
+        admin.list_topics()
+        end = time.monotonic() + _PUSH_WAIT_S
+        while not (pushed(ids["admin"]) and pushed(ids["share"])):
+            assert time.monotonic() < end, f"selector: no push from {ids}"
+            share.poll(0.1)
+
+
+async def _async_admin_and_share(admin: Any, share: Any, ids: dict[str, str], pushed: Any) -> None:
+    await admin.list_topics()
+    end = time.monotonic() + _PUSH_WAIT_S
+    while not (pushed(ids["admin"]) and pushed(ids["share"])):
+        assert time.monotonic() < end, f"no push from {ids}"
+        await share.poll(0.1)
+
+
+def _admin_and_share_on_asyncio(
+    kafka: LocalKafka, topic: str, ids: dict[str, str], pushed: Any
+) -> None:
+    async def main() -> None:
+        admin = AsyncKafkaAdminClient(bootstrap_servers=kafka.bootstrap, client_id=ids["admin"])
+        share = AsyncKafkaShareConsumer(
+            topic, bootstrap_servers=kafka.bootstrap, client_id=ids["share"], group_id=ids["share"]
+        )
+        try:
+            await _async_admin_and_share(admin, share, ids, pushed)
+        finally:
+            await share.close(10)
+            await admin.close(10)
+
+    asyncio.run(main())
+
+
+def _admin_and_share_on_trio(
+    kafka: LocalKafka, topic: str, ids: dict[str, str], pushed: Any
+) -> None:
+    async def main() -> None:
+        # Leaving the block cleanly closes both, saying goodbye.
+        async with (
+            TrioKafkaAdminClient(
+                bootstrap_servers=kafka.bootstrap, client_id=ids["admin"]
+            ) as admin,
+            TrioKafkaShareConsumer(
+                topic,
+                bootstrap_servers=kafka.bootstrap,
+                client_id=ids["share"],
+                group_id=ids["share"],
+            ) as share,
+        ):
+            await _async_admin_and_share(admin, share, ids, pushed)
+
+    trio.run(main)
+
+
+_ADMIN_AND_SHARE = {
+    "selector": _admin_and_share_on_selector,
+    "asyncio": _admin_and_share_on_asyncio,
+    "trio": _admin_and_share_on_trio,
+}
+
+
+def test_admin_and_share_consumer_close_with_a_terminating_push_on_every_transport(
+    telemetry_broker: tuple[LocalKafka, Path],
+) -> None:
+    kafka, received = telemetry_broker
+    tag = uuid.uuid4().hex[:8]
+    topic = f"telemetry-share-{tag}"
+    kafka.create_topic(topic)
+    ids = {
+        transport: {role: f"tel-{transport}-{role}-{tag}" for role in ("admin", "share")}
+        for transport in _ADMIN_AND_SHARE
+    }
+
+    def names(client_id: str) -> list[str]:
+        return [name for name, d in _payloads(received) if _client_id(d) == client_id]
+
+    def pushed(client_id: str) -> bool:
+        return bool(names(client_id))
+
+    errors: dict[str, BaseException] = {}
+
+    def run(transport: str) -> None:
+        try:
+            _ADMIN_AND_SHARE[transport](kafka, topic, ids[transport], pushed)
+        except BaseException as exc:
+            errors[transport] = exc
+
+    threads = [threading.Thread(target=run, args=(t,), name=f"tel-{t}") for t in _ADMIN_AND_SHARE]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    for transport, roles in ids.items():
+        for role, client_id in roles.items():
+            got = names(client_id)
+            # Read right after close returned: the close waited for the answer.
+            assert got and got[-1].endswith("-terminating.bin"), (transport, role, got)
+            assert sum(n.endswith("-terminating.bin") for n in got) == 1, got
