@@ -343,53 +343,78 @@ def _close_on_trio(kafka: LocalKafka, topic: str, ids: dict[str, str], pushed: A
     trio.run(main)
 
 
-_CLOSERS = {"selector": _close_on_selector, "asyncio": _close_on_asyncio, "trio": _close_on_trio}
+Closer = Callable[[LocalKafka, str, dict[str, str], Callable[[str], bool]], None]
+
+
+def _close_on_every_transport(
+    kafka: LocalKafka,
+    received: Path,
+    closers: dict[str, Closer],
+    roles: tuple[str, str],
+    prefix: str,
+) -> tuple[dict[str, dict[str, str]], dict[str, float]]:
+    """Run each transport's closer at once (the test then costs about one
+    client's time) on a fresh topic; the client ids per transport and role,
+    and when each transport's clients had closed."""
+    tag = uuid.uuid4().hex[:8]
+    topic = f"{prefix}-{tag}"
+    kafka.create_topic(topic)
+    ids = {t: {role: f"tel-{t}-{role}-{tag}" for role in roles} for t in closers}
+
+    def pushed(client_id: str) -> bool:
+        return any(_client_id(d) == client_id for _, d in _payloads(received))
+
+    closed_at: dict[str, float] = {}
+    errors: dict[str, BaseException] = {}
+
+    def run(transport: str) -> None:
+        try:
+            closers[transport](kafka, topic, ids[transport], pushed)
+            closed_at[transport] = time.time()
+        except BaseException as exc:
+            errors[transport] = exc
+
+    threads = [threading.Thread(target=run, args=(t,), name=f"tel-{t}") for t in closers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    assert set(closed_at) == set(closers)
+    return ids, closed_at
+
+
+def _assert_one_goodbye_last(names: list[str], transport: str, role: str) -> None:
+    """The client's pushes end with its one terminating push."""
+    assert names and names[-1].endswith("-terminating.bin"), (transport, role, names)
+    assert sum(n.endswith("-terminating.bin") for n in names) == 1, (transport, role, names)
+
+
+_CLOSERS: dict[str, Closer] = {
+    "selector": _close_on_selector,
+    "asyncio": _close_on_asyncio,
+    "trio": _close_on_trio,
+}
 
 
 def test_close_sends_a_terminating_push_dated_in_unix_time_on_every_transport(
     telemetry_broker: tuple[LocalKafka, Path],
 ) -> None:
     kafka, received = telemetry_broker
-    tag = uuid.uuid4().hex[:8]
-    topic = f"telemetry-close-{tag}"
-    kafka.create_topic(topic)
-    ids = {
-        transport: {role: f"tel-{transport}-{role}-{tag}" for role in ("producer", "consumer")}
-        for transport in _CLOSERS
-    }
+    ids, closed_at = _close_on_every_transport(
+        kafka, received, _CLOSERS, ("producer", "consumer"), "telemetry-close"
+    )
 
     def pushes(client_id: str) -> list[tuple[str, metrics_pb2.MetricsData]]:
         return [(name, d) for name, d in _payloads(received) if _client_id(d) == client_id]
 
-    def pushed(client_id: str) -> bool:
-        return bool(pushes(client_id))
-
-    # The three transports at once, so the test costs about one client's time.
-    closed_at: dict[str, float] = {}
-    errors: dict[str, BaseException] = {}
-
-    def run(transport: str) -> None:
-        try:
-            _CLOSERS[transport](kafka, topic, ids[transport], pushed)
-            closed_at[transport] = time.time()
-        except BaseException as exc:
-            errors[transport] = exc
-
-    threads = [threading.Thread(target=run, args=(t,), name=f"tel-{t}") for t in _CLOSERS]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    assert not errors, errors
-    assert set(closed_at) == set(_CLOSERS)
     for transport, roles in ids.items():
         for role, client_id in roles.items():
             files = pushes(client_id)
             # Read right after close() returned: the close waited for the
             # broker's answer, which comes after the plugin has the payload.
             names = [name for name, _ in files]
-            assert names and names[-1].endswith("-terminating.bin"), (transport, role, names)
-            assert sum(n.endswith("-terminating.bin") for n in names) == 1, names
+            _assert_one_goodbye_last(names, transport, role)
             # One client instance: the terminating push is the same client's.
             instances = {name.split("-", 1)[1].rsplit("-", 1)[0] for name in names}
             assert len(instances) == 1, names
@@ -492,7 +517,7 @@ def _admin_and_share_on_trio(
     trio.run(main)
 
 
-_ADMIN_AND_SHARE = {
+_ADMIN_AND_SHARE: dict[str, Closer] = {
     "selector": _admin_and_share_on_selector,
     "asyncio": _admin_and_share_on_asyncio,
     "trio": _admin_and_share_on_trio,
@@ -503,37 +528,12 @@ def test_admin_and_share_consumer_close_with_a_terminating_push_on_every_transpo
     telemetry_broker: tuple[LocalKafka, Path],
 ) -> None:
     kafka, received = telemetry_broker
-    tag = uuid.uuid4().hex[:8]
-    topic = f"telemetry-share-{tag}"
-    kafka.create_topic(topic)
-    ids = {
-        transport: {role: f"tel-{transport}-{role}-{tag}" for role in ("admin", "share")}
-        for transport in _ADMIN_AND_SHARE
-    }
+    ids, _ = _close_on_every_transport(
+        kafka, received, _ADMIN_AND_SHARE, ("admin", "share"), "telemetry-share"
+    )
 
-    def names(client_id: str) -> list[str]:
-        return [name for name, d in _payloads(received) if _client_id(d) == client_id]
-
-    def pushed(client_id: str) -> bool:
-        return bool(names(client_id))
-
-    errors: dict[str, BaseException] = {}
-
-    def run(transport: str) -> None:
-        try:
-            _ADMIN_AND_SHARE[transport](kafka, topic, ids[transport], pushed)
-        except BaseException as exc:
-            errors[transport] = exc
-
-    threads = [threading.Thread(target=run, args=(t,), name=f"tel-{t}") for t in _ADMIN_AND_SHARE]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    assert not errors, errors
     for transport, roles in ids.items():
         for role, client_id in roles.items():
-            got = names(client_id)
             # Read right after close returned: the close waited for the answer.
-            assert got and got[-1].endswith("-terminating.bin"), (transport, role, got)
-            assert sum(n.endswith("-terminating.bin") for n in got) == 1, got
+            got = [name for name, d in _payloads(received) if _client_id(d) == client_id]
+            _assert_one_goodbye_last(got, transport, role)
