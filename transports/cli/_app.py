@@ -65,7 +65,17 @@ class ReaderGone(Exception):
     """stdout's reader went away (``kafkacore consume ... | head``): stop, status 0."""
 
 
-_NOT_FOUND = frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "GROUP_ID_NOT_FOUND", "UNKNOWN_TOPIC_ID"})
+_NOT_FOUND = frozenset(
+    {
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        "GROUP_ID_NOT_FOUND",
+        "UNKNOWN_TOPIC_ID",
+        "DELEGATION_TOKEN_NOT_FOUND",
+    }
+)
+#: Refusals that are about who asks, beside the *_AUTHORIZATION_FAILED codes:
+#: a token someone else owns, a token asked for over a login that cannot have one.
+_DENIED = frozenset({"DELEGATION_TOKEN_OWNER_MISMATCH", "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED"})
 
 
 def classify(exc: BaseException) -> Exit:
@@ -75,7 +85,11 @@ def classify(exc: BaseException) -> Exit:
     if isinstance(exc, BrokerError):
         if exc.name in _NOT_FOUND:
             return Exit.NOT_FOUND
-        if exc.name.endswith("_AUTHORIZATION_FAILED") or exc.name.startswith("SASL_"):
+        if (
+            exc.name in _DENIED
+            or exc.name.endswith("_AUTHORIZATION_FAILED")
+            or exc.name.startswith("SASL_")
+        ):
             return Exit.DENIED
         return Exit.FAILED
     if isinstance(exc, AuthenticationError):
