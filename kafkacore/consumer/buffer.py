@@ -36,7 +36,7 @@ arrives even while other partitions' data waits here.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.consumer.completed import CompletedFetch
@@ -147,19 +147,16 @@ class FetchBuffer:
         """Up to ``limit`` records from the head; ``lend``: they go to an
         iterator, so the positions they start from are remembered; ``only``:
         from those partitions' fetches alone, the others left in place."""
-        self._reader = only
-        if only is not None:
-            return self._take_only(subs, limit, lend, only)
         out: list[ConsumerRecord] = []
-        while self._fetches and len(out) < limit:
-            cf, st = self._head(subs)
-            if st is None:
-                continue
+
+        def take(cf: CompletedFetch, st: PartitionState, room: int) -> int:
             if lend:
                 subs.lend(st)
-            got = cf.take(limit - len(out))
-            self._advance(subs, cf)
+            got = cf.take(room)
             out.extend(got)
+            return len(got)
+
+        self._hand_out(subs, limit, only, take)
         return out
 
     def take_batches(
@@ -170,53 +167,55 @@ class FetchBuffer:
         only: frozenset[TopicPartition] | None = None,
     ) -> list[PartitionBatch]:
         """Like :meth:`take_records`, as per-partition columnar batches."""
-        self._reader = only
         out: list[PartitionBatch] = []
-        count = 0
-        if only is not None:
-            for cf, _ in self._named(subs, only):
-                if count >= limit:
-                    break
-                batch = cf.take_batch(limit - count)
-                self._advance_named(subs, cf)
-                if batch is not None:
-                    out.append(batch)
-                    count += len(batch)
-            return out
-        while self._fetches and count < limit:
-            cf, st = self._head(subs)
-            if st is None:
-                continue
-            batch = cf.take_batch(limit - count)
-            self._advance(subs, cf)
-            if batch is not None:
-                out.append(batch)
-                count += len(batch)
+
+        def take(cf: CompletedFetch, st: PartitionState, room: int) -> int:
+            batch = cf.take_batch(room)
+            if batch is None:
+                return 0
+            out.append(batch)
+            return len(batch)
+
+        self._hand_out(subs, limit, only, take)
         return out
 
     # ------------------------------------------------------------ internals
-    def _head(self, subs: SubscriptionState) -> tuple[CompletedFetch, PartitionState | None]:
-        """The head fetch and its partition's state; a stale head is dropped (state None)."""
-        cf = self._fetches[0]
-        st = subs.parts.get(cf.tp)
-        if st is None or st.paused or st.position != cf.next_offset:
-            self._pop()
-            return cf, None
-        return cf, st
-
-    def _take_only(
-        self, subs: SubscriptionState, limit: int, lend: bool, only: frozenset[TopicPartition]
-    ) -> list[ConsumerRecord]:
-        out: list[ConsumerRecord] = []
-        for cf, st in self._named(subs, only):
-            if len(out) >= limit:
+    def _hand_out(
+        self,
+        subs: SubscriptionState,
+        limit: int,
+        only: frozenset[TopicPartition] | None,
+        take: Callable[[CompletedFetch, PartitionState, int], int],
+    ) -> None:
+        """``take(fetch, state, room)`` from each fetch in order until ``limit``
+        are taken (it returns how many it took); each partition's position
+        follows, and an exhausted fetch leaves the buffer."""
+        self._reader = only
+        sources = self._sources(subs, only)
+        count = 0
+        while count < limit:
+            found = next(sources, None)
+            if found is None:
                 break
-            if lend:
-                subs.lend(st)
-            got = cf.take(limit - len(out))
-            self._advance_named(subs, cf)
-            out.extend(got)
-        return out
+            cf, st = found
+            count += take(cf, st, limit - count)
+            subs.advance(cf.tp, cf.next_offset, cf.last_epoch)
+            if cf.exhausted:
+                self._remove(cf)
+
+    def _sources(
+        self, subs: SubscriptionState, only: frozenset[TopicPartition] | None
+    ) -> Iterator[tuple[CompletedFetch, PartitionState]]:
+        """The fetches to hand out from, with their partitions' states: the
+        head, again and again (a stale head is dropped), or ``only``'s."""
+        if only is not None:
+            yield from self._named(subs, only)
+            return
+        while self._fetches:
+            cf = self._fetches[0]
+            st = self._fresh(subs, cf)
+            if st is not None:
+                yield cf, st
 
     def _named(
         self, subs: SubscriptionState, only: frozenset[TopicPartition]
@@ -225,31 +224,22 @@ class FetchBuffer:
         partition's state; a stale one is dropped on the way (as at the head).
         Walks a snapshot: the caller may remove what it exhausts."""
         for cf in [cf for cf in self._fetches if cf.tp in only]:
-            st = subs.parts.get(cf.tp)
-            if st is None or st.paused or st.position != cf.next_offset:
-                self._remove(cf)
-                continue
-            yield cf, st
+            st = self._fresh(subs, cf)
+            if st is not None:
+                yield cf, st
 
-    def _advance_named(self, subs: SubscriptionState, cf: CompletedFetch) -> None:
-        subs.advance(cf.tp, cf.next_offset, cf.last_epoch)
-        if cf.exhausted:
+    def _fresh(self, subs: SubscriptionState, cf: CompletedFetch) -> PartitionState | None:
+        """``cf``'s partition state, or None (and ``cf`` dropped) when it is stale:
+        the partition left, is paused, or its position moved off the fetch."""
+        st = subs.parts.get(cf.tp)
+        if st is None or st.paused or st.position != cf.next_offset:
             self._remove(cf)
+            return None
+        return st
 
     def _remove(self, cf: CompletedFetch) -> None:
-        """Take ``cf`` out from anywhere in the buffer (``_pop`` for the head)."""
+        """Take ``cf`` out of the buffer (the head, or from anywhere for a named read)."""
         self.released += 1
         self._fetches.remove(cf)
-        self._bytes -= cf.nbytes
-        self._tps.discard(cf.tp)
-
-    def _advance(self, subs: SubscriptionState, cf: CompletedFetch) -> None:
-        subs.advance(cf.tp, cf.next_offset, cf.last_epoch)
-        if cf.exhausted:
-            self._pop()
-
-    def _pop(self) -> None:
-        self.released += 1
-        cf = self._fetches.popleft()
         self._bytes -= cf.nbytes
         self._tps.discard(cf.tp)
