@@ -1,8 +1,10 @@
 """Generate ``kafkacore/protocol/error_codes.py`` from Kafka's ``Errors.java``.
 
 Facts taken from the kafka-clients sources jar: code, enum name, and whether
-the Java exception class descends from ``RetriableException`` and/or
-``InvalidMetadataException``. The one-line descriptions are kafkacore's own
+the Java exception class descends from ``RetriableException``,
+``InvalidMetadataException``, ``AuthorizationException`` or
+``AuthenticationException`` (each class derives from kafkacore's base of the
+same meaning, see :func:`bases`). The one-line descriptions are kafkacore's own
 (``/work/shared/kafka-protocol/errors.tsv`` style), kept in ``DESCRIPTIONS``
 below; Java's message strings are not copied.
 """
@@ -29,6 +31,8 @@ class ErrorCode:
     java_exception: str
     retriable: bool
     invalid_metadata: bool
+    authorization: bool = False
+    authentication: bool = False
 
 
 def read_errors(jar: Path) -> list[ErrorCode]:
@@ -63,6 +67,8 @@ def read_errors(jar: Path) -> list[ErrorCode]:
                 java_exception=exc,
                 retriable="RetriableException" in anc,
                 invalid_metadata="InvalidMetadataException" in anc,
+                authorization="AuthorizationException" in anc,
+                authentication="AuthenticationException" in anc,
             )
         )
     codes = [e.code for e in result]
@@ -112,6 +118,19 @@ def class_names(errors: list[ErrorCode]) -> dict[int, str]:
     return out
 
 
+def bases(e: ErrorCode) -> str:
+    """The class's bases: BrokerError and kafkacore's base of the Java ancestor, so
+    ``except RetriableError`` (or ``InvalidMetadataError``, ``AuthorizationError``,
+    ``AuthenticationError``) catches the codes Java's hierarchy puts under it."""
+    if e.authorization:
+        return "AuthorizationError"
+    extra = [
+        "InvalidMetadataError" if e.invalid_metadata else "RetriableError" if e.retriable else "",
+        "AuthenticationError" if e.authentication else "",
+    ]
+    return ", ".join(["BrokerError", *[b for b in extra if b]])
+
+
 def generate(errors: list[ErrorCode] | None = None) -> str:
     if errors is None:
         errors = read_errors(resolve_jar(SOURCES_JAR, "sources"))
@@ -131,7 +150,13 @@ def generate(errors: list[ErrorCode] | None = None) -> str:
         "",
         "from collections.abc import Mapping",
         "",
-        "from kafkacore.errors import BrokerError",
+        "from kafkacore.errors import (",
+        "    AuthenticationError,",
+        "    AuthorizationError,",
+        "    BrokerError,",
+        "    InvalidMetadataError,",
+        "    RetriableError,",
+        ")",
         "",
     ]
     names = []
@@ -149,7 +174,7 @@ def generate(errors: list[ErrorCode] | None = None) -> str:
         body += [
             "",
             "",
-            f"class {cls}(BrokerError):",
+            f"class {cls}({bases(e)}):",
             *_docstring(f"{e.code} {e.name}: {text}."),
             "",
             f"    code = {e.code}",

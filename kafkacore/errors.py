@@ -15,6 +15,15 @@
   carries ``retriable`` and ``invalid_metadata`` flags as the Java client does.
 * :class:`KafkaConnectionError` and friends: facts reported by a transport
   (refused, lost, timed out), surfaced through the core unchanged.
+
+Across the split, three bases say what a caller can do about an error, as
+Java's exception hierarchy (and kafka-python's, which follows it) does:
+:class:`RetriableError` (the same call may succeed later: timeouts, lost
+connections, and the broker codes whose Java exception is a
+``RetriableException``), :class:`InvalidMetadataError` (retriable after a
+metadata refresh) and :class:`AuthorizationError` (an ACL refused the
+principal). The generated broker classes derive from them by Java's own
+hierarchy, so ``except RetriableError`` catches every retriable code.
 """
 
 from __future__ import annotations
@@ -23,9 +32,11 @@ from typing import ClassVar
 
 __all__ = [
     "AuthenticationError",
+    "AuthorizationError",
     "BrokerError",
     "ConfigError",
     "DecodeError",
+    "InvalidMetadataError",
     "KafkaConnectionError",
     "KafkaError",
     "KafkaTimeoutError",
@@ -34,12 +45,37 @@ __all__ = [
     "NoCommonVersionError",
     "RemoteProtocolError",
     "RequestCancelled",
+    "RetriableError",
     "UnknownOptionError",
 ]
 
 
 class KafkaError(Exception):
     """Base of every error kafkacore raises on purpose."""
+
+    #: Whether the same call may succeed if tried again later (Java's
+    #: ``RetriableException``; kafka-python's flag of the same name).
+    retriable: ClassVar[bool] = False
+    #: Whether cluster metadata should be refreshed before trying again.
+    invalid_metadata: ClassVar[bool] = False
+
+
+class RetriableError(KafkaError):
+    """A transient condition: the same call may succeed later.
+
+    A base class, never raised itself: timeouts, lost connections and the
+    broker codes whose Java exception is retriable derive from it.
+    """
+
+    retriable = True
+
+
+class InvalidMetadataError(RetriableError):
+    """Retriable once the client has refreshed its metadata (a leader moved, a
+    topic is not known yet, a connection was lost): Java's
+    ``InvalidMetadataException``. A base class, never raised itself."""
+
+    invalid_metadata = True
 
 
 class LocalProtocolError(KafkaError):
@@ -130,6 +166,13 @@ class BrokerError(KafkaError):
     #: error keeps both its code and who sent it (issue 11).
     node_id: int | None = None
 
+    #: The code again, under the name kafka-python and aiokafka give it.
+    errno: ClassVar[int] = -1
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.errno = cls.code
+
     def __init__(self, message: str | None = None, *, node_id: int | None = None) -> None:
         self.message = message
         self.node_id = node_id
@@ -137,15 +180,21 @@ class BrokerError(KafkaError):
         super().__init__(text)
 
 
+class AuthorizationError(BrokerError):
+    """An ACL refused the principal (topic, group, cluster, transactional id,
+    ...): Java's ``AuthorizationException``. A base class of the generated
+    ``*AuthorizationFailedError`` codes."""
+
+
 class AuthenticationError(KafkaError):
     """SASL or TLS authentication failed; retrying with the same credentials will not help."""
 
 
-class KafkaConnectionError(KafkaError):
+class KafkaConnectionError(InvalidMetadataError):
     """A connection could not be made or was lost."""
 
 
-class KafkaTimeoutError(KafkaError):
+class KafkaTimeoutError(RetriableError):
     """A deadline passed before the operation completed."""
 
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kafkacore.errors import BrokerError
+from kafkacore.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    BrokerError,
+    InvalidMetadataError,
+    RetriableError,
+)
 
 __all__ = [
     "ERRORS",
@@ -176,7 +182,7 @@ class OffsetOutOfRangeError(BrokerError):
     invalid_metadata = False
 
 
-class CorruptMessageError(BrokerError):
+class CorruptMessageError(BrokerError, RetriableError):
     """2 CORRUPT_MESSAGE: Record/batch failed CRC or size validation, or a null key was sent to
     a compacted topic.
     """
@@ -187,7 +193,7 @@ class CorruptMessageError(BrokerError):
     invalid_metadata = False
 
 
-class UnknownTopicOrPartitionError(BrokerError):
+class UnknownTopicOrPartitionError(BrokerError, InvalidMetadataError):
     """3 UNKNOWN_TOPIC_OR_PARTITION: This broker does not know the topic or partition (may be
     transient during creation or metadata lag).
     """
@@ -207,7 +213,7 @@ class InvalidFetchSizeError(BrokerError):
     invalid_metadata = False
 
 
-class LeaderNotAvailableError(BrokerError):
+class LeaderNotAvailableError(BrokerError, InvalidMetadataError):
     """5 LEADER_NOT_AVAILABLE: Partition has no leader right now (election in progress)."""
 
     code = 5
@@ -216,7 +222,7 @@ class LeaderNotAvailableError(BrokerError):
     invalid_metadata = True
 
 
-class NotLeaderOrFollowerError(BrokerError):
+class NotLeaderOrFollowerError(BrokerError, InvalidMetadataError):
     """6 NOT_LEADER_OR_FOLLOWER: This broker is not the leader (leader-only requests) or not a
     replica (replica requests) for the partition.
     """
@@ -227,7 +233,7 @@ class NotLeaderOrFollowerError(BrokerError):
     invalid_metadata = True
 
 
-class RequestTimedOutError(BrokerError):
+class RequestTimedOutError(BrokerError, RetriableError):
     """7 REQUEST_TIMED_OUT: Request timed out on the broker side."""
 
     code = 7
@@ -245,7 +251,7 @@ class BrokerNotAvailableError(BrokerError):
     invalid_metadata = False
 
 
-class ReplicaNotAvailableError(BrokerError):
+class ReplicaNotAvailableError(BrokerError, InvalidMetadataError):
     """9 REPLICA_NOT_AVAILABLE: A replica for the partition is not available."""
 
     code = 9
@@ -283,7 +289,7 @@ class OffsetMetadataTooLargeError(BrokerError):
     invalid_metadata = False
 
 
-class NetworkError(BrokerError):
+class NetworkError(BrokerError, InvalidMetadataError):
     """13 NETWORK_EXCEPTION: Connection dropped before the response arrived (client-side
     network failure).
     """
@@ -294,7 +300,7 @@ class NetworkError(BrokerError):
     invalid_metadata = True
 
 
-class CoordinatorLoadInProgressError(BrokerError):
+class CoordinatorLoadInProgressError(BrokerError, RetriableError):
     """14 COORDINATOR_LOAD_IN_PROGRESS: Group/transaction coordinator is still loading its
     state; retry later.
     """
@@ -305,7 +311,7 @@ class CoordinatorLoadInProgressError(BrokerError):
     invalid_metadata = False
 
 
-class CoordinatorNotAvailableError(BrokerError):
+class CoordinatorNotAvailableError(BrokerError, RetriableError):
     """15 COORDINATOR_NOT_AVAILABLE: Coordinator is not available (e.g. internal topic not
     ready).
     """
@@ -316,7 +322,7 @@ class CoordinatorNotAvailableError(BrokerError):
     invalid_metadata = False
 
 
-class NotCoordinatorError(BrokerError):
+class NotCoordinatorError(BrokerError, RetriableError):
     """16 NOT_COORDINATOR: This broker is not the coordinator for the group/transactional id;
     re-discover it.
     """
@@ -347,7 +353,7 @@ class RecordListTooLargeError(BrokerError):
     invalid_metadata = False
 
 
-class NotEnoughReplicasError(BrokerError):
+class NotEnoughReplicasError(BrokerError, RetriableError):
     """19 NOT_ENOUGH_REPLICAS: Not enough in-sync replicas to accept an acks=all write
     (min.insync.replicas).
     """
@@ -358,7 +364,7 @@ class NotEnoughReplicasError(BrokerError):
     invalid_metadata = False
 
 
-class NotEnoughReplicasAfterAppendError(BrokerError):
+class NotEnoughReplicasAfterAppendError(BrokerError, RetriableError):
     """20 NOT_ENOUGH_REPLICAS_AFTER_APPEND: Write was appended but fewer in-sync replicas than
     required acknowledged it.
     """
@@ -445,7 +451,7 @@ class InvalidCommitOffsetSizeError(BrokerError):
     invalid_metadata = False
 
 
-class TopicAuthorizationFailedError(BrokerError):
+class TopicAuthorizationFailedError(AuthorizationError):
     """29 TOPIC_AUTHORIZATION_FAILED: Principal lacks permission on the topic."""
 
     code = 29
@@ -454,7 +460,7 @@ class TopicAuthorizationFailedError(BrokerError):
     invalid_metadata = False
 
 
-class GroupAuthorizationFailedError(BrokerError):
+class GroupAuthorizationFailedError(AuthorizationError):
     """30 GROUP_AUTHORIZATION_FAILED: Principal lacks permission on the group."""
 
     code = 30
@@ -463,7 +469,7 @@ class GroupAuthorizationFailedError(BrokerError):
     invalid_metadata = False
 
 
-class ClusterAuthorizationFailedError(BrokerError):
+class ClusterAuthorizationFailedError(AuthorizationError):
     """31 CLUSTER_AUTHORIZATION_FAILED: Principal lacks cluster-level permission."""
 
     code = 31
@@ -481,7 +487,7 @@ class InvalidTimestampError(BrokerError):
     invalid_metadata = False
 
 
-class UnsupportedSaslMechanismError(BrokerError):
+class UnsupportedSaslMechanismError(BrokerError, AuthenticationError):
     """33 UNSUPPORTED_SASL_MECHANISM: Broker does not enable the requested SASL mechanism."""
 
     code = 33
@@ -490,7 +496,7 @@ class UnsupportedSaslMechanismError(BrokerError):
     invalid_metadata = False
 
 
-class IllegalSaslStateError(BrokerError):
+class IllegalSaslStateError(BrokerError, AuthenticationError):
     """34 ILLEGAL_SASL_STATE: SASL request is not valid in the current authentication state."""
 
     code = 34
@@ -555,7 +561,7 @@ class InvalidConfigError(BrokerError):
     invalid_metadata = False
 
 
-class NotControllerError(BrokerError):
+class NotControllerError(BrokerError, RetriableError):
     """41 NOT_CONTROLLER: Request was sent to a node that is not the active controller."""
 
     code = 41
@@ -659,7 +665,7 @@ class InvalidTransactionTimeoutError(BrokerError):
     invalid_metadata = False
 
 
-class ConcurrentTransactionsError(BrokerError):
+class ConcurrentTransactionsError(BrokerError, RetriableError):
     """51 CONCURRENT_TRANSACTIONS: Another operation on the same transaction is in progress;
     retry.
     """
@@ -681,7 +687,7 @@ class TransactionCoordinatorFencedError(BrokerError):
     invalid_metadata = False
 
 
-class TransactionalIdAuthorizationFailedError(BrokerError):
+class TransactionalIdAuthorizationFailedError(AuthorizationError):
     """53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Principal lacks permission on the
     transactional id.
     """
@@ -712,7 +718,7 @@ class OperationNotAttemptedError(BrokerError):
     invalid_metadata = False
 
 
-class KafkaStorageError(BrokerError):
+class KafkaStorageError(BrokerError, InvalidMetadataError):
     """56 KAFKA_STORAGE_ERROR: Broker had a disk/log directory error."""
 
     code = 56
@@ -730,7 +736,7 @@ class LogDirNotFoundError(BrokerError):
     invalid_metadata = False
 
 
-class SaslAuthenticationFailedError(BrokerError):
+class SaslAuthenticationFailedError(BrokerError, AuthenticationError):
     """58 SASL_AUTHENTICATION_FAILED: SASL authentication failed (bad credentials or mechanism
     error).
     """
@@ -801,7 +807,7 @@ class DelegationTokenRequestNotAllowedError(BrokerError):
     invalid_metadata = False
 
 
-class DelegationTokenAuthorizationFailedError(BrokerError):
+class DelegationTokenAuthorizationFailedError(AuthorizationError):
     """65 DELEGATION_TOKEN_AUTHORIZATION_FAILED: Principal lacks permission for the delegation
     token operation.
     """
@@ -848,7 +854,7 @@ class GroupIdNotFoundError(BrokerError):
     invalid_metadata = False
 
 
-class FetchSessionIdNotFoundError(BrokerError):
+class FetchSessionIdNotFoundError(BrokerError, RetriableError):
     """70 FETCH_SESSION_ID_NOT_FOUND: Fetch session id unknown to the broker; start a new full
     fetch session.
     """
@@ -859,7 +865,7 @@ class FetchSessionIdNotFoundError(BrokerError):
     invalid_metadata = False
 
 
-class InvalidFetchSessionEpochError(BrokerError):
+class InvalidFetchSessionEpochError(BrokerError, RetriableError):
     """71 INVALID_FETCH_SESSION_EPOCH: Fetch session epoch is out of order; reset the session."""
 
     code = 71
@@ -868,7 +874,7 @@ class InvalidFetchSessionEpochError(BrokerError):
     invalid_metadata = False
 
 
-class ListenerNotFoundError(BrokerError):
+class ListenerNotFoundError(BrokerError, InvalidMetadataError):
     """72 LISTENER_NOT_FOUND: Leader has no listener matching the one the metadata request came
     in on.
     """
@@ -888,7 +894,7 @@ class TopicDeletionDisabledError(BrokerError):
     invalid_metadata = False
 
 
-class FencedLeaderEpochError(BrokerError):
+class FencedLeaderEpochError(BrokerError, InvalidMetadataError):
     """74 FENCED_LEADER_EPOCH: Request's leader epoch is older than the broker's; refresh
     metadata.
     """
@@ -899,7 +905,7 @@ class FencedLeaderEpochError(BrokerError):
     invalid_metadata = True
 
 
-class UnknownLeaderEpochError(BrokerError):
+class UnknownLeaderEpochError(BrokerError, RetriableError):
     """75 UNKNOWN_LEADER_EPOCH: Request's leader epoch is newer than the broker knows; retry
     later.
     """
@@ -930,7 +936,7 @@ class StaleBrokerEpochError(BrokerError):
     invalid_metadata = False
 
 
-class OffsetNotAvailableError(BrokerError):
+class OffsetNotAvailableError(BrokerError, RetriableError):
     """78 OFFSET_NOT_AVAILABLE: Leader high watermark has not caught up after election; offsets
     not yet safe to return.
     """
@@ -952,7 +958,7 @@ class MemberIdRequiredError(BrokerError):
     invalid_metadata = False
 
 
-class PreferredLeaderNotAvailableError(BrokerError):
+class PreferredLeaderNotAvailableError(BrokerError, InvalidMetadataError):
     """80 PREFERRED_LEADER_NOT_AVAILABLE: Preferred leader is not available."""
 
     code = 80
@@ -981,7 +987,7 @@ class FencedInstanceIdError(BrokerError):
     invalid_metadata = False
 
 
-class EligibleLeadersNotAvailableError(BrokerError):
+class EligibleLeadersNotAvailableError(BrokerError, InvalidMetadataError):
     """83 ELIGIBLE_LEADERS_NOT_AVAILABLE: No eligible leaders are available for election."""
 
     code = 83
@@ -990,7 +996,7 @@ class EligibleLeadersNotAvailableError(BrokerError):
     invalid_metadata = True
 
 
-class ElectionNotNeededError(BrokerError):
+class ElectionNotNeededError(BrokerError, InvalidMetadataError):
     """84 ELECTION_NOT_NEEDED: Leader election was not needed for the partition."""
 
     code = 84
@@ -1028,7 +1034,7 @@ class InvalidRecordError(BrokerError):
     invalid_metadata = False
 
 
-class UnstableOffsetCommitError(BrokerError):
+class UnstableOffsetCommitError(BrokerError, RetriableError):
     """88 UNSTABLE_OFFSET_COMMIT: Pending transactional offsets exist for the partition; retry
     OffsetFetch later.
     """
@@ -1039,7 +1045,7 @@ class UnstableOffsetCommitError(BrokerError):
     invalid_metadata = False
 
 
-class ThrottlingQuotaExceededError(BrokerError):
+class ThrottlingQuotaExceededError(BrokerError, RetriableError):
     """89 THROTTLING_QUOTA_EXCEEDED: Request exceeded a throttling quota (e.g. topic mutation
     rate).
     """
@@ -1146,7 +1152,7 @@ class PositionOutOfRangeError(BrokerError):
     invalid_metadata = False
 
 
-class UnknownTopicIdError(BrokerError):
+class UnknownTopicIdError(BrokerError, InvalidMetadataError):
     """100 UNKNOWN_TOPIC_ID: Broker does not host a topic with this topic id."""
 
     code = 100
@@ -1173,7 +1179,7 @@ class BrokerIdNotRegisteredError(BrokerError):
     invalid_metadata = False
 
 
-class InconsistentTopicIdError(BrokerError):
+class InconsistentTopicIdError(BrokerError, InvalidMetadataError):
     """103 INCONSISTENT_TOPIC_ID: Topic id in the request does not match the log's topic id."""
 
     code = 103
@@ -1200,7 +1206,7 @@ class TransactionalIdNotFoundError(BrokerError):
     invalid_metadata = False
 
 
-class FetchSessionTopicIdError(BrokerError):
+class FetchSessionTopicIdError(BrokerError, RetriableError):
     """106 FETCH_SESSION_TOPIC_ID_ERROR: Fetch session used topic ids inconsistently."""
 
     code = 106
@@ -1360,7 +1366,7 @@ class InvalidRecordStateError(BrokerError):
     invalid_metadata = False
 
 
-class ShareSessionNotFoundError(BrokerError):
+class ShareSessionNotFoundError(BrokerError, RetriableError):
     """122 SHARE_SESSION_NOT_FOUND: Share session not found."""
 
     code = 122
@@ -1369,7 +1375,7 @@ class ShareSessionNotFoundError(BrokerError):
     invalid_metadata = False
 
 
-class InvalidShareSessionEpochError(BrokerError):
+class InvalidShareSessionEpochError(BrokerError, RetriableError):
     """123 INVALID_SHARE_SESSION_EPOCH: Share session epoch is invalid."""
 
     code = 123
@@ -1467,7 +1473,7 @@ class StreamsTopologyFencedError(BrokerError):
     invalid_metadata = False
 
 
-class ShareSessionLimitReachedError(BrokerError):
+class ShareSessionLimitReachedError(BrokerError, RetriableError):
     """133 SHARE_SESSION_LIMIT_REACHED: The broker has no room for another share session
     (KIP-932).
     """
