@@ -203,11 +203,12 @@ FILE_LOADERS = frozenset(
 #: Modules whose import by name at run time the gate could not follow.
 TRACKED = frozenset({"random", "uuid", "os", "sys", "io", "builtins", "importlib"})
 
-# The drivers and the test kit are installed under the kafkacore name
-# (kafkacore.transports, kafkacore.testing) but sit outside the core: the core
-# never imports them (kafkacore/__init__.py names the blocking clients only
-# lazily, by string, on first access; test_import_kafkacore_loads_no_transport).
-TRANSPORT_PACKAGES = frozenset({"kafkacore.transports", "kafkacore.testing"})
+# The drivers, the test kit and the peers' layouts are installed under the
+# kafkacore name (kafkacore.transports, kafkacore.testing, kafkacore.compat) but
+# sit outside the core: the core never imports them (kafkacore/__init__.py names
+# the blocking clients only lazily, by string, on first access;
+# test_import_kafkacore_loads_no_transport).
+TRANSPORT_PACKAGES = frozenset({"kafkacore.transports", "kafkacore.testing", "kafkacore.compat"})
 
 #: (core file, forbidden name) -> why it is allowed there anyway.
 ALLOWED: dict[tuple[str, str], str] = {

@@ -53,9 +53,11 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "kafkacore.errors": [
         "AuthenticationError",
+        "AuthorizationError",
         "BrokerError",
         "ConfigError",
         "DecodeError",
+        "InvalidMetadataError",
         "KafkaConnectionError",
         "KafkaError",
         "KafkaTimeoutError",
@@ -64,6 +66,7 @@ PUBLIC: dict[str, list[str]] = {
         "NoCommonVersionError",
         "RemoteProtocolError",
         "RequestCancelled",
+        "RetriableError",
         "UnknownOptionError",
     ],
     "kafkacore.client": [
@@ -123,6 +126,7 @@ PUBLIC: dict[str, list[str]] = {
     "kafkacore.consumer": [
         "BrokersUnreachable",
         "CommitFailedError",
+        "ConsumerClosedError",
         "ConsumerConfig",
         "ConsumerCore",
         "ConsumerEvent",

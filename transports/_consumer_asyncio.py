@@ -21,8 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import ConsumerCore, OffsetAndMetadata
-from kafkacore.errors import LocalProtocolError
+from kafkacore.consumer import ConsumerClosedError, ConsumerCore, OffsetAndMetadata
 
 from ._asyncio_driver import AsyncioDriver, Delivery
 from ._common import Parts
@@ -47,7 +46,7 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
 
     def _start_now(self) -> None:
         if self._state is ConsumerState.CLOSED:
-            raise LocalProtocolError("AsyncKafkaConsumer.start: closed; make a new consumer")
+            raise ConsumerClosedError("AsyncKafkaConsumer.start: closed; make a new consumer")
         if self._state is ConsumerState.NEW:
             self._attach()
 
@@ -75,6 +74,6 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
         if self._state is ConsumerState.NEW:
             self._start_now()
         if self._state is ConsumerState.CLOSED:
-            raise LocalProtocolError(f"AsyncKafkaConsumer.{what}: closed; make a new consumer")
+            raise ConsumerClosedError(f"AsyncKafkaConsumer.{what}: closed; make a new consumer")
         assert self._core is not None
         return self._core

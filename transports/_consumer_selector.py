@@ -29,8 +29,14 @@ from types import TracebackType
 from typing import Any, TypeVar, cast, overload
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import ConsumerRecord, OffsetAndMetadata, Operation, PartitionBatch
-from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
+from kafkacore.consumer import (
+    ConsumerClosedError,
+    ConsumerRecord,
+    OffsetAndMetadata,
+    Operation,
+    PartitionBatch,
+)
+from kafkacore.errors import KafkaTimeoutError, RequestCancelled
 
 from ._consumer_args import (
     by_partition,
@@ -335,7 +341,7 @@ class KafkaConsumer(ConsumerSurface):
     def _call(self, fn: Command[T]) -> T:
         """Run ``fn(core, now)`` as a core command on the loop thread and return its result."""
         if self._state is ConsumerState.CLOSED:
-            raise LocalProtocolError("KafkaConsumer: closed; make a new consumer")
+            raise ConsumerClosedError("KafkaConsumer: closed; make a new consumer")
         core = self._core
         return self._loop.call(lambda now: fn(core, now))
 

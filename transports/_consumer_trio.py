@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from types import TracebackType
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import ConsumerCore, OffsetAndMetadata
+from kafkacore.consumer import ConsumerClosedError, ConsumerCore, OffsetAndMetadata
 from kafkacore.errors import LocalProtocolError
 
 from ._common import Parts
@@ -69,8 +69,8 @@ class TrioKafkaConsumer(AsyncConsumerBase):
                 if self._state is ConsumerState.NEW
                 else "make a new one"
             )
-            raise LocalProtocolError(
-                f"TrioKafkaConsumer.{what}: consumer is {self._state.value}; {hint}"
-            )
+            closed = self._state is ConsumerState.CLOSED
+            error = ConsumerClosedError if closed else LocalProtocolError
+            raise error(f"TrioKafkaConsumer.{what}: consumer is {self._state.value}; {hint}")
         assert self._core is not None
         return self._core

@@ -11,6 +11,7 @@ from kafkacore.consumer.core import ConsumerCore
 from kafkacore.consumer.events import (
     BrokersUnreachable,
     CommitFailedError,
+    ConsumerClosedError,
     ConsumerEvent,
     ConsumerRecord,
     LogTruncationError,
@@ -40,6 +41,7 @@ __all__ = [
     "FETCH_LANE",
     "BrokersUnreachable",
     "CommitFailedError",
+    "ConsumerClosedError",
     "ConsumerConfig",
     "ConsumerCore",
     "ConsumerEvent",

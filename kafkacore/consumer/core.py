@@ -62,6 +62,7 @@ from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import (
     CONSUMER_EVENTS,
     BrokersUnreachable,
+    ConsumerClosedError,
     ConsumerEvent,
     ConsumerRecord,
     NoOffsetForPartitionError,
@@ -681,7 +682,9 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
 
     def _check_open(self, what: str) -> None:
         if self._closed:
-            raise LocalProtocolError(f"ConsumerCore.{what}: the consumer is closed; make a new one")
+            raise ConsumerClosedError(
+                f"ConsumerCore.{what}: the consumer is closed; make a new one"
+            )
 
     # ================================================================ the step
     def _on_client_event(self, event: object, now: float) -> None:

@@ -13,7 +13,7 @@ from typing import NamedTuple, TypeAlias
 
 from kafkacore.client.events import CLIENT_EVENTS, ClientEvent
 from kafkacore.client.metadata import TopicPartition
-from kafkacore.errors import KafkaError
+from kafkacore.errors import KafkaError, LocalProtocolError
 from kafkacore.group.base import GROUP_EVENTS, GroupEvent
 from kafkacore.operation import OperationCompleted
 from kafkacore.protocol.error_codes import RebalanceInProgressError
@@ -23,6 +23,7 @@ __all__ = [
     "CONSUMER_EVENTS",
     "BrokersUnreachable",
     "CommitFailedError",
+    "ConsumerClosedError",
     "ConsumerEvent",
     "ConsumerRecord",
     "LogTruncationError",
@@ -86,6 +87,12 @@ class OffsetAndMetadata(NamedTuple):
 class NoOffsetForPartitionError(KafkaError):
     """``auto_offset_reset="none"`` and the partition has no committed offset (or it is
     out of range): seek() to a position or choose "earliest"/"latest"."""
+
+
+class ConsumerClosedError(LocalProtocolError):
+    """A call on a consumer that is closed (or closing): make a new consumer.
+    Also what a ``poll``/``getone`` waiting when the consumer closes raises
+    (aiokafka's ``ConsumerStoppedError``)."""
 
 
 class LogTruncationError(KafkaError):

@@ -1,13 +1,14 @@
 """What an installed kafkacore puts on the import path, and how it is imported.
 
 The repository keeps its layout (``kafkacore/`` the sans-IO core,
-``transports/`` the drivers and ``localkafka/`` the local-Kafka kit beside it),
-but an install adds only ``kafkacore`` (with the drivers as
-``kafkacore.transports`` and the kit as ``kafkacore.testing``) and
+``transports/`` the drivers, ``localkafka/`` the local-Kafka kit and ``compat/``
+the peers' module layouts beside it), but an install adds only ``kafkacore`` (with
+the drivers as ``kafkacore.transports``, the kit as ``kafkacore.testing`` and the
+layouts as ``kafkacore.compat``) and
 ``pyspark_kafkacore`` (the package PySpark discovers data sources by) to
 site-packages: generic top-level names such as ``transports`` would collide
-with other projects. In the repository ``kafkacore/transports`` and
-``kafkacore/testing`` are symbolic links to the two directories, so the same
+with other projects. In the repository ``kafkacore/transports``,
+``kafkacore/testing`` and ``kafkacore/compat`` are symbolic links to the directories, so the same
 module names work in a checkout, under mypy and in the wheel.
 """
 
@@ -22,8 +23,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE_DIRS = ("kafkacore", "transports", "localkafka", "pyspark_kafkacore", "tests", "benchmarks")
-DIRECTORY_NAMES = frozenset({"transports", "localkafka"})
+SOURCE_DIRS = (
+    "kafkacore",
+    "transports",
+    "localkafka",
+    "compat",
+    "pyspark_kafkacore",
+    "tests",
+    "benchmarks",
+)
+DIRECTORY_NAMES = frozenset({"transports", "localkafka", "compat"})
 
 
 def _python_files() -> list[Path]:
@@ -60,6 +69,7 @@ def test_no_code_imports_the_directories_by_their_own_names() -> None:
 def test_the_package_links_point_at_the_directories() -> None:
     assert (ROOT / "kafkacore" / "transports").resolve() == ROOT / "transports"
     assert (ROOT / "kafkacore" / "testing").resolve() == ROOT / "localkafka"
+    assert (ROOT / "kafkacore" / "compat").resolve() == ROOT / "compat"
 
 
 _PROBE = """

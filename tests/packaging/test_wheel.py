@@ -22,6 +22,7 @@ INSTALLED_AS = {
     "kafkacore": "kafkacore",
     "transports": "kafkacore/transports",
     "localkafka": "kafkacore/testing",
+    "compat": "kafkacore/compat",
     "pyspark_kafkacore": "pyspark_kafkacore",
 }
 
