@@ -36,6 +36,7 @@ __all__ = [
     "BrokerError",
     "ConfigError",
     "DecodeError",
+    "InvalidArgumentError",
     "InvalidMetadataError",
     "KafkaConnectionError",
     "KafkaError",
@@ -88,6 +89,12 @@ class ConfigError(LocalProtocolError, ValueError):
 
 class UnknownOptionError(ConfigError, TypeError):
     """A keyword option the class does not know; the message names the closest known ones."""
+
+
+class InvalidArgumentError(LocalProtocolError, ValueError):
+    """An argument of a call has a bad value (a negative offset or timestamp, a
+    partition this consumer is not assigned); the message names it. A
+    ``ValueError`` too, as kafka-python raises for the same mistakes."""
 
 
 class RemoteProtocolError(KafkaError):

@@ -57,6 +57,7 @@ PUBLIC: dict[str, list[str]] = {
         "BrokerError",
         "ConfigError",
         "DecodeError",
+        "InvalidArgumentError",
         "InvalidMetadataError",
         "KafkaConnectionError",
         "KafkaError",

@@ -8,10 +8,10 @@ call one awaited core :class:`~kafkacore.producer.Operation`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from kafkacore.client import TopicPartition
+from kafkacore.consumer.offset_args import OffsetsArg
 from kafkacore.producer import ProducerConfig
 
 from ._async_driver import AsyncDriver
@@ -61,7 +61,7 @@ class AsyncOperations:
 
     async def send_offsets_to_transaction(
         self,
-        offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int],
+        offsets: OffsetsArg,
         group_id: str | ConsumerGroupMetadata,
         timeout: float | None = None,
     ) -> None:

@@ -27,10 +27,11 @@ from __future__ import annotations
 import enum
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kafkacore.client import KafkaClientCore, TopicPartition
+from kafkacore.client import KafkaClientCore
+from kafkacore.consumer.offset_args import OffsetsArg
 from kafkacore.errors import KafkaTimeoutError
 from kafkacore.producer import (
     BatchCompleted,
@@ -316,7 +317,7 @@ class BlockingOperations:
 
     def send_offsets_to_transaction(
         self,
-        offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int],
+        offsets: OffsetsArg,
         group_id: str | ConsumerGroupMetadata,
         timeout: float | None = None,
     ) -> None:

@@ -36,7 +36,7 @@ answer is about the membership it still holds
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
@@ -48,6 +48,7 @@ from kafkacore.consumer.events import (
     OffsetAndMetadata,
     RebalanceInProgressCommitError,
 )
+from kafkacore.consumer.offset_args import OffsetsArg, commit_offsets
 from kafkacore.consumer.operations import OperationTable, Then
 from kafkacore.consumer.positions import SubscriptionState
 from kafkacore.consumer.sender import Send
@@ -129,24 +130,19 @@ class Committer:
     # ------------------------------------------------------------ explicit
     def commit(
         self,
-        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None,
+        offsets: OffsetsArg | None,
         now: float,
         timeout_ms: int | None,
     ) -> Operation[Any]:
         """Commit ``offsets`` (default: every position handed out so far)."""
         if self._config.group_id is None:
             raise LocalProtocolError("commit: needs a group_id; set it in the consumer config")
+        # Checked before the operation exists: a bad offset fails the call itself.
+        todo = (
+            self._subs.current_offsets() if offsets is None else commit_offsets("commit", offsets)
+        )
         deadline = now + self._ops.timeout("commit", timeout_ms)
         handle = self._ops.new("commit", now)
-        if offsets is None:
-            todo = self._subs.current_offsets()
-        else:
-            todo = {}
-            for tp, value in offsets.items():
-                oam = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(value)
-                if oam.offset < 0:
-                    raise LocalProtocolError(f"commit: offset {oam.offset} for {tp} must be >= 0")
-                todo[TopicPartition(*tp)] = oam
         self.send(todo, handle, deadline, now)
         return handle
 

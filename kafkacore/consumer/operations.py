@@ -168,8 +168,10 @@ class OperationTable:
         immediate: bool = False,
         since: float | None = None,
     ) -> None:
-        if isinstance(error, AuthenticationError):
-            fail(error)  # the same credentials get the same answer: no retry
+        if isinstance(error, AuthenticationError | LocalProtocolError):
+            # The same credentials, or the same request we cannot encode, get the
+            # same answer: fail the caller now, with the cause (issue 21).
+            fail(error)
             return
         unreachable = self._client.unreachable_from_the_start()
         if unreachable is not None:

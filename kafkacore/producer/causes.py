@@ -30,7 +30,12 @@ from kafkacore.client import (
     TopicPartition,
 )
 from kafkacore.client.response_errors import broker_error
-from kafkacore.errors import AuthenticationError, BrokerError, KafkaTimeoutError
+from kafkacore.errors import (
+    AuthenticationError,
+    BrokerError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+)
 from kafkacore.protocol.enums import ErrorCode
 
 __all__ = [
@@ -40,6 +45,7 @@ __all__ = [
     "broker_refusal",
     "expired",
     "metadata_timeout",
+    "retry_cannot_help",
     "topic_error",
 ]
 
@@ -54,6 +60,14 @@ def auth_error_in(error: BaseException | None) -> AuthenticationError | None:
         error = error.__cause__
         seen += 1
     return None
+
+
+def retry_cannot_help(error: BaseException | None) -> bool:
+    """Whether sending the same request again must fail the same way: refused
+    credentials, or a mistake of ours (a request that cannot be encoded, no
+    common version, a bad argument: :class:`LocalProtocolError`). Such an error
+    fails its caller at once; it is never retried (issue 21)."""
+    return isinstance(error, LocalProtocolError) or auth_error_in(error) is not None
 
 
 class FailureLog:

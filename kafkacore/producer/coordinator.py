@@ -42,7 +42,7 @@ from typing import Any
 
 from kafkacore.client import RequestHandle, Target
 from kafkacore.errors import BrokerError
-from kafkacore.producer.causes import auth_error_in, broker_refusal
+from kafkacore.producer.causes import broker_refusal, retry_cannot_help
 from kafkacore.protocol.enums import PRODUCER_FENCING, TXN_COORDINATOR_RETRY, ErrorCode
 from kafkacore.protocol.error_codes import error_class
 from kafkacore.timers import Deadlines
@@ -179,11 +179,10 @@ class CoordinatorRequests:
         if error is not None:
             if call.note is not None:
                 call.note(error)
-            if auth_error_in(error) is not None or (
-                isinstance(error, BrokerError) and not error.retriable
-            ):
-                # Refused credentials, or FindCoordinator refusing the
-                # transactional id or group: the same request gets the same answer.
+            if retry_cannot_help(error) or (isinstance(error, BrokerError) and not error.retriable):
+                # Refused credentials, a request that cannot be encoded, or
+                # FindCoordinator refusing the transactional id or group: the
+                # same request gets the same answer.
                 self._fail(call, error, now)
             else:
                 self._retry(call, error, now)

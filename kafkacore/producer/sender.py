@@ -40,10 +40,10 @@ from kafkacore.errors import AuthenticationError, KafkaConnectionError, RemotePr
 from kafkacore.producer.accumulator import SEQUENCE_WRAP, PartitionQueue, RecordAccumulator
 from kafkacore.producer.batch import BatchState, ProducerBatch
 from kafkacore.producer.causes import (
-    auth_error_in,
     authentication_failed,
     broker_refusal,
     expired,
+    retry_cannot_help,
 )
 from kafkacore.producer.config import ProducerConfig
 from kafkacore.producer.errors import RecordTooLargeError, TransactionAbortedError
@@ -436,7 +436,7 @@ class Sender:
         if batch.state is BatchState.DONE:
             return
         batch.last_error = error
-        if auth_error_in(error) is not None:  # same credentials, same answer: no retry
+        if retry_cannot_help(error):  # same credentials or same request, same answer
             self._ledger.complete(batch, -1, -1, error)
             return
         if now >= batch.deadline:

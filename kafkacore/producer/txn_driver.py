@@ -119,8 +119,9 @@ def next_step(facts: TxnFacts) -> TxnStep:
     return TxnStep.WAIT
 
 
-#: Offsets for send_offsets_to_transaction, keyed by TopicPartition or (topic, partition).
-Offsets = Mapping[TopicPartition, int] | Mapping[tuple[str, int], int]
+#: Offsets for send_offsets_to_transaction, keyed by TopicPartition or (topic, partition):
+#: an int, an OffsetAndMetadata or (offset, metadata), as a consumer's commit takes.
+Offsets = Mapping[TopicPartition, Any] | Mapping[tuple[str, int], Any]
 
 
 class TransactionDriver:
@@ -408,10 +409,17 @@ class TransactionDriver:
 
 
 def _offset_topics(offsets: Offsets) -> list[TxnOffsetCommitRequestTopic]:
+    from kafkacore.consumer.offset_args import commit_offsets
+
     by_topic: dict[str, list[TxnOffsetCommitRequestPartition]] = {}
-    for (topic, partition), offset in offsets.items():
-        by_topic.setdefault(topic, []).append(
-            TxnOffsetCommitRequestPartition(partition_index=partition, committed_offset=offset)
+    for tp, oam in commit_offsets("send_offsets_to_transaction", offsets).items():
+        by_topic.setdefault(tp.topic, []).append(
+            TxnOffsetCommitRequestPartition(
+                partition_index=tp.partition,
+                committed_offset=oam.offset,
+                committed_leader_epoch=-1 if oam.leader_epoch is None else oam.leader_epoch,
+                committed_metadata=oam.metadata,
+            )
         )
     return [TxnOffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()]
 
