@@ -252,10 +252,12 @@ class SubscriptionState:
                 out[tp] = OffsetAndMetadata(offset, "", epoch)
         return out
 
-    def awaiting_seek(self) -> bool:
-        """True while a partition waits for the user to seek (no reset policy)."""
-        return any(
-            st.state is FetchState.AWAIT_RESET and st.reset_to is None for st in self.parts.values()
+    def awaiting_seek(self) -> list[TopicPartition]:
+        """The partitions waiting for the user to seek (no reset policy), sorted."""
+        return sorted(
+            tp
+            for tp, st in self.parts.items()
+            if st.state is FetchState.AWAIT_RESET and st.reset_to is None
         )
 
     def fetchable(self) -> Iterator[tuple[TopicPartition, PartitionState]]:

@@ -81,6 +81,26 @@ def test_latest_starts_at_the_end_and_none_raises_until_seek() -> None:
     assert [r.value for r in drain(core2, pump2, 2)] == [b"x", b"x"]
 
 
+def test_no_reset_policy_raises_on_every_poll_until_seek() -> None:
+    # Issue 21: raised once, the next polls returned nothing and aiokafka's
+    # getone() waited for ever. Java's poll raises on every call instead.
+    core, pump, kafka, _ = boot_consumer(auto_offset_reset="none")
+    kafka.log("t", 0).append([b"x"] * 3)
+    kafka.log("t", 1).append([b"y"])
+    core.assign([T0, T1], now=pump.now)
+    pump.run(until=lambda: core._errors.pending is not None)
+    for _ in range(3):
+        with pytest.raises(NoOffsetForPartitionError, match="auto_offset_reset is 'none'"):
+            core.poll_records(now=pump.now)
+        pump.drain()
+    core.seek(T0, 2, now=pump.now)
+    with pytest.raises(NoOffsetForPartitionError, match="t-1 have no position") as raised:
+        core.poll_records(now=pump.now)
+    assert "t-0" not in str(raised.value)
+    core.seek(T1, 0, now=pump.now)
+    assert sorted(r.value for r in drain(core, pump, 2)) == [b"x", b"y"]
+
+
 def test_seek_after_assign_before_the_first_poll_needs_no_reset_policy() -> None:
     # Java's assign -> seek -> poll with auto_offset_reset="none": the poll
     # must not raise NoOffsetForPartitionError for a partition that now has
@@ -372,15 +392,27 @@ def test_close_is_bounded_when_the_coordinator_never_answers() -> None:
 def test_bad_calls_get_clear_errors() -> None:
     core, pump, _, _ = boot_consumer()
     with pytest.raises(LocalProtocolError, match="needs a group_id"):
-        core.subscribe(["t"], now=pump.now)
-    with pytest.raises(LocalProtocolError, match="needs a group_id"):
         core.commit(now=pump.now)
+    with pytest.raises(LocalProtocolError, match="is invalid"):
+        core.subscribe(pattern="(", now=pump.now)
     core2, pump2, _, _ = boot_consumer(group_id="g")
     with pytest.raises(LocalProtocolError, match="exactly one"):
         core2.subscribe(["t"], pattern="t.*", now=pump2.now)
     core2.assign([T0], now=pump2.now)
     with pytest.raises(LocalProtocolError, match="unsubscribe"):
         core2.subscribe(["t"], now=pump2.now)
+
+
+def test_groupless_subscription_assigns_every_partition_it_can_see() -> None:
+    # kafka-python's and aiokafka's subscribe() without a group_id (issue 21).
+    core, pump, _kafka, _ = boot_consumer([Topic("t", 2), Topic("u", 1)])
+    core.subscribe(["t", "gone"], now=pump.now)
+    pump.run(until=lambda: len(core.assignment()) == 2, rounds=1000)
+    assert core.assignment() == {T0, T1} and core.subscription() == {"t", "gone"}
+    core.subscribe(pattern="u", now=pump.now)  # re.match: names starting with "u"
+    pump.run(until=lambda: core.assignment() == {TopicPartition("u", 0)}, rounds=1000)
+    core.unsubscribe(now=pump.now)
+    assert core.assignment() == frozenset()
 
 
 def test_pattern_subscription_matches_listed_topics() -> None:
