@@ -134,8 +134,6 @@ class AsyncConsumerBase(ConsumerSurface):
         wait = duration_s(f"{self._NAME}.{what}", timeout_ms, timeout, 0.0)
         limit = check_max_records(f"{self._NAME}.{what}", max_records)
         self._give_back_held()
-        if self._groupless:
-            await self._run(self._groupless_steps())
         records = await self._run(
             self._poll_steps(
                 lambda core, now: core.poll_records(limit, now=now, only=only), wait or 0.0
@@ -162,8 +160,6 @@ class AsyncConsumerBase(ConsumerSurface):
         wait = duration_s(f"{self._NAME}.poll_batches", timeout_ms, timeout, 0.0)
         limit = check_max_records(f"{self._NAME}.poll_batches", max_records)
         self._give_back_held()
-        if self._groupless:
-            await self._run(self._groupless_steps())
         return await self._run(
             self._poll_steps(lambda core, now: core.poll_batches(limit, now=now), wait or 0.0)
         )

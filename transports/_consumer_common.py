@@ -120,9 +120,6 @@ class ConsumerSurface(ConsumerQueries):
         self.config = self._parts.consumer
         self.client_config = self._parts.config
         self._topics = topics_given
-        #: Topics subscribed without a group_id (kafka-python's groupless
-        #: subscription): every partition of them is assigned on the first poll.
-        self._groupless: list[str] | None = None
         self._listener = listener
         self._router = ConsumerRouter(wake=self._notify)
         self._held = HeldRecords(self._router)
@@ -164,14 +161,7 @@ class ConsumerSurface(ConsumerQueries):
             self._listener = listener
         if isinstance(topics, str):
             raise TypeError(f"subscribe: expected a list of topic names, got {topics!r}")
-        names = None if topics is None else list(topics)
-        if self.config.group_id is None and pattern is None and names:
-            # kafka-python: no group, no coordination: every partition of these
-            # topics, assigned once their partitions are known (the first poll).
-            groupless = check_topics("subscribe", names)
-            self.unsubscribe()
-            self._groupless = groupless
-            return
+        names = None if topics is None else check_topics("subscribe", list(topics))
         wait = self._listener is not None
 
         def issue(core: ConsumerCore, now: float) -> None:
@@ -182,7 +172,6 @@ class ConsumerSurface(ConsumerQueries):
         self._call(issue)
 
     def unsubscribe(self) -> None:
-        self._groupless = None
         self._call(lambda core, now: self._given_back(core, now, core.unsubscribe))
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
@@ -193,8 +182,6 @@ class ConsumerSurface(ConsumerQueries):
         return self._call(lambda core, now: core.assignment())
 
     def subscription(self) -> frozenset[str]:
-        if self._groupless is not None:
-            return frozenset(self._groupless)
         return self._call(lambda core, now: core.subscription())
 
     def group_metadata(self) -> ConsumerGroupMetadata:
@@ -304,11 +291,6 @@ class ConsumerSurface(ConsumerQueries):
         quiet = extras.consumer_timeout_s
         last = self._clock()
         while self._state is ConsumerState.RUNNING:
-            if self._groupless:
-                if block is not None:
-                    drive(self._groupless_steps(), block)
-                else:
-                    yield from self._groupless_steps()
             if router.changed:
                 held.look(run_listener)
             records = held.records

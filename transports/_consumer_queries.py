@@ -38,7 +38,6 @@ class ConsumerQueries:
     config: ConsumerConfig
     _router: ConsumerRouter
     _held: HeldRecords
-    _groupless: list[str] | None
 
     if TYPE_CHECKING:
 
@@ -116,21 +115,6 @@ class ConsumerQueries:
                 if error is not None:
                     raise error
         return listing
-
-    def _groupless_steps(self) -> Steps[None]:
-        """Assign every partition of a groupless subscription's topics, once the
-        cluster lists them (a topic not there yet is looked for again next time)."""
-        topics = self._groupless
-        if not topics:
-            return
-        listing = yield from self._listing_steps("poll", None)
-        found = [t for t in topics if t in listing]
-        if not found:
-            return
-        tps = [TopicPartition(t, p) for t in found for p in sorted(listing[t][0])]
-        self._call(lambda core, now: self._given_back(core, now, core.assign, tps))
-        left = [t for t in topics if t not in listing]
-        self._groupless = left or None
 
     def _topic_names(self, listing: Listing) -> set[str]:
         skip = self.config.exclude_internal_topics

@@ -149,8 +149,6 @@ class KafkaConsumer(ConsumerSurface):
         wait = duration_s(f"KafkaConsumer.{what}", timeout_ms, timeout, 0.0)
         limit = check_max_records(f"KafkaConsumer.{what}", max_records)
         self._give_back_held()
-        if self._groupless:
-            drive(self._groupless_steps(), self._block)
         steps = self._poll_steps(lambda core, now: core.poll_records(limit, now=now), wait or 0.0)
         records = drive(steps, self._block)
         extras = self._extras
@@ -168,8 +166,6 @@ class KafkaConsumer(ConsumerSurface):
         wait = duration_s("KafkaConsumer.poll_batches", timeout_ms, timeout, 0.0)
         limit = check_max_records("KafkaConsumer.poll_batches", max_records)
         self._give_back_held()
-        if self._groupless:
-            drive(self._groupless_steps(), self._block)
         steps = self._poll_steps(lambda core, now: core.poll_batches(limit, now=now), wait or 0.0)
         return drive(steps, self._block)
 

@@ -85,6 +85,7 @@ from kafkacore.consumer.positions import (
     SubscriptionMode,
     SubscriptionState,
 )
+from kafkacore.consumer.self_assign import SelfAssignment
 from kafkacore.consumer.sender import OnDone
 from kafkacore.consumer.topics import LISTING, PatternListing, TopicView
 from kafkacore.consumer.validation import PositionValidator
@@ -208,8 +209,15 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             exclude_internal=cfg.exclude_internal_topics,
             metadata_max_age_ms=cfg.metadata_max_age_ms,
             retry_backoff_ms=cfg.retry_backoff_ms,
-            on_matched=self._membership.pattern_matched,
+            on_matched=self._pattern_matched,
         )
+        self._self_assign = SelfAssignment(subs=subs, topics=topics, listing=lambda: self._listing)
+
+    def _pattern_matched(self, matched: frozenset[str], now: float) -> None:
+        if self._self_assign.active:
+            self._self_assign.pattern_matched(matched, now)
+        else:
+            self._membership.pattern_matched(matched, now)
 
     def _answered_by(self) -> int | None:
         return self.answered_by
@@ -346,23 +354,22 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
     ) -> None:
         """Join the group for ``topics`` or for every topic matching ``pattern``."""
         self._check_open("subscribe")
-        if self.config.group_id is None:
-            raise LocalProtocolError("subscribe: needs a group_id; set it or use assign()")
         if self._subs.mode is SubscriptionMode.ASSIGNED:
             raise LocalProtocolError("subscribe: partitions were assigned; unsubscribe() first")
         if (topics is None) == (pattern is None):
             raise LocalProtocolError("subscribe: give topics or pattern, exactly one")
         if isinstance(topics, str):
             raise LocalProtocolError("subscribe: topics must be a list of names, not one str")
+        compiled = None if pattern is None else _compile(pattern)
+        if self.config.group_id is None:
+            # kafka-python's and aiokafka's group-less subscription (self_assign.py).
+            names = None if topics is None else frozenset(topics)
+            self._self_assign.subscribe(names, compiled, now)
+            self._step(now)
+            return
         self._subs.mode = SubscriptionMode.SUBSCRIBED
         member = self._membership.ensure(now)
-        if pattern is not None:
-            try:
-                compiled = re.compile(pattern)
-            except re.error as exc:
-                raise LocalProtocolError(
-                    f"subscribe: pattern {pattern!r} is invalid: {exc}"
-                ) from None
+        if compiled is not None:
             self._subs.topics = frozenset()
             if isinstance(member, Kip848Member):
                 member.subscribe(frozenset(), now=now, pattern=pattern)
@@ -385,6 +392,7 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
                 self._membership.drain(t)
 
             self._committer.commit_then(now, leave)
+        self._self_assign.stop()
         self._subs.clear()
         self._listing.follow(None, now)
         self._step(now)
@@ -543,13 +551,20 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         # Seed 003: with auto-commit, commit what was consumed before fetching more.
         self._committer.maybe_auto_commit(now)
         self._report_unreachable(now)
-        if isinstance(self._errors.pending, NoOffsetForPartitionError) and not (
-            self._subs.awaiting_seek()
-        ):
+        stuck = self._subs.awaiting_seek()
+        if isinstance(self._errors.pending, NoOffsetForPartitionError) and not stuck:
             # The user positioned the partition (seek) after the error was
             # noted and before this poll, as Java's assign-seek-poll allows.
             self._errors.clear()
         error = self._errors.take()
+        if error is None and stuck:
+            # Every poll raises until the user seeks, as Java's does: raised
+            # once, the next poll would wait for records that cannot come.
+            names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in stuck)
+            error = NoOffsetForPartitionError(
+                f"{names} have no position (no committed offset, or out of range) and "
+                "auto_offset_reset is 'none'; seek() them to a position"
+            )
         if error is not None:
             self._step(now)
             raise error
@@ -761,6 +776,7 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         member = self._membership.member
         if member is not None:
             member.on_metadata(now=now)
+        self._self_assign.on_metadata(now)
         # A refresh asked for while another was in flight is answered by the
         # older one, which lacks the new topics: ask again until all are known.
         if self._topics.unknown_tracked():
@@ -769,3 +785,10 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             epoch = self._topics.leader_epoch(tp)
             if epoch is not None and epoch >= 0:
                 self._subs.leader_epoch_seen(tp, epoch)
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise LocalProtocolError(f"subscribe: pattern {pattern!r} is invalid: {exc}") from None

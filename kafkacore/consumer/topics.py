@@ -13,7 +13,9 @@ A pattern subscription needs every topic of the cluster, which tracked
 metadata does not give: :class:`PatternListing` sends a Metadata request
 for all topics, keeps the answer in :attr:`TopicView.listing` (ids and
 partition counts of topics not tracked yet) and hands the matching names
-to its owner; it lists again every ``metadata_max_age_ms``
+to its owner (``re.match``: a name matches when the pattern matches from
+its start, as kafka-python and aiokafka match; end it with ``$`` for the
+whole name, as Java's ``matches()``); it lists again every ``metadata_max_age_ms``
 (``retry_backoff_ms`` after a failure). Its timer is the ``LISTING`` key in
 the owner's deadlines.
 """
@@ -235,7 +237,7 @@ class PatternListing:
         matched = frozenset(
             name
             for name, (_, _, internal) in listing.items()
-            if pattern.fullmatch(name) and not (internal and self._exclude_internal)
+            if pattern.match(name) and not (internal and self._exclude_internal)
         )
         if matched:
             self._topics.track(matched, now)
