@@ -30,8 +30,9 @@ OFFSET_METADATA_TOO_LARGE is retried at once with blank metadata (seed
 REBALANCE_IN_PROGRESS, FENCED_*/STALE_MEMBER_EPOCH) fails the commit with
 CommitFailedError, or with RebalanceInProgressCommitError when it is about
 a membership the member has already left; the member rejoins only when the
-answer is about the membership it still holds
-(``on_commit_fenced``). Other errors fail the commit as they are.
+answer is about the membership it still holds (``on_commit_fenced``;
+REBALANCE_IN_PROGRESS: at once, keeping its partitions, as Java's
+ConsumerCoordinator). Other errors fail the commit as they are.
 """
 
 from __future__ import annotations
@@ -84,9 +85,15 @@ FENCED_COMMIT = frozenset(
         ErrorCode.STALE_MEMBER_EPOCH,
     }
 )
-# Fenced answers that may mean the member's own membership is gone.
+# Fenced answers the member hears of: its own membership may be gone, or
+# (REBALANCE_IN_PROGRESS) the group rebalances and the member joins at once.
 _MEMBERSHIP_FENCED = frozenset(
-    {ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_MEMBER_EPOCH}
+    {
+        ErrorCode.ILLEGAL_GENERATION,
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        ErrorCode.REBALANCE_IN_PROGRESS,
+    }
 )
 
 Member = ClassicMember | Kip848Member

@@ -28,13 +28,21 @@ ILLEGAL_GENERATION. A fenced answer makes the member rejoin only when it
 is about the generation the member still holds
 (:meth:`ClassicMember.on_commit_fenced`): an answer about an older
 generation says nothing new, and acting on it would drop the SyncGroup in
-flight and start one more rebalance.
+flight and start one more rebalance. A REBALANCE_IN_PROGRESS answer about
+that generation rejoins at once, keeping generation and partitions (as
+Java's ConsumerCoordinator does; KIP-429), rather than waiting for the next
+heartbeat to say the same.
 
 Rebalancing is eager or cooperative (KIP-429), the protocol the configured
 assignors have in common. Eager: everything owned is revoked in PREPARING,
 before JoinGroup. Cooperative: the member keeps what it owns, reports it in
 its subscription, revokes only what SyncGroup takes away and then rejoins
-at once so the freed partitions can move in a second round. Every
+at once so the freed partitions can move in a second round. While that
+revocation runs (a listener on the user's thread, late on a starved
+process: issue 25) a rejoin asked for meanwhile (a heartbeat answered
+REBALANCE_IN_PROGRESS) waits for its end: joining earlier would claim the
+partitions being given up and drop the round's assignment, leaving them to
+nobody. Every
 successful SyncGroup ends in one PartitionsAssigned with what was added,
 the empty set included (Java and librdkafka call ``onPartitionsAssigned``
 after every rebalance), after the revocation it brings.
@@ -196,6 +204,8 @@ class ClassicMember:
         # abandoning the SyncGroup would start yet another round (seen with
         # members that commit after every poll).
         self._rejoin_after_sync = False
+        # A cooperative revocation after SyncGroup is running: its end rejoins.
+        self._revoking = False
         self._leave_done: Callable[[float], None] | None = None
 
     # ------------------------------------------------------------------ queries
@@ -234,11 +244,12 @@ class ClassicMember:
 
     def on_commit_fenced(self, *, generation: int, member_id: str, code: int, now: float) -> bool:
         """An OffsetCommit sent as (``generation``, ``member_id``) was answered
-        ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID (``code``).
+        ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS (``code``).
 
         Returns True when the answer is about the membership the member still
         holds: the coordinator has moved on without it, so its partitions are
-        lost and it rejoins (as a fenced heartbeat does). Returns False, and
+        lost and it rejoins (as a fenced heartbeat does; REBALANCE_IN_PROGRESS:
+        it rejoins keeping them). Returns False, and
         does nothing, when the member has moved on itself (a newer generation,
         a new member id, or a rebalance under way): the answer refers to the
         old generation, and rejoining would abandon the SyncGroup in flight.
@@ -249,6 +260,11 @@ class ClassicMember:
             or self.state not in (ClassicState.STABLE, ClassicState.PREPARING)
         ):
             return False
+        if code == ErrorCode.REBALANCE_IN_PROGRESS:
+            # The group rebalances without us so far: join now, keeping what we
+            # own (KIP-429), instead of failing every commit until a heartbeat.
+            self.request_rejoin(now=now, reason="OffsetCommit: the group is rebalancing")
+            return True
         if code == ErrorCode.UNKNOWN_MEMBER_ID:
             self.member_id = ""
         self._lose(now, "OffsetCommit: generation is gone")
@@ -279,8 +295,8 @@ class ClassicMember:
         """Start a new join round (keeps a join already under way)."""
         if self.state in (ClassicState.LEAVING, ClassicState.CLOSED, ClassicState.FAILED):
             return
-        if self.state in (ClassicState.PREPARING, ClassicState.JOINING):
-            return
+        if self.state in (ClassicState.PREPARING, ClassicState.JOINING) or self._revoking:
+            return  # a join is under way, or the revocation's end starts one
         if self.state is ClassicState.SYNCING:
             self._rejoin_after_sync = True
             return
@@ -566,9 +582,11 @@ class ClassicMember:
 
         def revoked_done(t: float) -> None:
             if round_ == self._round and self.state is ClassicState.STABLE:
+                self._revoking = False
                 self._assigned(added)
                 self._prepare(t)
 
+        self._revoking = True
         self._revoke(revoked, now, revoked_done)
 
     def _assigned(self, added: frozenset[TopicPartition]) -> None:
@@ -606,7 +624,9 @@ class ClassicMember:
         if code == ErrorCode.NONE:
             self.deadlines.set(MemberTimer.SESSION, now + self._session_ms / 1000)
         elif code == ErrorCode.REBALANCE_IN_PROGRESS:
-            self._prepare(now)
+            # While a revocation runs, its end rejoins (see the module docstring);
+            # the heartbeats go on meanwhile, keeping the session alive.
+            self.request_rejoin(now=now, reason="heartbeat: the group is rebalancing")
         elif code in (ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID):
             if code == ErrorCode.UNKNOWN_MEMBER_ID:
                 self.member_id = ""
@@ -684,6 +704,7 @@ class ClassicMember:
         self._heartbeat_in_flight = False
         self._pending_join = None
         self._rejoin_after_sync = False
+        self._revoking = False
 
     def _fail(self, code: int, api: str, resp: Any) -> None:
         node = self._req.answered_by

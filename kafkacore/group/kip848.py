@@ -165,6 +165,8 @@ class Kip848Member:
         (FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID): heartbeat at once to learn
         the member's fate, unless the epoch has moved on since (a stale answer).
         """
+        if code == ErrorCode.REBALANCE_IN_PROGRESS:
+            return False  # a classic group's answer: the heartbeat says what the epoch is
         if generation != self.member_epoch or member_id != self.member_id:
             return False
         self.request_rejoin(now=now, reason="commit fenced")

@@ -26,6 +26,7 @@ import pytest
 import trio
 
 from kafkacore.testing import LocalKafka
+from tests.campaign.starve import crunch, starve
 from tests.faults.drive import FLAVORS
 
 pytestmark = pytest.mark.timeout(300)
@@ -130,6 +131,8 @@ def test_7_leaving_the_loop_commits_only_records_handed_out(
 class Counting:
     def __init__(self) -> None:
         self.assigned: list[float] = []
+        self.failed: list[float] = []  # when a commit failed (CommitFailedError)
+        self.owned: frozenset[Any] = frozenset()  # the assignment after the last poll
 
     def on_partitions_assigned(self, partitions: frozenset[Any]) -> None:
         self.assigned.append(time.monotonic())
@@ -141,7 +144,22 @@ class Counting:
         pass
 
 
-def test_9_cooperative_sticky_with_per_poll_commits_settles(kafka_broker: LocalKafka) -> None:
+@pytest.mark.parametrize("starved", [False, True], ids=["quiet", "starved"])
+def test_9_cooperative_sticky_with_per_poll_commits_settles(
+    kafka_broker: LocalKafka, starved: bool
+) -> None:
+    """Once every member joined and no membership changes: no new assignment,
+    no failed commit, and every partition owned by one member (issue 25: on a
+    starved process a revocation the user's thread finished late made the
+    member rejoin claiming what it was giving up, and a partition stayed
+    with nobody)."""
+    with starve() if starved else contextlib.nullcontext():
+        # Starved, the members also crunch each batch before committing: their
+        # threads (the selector member's listener runs on it) come back late.
+        _settle_9(kafka_broker, crunch_passes=2 if starved else 0)
+
+
+def _settle_9(kafka_broker: LocalKafka, crunch_passes: int = 0) -> None:
     topic = f"coop9-{uuid.uuid4().hex[:8]}"
     kafka_broker.create_topic(topic, partitions=6)
     group = f"g9-{uuid.uuid4().hex[:8]}"
@@ -157,38 +175,17 @@ def test_9_cooperative_sticky_with_per_poll_commits_settles(kafka_broker: LocalK
         "heartbeat_interval_ms": 500,
         "max_poll_records": 20,
     }
-    listeners = {f: Counting() for f in FLAVORS}
+    listeners = {f: Counting() for f in (*FLAVORS, "librdkafka")}
     errors: list[BaseException] = []
 
     def member(flavor: str) -> None:
         try:
-            _member(flavor, topic, options, listeners[flavor], stop)
+            if flavor == "librdkafka":
+                _librdkafka_member(kafka_broker.bootstrap, group, topic, listeners[flavor], stop)
+            else:
+                _member(flavor, topic, options, listeners[flavor], stop, crunch_passes)
         except BaseException as exc:
             errors.append(exc)
-
-    def librdkafka() -> None:
-        import confluent_kafka
-
-        c = confluent_kafka.Consumer(
-            {
-                "bootstrap.servers": kafka_broker.bootstrap,
-                "group.id": group,
-                "partition.assignment.strategy": "cooperative-sticky",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-                "session.timeout.ms": 10000,
-                "heartbeat.interval.ms": 500,
-            }
-        )
-        c.subscribe([topic])
-        try:
-            while not stop.is_set():
-                msgs = c.consume(20, 0.2)
-                if msgs:
-                    with contextlib.suppress(confluent_kafka.KafkaException):
-                        c.commit(asynchronous=False)
-        finally:
-            c.close()
 
     producer_stop = threading.Event()
 
@@ -202,8 +199,7 @@ def test_9_cooperative_sticky_with_per_poll_commits_settles(kafka_broker: LocalK
                 i += 1
                 time.sleep(0.005)
 
-    threads = [threading.Thread(target=member, args=(f,), daemon=True) for f in FLAVORS]
-    threads.append(threading.Thread(target=librdkafka, daemon=True))
+    threads = [threading.Thread(target=member, args=(f,), daemon=True) for f in listeners]
     feeder = threading.Thread(target=trickle, daemon=True)
     feeder.start()
     for t in threads:
@@ -216,22 +212,66 @@ def test_9_cooperative_sticky_with_per_poll_commits_settles(kafka_broker: LocalK
     time.sleep(watch_s)
     # Members leave once stop is set: rebalances after this are real changes.
     steady_until = time.monotonic()
+    owned = {f: c.owned for f, c in listeners.items()}
     stop.set()
     producer_stop.set()
     for t in threads:
         t.join(60)
     feeder.join(30)
     assert not errors, errors
-    late = {f: [round(t - steady_from, 1) for t in c.assigned
-                if steady_from <= t < steady_until]
-            for f, c in listeners.items()}  # fmt: skip
+
+    def steady(times: list[float]) -> list[float]:
+        return [round(t - steady_from, 1) for t in times if steady_from <= t < steady_until]
+
+    late = {f: steady(c.assigned) for f, c in listeners.items()}
     assert all(not v for v in late.values()), (
         f"rebalances with no membership change (s after the group settled): {late}"
     )
+    failed = {f: steady(c.failed) for f, c in listeners.items()}
+    assert all(not v for v in failed.values()), (
+        f"commits failed with no membership change (s after the group settled): {failed}"
+    )
+    held = sorted(p for parts in owned.values() for p in parts)
+    assert held == list(range(6)), (
+        f"partitions owned once the group settled (want each of 0-5 once): {owned}"
+    )
+
+
+def _librdkafka_member(
+    bootstrap: str, group: str, topic: str, listener: Counting, stop: threading.Event
+) -> None:
+    import confluent_kafka
+
+    c = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "partition.assignment.strategy": "cooperative-sticky",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 10000,
+            "heartbeat.interval.ms": 500,
+        }
+    )
+    c.subscribe([topic])  # its own rounds and commits are librdkafka's; what it owns counts
+    try:
+        while not stop.is_set():
+            msgs = c.consume(20, 0.2)
+            listener.owned = frozenset(tp.partition for tp in c.assignment())
+            if msgs:
+                with contextlib.suppress(confluent_kafka.KafkaException):
+                    c.commit(asynchronous=False)
+    finally:
+        c.close()
 
 
 def _member(
-    flavor: str, topic: str, options: dict[str, Any], listener: Counting, stop: threading.Event
+    flavor: str,
+    topic: str,
+    options: dict[str, Any],
+    listener: Counting,
+    stop: threading.Event,
+    crunch_passes: int = 0,
 ) -> None:
     from kafkacore.consumer import CommitFailedError
 
@@ -240,9 +280,14 @@ def _member(
 
         with KafkaConsumer(topic, listener=listener, **options) as consumer:
             while not stop.is_set():
-                if consumer.poll_records(timeout=0.2):
-                    with contextlib.suppress(CommitFailedError):
+                records = consumer.poll_records(timeout=0.2)
+                listener.owned = frozenset(tp.partition for tp in consumer.assignment())
+                if records:
+                    crunch(crunch_passes)
+                    try:
                         consumer.commit()
+                    except CommitFailedError:
+                        listener.failed.append(time.monotonic())
         return
 
     async def main() -> None:
@@ -252,9 +297,14 @@ def _member(
             from kafkacore.transports.trio import TrioKafkaConsumer as cls  # type: ignore[assignment]
         async with cls(topic, listener=listener, **options) as consumer:
             while not stop.is_set():
-                if await consumer.poll_records(timeout=0.2):
-                    with contextlib.suppress(CommitFailedError):
+                records = await consumer.poll_records(timeout=0.2)
+                listener.owned = frozenset(tp.partition for tp in consumer.assignment())
+                if records:
+                    crunch(crunch_passes)
+                    try:
                         await consumer.commit()
+                    except CommitFailedError:
+                        listener.failed.append(time.monotonic())
 
     if flavor == "asyncio":
         asyncio.run(main())

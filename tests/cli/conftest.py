@@ -25,6 +25,19 @@ from kafkacore.testing import LocalKafka
 #: Where a test must not wait longer for one command (the machine is shared).
 COMMAND_TIMEOUT = 90.0
 
+#: ``python -m kafkacore.transports.cli`` that turns SIGINT into KeyboardInterrupt,
+#: as when Ctrl-C is typed at a terminal. A test run started in the background
+#: (``&`` in a script, nohup, a CI runner) hands its children SIGINT ignored, and
+#: Python then installs no handler for it: the SIGINT a test sends is lost and
+#: ``kafkacore consume`` goes on for ever (issue 25). The command line itself
+#: keeps the convention of every Unix tool: an ignored SIGINT stays ignored.
+INTERRUPTIBLE = (
+    sys.executable,
+    "-c",
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('kafkacore.transports.cli', run_name='__main__', alter_sys=True)",
+)
+
 
 @dataclass
 class Result:

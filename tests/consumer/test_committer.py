@@ -241,6 +241,16 @@ def test_a_fenced_commit_about_a_left_generation_is_a_rebalance_error() -> None:
     assert "sent for generation 4, which this member has since left" in str(handle.error)
 
 
+def test_a_commit_answered_rebalance_in_progress_tells_the_member() -> None:
+    member = FakeMember(holds=True)
+    w, committer = setup(member)
+    handle = committer.commit({T0: 1}, 0.0, None)
+    sent = w.send.pop()
+    sent.answer(answer(sent.request, {("t", 0): ErrorCode.REBALANCE_IN_PROGRESS}))
+    assert isinstance(handle.error, RebalanceInProgressCommitError)
+    assert member.fenced == [(4, "m-1", ErrorCode.REBALANCE_IN_PROGRESS)]  # it rejoins at once
+
+
 @pytest.mark.parametrize(
     ("code", "kind", "text"),
     [

@@ -186,3 +186,59 @@ def test_partitions_lost_while_their_revocation_waits_are_not_revoked_again() ->
     pending[0](h.coord.now)  # the listener finally returns
     assert not [e for e in first._events if isinstance(e, PartitionsRevoked)]
     h.absorb()
+
+
+def _step(h: Harness) -> None:
+    """Deliver the oldest request in flight, else run the next timer."""
+    if h.coord.inflight:
+        h.coord.deliver(0)
+        h.absorb()
+        return
+    due = [d for member in h.members if (d := member.next_deadline()) is not None]
+    h.tick(max(min(due) - h.coord.now, 0.0))
+
+
+def test_a_late_revocation_is_finished_before_the_member_rejoins() -> None:
+    """Issue 25: the user's thread of a starved process ends a cooperative
+    revocation late; meanwhile another member rejoins and the late member's
+    heartbeat is answered REBALANCE_IN_PROGRESS. Rejoining then claimed the
+    partition being given up and dropped the round's assignment: once the
+    revocation ended nobody owned that partition and no round came to
+    hand it over. The member must finish the revocation, then rejoin."""
+    h = Harness(("cooperative-sticky",))
+    h.add()
+    h.add()
+    h.settle(commits=False)
+    late = h.members[1]
+    pending: list[Any] = []
+    late.revoke_hook = lambda partitions, now, done: pending.append((partitions, done))
+    h.add()
+    for _ in range(200):
+        if pending:
+            break
+        _step(h)
+    assert pending, "the newcomer's first round took nothing from member 1"
+    giving_up = pending[0][0]
+    answered = 0
+    while answered < 3 and late.state is ClassicState.STABLE:
+        before = late._heartbeat_in_flight  # three heartbeats answered meanwhile
+        _step(h)
+        answered += before and not late._heartbeat_in_flight
+    assert late.state is ClassicState.STABLE and giving_up <= late.owned, (
+        f"member 1 went {late.state.value} while still giving {sorted(giving_up)} up"
+    )
+    assert h.coord.state == "preparing", "the other members rejoined: a rebalance waits"
+    events: list[object] = []
+    original = h.absorb
+
+    def absorb() -> None:
+        events.extend(late._events)
+        original()
+
+    h.absorb = absorb  # type: ignore[method-assign]
+    pending.pop(0)[1](h.coord.now)  # the listener finally returns
+    h.absorb()
+    assert [type(e) for e in events] == [PartitionsRevoked, PartitionsAssigned], events
+    assert late.state is ClassicState.JOINING and not giving_up & late.owned
+    h.settle()  # every partition owned by one member
+    h.stay_stable()

@@ -420,6 +420,20 @@ def test_a_commit_fenced_for_the_held_generation_loses_and_rejoins() -> None:
     assert mem.member_id == "" and mem.deadlines.get(MemberTimer.REJOIN) == 1.0
 
 
+def test_a_commit_answered_rebalance_in_progress_rejoins_at_once_keeping_partitions() -> None:
+    """Java's ConsumerCoordinator: the group rebalances and the member has not
+    joined yet; it joins now (not at its next heartbeat) and, cooperative,
+    keeps what it owns and its generation (KIP-429)."""
+    mem, script = stable(T0, T1, assignors=("cooperative-sticky",))
+    code = ErrorCode.REBALANCE_IN_PROGRESS
+    assert not mem.on_commit_fenced(generation=0, member_id="m1", code=code, now=1.0)
+    assert mem.state is ClassicState.STABLE and not script.has(m.JoinGroupRequest)
+    assert mem.on_commit_fenced(generation=1, member_id="m1", code=code, now=1.0)
+    assert mem.state is ClassicState.JOINING and script.has(m.JoinGroupRequest)
+    assert mem.owned == {T0, T1} and mem.generation == 1 and mem.member_id == "m1"
+    assert not mem.pull_events()  # nothing lost, nothing revoked
+
+
 def test_stale_sync_and_heartbeat_answers_are_dropped() -> None:
     mem, script = member()
     mem.subscribe(frozenset({"t"}), now=0.0)
