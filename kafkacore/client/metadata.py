@@ -421,11 +421,16 @@ class ClusterMetadata:
                 if failure is not None:
                     failures[name] = failure
                 # A missing topic is not refetched on its own (it may never
-                # exist); the client flags a refresh while a request waits for it.
-                if t.error_code == ErrorCode.LEADER_NOT_AVAILABLE:
+                # exist); the client flags a refresh while a request waits for
+                # it, and such refreshes back off like any answer still lacking
+                # a topic (a consumer following a topic not created yet).
+                if t.error_code in (
+                    ErrorCode.LEADER_NOT_AVAILABLE,
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                ):
                     incomplete = True
-                    if name in self._topics:
-                        topics[name] = self._topics[name]  # keep what we knew
+                if t.error_code == ErrorCode.LEADER_NOT_AVAILABLE and name in self._topics:
+                    topics[name] = self._topics[name]  # keep what we knew
             else:
                 topics[name], partial = self._read_topic(t)
                 incomplete = incomplete or partial

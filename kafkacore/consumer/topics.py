@@ -31,12 +31,13 @@ from kafkacore.client.core import DEFAULT_LANE
 from kafkacore.client.metadata import ClusterMetadata, TopicPartition
 from kafkacore.client.routing import AnyNode
 from kafkacore.consumer.sender import Send
+from kafkacore.errors import LocalProtocolError
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_class
 from kafkacore.timers import Deadlines
 
-__all__ = ["LISTING", "MetadataClient", "PatternListing", "TopicView"]
+__all__ = ["LISTING", "MetadataClient", "PatternListing", "TopicView", "compile_pattern"]
 
 _NO_ID = uuid.UUID(int=0)
 
@@ -86,6 +87,12 @@ class TopicView:
             cluster.partitions_for_topic(t) is None and cluster.topic_error(t) is None
             for t in self._client.topics
         )
+
+    def undescribed(self, topics: Iterable[str]) -> bool:
+        """True while one of ``topics`` has no partitions in metadata (not created
+        yet, being created: LEADER_NOT_AVAILABLE, or gone)."""
+        cluster = self.cluster
+        return any(not cluster.partitions_for_topic(t) for t in topics)
 
     def leader(self, tp: TopicPartition) -> int | None:
         """The leader's node id, None while unknown."""
@@ -242,3 +249,11 @@ class PatternListing:
         if matched:
             self._topics.track(matched, now)
         self._on_matched(matched, now)
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """A subscription pattern, compiled; LocalProtocolError naming a bad one."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise LocalProtocolError(f"subscribe: pattern {pattern!r} is invalid: {exc}") from None

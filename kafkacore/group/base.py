@@ -33,7 +33,7 @@ from typing import Any, Protocol, TypeAlias
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import Target
-from kafkacore.errors import KafkaError
+from kafkacore.errors import BrokerError, KafkaError
 from kafkacore.timers import Deadlines
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "Requester",
     "RevokeHook",
     "answered_from",
+    "group_fatal",
 ]
 
 #: Group traffic gets its own connection so it never queues behind fetches.
@@ -122,7 +123,32 @@ def member_deadline(deadlines: Deadlines[MemberTimer], heartbeat_in_flight: bool
 
 
 class GroupFatalError(KafkaError):
-    """The group refused this member for good (authorization, fencing, bad config)."""
+    """The group refused this member for good (authorization, fencing, bad config).
+
+    Made by :func:`group_fatal`: when the coordinator answered an error code,
+    the error is also an instance of that code's class, so ``except
+    InvalidSessionTimeoutError`` or ``except GroupAuthorizationFailedError``
+    catches it, as Java's ``poll`` throws the broker's exception itself.
+    """
+
+
+#: Per broker error class: the GroupFatalError subclass that is also that class.
+_FATAL_OF: dict[type[BrokerError], type[GroupFatalError]] = {}
+
+
+def group_fatal(message: str, cause: BaseException) -> GroupFatalError:
+    """The GroupFatalError for ``cause`` (its ``__cause__``; see the class)."""
+    if isinstance(cause, BrokerError):
+        kind = type(cause)
+        cls = _FATAL_OF.get(kind)
+        if cls is None:
+            cls = type(f"GroupFatal{kind.__name__}", (GroupFatalError, kind), {"__slots__": ()})
+            _FATAL_OF[kind] = cls
+        error: GroupFatalError = cls(message, node_id=cause.node_id)  # type: ignore[call-arg]
+    else:
+        error = GroupFatalError(message)
+    error.__cause__ = cause
+    return error
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -84,6 +84,7 @@ from kafkacore.group.base import (
     Requester,
     RevokeHook,
     answered_from,
+    group_fatal,
     immediate_revoke,
     is_due,
     member_deadline,
@@ -207,6 +208,9 @@ class ClassicMember:
         # A cooperative revocation after SyncGroup is running: its end rejoins.
         self._revoking = False
         self._leave_done: Callable[[float], None] | None = None
+        # The partition count of each of the group's topics the leader last
+        # assigned with: a change (a topic created, partitions added) rebalances.
+        self._assigned_counts: dict[str, int] = {}
 
     # ------------------------------------------------------------------ queries
     @property
@@ -315,10 +319,19 @@ class ClassicMember:
             self.request_rejoin(now=now, reason="polled again")
 
     def on_metadata(self, *, now: float) -> None:
-        """Metadata changed: a leader waiting for partition counts may go on."""
+        """Metadata changed: a leader waiting for partition counts may go on; a
+        stable leader whose group's topics changed partition counts since it
+        assigned (a topic created, partitions added) starts a rebalance, as
+        Java's leader does, so the new partitions get an owner."""
         if self._pending_join is not None and self.state is ClassicState.SYNCING:
             join, self._pending_join = self._pending_join, None
             self._sync(join, now)
+            return
+        snapshot = self._assigned_counts
+        if snapshot and self.is_leader and self.state is ClassicState.STABLE:
+            counts = self._counts(frozenset(snapshot), now)
+            if counts is not None and {t: counts.get(t, 0) for t in snapshot} != snapshot:
+                self.request_rejoin(now=now, reason="the group's topics changed partitions")
 
     def leave(self, *, now: float, done: Callable[[float], None] | None = None) -> None:
         """Leave the group (static members just stop: KIP-345), then CLOSED."""
@@ -533,7 +546,8 @@ class ClassicMember:
         counts = self._counts(frozenset(topics), now)
         if counts is None:
             return None
-        return assignor.assign(members, {t: counts.get(t, 0) for t in topics})
+        self._assigned_counts = {t: counts.get(t, 0) for t in topics}
+        return assignor.assign(members, self._assigned_counts)
 
     def _on_sync(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
         if round_ != self._round or self.state is not ClassicState.SYNCING:
@@ -712,11 +726,11 @@ class ClassicMember:
         self._fail_with(cause or RemoteProtocolError(f"error code {code}"), api)
 
     def _fail_with(self, cause: BaseException, api: str) -> None:
-        error = GroupFatalError(
+        error = group_fatal(
             f"group {self.group_id!r}: {api} answered {cause}; this member cannot continue "
-            "(check the group configuration and ACLs), close the consumer"
+            "(check the group configuration and ACLs), close the consumer",
+            cause,
         )
-        error.__cause__ = cause
         self._round += 1
         self._clear_timers()
         if self.owned:

@@ -49,6 +49,7 @@ from kafkacore.group.base import (
     Requester,
     RevokeHook,
     answered_from,
+    group_fatal,
     immediate_revoke,
     is_due,
     member_deadline,
@@ -405,11 +406,11 @@ class Kip848Member:
         )
 
     def _fail_with(self, cause: BaseException, api: str) -> None:
-        error = GroupFatalError(
+        error = group_fatal(
             f"group {self.group_id!r}: {api} answered {cause}; "
-            "this member cannot continue, close the consumer"
+            "this member cannot continue, close the consumer",
+            cause,
         )
-        error.__cause__ = cause
         self._lose()
         self.state = Kip848State.FAILED
         self.error = error

@@ -35,7 +35,7 @@ from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
 from kafkacore.errors import BrokerError, RemoteProtocolError
-from kafkacore.group.base import GroupFatalError, OnDone, answered_from
+from kafkacore.group.base import GroupFatalError, OnDone, answered_from, group_fatal
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.timers import Deadlines
@@ -273,11 +273,11 @@ class ShareMember:
             done(now)
 
     def _fail(self, cause: BaseException, api: str) -> None:
-        error = GroupFatalError(
+        error = group_fatal(
             f"share group {self.group_id!r}: {api} answered {cause}; "
-            "this member cannot continue, close the consumer"
+            "this member cannot continue, close the consumer",
+            cause,
         )
-        error.__cause__ = cause
         self._go(Input.FATAL)
         self.error = error
         self.deadlines.cancel(HEARTBEAT)
