@@ -30,7 +30,7 @@ time (telemetry dates its points with it).
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Protocol, TypeVar
 
 from kafkacore.client.events import CredentialsNeeded
@@ -157,6 +157,11 @@ class AsyncDriver(abc.ABC):
 
     @abc.abstractmethod
     def call_soon(self, fn: Callable[[], None]) -> None: ...
+
+    @abc.abstractmethod
+    def spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run ``fn()`` as a background task of the client, cancelled by :meth:`abort`
+        (aiokafka's consumer runs its rebalance listener from such a task)."""
 
     @abc.abstractmethod
     async def yield_(self) -> None:

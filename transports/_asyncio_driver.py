@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kafkacore.client.events import CredentialsNeeded
@@ -49,6 +49,7 @@ class AsyncioDriver(AsyncDriver):
         self._io: AsyncioIo | None = None
         self._changed = asyncio.Event()
         self._credential_tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def _make_io(self) -> AsyncioIo:
         self.loop = asyncio.get_running_loop()
@@ -109,9 +110,21 @@ class AsyncioDriver(AsyncDriver):
         assert self.loop is not None
         self.loop.call_soon(fn)
 
+    def spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
+        assert self.loop is not None
+
+        async def run() -> None:
+            await fn()
+
+        task = self.loop.create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def yield_(self) -> None:
         await asyncio.sleep(0)
 
     def abort(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
         if self._io is not None:
             self._io.abort_all()

@@ -24,6 +24,7 @@ needs ``async with``).
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -32,6 +33,7 @@ from kafkacore.consumer import (
     ConsumerCore,
     ConsumerRecord,
     OffsetAndMetadata,
+    OffsetAndTimestamp,
     Operation,
     PartitionBatch,
 )
@@ -49,6 +51,9 @@ from ._consumer_args import (
 )
 from ._consumer_args import max_records as check_max_records
 from ._consumer_common import REFILLED, Command, ConsumerState, ConsumerSurface, Steps, Wait
+from ._consumer_listener import ListenerCalls
+from ._consumer_steps import LISTEN
+from ._unclosed import weak_method
 
 __all__ = ["AsyncConsumerBase", "ConsumerState"]
 
@@ -62,6 +67,7 @@ class AsyncConsumerBase(ConsumerSurface):
     """The shared async surface; see the module docstring."""
 
     _NAME = "AsyncConsumer"
+    _LISTENER_INLINE = False  # aiokafka's way: see _consumer_listener.py
 
     _driver: AsyncDriver
 
@@ -69,6 +75,15 @@ class AsyncConsumerBase(ConsumerSurface):
         self._driver = self._new_driver(self._parts)
         self._state = ConsumerState.NEW
         self._core: ConsumerCore | None = None
+        me = weakref.ref(self)  # the loop's task must not keep the consumer alive
+        self._listener_calls = ListenerCalls(
+            self._NAME,
+            router=self._router,
+            driver=self._driver,
+            listener=lambda: getattr(me(), "_listener", None),
+            ack=weak_method(self._ack),
+            running=lambda: getattr(me(), "_state", None) is ConsumerState.RUNNING,
+        )
 
     def _new_driver(self, parts: Parts) -> AsyncDriver:
         raise NotImplementedError
@@ -77,11 +92,39 @@ class AsyncConsumerBase(ConsumerSurface):
         """Build the core on the driver and subscribe to the constructor's topics."""
         self._core = self._driver.attach(self._build_core, self._router.on_event)
         self._state = ConsumerState.RUNNING
+        self._driver.spawn(self._listener_calls.background)
         if self._topics:
             self.subscribe(self._topics)
 
     def _running(self, what: str) -> ConsumerCore:
         raise NotImplementedError
+
+    async def _await_group(self) -> None:
+        """aiokafka's ``start``: with a group subscription, return once the member
+        is in the group (assigned, its listener called). What fails the group
+        (a ``session_timeout_ms`` the broker refuses: InvalidSessionTimeoutError)
+        or the cluster (unreachable) is raised here."""
+        core, driver, router = self._core, self._driver, self._router
+        if core is None or core.member is None:
+            return
+        # aiokafka's start waits for the subscribed topics first (a broker that
+        # creates topics on first use has then made them), at most one request
+        # timeout: the group's first assignment then covers them.
+        topics = core.subscription()
+        until = driver.clock() + self.client_config.request_timeout_ms / 1000
+
+        def known() -> bool:
+            cluster, missing = core.client.cluster, core.missing_topics()
+            return all(cluster.partitions_for_topic(t) or t in missing for t in topics)
+
+        while not known() and driver.clock() < until:
+            await driver.wait_change(self._news_since(Wait(router.seq, 0.0)), until)
+        while core.member is not None and not core.member.stable:
+            error = self._call(lambda c, now: c.take_error())
+            if error is not None:
+                raise error
+            await driver.wait_change(self._news_since(Wait(router.seq, 0.0)), driver.clock() + 1.0)
+        await self._listener_calls.run()
 
     # -- polling ---------------------------------------------------------------
     async def poll(
@@ -173,6 +216,8 @@ class AsyncConsumerBase(ConsumerSurface):
             if type(item) is Wait:
                 if item is REFILLED:
                     await driver.checkpoint()
+                elif item is LISTEN:
+                    await self._listener_calls.run()
                 else:
                     await driver.wait_change(self._news_since(item), item.deadline)
             else:
@@ -239,6 +284,14 @@ class AsyncConsumerBase(ConsumerSurface):
         found = result.get(tps[0])
         return found if metadata or found is None else found.offset
 
+    async def seek_to_committed(
+        self, *partitions: TopicPartition
+    ) -> dict[TopicPartition, int | None]:
+        """aiokafka's: seek ``partitions`` (none: every assigned one) to the group's
+        committed offsets; returns ``{tp: committed offset or None}``."""
+        found = await self.committed(self._committed_targets(partitions))
+        return self._seek_committed(found)
+
     async def end_offsets(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, int | None]:
@@ -259,8 +312,8 @@ class AsyncConsumerBase(ConsumerSurface):
 
     async def offsets_for_times(
         self, timestamps: Mapping[TopicPartition, int]
-    ) -> dict[TopicPartition, tuple[int, int] | None]:
-        result: dict[TopicPartition, tuple[int, int] | None] = await self._waiter(
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        result: dict[TopicPartition, OffsetAndTimestamp | None] = await self._waiter(
             self._times_command(timestamps, None), "offsets_for_times"
         )
         return result
@@ -324,7 +377,10 @@ class AsyncConsumerBase(ConsumerSurface):
             except StopIteration as stop:
                 await driver.checkpoint()
                 return stop.value  # type: ignore[no-any-return]
-            await driver.wait_change(self._news_since(wait), wait.deadline)
+            if wait is LISTEN:
+                await self._listener_calls.run()
+            else:
+                await driver.wait_change(self._news_since(wait), wait.deadline)
 
     def _waiter(self, command: Command[Operation[Any]], what: str) -> Waiter:
         """Issue ``command``; the returned one-shot gets its operation's outcome."""

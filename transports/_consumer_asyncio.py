@@ -24,7 +24,7 @@ from kafkacore.client import TopicPartition
 from kafkacore.consumer import ConsumerClosedError, ConsumerCore, OffsetAndMetadata
 
 from ._asyncio_driver import AsyncioDriver, Delivery
-from ._common import Parts
+from ._common import Parts, ignore_loop
 from ._consumer_async import AsyncConsumerBase, ConsumerState
 
 __all__ = ["AsyncKafkaConsumer", "ConsumerState"]
@@ -35,14 +35,21 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
 
     _NAME = "AsyncKafkaConsumer"
 
+    def __init__(self, *topics: str, loop: object = None, **options: Any) -> None:
+        """Options as ClientConfig + ConsumerConfig; ``loop`` as aiokafka's (ignored)."""
+        ignore_loop(self._NAME, loop)
+        super().__init__(*topics, **options)
+
     def _new_driver(self, parts: Parts) -> AsyncioDriver:
         return AsyncioDriver(self._NAME, parts)
 
     async def start(self) -> None:
-        """Bind to the running loop (idempotent); subscribes to the constructor's
-        topics. Awaited, as the producer's and aiokafka's ``start``; the first
-        call of a consumer not started starts it too."""
+        """Bind to the running loop (idempotent) and subscribe to the constructor's
+        topics; with a group, return once this member is in it (assigned, the
+        listener called), as aiokafka's ``start`` does. The first call of a
+        consumer not started starts it too (without waiting for the group)."""
         self._start_now()
+        await self._await_group()
 
     def _start_now(self) -> None:
         if self._state is ConsumerState.CLOSED:
@@ -51,7 +58,11 @@ class AsyncKafkaConsumer(AsyncConsumerBase):
             self._attach()
 
     async def __aenter__(self) -> AsyncKafkaConsumer:
-        self._start_now()
+        try:
+            await self.start()
+        except BaseException:
+            await self.close()  # __aexit__ will not run
+            raise
         return self
 
     async def __aexit__(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kafkacore.consumer import (
@@ -32,7 +33,7 @@ from kafkacore.consumer.events import BrokersUnreachable, TopicsNotFound
 
 from ._router import Completion
 
-__all__ = ["ConsumerRouter", "RebalanceListener"]
+__all__ = ["ConsumerRouter", "ListenerCall", "RebalanceListener"]
 
 log = logging.getLogger("kafkacore.consumer")
 log.addHandler(
@@ -41,13 +42,24 @@ log.addHandler(
 
 
 class RebalanceListener(Protocol):
-    """Called from ``poll`` with the partitions that changed hands."""
+    """Called with the partitions that changed hands: from ``poll`` on the
+    blocking consumer; from a task of their own on the async ones, whose
+    methods may be coroutine functions (aiokafka's). ``on_partitions_lost``
+    is optional (revoked stands in for it)."""
 
-    def on_partitions_assigned(self, partitions: frozenset[Any]) -> None: ...
+    def on_partitions_assigned(self, partitions: frozenset[Any]) -> Any: ...
 
-    def on_partitions_revoked(self, partitions: frozenset[Any]) -> None: ...
+    def on_partitions_revoked(self, partitions: frozenset[Any]) -> Any: ...
 
-    def on_partitions_lost(self, partitions: frozenset[Any]) -> None: ...
+
+@dataclass(frozen=True, slots=True)
+class ListenerCall:
+    """One call of the user's rebalance listener; ``token``: the revocation to
+    acknowledge once it ran (None: nothing waits for it)."""
+
+    method: Callable[[frozenset[Any]], Any] | None
+    partitions: frozenset[Any]
+    token: int | None = None
 
 
 class ConsumerRouter:
@@ -110,34 +122,45 @@ class ConsumerRouter:
         self.seq += 1
         self.wake()
 
-    def dispatch(
-        self, listener: RebalanceListener | None, ack: Callable[[int], None] | None = None
-    ) -> None:
-        """Call the listener for queued notices (from the user's thread or task).
+    def next_call(self, listener: RebalanceListener | None) -> ListenerCall | None:
+        """The next listener call the queued notices ask for; None when none is left.
 
-        A ``PartitionsRevoking`` is acknowledged with ``ack(token)`` after the
-        listener ran, so the core lets the partitions go only then; the
-        ``PartitionsRevoked`` that follows is not announced twice.
+        A ``PartitionsRevoking`` is answered with its ``token`` once the call
+        ran (:meth:`dispatch`, or an async consumer awaiting the call), so the
+        core lets the partitions go only then; the ``PartitionsRevoked`` that
+        follows is not announced twice. A listener without
+        ``on_partitions_lost`` (aiokafka's has none) hears lost partitions as
+        revoked, as Java's default ``onPartitionsLost`` does.
         """
         while self.notices:
             event = self.notices.popleft()
             if isinstance(event, PartitionsRevoking):
-                try:
-                    if listener is not None:
-                        listener.on_partitions_revoked(event.partitions)
-                        self._announced.update(event.partitions)
-                finally:
-                    if ack is not None:
-                        ack(event.token)
-                continue
+                if listener is None:
+                    return ListenerCall(None, event.partitions, event.token)
+                self._announced.update(event.partitions)
+                return ListenerCall(listener.on_partitions_revoked, event.partitions, event.token)
             if listener is None:
                 continue
             if isinstance(event, PartitionsAssigned):
-                listener.on_partitions_assigned(event.partitions)
-            elif isinstance(event, PartitionsRevoked):
+                return ListenerCall(listener.on_partitions_assigned, event.partitions)
+            if isinstance(event, PartitionsRevoked):
                 fresh = frozenset(p for p in event.partitions if p not in self._announced)
                 self._announced.difference_update(event.partitions)
                 if fresh:
-                    listener.on_partitions_revoked(fresh)
+                    return ListenerCall(listener.on_partitions_revoked, fresh)
             elif isinstance(event, PartitionsLost):
-                listener.on_partitions_lost(event.partitions)
+                lost = getattr(listener, "on_partitions_lost", listener.on_partitions_revoked)
+                return ListenerCall(lost, event.partitions)
+        return None
+
+    def dispatch(
+        self, listener: RebalanceListener | None, ack: Callable[[int], None] | None = None
+    ) -> None:
+        """Make the queued listener calls (from the user's thread, as Java does)."""
+        while (call := self.next_call(listener)) is not None:
+            try:
+                if call.method is not None:
+                    call.method(call.partitions)
+            finally:
+                if call.token is not None and ack is not None:
+                    ack(call.token)

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from kafkacore.consumer import ConsumerCore
 
-__all__ = ["REFILLED", "Command", "Listing", "Steps", "Wait", "drive", "timeout_ms"]
+__all__ = ["LISTEN", "REFILLED", "Command", "Listing", "Steps", "Wait", "drive", "timeout_ms"]
 
 T = TypeVar("T")
 Command = Callable[[ConsumerCore, float], T]
@@ -36,6 +36,10 @@ class Wait:
 #: Yielded by the iterator after it borrowed a fresh batch: trio makes
 #: every batch a checkpoint, so a cancel scope around the loop is honoured.
 REFILLED = Wait(-1, float("-inf"))
+#: Yielded by the async consumers' steps where the rebalance listener must run
+#: before records go on (its calls may be coroutines, which only the idiom can
+#: await); the blocking consumer calls the listener in place instead.
+LISTEN = Wait(-3, float("-inf"))
 
 Steps = Generator[Wait, None, T]
 

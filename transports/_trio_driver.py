@@ -18,7 +18,7 @@ once set. See :mod:`kafkacore.transports._async_driver` for the contract.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import trio
@@ -78,6 +78,7 @@ class TrioDriver(AsyncDriver):
         self._io: TrioIo | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         self._changed = trio.Event()
+        self._scopes: list[trio.CancelScope] = []
 
     async def open(self) -> None:
         """Open the nursery (from the owner's ``__aenter__``)."""
@@ -142,6 +143,17 @@ class TrioDriver(AsyncDriver):
         assert self._token is not None
         self._token.run_sync_soon(fn)
 
+    def spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
+        assert self._nursery is not None, "open() the driver first"
+        scope = trio.CancelScope()
+        self._scopes.append(scope)
+
+        async def run() -> None:
+            with scope:
+                await fn()
+
+        self._nursery.start_soon(run)
+
     async def yield_(self) -> None:
         await trio.lowlevel.checkpoint()
 
@@ -149,5 +161,7 @@ class TrioDriver(AsyncDriver):
         await trio.lowlevel.checkpoint()
 
     def abort(self) -> None:
+        for scope in self._scopes:
+            scope.cancel()
         if self._io is not None:
             self._io.abort_all()
