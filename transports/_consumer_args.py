@@ -31,6 +31,7 @@ from typing import Any
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import ConsumerRecord
 from kafkacore.errors import ConfigError
+from kafkacore.serde import SerdeObject, as_serde
 
 __all__ = [
     "Applied",
@@ -44,7 +45,8 @@ __all__ = [
     "partitions_one_by_one",
 ]
 
-Deserializer = Callable[[Any], Any]
+#: A callable ``(data)``, or a SerdeObject for an object with ``deserialize``.
+Deserializer = Callable[[Any], Any] | SerdeObject
 
 
 def _tp(value: Any, what: str, expected: str) -> TopicPartition:
@@ -170,10 +172,16 @@ class ConsumerExtras:
     @classmethod
     def take(cls, owner: str, options: dict[str, Any]) -> ConsumerExtras:
         """Take (pop) this class's keywords out of ``options``, checked."""
-        for name in ("key_deserializer", "value_deserializer", "default_offset_commit_callback"):
-            value = options.get(name)
-            if value is not None and not callable(value):
-                raise ConfigError(f"{owner}: {name} must be a callable or None, got {value!r}")
+        callback = options.get("default_offset_commit_callback")
+        if callback is not None and not callable(callback):
+            raise ConfigError(
+                f"{owner}: default_offset_commit_callback must be a callable or None, "
+                f"got {callback!r}"
+            )
+        key_de, value_de = (
+            as_serde(options.pop(name, None), name, owner, "deserialize")
+            for name in ("key_deserializer", "value_deserializer")
+        )
         timeout = options.pop("consumer_timeout_ms", None)
         seconds: float | None = None
         if timeout is not None and timeout != math.inf:
@@ -184,8 +192,8 @@ class ConsumerExtras:
                 )
             seconds = timeout / 1000
         return cls(
-            key_deserializer=options.pop("key_deserializer", None),
-            value_deserializer=options.pop("value_deserializer", None),
+            key_deserializer=key_de,
+            value_deserializer=value_de,
             consumer_timeout_s=seconds,
             default_offset_commit_callback=options.pop("default_offset_commit_callback", None),
         )
@@ -197,10 +205,15 @@ class ConsumerExtras:
     def deserialize(self, record: ConsumerRecord) -> ConsumerRecord:
         """The record as the user gets it (kafka-python calls the deserializers on None too)."""
         key, value = record.key, record.value
-        if self.key_deserializer is not None:
-            key = self.key_deserializer(key)
-        if self.value_deserializer is not None:
-            value = self.value_deserializer(value)
+        kd, vd = self.key_deserializer, self.value_deserializer
+        if isinstance(kd, SerdeObject):
+            key = kd(record.topic, list(record.headers), key)
+        elif kd is not None:
+            key = kd(key)
+        if isinstance(vd, SerdeObject):
+            value = vd(record.topic, list(record.headers), value)
+        elif vd is not None:
+            value = vd(value)
         return record._replace(key=key, value=value)
 
 

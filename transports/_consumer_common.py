@@ -61,9 +61,10 @@ from ._consumer_args import (
 from ._consumer_held import HeldRecords
 from ._consumer_queries import ConsumerQueries
 from ._consumer_router import ConsumerRouter, RebalanceListener
-from ._consumer_steps import REFILLED, Command, Steps, Wait, drive, timeout_ms
+from ._consumer_steps import LISTEN, REFILLED, Command, Steps, Wait, drive, timeout_ms
 from ._router import Completion
 from ._sockets import Address
+from ._unclosed import WarnsUnclosed, weak_method
 
 __all__ = [
     "REFILLED",
@@ -86,10 +87,13 @@ class ConsumerState(enum.Enum):
     CLOSED = "closed"
 
 
-class ConsumerSurface(ConsumerQueries):
+class ConsumerSurface(ConsumerQueries, WarnsUnclosed):
     """The calls every consumer offers; see the module docstring."""
 
     _NAME = "Consumer"  # the public class name, for messages
+    #: The blocking consumer calls the rebalance listener in the caller's
+    #: thread, in poll (Java, kafka-python); the async ones yield LISTEN.
+    _LISTENER_INLINE = True
     _state: ConsumerState
 
     def __init__(
@@ -121,13 +125,16 @@ class ConsumerSurface(ConsumerQueries):
         self.client_config = self._parts.config
         self._topics = topics_given
         self._listener = listener
-        self._router = ConsumerRouter(wake=self._notify)
+        self._router = ConsumerRouter(wake=weak_method(self._notify))
         self._held = HeldRecords(self._router)
         self._setup()
 
     def _setup(self) -> None:
         """Build the idiom's driver (and, when it starts at once, the core)."""
         raise NotImplementedError
+
+    def _is_open(self) -> bool:
+        return self._state is ConsumerState.RUNNING
 
     # -- what the idiom supplies ---------------------------------------------
     def _call(self, fn: Command[T]) -> T:
@@ -217,6 +224,12 @@ class ConsumerSurface(ConsumerQueries):
         tp = one_partition(partition, "highwater")
         return self._call(lambda core, now: core.partition_state(tp).high_watermark)
 
+    def last_stable_offset(self, partition: TopicPartition) -> int | None:
+        """The last stable offset a fetch of ``partition`` reported (aiokafka's;
+        None before the first one); no request is sent."""
+        tp = one_partition(partition, "last_stable_offset")
+        return self._call(lambda core, now: core.partition_state(tp).last_stable_offset)
+
     def bootstrap_connected(self) -> bool:
         """True while a connection to a bootstrap address is ready (kafka-python's)."""
         return self._call(lambda core, now: core.client.bootstrap_connected())
@@ -261,7 +274,10 @@ class ConsumerSurface(ConsumerQueries):
         while True:
             mark = self._router.seq
             out = self._call(fn)
-            self._router.dispatch(self._listener, self._ack)
+            if self._LISTENER_INLINE:
+                self._router.dispatch(self._listener, self._ack)
+            elif self._router.notices:
+                yield LISTEN
             if out or self._clock() >= deadline:
                 return out
             yield Wait(mark, deadline)
@@ -280,7 +296,8 @@ class ConsumerSurface(ConsumerQueries):
         router = self._router
 
         def run_listener() -> None:
-            router.dispatch(self._listener, self._ack)
+            if self._LISTENER_INLINE:
+                router.dispatch(self._listener, self._ack)
 
         def fill(core: ConsumerCore, now: float) -> list[ConsumerRecord]:
             return held.fill(core, now)
@@ -292,6 +309,8 @@ class ConsumerSurface(ConsumerQueries):
         last = self._clock()
         while self._state is ConsumerState.RUNNING:
             if router.changed:
+                if router.notices and not self._LISTENER_INLINE:
+                    yield LISTEN
                 held.look(run_listener)
             records = held.records
             handed = False

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kafkacore.client import AnyNode, TopicPartition
 from kafkacore.client.core import DEFAULT_LANE
 from kafkacore.client.response_errors import broker_error
-from kafkacore.consumer import ConsumerConfig, ConsumerCore, Operation
-from kafkacore.errors import KafkaTimeoutError
+from kafkacore.consumer import ConsumerConfig, ConsumerCore, OffsetAndMetadata, Operation
+from kafkacore.errors import InvalidArgumentError, KafkaTimeoutError
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
 
+from ._consumer_args import partitions_one_by_one
 from ._consumer_held import HeldRecords
 from ._consumer_router import ConsumerRouter
 from ._consumer_steps import Command, Listing, Steps, Wait
@@ -44,6 +45,8 @@ class ConsumerQueries:
         def _call(self, fn: Command[T]) -> T: ...
         def _clock(self) -> float: ...
         def _notify(self) -> None: ...
+        def assignment(self) -> frozenset[TopicPartition]: ...
+        def seek(self, partition: TopicPartition, offset: int) -> None: ...
         def _given_back(
             self, core: ConsumerCore, now: float, fn: Callable[..., T], *args: Any
         ) -> T: ...
@@ -115,6 +118,30 @@ class ConsumerQueries:
                 if error is not None:
                     raise error
         return listing
+
+    def _committed_targets(self, partitions: tuple[TopicPartition, ...]) -> list[TopicPartition]:
+        """``seek_to_committed``'s partitions: those named (each assigned) or every
+        assigned one."""
+        tps = partitions_one_by_one(partitions, "seek_to_committed")
+        owned = self.assignment()
+        if not tps and not owned:
+            raise InvalidArgumentError("seek_to_committed: no partition is assigned")
+        for tp in tps:
+            if tp not in owned:
+                raise InvalidArgumentError(
+                    f"seek_to_committed: {tp.topic}-{tp.partition} is not assigned to this consumer"
+                )
+        return tps or sorted(owned)
+
+    def _seek_committed(
+        self, found: Mapping[TopicPartition, OffsetAndMetadata | None]
+    ) -> dict[TopicPartition, int | None]:
+        """Seek to each committed offset found; a partition without one keeps its
+        position (its reset policy decides it)."""
+        for tp, oam in found.items():
+            if oam is not None:
+                self.seek(tp, oam.offset)
+        return {tp: None if oam is None else oam.offset for tp, oam in found.items()}
 
     def _topic_names(self, listing: Listing) -> set[str]:
         skip = self.config.exclude_internal_topics

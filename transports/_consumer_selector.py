@@ -33,6 +33,7 @@ from kafkacore.consumer import (
     ConsumerClosedError,
     ConsumerRecord,
     OffsetAndMetadata,
+    OffsetAndTimestamp,
     Operation,
     PartitionBatch,
 )
@@ -74,6 +75,9 @@ class KafkaConsumer(ConsumerSurface):
             self.subscribe(self._topics)
 
     # -- life -------------------------------------------------------------
+    def _drop(self) -> None:
+        self._loop.abandon()
+
     def __enter__(self) -> KafkaConsumer:
         return self
 
@@ -293,6 +297,11 @@ class KafkaConsumer(ConsumerSurface):
         found = result.get(cast(TopicPartition, partitions))
         return found if metadata or found is None else found.offset
 
+    def seek_to_committed(self, *partitions: TopicPartition) -> dict[TopicPartition, int | None]:
+        """Seek ``partitions`` (none: every assigned one) to the group's committed
+        offsets (aiokafka's call); returns ``{tp: committed offset or None}``."""
+        return self._seek_committed(self.committed(self._committed_targets(partitions)))
+
     def end_offsets(
         self,
         partitions: Iterable[TopicPartition],
@@ -325,10 +334,10 @@ class KafkaConsumer(ConsumerSurface):
         timeout_ms: int | None = None,
         *,
         timeout: float | None = None,
-    ) -> dict[TopicPartition, tuple[int, int] | None]:
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
         limit = duration_s("KafkaConsumer.offsets_for_times", timeout_ms, timeout, None)
         command = self._times_command(timestamps, to_ms(limit))
-        result: dict[TopicPartition, tuple[int, int] | None] = self._wait(
+        result: dict[TopicPartition, OffsetAndTimestamp | None] = self._wait(
             command, limit, "offsets_for_times"
         )
         return result

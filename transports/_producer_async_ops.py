@@ -11,7 +11,6 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from kafkacore.consumer.offset_args import OffsetsArg
 from kafkacore.producer import ProducerConfig
 
 from ._async_driver import AsyncDriver
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     # Types only: importing it runs the consumer package, which a producer
     # never needs (a transactional one gets the consumer's metadata from it).
     from kafkacore.consumer import ConsumerGroupMetadata
+    from kafkacore.consumer.offset_args import OffsetsArg
 
 __all__ = ["AsyncOperations"]
 

@@ -31,7 +31,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kafkacore.client import KafkaClientCore
-from kafkacore.consumer.offset_args import OffsetsArg
 from kafkacore.errors import KafkaTimeoutError
 from kafkacore.producer import (
     BatchCompleted,
@@ -43,17 +42,20 @@ from kafkacore.producer import (
     prepare_record,
 )
 from kafkacore.producer.serde import Serializer, check_bytes
+from kafkacore.serde import SerdeObject, as_serde
 
 from ._common import Role, make_parts
 from ._producer_fanout import ManyResult, OnDelivery, fail_token, fan_out
 from ._producer_inputs import peer_options, to_columns
 from ._router import Completion
 from ._sockets import Address
+from ._unclosed import WarnsUnclosed
 
 if TYPE_CHECKING:
     # Types only: importing it runs the consumer package, which a producer
     # never needs (a transactional one gets the consumer's metadata from it).
     from kafkacore.consumer import ConsumerGroupMetadata
+    from kafkacore.consumer.offset_args import OffsetsArg
 
 __all__ = [
     "BlockingOperations",
@@ -93,7 +95,7 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class ProducerSurface:
+class ProducerSurface(WarnsUnclosed):
     """The I/O-free half of every producer; see the module docstring."""
 
     _NAME = "Producer"  # the public class name, for messages
@@ -102,8 +104,8 @@ class ProducerSurface:
         self,
         bootstrap_servers: str | Sequence[str] | None = "localhost:9092",
         *,
-        key_serializer: Serializer | None = None,
-        value_serializer: Serializer | None = None,
+        key_serializer: Serializer | Any | None = None,
+        value_serializer: Serializer | Any | None = None,
         source_address: Address | None = None,
         ssl_server_hostname: str | None = None,
         rng: random.Random | None = None,
@@ -124,14 +126,22 @@ class ProducerSurface:
             options=options,
         )
         self.config = self._parts.producer
-        self._key_serializer = key_serializer
-        self._value_serializer = value_serializer
+        self._key_serializer = as_serde(key_serializer, "key_serializer", self._NAME, "serialize")
+        self._value_serializer = as_serde(
+            value_serializer, "value_serializer", self._NAME, "serialize"
+        )
         self._ops: dict[Operation[Any], Completion] = {}
         self._setup()
 
     def _setup(self) -> None:
         """Build the idiom's driver (and, when it starts at once, the core)."""
         raise NotImplementedError
+
+    def _close_serializers(self) -> None:
+        """Close serializer objects that have ``close()``, as kafka-python's close does."""
+        for serde in (self._key_serializer, self._value_serializer):
+            if isinstance(serde, SerdeObject) and serde.close is not None:
+                serde.close()
 
     def _build_core(self, now: float) -> ProducerCore:
         parts = self._parts
@@ -140,7 +150,7 @@ class ProducerSurface:
 
     # -- records ----------------------------------------------------------------
     def _prepare(
-        self, value: Any, key: Any, headers: Iterable[tuple[str, Any]] | None
+        self, topic: str, value: Any, key: Any, headers: Iterable[tuple[str, Any]] | None
     ) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]:
         """``(key, value, headers)`` as the core takes them, serialized and checked."""
         if (
@@ -148,6 +158,7 @@ class ProducerSurface:
             and (key is None or type(key) is bytes)
             and not headers
             and self._value_serializer is None
+            and self._key_serializer is None
         ):
             return key, value, None  # plain bytes and no headers: nothing to check
         rec = prepare_record(
@@ -157,19 +168,24 @@ class ProducerSurface:
             key_serializer=self._key_serializer,
             value_serializer=self._value_serializer,
             owner=f"{self._NAME}.send",
+            topic=topic,
         )
         return rec.key, rec.value, rec.headers
 
     def _columns(
-        self, records: Any, keys: Any = None, values: Any = None
+        self, topic: str, records: Any, keys: Any = None, values: Any = None
     ) -> tuple[list[bytes | None], list[bytes | None] | None]:
         """``send_many`` input (see :func:`to_columns`) as serialized, checked columns."""
         owner = f"{self._NAME}.send_many"
         vals, ks = to_columns(records, keys, values, owner)
         vs, kser = self._value_serializer, self._key_serializer
-        if vs is not None:
+        if isinstance(vs, SerdeObject):
+            vals = [vs(topic, None, v) for v in vals]
+        elif vs is not None:
             vals = [vs(v) for v in vals]
-        if kser is not None and ks is not None:
+        if isinstance(kser, SerdeObject) and ks is not None:
+            ks = [None if k is None else kser(topic, None, k) for k in ks]
+        elif kser is not None and ks is not None:
             ks = [None if k is None else kser(k) for k in ks]
         if not set(map(type, vals)) <= {bytes, type(None)}:
             vals = [check_bytes(v, "value", owner) for v in vals]

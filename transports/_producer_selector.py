@@ -58,6 +58,7 @@ from ._producer_common import (
 from ._producer_future import LightFuture, RecordFuture, ThreadIdiom, WaitTimeoutError
 from ._producer_selector_queries import BlockingQueries
 from ._selector_driver import LoopThread
+from ._unclosed import weak_method
 
 __all__ = ["KafkaProducer", "ProducerState"]
 
@@ -90,7 +91,12 @@ class KafkaProducer(BlockingOperations, BlockingQueries):
         self._next_yield = 0.0
         self._state = ProducerState.RUNNING
         self._open = True  # RUNNING and the loop alive: checked per record
-        self._loop.start(self._core, self._on_loop_event, on_crash=self._crashed, lock=self._lock)
+        self._loop.start(
+            self._core,
+            weak_method(self._on_loop_event),
+            on_crash=weak_method(self._crashed),
+            lock=self._lock,
+        )
         self._bridge: Any = self._loop.bridge  # its ``wanted`` flag is read per record
         self._try_append = self._core.try_append
 
@@ -98,6 +104,12 @@ class KafkaProducer(BlockingOperations, BlockingQueries):
     @property
     def state(self) -> ProducerState:
         return self._state
+
+    def _is_open(self) -> bool:
+        return self._state is ProducerState.RUNNING
+
+    def _drop(self) -> None:
+        self._loop.abandon()
 
     def __enter__(self) -> KafkaProducer:
         return self
@@ -124,6 +136,7 @@ class KafkaProducer(BlockingOperations, BlockingQueries):
             self._state = ProducerState.CLOSED
             self._open = False
             self._cond.notify_all()
+        self._close_serializers()
         # The loop's farewell (KIP-714's terminating push) gets what the flush
         # left of ``timeout`` (5 s after an unbounded flush).
         left = _FAREWELL_S if end is None else max(0.0, end - _monotonic())
@@ -231,12 +244,13 @@ class KafkaProducer(BlockingOperations, BlockingQueries):
             and (key is None or type(key) is bytes)
             and not headers
             and self._value_serializer is None
+            and self._key_serializer is None
         ):
             k: bytes | None = key
             v: bytes | None = value
             h: list[tuple[str, bytes | None]] | None = None
         else:
-            k, v, h = self._prepare(value, key, headers)
+            k, v, h = self._prepare(topic, value, key, headers)
         if timestamp_ms is None:
             ts = _time_ns() // 1_000_000 if timestamp is None else timestamp
         else:
@@ -297,7 +311,7 @@ class KafkaProducer(BlockingOperations, BlockingQueries):
         One future for all of them, resolved with a :class:`ManyResult` when
         every record is done (its ``error`` is the first failure, if any).
         """
-        vals_all, keys_all = self._columns(records, keys, values)
+        vals_all, keys_all = self._columns(topic, records, keys, values)
         fut = LightFuture(self._idiom)
         if not vals_all:
             fut.fill(ManyResult(topic, 0, lambda r: None), None)

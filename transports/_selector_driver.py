@@ -312,6 +312,20 @@ class LoopThread:
         for fn in self.io.drain_calls():
             fn()  # never-run user calls: they fail with "closed"
 
+    def abandon(self) -> None:
+        """Its client was collected unclosed: end the loop from any thread (even
+        a garbage collection on the loop thread itself) without waiting; the
+        loop closes every socket as it ends."""
+
+        def end() -> None:
+            self._last = self.io.close_all
+            self.stopping = True
+
+        if self.thread is None:
+            self.io.close_all()
+        else:
+            self.io.call_soon_threadsafe(end)  # a SimpleQueue: safe from __del__
+
     def _begin_farewell(self, budget_ms: int) -> bool:
         """On the loop: ask the client core to begin closing; False when there is
         nothing to wait for (no budget, no client core, nothing to say)."""

@@ -1,8 +1,12 @@
 """Turning a user's ``send(...)`` arguments into checked bytes, without hidden encoding.
 
-Serializers are plain callables ``(value) -> bytes`` (or ``(topic, value)``
-is not guessed: one argument only). Without a serializer a key, value or
-header value must already be bytes-like or None; anything else is a
+Serializers are plain callables ``(value) -> bytes``, or objects with a
+``serialize(topic, headers, data)`` method (kafka-python 3's
+``kafka.serializer.Serializer``; ``serialize(topic, data)`` too, as older
+ones have): :func:`as_serde` tells them apart once, when the client is made,
+by the method and its arity, never per record. The consumer's deserializers
+take the same two shapes (``deserialize``). Without a serializer a key, value
+or header value must already be bytes-like or None; anything else is a
 ``TypeError`` naming the argument and its type, never a silent ``str``
 encoding. Header keys are ``str`` (the protocol says UTF-8 strings).
 """
@@ -11,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
+
+from kafkacore.serde import SerdeObject
 
 __all__ = ["PreparedRecord", "Serializer", "check_bytes", "prepare_headers", "prepare_record"]
 
@@ -62,12 +68,19 @@ def prepare_record(
     key_serializer: Serializer | None,
     value_serializer: Serializer | None,
     owner: str = "send",
+    topic: str = "",
 ) -> PreparedRecord:
     """Serialize and check one record's parts; see the module docstring."""
     if value_serializer is not None:
-        value = value_serializer(value)
+        if isinstance(value_serializer, SerdeObject):
+            value = value_serializer(topic, headers, value)
+        else:
+            value = value_serializer(value)
     if key_serializer is not None and key is not None:
-        key = key_serializer(key)
+        if isinstance(key_serializer, SerdeObject):
+            key = key_serializer(topic, headers, key)
+        else:
+            key = key_serializer(key)
     return PreparedRecord(
         check_bytes(key, "key", owner),
         check_bytes(value, "value", owner),
