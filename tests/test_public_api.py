@@ -140,6 +140,7 @@ PUBLIC: dict[str, list[str]] = {
         "LogTruncationError",
         "NoOffsetForPartitionError",
         "OffsetAndMetadata",
+        "OffsetAndTimestamp",
         "Operation",
         "OperationCompleted",
         "PartitionBatch",

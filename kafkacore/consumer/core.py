@@ -44,7 +44,6 @@ poll.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -84,12 +83,18 @@ from kafkacore.consumer.positions import (
     PartitionState,
     SubscriptionMode,
     SubscriptionState,
+    no_position_error,
 )
 from kafkacore.consumer.self_assign import SelfAssignment
 from kafkacore.consumer.sender import OnDone
-from kafkacore.consumer.topics import LISTING, PatternListing, TopicView
+from kafkacore.consumer.topics import LISTING, PatternListing, TopicView, compile_pattern
 from kafkacore.consumer.validation import PositionValidator
-from kafkacore.errors import AuthenticationError, KafkaTimeoutError, LocalProtocolError
+from kafkacore.errors import (
+    AuthenticationError,
+    InvalidArgumentError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+)
 from kafkacore.group.base import GROUP_LANE
 from kafkacore.group.kip848 import Kip848Member
 from kafkacore.operation import Operation
@@ -292,7 +297,8 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
                 "group_metadata: this consumer has no group_id; only a group member "
                 "has an identity to fence offsets with"
             )
-        return ConsumerGroupMetadata(group_id, *self._committer.identity())
+        state = self._membership.state_name()
+        return ConsumerGroupMetadata(group_id, *self._committer.identity(), state=state)
 
     def subscription(self) -> frozenset[str]:
         return self._subs.topics
@@ -330,6 +336,10 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         """Followed topics that metadata says do not exist (see TopicsNotFound)."""
         return self._causes.missing_topics
 
+    def take_error(self) -> BaseException | None:
+        """What the next poll would raise, handed over now (an async ``start``)."""
+        return self._errors.take()
+
     def has_buffered(self) -> bool:
         return bool(self._buffer) or self._errors.pending is not None
 
@@ -360,7 +370,7 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             raise LocalProtocolError("subscribe: give topics or pattern, exactly one")
         if isinstance(topics, str):
             raise LocalProtocolError("subscribe: topics must be a list of names, not one str")
-        compiled = None if pattern is None else _compile(pattern)
+        compiled = None if pattern is None else compile_pattern(pattern)
         if self.config.group_id is None:
             # kafka-python's and aiokafka's group-less subscription (self_assign.py).
             names = None if topics is None else frozenset(topics)
@@ -410,7 +420,7 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
     def seek(self, tp: TopicPartition, offset: int, *, now: float) -> None:
         tp = TopicPartition(*tp)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise LocalProtocolError(f"seek: offset {offset!r} for {tp} must be an int >= 0")
+            raise InvalidArgumentError(f"seek: offset {offset!r} for {tp} must be an int >= 0")
         self._subs.seek(tp, offset)
         self._step(now)
 
@@ -556,15 +566,9 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             # The user positioned the partition (seek) after the error was
             # noted and before this poll, as Java's assign-seek-poll allows.
             self._errors.clear()
-        error = self._errors.take()
-        if error is None and stuck:
-            # Every poll raises until the user seeks, as Java's does: raised
-            # once, the next poll would wait for records that cannot come.
-            names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in stuck)
-            error = NoOffsetForPartitionError(
-                f"{names} have no position (no committed offset, or out of range) and "
-                "auto_offset_reset is 'none'; seek() them to a position"
-            )
+        # Every poll raises until the user seeks, as Java's does (raised once,
+        # the next poll would wait for records that cannot come).
+        error = self._errors.take() or no_position_error(stuck)
         if error is not None:
             self._step(now)
             raise error
@@ -610,11 +614,14 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         now: float,
         timeout_ms: int | None = None,
     ) -> Operation[Any]:
-        """Earliest offset whose timestamp is >= the given one: ``{tp: (offset, ts) | None}``."""
+        """Earliest offset whose timestamp is >= the given one:
+        ``{tp: OffsetAndTimestamp | None}`` (None past the end)."""
         query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
         for tp, ts in query.items():
-            if ts < 0:
-                raise LocalProtocolError(f"offsets_for_times: timestamp {ts} for {tp} must be >= 0")
+            if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
+                raise InvalidArgumentError(
+                    f"offsets_for_times: timestamp {ts!r} for {tp} must be an int >= 0"
+                )
         return self._lookup("offsets_for_times", query, now, timeout_ms, keep_ts=True)
 
     def end_offsets(
@@ -779,16 +786,12 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         self._self_assign.on_metadata(now)
         # A refresh asked for while another was in flight is answered by the
         # older one, which lacks the new topics: ask again until all are known.
-        if self._topics.unknown_tracked():
+        # A followed topic without partitions (not created yet, being created)
+        # is asked about again too, spaced by the client's retry backoff, as
+        # Java's consumer does: the group then rebalances once it exists.
+        if self._topics.unknown_tracked() or self._topics.undescribed(self._subs.wanted_topics()):
             self._topics.refresh(now)
         for tp in list(self._subs.parts):
             epoch = self._topics.leader_epoch(tp)
             if epoch is not None and epoch >= 0:
                 self._subs.leader_epoch_seen(tp, epoch)
-
-
-def _compile(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise LocalProtocolError(f"subscribe: pattern {pattern!r} is invalid: {exc}") from None

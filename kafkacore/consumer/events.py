@@ -29,6 +29,7 @@ __all__ = [
     "LogTruncationError",
     "NoOffsetForPartitionError",
     "OffsetAndMetadata",
+    "OffsetAndTimestamp",
     "PartitionBatch",
     "PartitionsRevoking",
     "PositionsKnown",
@@ -81,6 +82,17 @@ class OffsetAndMetadata(NamedTuple):
 
     offset: int
     metadata: str = ""
+    leader_epoch: int | None = None
+
+
+class OffsetAndTimestamp(NamedTuple):
+    """``offsets_for_times``' answer for one partition: the earliest offset whose
+    timestamp is at or after the one asked for, that record's timestamp, and
+    the leader epoch the broker answered with (None if it gave none), as
+    Java's and kafka-python's ``OffsetAndTimestamp``."""
+
+    offset: int
+    timestamp: int
     leader_epoch: int | None = None
 
 

@@ -27,3 +27,7 @@ class ConsumerGroupMetadata:
     generation_id: int = -1
     member_id: str = ""
     group_instance_id: str | None = None
+    #: What the member was doing then: "unjoined", "rebalancing" or "stable"
+    #: (joined and assigned), as kafka-python's ``MemberState``; the fencing
+    #: ignores it.
+    state: str = "unjoined"

@@ -26,6 +26,7 @@ from typing import Any
 from kafkacore.client.core import DEFAULT_LANE
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import Node
+from kafkacore.consumer.events import OffsetAndTimestamp
 from kafkacore.consumer.operations import OperationTable
 from kafkacore.consumer.positions import FetchState, SubscriptionState
 from kafkacore.consumer.sender import Send
@@ -62,7 +63,9 @@ class _Lookup:
             if ans is None:
                 self.result[tp] = None
             elif self.keep_ts:
-                self.result[tp] = (ans[0], ans[1])
+                self.result[tp] = OffsetAndTimestamp(
+                    ans[0], ans[1], ans[2] if ans[2] >= 0 else None
+                )
             else:
                 self.result[tp] = ans[0]
 
@@ -95,7 +98,8 @@ class OffsetLookups:
         *,
         keep_ts: bool = False,
     ) -> Operation[Any]:
-        """``{tp: timestamp}`` answered as ``{tp: offset}`` (``keep_ts``: ``(offset, ts)``)."""
+        """``{tp: timestamp}`` answered as ``{tp: offset}`` (``keep_ts``: an
+        :class:`~kafkacore.consumer.events.OffsetAndTimestamp`)."""
         deadline = now + self._ops.timeout(kind, timeout_ms)
         job = _Lookup(kind, self._ops.new(kind, now), deadline, keep_ts)
         self._topics.track({tp.topic for tp in query}, now)

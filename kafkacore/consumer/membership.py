@@ -53,6 +53,8 @@ Member = ClassicMember | Kip848Member
 
 # Member states after which a new member is made (the old one is done).
 _ENDED = frozenset({"leaving", "closed", "failed"})
+# Member states outside the group (neither in it nor joining it).
+_OUTSIDE = _ENDED | {"unjoined", "unsubscribed"}
 
 
 class Membership:
@@ -139,6 +141,15 @@ class Membership:
                 done(now)
             return
         member.leave(now=now, done=done)
+
+    def state_name(self) -> str:
+        """ "stable", "rebalancing" or "unjoined" (see ConsumerGroupMetadata.state)."""
+        member = self.member
+        if member is None:
+            return "unjoined"
+        if member.stable:
+            return "stable"
+        return "unjoined" if member.state.value in _OUTSIDE else "rebalancing"
 
     def pattern_matched(self, matched: frozenset[str], now: float) -> None:
         """A topic listing found ``matched`` for the pattern subscription."""

@@ -42,7 +42,9 @@ def _offset(what: str, tp: TopicPartition, value: object) -> OffsetAndMetadata:
     if isinstance(value, int) and not isinstance(value, bool):
         offset, metadata, epoch = value, "", None
     elif isinstance(value, tuple) and 1 <= len(value) <= 3:
-        offset, metadata, epoch = (*value, "", None)[:3]
+        # (offset,), (offset, metadata) or (offset, metadata, leader_epoch)
+        full: tuple[Any, ...] = (*value, *("", None)[len(value) - 1 :])
+        offset, metadata, epoch = full
     else:
         raise InvalidArgumentError(
             f"{what}: the offset for {tp} is {value!r}; give an int, an OffsetAndMetadata "

@@ -48,7 +48,7 @@ from kafkacore.consumer.events import (
     TruncationDetected,
 )
 from kafkacore.consumer.poll_errors import PollErrors
-from kafkacore.errors import LocalProtocolError
+from kafkacore.errors import InvalidArgumentError
 from kafkacore.timers import Deadlines
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "SubscriptionMode",
     "SubscriptionState",
     "Trigger",
+    "no_position_error",
     "reset_timestamp",
 ]
 
@@ -209,7 +210,7 @@ class SubscriptionState:
         """The state of an assigned ``tp``; a caller naming another is told so."""
         st = self.parts.get(TopicPartition(*tp))
         if st is None:
-            raise LocalProtocolError(
+            raise InvalidArgumentError(
                 f"{what}: {tp[0]}-{tp[1]} is not assigned to this consumer; "
                 "assign() it or wait for the group to assign it"
             )
@@ -520,3 +521,14 @@ class SubscriptionState:
                 "the consumer's partition state machine is broken"
             )
         st.state = target
+
+
+def no_position_error(stuck: list[TopicPartition]) -> NoOffsetForPartitionError | None:
+    """The error a poll raises while ``stuck`` partitions wait for a seek (None: none)."""
+    if not stuck:
+        return None
+    names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in stuck)
+    return NoOffsetForPartitionError(
+        f"{names} have no position (no committed offset, or out of range) and "
+        "auto_offset_reset is 'none'; seek() them to a position"
+    )

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kafkacore.client.routing import Node
+from kafkacore.consumer import OffsetAndTimestamp
 from kafkacore.consumer.events import OffsetAndMetadata
 from kafkacore.consumer.list_offsets import OffsetLookups
 from kafkacore.consumer.positions import EARLIEST, LATEST, FetchState, PartitionRetry
@@ -77,7 +78,9 @@ def test_offsets_for_times_keeps_the_timestamp_and_none_past_the_end() -> None:
     handle = lookups.lookup("offsets_for_times", {T0: 1003, T1: 9999}, 0.0, None, keep_ts=True)
     sent = w.send.pop()
     sent.answer(offsets(sent.request, {("t", 0): (3, 1003, 0)}))
-    assert handle.result() == {T0: (3, 1003), T1: None}
+    found = handle.result()
+    assert found == {T0: OffsetAndTimestamp(3, 1003, 0), T1: None}
+    assert (found[T0].offset, found[T0].timestamp, found[T0].leader_epoch) == (3, 1003, 0)
 
 
 def test_failed_partitions_go_into_the_next_round() -> None:
