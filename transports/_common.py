@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import random
+import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -124,3 +125,16 @@ def resolve_target(owner: str, node_id: int | None, target: Target | None) -> Ta
             raise LocalProtocolError(f"{owner}: node_id must be an int, got {node_id!r}")
         return Node(node_id)
     return target
+
+
+def ignore_loop(owner: str, loop: object) -> None:
+    """aiokafka's ``loop=`` argument: deprecated there since 0.7.1 and not needed
+    here (a client binds to the loop that starts it); a loop given is ignored
+    with a DeprecationWarning, as aiokafka warns."""
+    if loop is not None:
+        warnings.warn(
+            f"{owner}: the loop argument is deprecated and ignored; the client binds to "
+            "the event loop that runs start()",
+            DeprecationWarning,
+            stacklevel=3,
+        )

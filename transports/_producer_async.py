@@ -34,8 +34,10 @@ from kafkacore.producer import BufferFull, ProducerClosedError, ProducerCore, Re
 from ._async_driver import AsyncDriver, Waiter
 from ._common import Parts
 from ._producer_async_ops import AsyncOperations
+from ._producer_batch import BatchBuilder
 from ._producer_common import ManyResult, OnDelivery, ProducerState, ProducerSurface, now_ms
 from ._producer_future import Idiom, LightFuture, RecordFuture
+from ._unclosed import weak_method
 
 if TYPE_CHECKING:
     # Types only: importing it runs the consumer package, which a producer
@@ -76,6 +78,9 @@ class AsyncProducerBase(AsyncOperations, ProducerSurface):
     def _new_idiom(self) -> Idiom:
         raise NotImplementedError
 
+    def _is_open(self) -> bool:
+        return self._core is not None and not self._closed
+
     @property
     def state(self) -> ProducerState:
         if self._closed:
@@ -84,7 +89,7 @@ class AsyncProducerBase(AsyncOperations, ProducerSurface):
 
     # -- wiring ---------------------------------------------------------------
     def _attach(self) -> None:
-        self._core = self._driver.attach(self._build_core, self._on_event)
+        self._core = self._driver.attach(self._build_core, weak_method(self._on_event))
 
     def _running(self, what: str) -> ProducerCore:
         if self._closed:
@@ -187,12 +192,13 @@ class AsyncProducerBase(AsyncOperations, ProducerSurface):
             and (key is None or type(key) is bytes)
             and not headers
             and self._value_serializer is None
+            and self._key_serializer is None
         ):
             k: bytes | None = key
             v: bytes | None = value
             h: list[tuple[str, bytes | None]] | None = None
         else:
-            k, v, h = self._prepare(value, key, headers)
+            k, v, h = self._prepare(topic, value, key, headers)
         if timestamp_ms is None:
             ts = _time_ns() // 1_000_000 if timestamp is None else timestamp
         else:
@@ -268,7 +274,7 @@ class AsyncProducerBase(AsyncOperations, ProducerSurface):
 
         Raises the first delivery error, if any; else returns a ManyResult.
         """
-        vals_all, keys_all = self._columns(records, keys, values)
+        vals_all, keys_all = self._columns(topic, records, keys, values)
         if not vals_all:
             return ManyResult(topic, 0, lambda r: None)
         fut = LightFuture(self._idiom)
@@ -323,16 +329,34 @@ class AsyncProducerBase(AsyncOperations, ProducerSurface):
         """Whether a bootstrap broker answered."""
         return self._core is not None and self._connected(self._core)
 
-    def create_batch(self) -> Any:
-        """aiokafka's batch builder is not offered: send many records with ``send_many``."""
-        raise NotImplementedError(
-            f"{self._NAME}.create_batch/send_batch (aiokafka) are not supported; "
-            "send_many(topic, [(key, value), ...], partition=p) sends many records at once"
+    def create_batch(self) -> BatchBuilder:
+        """aiokafka's: an empty batch to fill with ``append`` (up to ``batch_size``)
+        and hand to :meth:`send_batch` (see kafkacore.transports._producer_batch)."""
+        # Serialized as they are appended, before the topic is known (as aiokafka).
+        return BatchBuilder(
+            self.config.batch_size,
+            self.config.compression,
+            lambda value, key, headers: self._prepare("", value, key, headers),
         )
 
-    async def send_batch(self, batch: Any, topic: str, *, partition: int) -> Any:
-        """See :meth:`create_batch`."""
-        return self.create_batch()
+    async def send_batch(self, batch: BatchBuilder, topic: str, *, partition: int) -> Any:
+        """Queue ``batch``'s records, in order, for ``topic``'s ``partition``; returns
+        an awaitable of the first record's RecordMetadata (every record done)."""
+        if not isinstance(batch, BatchBuilder):
+            raise TypeError(f"{self._NAME}.send_batch: expected a create_batch() batch")
+        if isinstance(partition, bool) or not isinstance(partition, int) or partition < 0:
+            raise TypeError(f"{self._NAME}.send_batch: partition must be an int >= 0")
+        batch.close()
+        futures = [await self.send(topic, v, k, h, partition, ts) for k, v, h, ts in batch.records]
+        return self._first_of(futures)
+
+    @staticmethod
+    async def _first_of(futures: list[Any]) -> RecordMetadata | None:
+        first = None
+        for fut in futures:
+            done = await fut
+            first = done if first is None else first
+        return first
 
     # -- closing ----------------------------------------------------------------
     async def _flush_then_stop(self, timeout: float | None) -> None:
@@ -353,6 +377,7 @@ class AsyncProducerBase(AsyncOperations, ProducerSurface):
         if self._closed:
             return
         self._closed = True
+        self._close_serializers()
         core = self._core
         if core is not None:
             self._driver.call(lambda now: core.close(now=now))

@@ -30,7 +30,7 @@ from typing import Any
 from kafkacore.errors import LocalProtocolError
 
 from ._asyncio_driver import AsyncioDriver, Delivery
-from ._common import Parts
+from ._common import Parts, ignore_loop
 from ._producer_async import AsyncProducerBase
 from ._producer_common import ProducerState
 from ._producer_future import Idiom, LightFuture, run_callback
@@ -79,6 +79,11 @@ class AsyncKafkaProducer(AsyncProducerBase):
     """asyncio producer; see the module docstring. Options as ProducerConfig + ClientConfig."""
 
     _NAME = "AsyncKafkaProducer"
+
+    def __init__(self, *args: Any, loop: object = None, **options: Any) -> None:
+        """Options as ProducerConfig + ClientConfig; ``loop`` as aiokafka's (ignored)."""
+        ignore_loop(self._NAME, loop)
+        super().__init__(*args, **options)
 
     def _new_driver(self, parts: Parts) -> AsyncioDriver:
         self._asyncio = AsyncioDriver(self._NAME, parts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kafkacore.client.metadata import TopicPartition
+
 __all__ = ["RecordMetadata"]
 
 
@@ -15,6 +17,11 @@ class RecordMetadata:
         self.partition = partition
         self.offset = offset
         self.timestamp = timestamp
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """(topic, partition), as aiokafka's ``RecordMetadata`` has it."""
+        return TopicPartition(self.topic, self.partition)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RecordMetadata) and (

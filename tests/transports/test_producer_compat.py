@@ -233,8 +233,14 @@ def test_aiokafka_usage(broker: str) -> None:
         producer = AIOKafkaProducer(bootstrap_servers=broker)
         await producer.start()
         try:
-            with pytest.raises(NotImplementedError, match="send_many"):
-                producer.create_batch()
+            # aiokafka's batch API: fill one batch, send it to one partition.
+            batch = producer.create_batch()
+            while batch.append(key=None, value=b"x" * 100, timestamp=None) is not None:
+                pass
+            assert batch.record_count() > 1
+            fut = await producer.send_batch(batch, "test-topic", partition=0)
+            first = await fut
+            assert first.partition == 0 and first.offset >= 0
         finally:
             await producer.stop()
 
