@@ -1,18 +1,33 @@
 """kafka-python 3's ``kafka`` package, over kafkacore (see :mod:`kafkacore.compat`).
 
 ``from kafka import KafkaConsumer`` becomes ``from kafkacore.compat.kafka
-import KafkaConsumer``; the submodules follow the same rule.
+import KafkaConsumer``; the submodules (``errors``, ``structs``,
+``serializer``, ``admin``, ``consumer``, ``producer``) follow the same rule.
 """
 
 from kafkacore.client import TopicPartition
-from kafkacore.consumer import ConsumerGroupMetadata, OffsetAndMetadata
+from kafkacore.compat._listener import AsyncConsumerRebalanceListener
+from kafkacore.compat._listener import KafkaPythonListener as ConsumerRebalanceListener
+from kafkacore.compat.kafka.serializer import (
+    DefaultSerializer,
+    Deserializer,
+    JsonSerializer,
+    Serializer,
+)
+from kafkacore.compat.kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
 from kafkacore.transports.selector import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
 __all__ = [
+    "AsyncConsumerRebalanceListener",
     "ConsumerGroupMetadata",
+    "ConsumerRebalanceListener",
+    "DefaultSerializer",
+    "Deserializer",
+    "JsonSerializer",
     "KafkaAdminClient",
     "KafkaConsumer",
     "KafkaProducer",
     "OffsetAndMetadata",
+    "Serializer",
     "TopicPartition",
 ]
