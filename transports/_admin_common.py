@@ -38,6 +38,7 @@ import functools
 import inspect
 import math
 import random
+import warnings
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -63,6 +64,7 @@ __all__ = [
     "Plan",
     "dress",
     "names",
+    "warn_unclosed",
 ]
 
 T = TypeVar("T")
@@ -99,6 +101,12 @@ def dress(method: F, builder: Callable[..., Any]) -> F:
         signature = signature.replace(return_annotation=returns[len("Plan[") : -1])
     method.__signature__ = signature  # type: ignore[attr-defined]
     return method
+
+
+def warn_unclosed(client: object, name: str, how: str) -> None:
+    """A client dropped unclosed says so, as Python's own sockets and files do."""
+    # From a finalizer there is no caller line to point at (stacklevel 1).
+    warnings.warn(f"{name} dropped unclosed; {how}", ResourceWarning, stacklevel=1, source=client)
 
 
 def names(value: N) -> N | list[str]:

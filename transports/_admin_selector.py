@@ -14,13 +14,15 @@ run at once (each is its own operation in the core).
 
 Life: RUNNING from construction (connections open on the first call),
 CLOSED after ``close()``, which fails what is pending with
-``RequestCancelled``, stops the loop and closes every socket, bounded.
+``RequestCancelled``, stops the loop and closes every socket, bounded. A
+client dropped unclosed warns with ``ResourceWarning`` and closes itself.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import functools
+import threading
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -29,7 +31,7 @@ from kafkacore.admin import AdminCore
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
 from ._admin_cluster import ClusterPlans
-from ._admin_common import Plan, dress
+from ._admin_common import Plan, dress, warn_unclosed
 from ._admin_groups import GroupPlans
 from ._admin_topics import TopicPlans
 from ._selector_driver import Delivery, LoopThread
@@ -91,6 +93,24 @@ class KafkaAdminClient(TopicPlans, GroupPlans, ClusterPlans):
             return
         self._closed = True
         self._loop.stop(self._shutdown_core, timeout)
+
+    def __del__(self) -> None:
+        # Dropped unclosed: say so (as Python's own sockets and files do) and close
+        # anyway, so that no socket and no loop thread outlives the client.
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        warn_unclosed(self, self._NAME, "call close() or use it in a with block")
+        loop = self._loop
+        if not loop.on_loop:
+            loop.stop(self._shutdown_core, 0)
+            return
+        # Collected on its own loop thread (a reference cycle): that thread cannot
+        # wait for itself, so another stops it.
+        try:
+            threading.Thread(target=loop.stop, args=(self._shutdown_core, 0), daemon=True).start()
+        except RuntimeError:  # the interpreter is shutting down: no new threads
+            loop.stopping = True
 
     def _shutdown_core(self) -> None:
         self._loop.bridge.command(lambda now: self._core.close(now=now))
@@ -179,3 +199,8 @@ class KafkaAdminClient(TopicPlans, GroupPlans, ClusterPlans):
     renew_delegation_token = blocking(ClusterPlans._renew_delegation_token)
     expire_delegation_token = blocking(ClusterPlans._expire_delegation_token)
     describe_delegation_tokens = blocking(ClusterPlans._describe_delegation_tokens)
+    describe_metadata_quorum = blocking(ClusterPlans._describe_metadata_quorum)
+    describe_topic_partitions = blocking(ClusterPlans._describe_topic_partitions)
+    list_config_resources = blocking(ClusterPlans._list_config_resources)
+    alter_replica_log_dirs = blocking(ClusterPlans._alter_replica_log_dirs)
+    find_coordinator = blocking(ClusterPlans._find_coordinator)
