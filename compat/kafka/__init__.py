@@ -5,8 +5,9 @@ import KafkaConsumer``; the submodules follow the same rule.
 """
 
 from kafkacore.client import TopicPartition
+from kafkacore.compat.kafka.admin import KafkaAdminClient
 from kafkacore.consumer import ConsumerGroupMetadata, OffsetAndMetadata
-from kafkacore.transports.selector import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafkacore.transports.selector import KafkaConsumer, KafkaProducer
 
 __all__ = [
     "ConsumerGroupMetadata",
