@@ -18,7 +18,7 @@ from kafkacore.compat.kafka.admin._shapes import by_topic, code_of, message_of
 from kafkacore.compat.kafka.admin._types import ConfigResource
 from kafkacore.consumer import OffsetAndMetadata
 from kafkacore.protocol.consumer_protocol import encode_assignment, encode_subscription
-from kafkacore.protocol.enums import CoordinatorType
+from kafkacore.protocol.enums import CoordinatorType, ErrorCode
 from kafkacore.protocol.error_codes import GroupIdNotFoundError
 from kafkacore.protocol.messages import consumer_protocol_assignment as cpa
 from kafkacore.protocol.messages.consumer_protocol_subscription import (
@@ -49,6 +49,8 @@ __all__ = ["AIOKafkaAdminClient"]
 
 #: ListGroups below v5 (aiokafka's) lists classic and KIP-848 consumer groups.
 _LISTED_TYPES = (GroupType.CLASSIC, GroupType.CONSUMER)
+#: What the broker answers for a partition without a leader (kafkacore reads the leader).
+_NO_LEADER = int(ErrorCode.LEADER_NOT_AVAILABLE)
 #: The embedded protocol's version aiokafka decodes members with (v0: topics, user data).
 _MEMBER_VERSION = 0
 
@@ -160,7 +162,7 @@ class AIOKafkaAdminClient:
                     "is_internal": False if d is None else d.is_internal,
                     "partitions": [
                         {
-                            "error_code": 0 if p.leader is not None else 5,  # LEADER_NOT_AVAILABLE
+                            "error_code": 0 if p.leader is not None else _NO_LEADER,
                             "partition": p.partition,
                             "leader": -1 if p.leader is None else p.leader,
                             "replicas": list(p.replicas),

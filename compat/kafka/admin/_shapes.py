@@ -199,6 +199,15 @@ def cluster_dict(cluster: ClusterDescription) -> dict[str, Any]:
     }
 
 
+def _asked(tp: TopicPartition, wanted: Mapping[str, set[int] | None] | None) -> bool:
+    if wanted is None:
+        return True
+    if tp.topic not in wanted:
+        return False
+    parts = wanted[tp.topic]
+    return not parts or tp.partition in parts
+
+
 def log_dirs_dict(
     broker: int, dirs: Mapping[str, LogDirDescription], wanted: Mapping[str, set[int] | None] | None
 ) -> dict[str, Any]:
@@ -208,10 +217,7 @@ def log_dirs_dict(
     for d in dirs.values():
         topics: dict[str, list[dict[str, Any]]] = {}
         for tp, replica in sorted(d.replicas.items()):
-            if wanted is not None and (
-                tp.topic not in wanted
-                or (wanted[tp.topic] and tp.partition not in wanted[tp.topic])  # type: ignore[operator]
-            ):
+            if not _asked(tp, wanted):
                 continue
             topics.setdefault(tp.topic, []).append(
                 {
