@@ -27,6 +27,9 @@ from kafkacore.compat.kafka.admin import (
     NewPartitions,
     NewTopic,
     OffsetSpec,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
 )
 from kafkacore.compat.kafka.errors import (
     BrokerResponseError,
@@ -311,3 +314,63 @@ def test_leaders_reassignments_and_log_dirs(
     assert admin.alter_replica_log_dirs({here: path}) == {here: NoError}
     as_tuple = admin.alter_replica_log_dirs({(topic, 1, node): "/no/such/dir"})
     assert as_tuple[TopicPartitionReplica(topic, 1, node)] is not NoError
+
+
+# -- the rest of kafka-python 3's calls ------------------------------------------------
+def test_group_offsets_reset_and_deleted(admin: KafkaAdminClient, kafka_broker: LocalKafka) -> None:
+    topic, group = made(admin, name("ro"), 2), name("reset")
+    p0, p1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    produce(kafka_broker.bootstrap, topic, 0, 5)
+    admin.delete_records({p0: 2})
+    reset = admin.reset_group_offsets(
+        group,
+        {p0: OffsetSpec.EARLIEST, p1: 7},  # 7 is past the end of p1 (empty): clamped
+    )
+    assert reset == {p0: {"error": NoError, "offset": 2}, p1: {"error": NoError, "offset": 0}}
+    again = admin.reset_group_offsets(group, {p0: OffsetSpec.LATEST, p1: -1})
+    assert again[p0]["offset"] == 5 and again[p1]["offset"] == 0
+    assert admin.list_group_offsets({group: [p0]})[group][p0].offset == 5
+    with pytest.raises(TypeError, match="Unsupported reset target"):
+        admin.reset_group_offsets(group, {p0: "earliest"})
+    assert admin.delete_group_offsets(group, [p0]) == {p0: NoError}
+    left = admin.list_group_offsets(group)[group]
+    assert list(left) == [p1]
+
+
+def test_features_scram_and_transactions(admin: KafkaAdminClient, kafka_broker: LocalKafka) -> None:
+    features = admin.describe_features()
+    version = features["metadata.version"]
+    assert version["finalized"][1] >= 1 and version["supported"][1] >= version["finalized"][1]
+    level = version["finalized"][1]
+    assert admin.update_features({"metadata.version": level}, validate_only=True) == {
+        "metadata.version": "OK"
+    }
+    with pytest.raises(ValueError, match="send_request_to_controller"):
+        admin.describe_features(send_request_to_controller=True)
+
+    user = name("user")
+    assert admin.alter_user_scram_credentials(
+        [UserScramCredentialUpsertion(user, "SCRAM-SHA-256", "secret", iterations=8192)]
+    ) == {user: None}
+
+    def described() -> bool:
+        return user in admin.describe_user_scram_credentials()
+
+    eventually(described, "the SCRAM user")
+    [info] = admin.describe_user_scram_credentials([user])[user]["credential_infos"]
+    assert info == {"mechanism": ScramMechanism.SCRAM_SHA_256, "iterations": 8192}
+    done = admin.alter_user_scram_credentials(
+        [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_256)]
+    )
+    assert done == {user: None}
+
+    topic = made(admin, name("tx"))
+    tp = TopicPartition(topic, 0)
+    with KafkaProducer(kafka_broker.bootstrap, enable_idempotence=True) as producer:
+        producer.send(topic, b"x", partition=0)
+        producer.flush(30)
+    [state] = admin.describe_producers([tp])[tp].active_producers
+    assert state.producer_id >= 0 and state.last_sequence == 0
+    listed = admin.list_transactions()
+    assert set(listed) == {kafka_broker.nodes[0].node_id}
+    assert admin.describe_transactions([]) == {}
