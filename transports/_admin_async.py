@@ -10,7 +10,8 @@ module runs it awaitable: each core command is issued at once, and the
 call awaits a one-shot of the event loop that the core's
 ``OperationCompleted`` fills. Calls from several tasks run at once.
 
-Cancelling the awaiting task stops the wait, not the command: the core has
+A client dropped unclosed warns with ``ResourceWarning`` and drops its
+connections. Cancelling the awaiting task stops the wait, not the command: the core has
 no way to withdraw an admin request already sent, and finishes it by its
 deadline (``timeout=``, else ``default_api_timeout_ms``).
 
@@ -21,6 +22,7 @@ error for a client that is not running (asyncio starts lazily, trio needs
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -34,6 +36,7 @@ from ._admin_groups import GroupPlans
 from ._admin_topics import TopicPlans
 from ._async_driver import AsyncDriver
 from ._common import Parts
+from ._unclosed import WarnsUnclosed
 
 __all__ = ["AsyncAdminBase"]
 
@@ -52,7 +55,7 @@ def awaitable(
     return dress(method, builder)
 
 
-class AsyncAdminBase(TopicPlans, GroupPlans, ClusterPlans):
+class AsyncAdminBase(TopicPlans, GroupPlans, ClusterPlans, WarnsUnclosed):
     """The shared async admin surface; see the module docstring."""
 
     _NAME = "AsyncAdminClient"
@@ -95,6 +98,16 @@ class AsyncAdminBase(TopicPlans, GroupPlans, ClusterPlans):
                 self._driver.abort()
         self._router.fail_all(RequestCancelled(f"{self._NAME} closed"))
         await self._driver.yield_()  # let aborted transports run their callbacks
+
+    def _is_open(self) -> bool:
+        return not self._closed and self._core is not None
+
+    def _drop(self) -> None:
+        # Dropped unclosed (see _unclosed.py): drop the connections, which needs no await.
+        self._closed = True
+        self._router.fail_all(RequestCancelled(f"{self._NAME} dropped unclosed"))
+        with contextlib.suppress(RuntimeError):  # its event loop is closed: nothing to drop
+            self._driver.abort()
 
     async def _run(self, plan: Plan[T]) -> T:
         """Run ``plan`` to its value, awaiting each command's operation."""
@@ -172,3 +185,8 @@ class AsyncAdminBase(TopicPlans, GroupPlans, ClusterPlans):
     renew_delegation_token = awaitable(ClusterPlans._renew_delegation_token)
     expire_delegation_token = awaitable(ClusterPlans._expire_delegation_token)
     describe_delegation_tokens = awaitable(ClusterPlans._describe_delegation_tokens)
+    describe_metadata_quorum = awaitable(ClusterPlans._describe_metadata_quorum)
+    describe_topic_partitions = awaitable(ClusterPlans._describe_topic_partitions)
+    list_config_resources = awaitable(ClusterPlans._list_config_resources)
+    alter_replica_log_dirs = awaitable(ClusterPlans._alter_replica_log_dirs)
+    find_coordinator = awaitable(ClusterPlans._find_coordinator)

@@ -1,6 +1,8 @@
 """The admin surface's partition, record, transaction, quota and ACL calls (and,
 through :class:`~kafkacore.transports._admin_features.FeaturePlans`, feature levels
-and delegation tokens).
+and delegation tokens; through :class:`~kafkacore.transports._admin_kraft.KraftPlans`,
+the metadata quorum, paged topics, config resources, replica log dirs and
+coordinators).
 
 See :mod:`kafkacore.transports._admin_common`. kafka-python's ``delete_records`` and
 ``perform_leader_election`` are here in its shapes (``timeout_ms`` included);
@@ -35,13 +37,14 @@ from kafkacore.client import TopicPartition
 from ._admin_acls import AclPlans
 from ._admin_common import Plan, names
 from ._admin_features import FeaturePlans
+from ._admin_kraft import KraftPlans
 
 __all__ = ["ClusterPlans"]
 
 
-class ClusterPlans(FeaturePlans, AclPlans):
+class ClusterPlans(FeaturePlans, AclPlans, KraftPlans):
     """Partitions' records and leaders, log dirs, transactions, quotas, SCRAM, ACLs,
-    feature levels and delegation tokens."""
+    feature levels, delegation tokens, the metadata quorum and coordinators."""
 
     # -- records -----------------------------------------------------------------------
     def _list_offsets(

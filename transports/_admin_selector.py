@@ -14,7 +14,8 @@ run at once (each is its own operation in the core).
 
 Life: RUNNING from construction (connections open on the first call),
 CLOSED after ``close()``, which fails what is pending with
-``RequestCancelled``, stops the loop and closes every socket, bounded.
+``RequestCancelled``, stops the loop and closes every socket, bounded. A
+client dropped unclosed warns with ``ResourceWarning`` and closes itself.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ._admin_common import Plan, dress
 from ._admin_groups import GroupPlans
 from ._admin_topics import TopicPlans
 from ._selector_driver import Delivery, LoopThread
+from ._unclosed import WarnsUnclosed
 
 __all__ = ["KafkaAdminClient"]
 
@@ -49,7 +51,7 @@ def blocking(builder: Callable[Concatenate[Any, P], Plan[T]]) -> Callable[Concat
     return dress(method, builder)
 
 
-class KafkaAdminClient(TopicPlans, GroupPlans, ClusterPlans):
+class KafkaAdminClient(TopicPlans, GroupPlans, ClusterPlans, WarnsUnclosed):
     """Blocking admin client; see the module docstring and ``docs/admin.md``.
 
     Options as ``ClientConfig`` + ``AdminConfig`` (``default_api_timeout_ms``,
@@ -91,6 +93,15 @@ class KafkaAdminClient(TopicPlans, GroupPlans, ClusterPlans):
             return
         self._closed = True
         self._loop.stop(self._shutdown_core, timeout)
+
+    def _is_open(self) -> bool:
+        return not self._closed
+
+    def _drop(self) -> None:
+        # Dropped unclosed (see _unclosed.py): no socket and no loop thread
+        # outlives the client, even when collected on its own loop thread.
+        self._closed = True
+        self._loop.abandon()
 
     def _shutdown_core(self) -> None:
         self._loop.bridge.command(lambda now: self._core.close(now=now))
@@ -179,3 +190,8 @@ class KafkaAdminClient(TopicPlans, GroupPlans, ClusterPlans):
     renew_delegation_token = blocking(ClusterPlans._renew_delegation_token)
     expire_delegation_token = blocking(ClusterPlans._expire_delegation_token)
     describe_delegation_tokens = blocking(ClusterPlans._describe_delegation_tokens)
+    describe_metadata_quorum = blocking(ClusterPlans._describe_metadata_quorum)
+    describe_topic_partitions = blocking(ClusterPlans._describe_topic_partitions)
+    list_config_resources = blocking(ClusterPlans._list_config_resources)
+    alter_replica_log_dirs = blocking(ClusterPlans._alter_replica_log_dirs)
+    find_coordinator = blocking(ClusterPlans._find_coordinator)

@@ -99,6 +99,11 @@ class AsyncConsumerBase(ConsumerSurface):
     def _running(self, what: str) -> ConsumerCore:
         raise NotImplementedError
 
+    def _drop(self) -> None:
+        # Collected unclosed (see _unclosed.py): drop the connections (no await).
+        with contextlib.suppress(RuntimeError):  # its event loop is closed already
+            self._driver.abort()
+
     async def _await_group(self) -> None:
         """aiokafka's ``start``: with a group subscription, return once the member
         is in the group (assigned, its listener called). What fails the group

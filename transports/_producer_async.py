@@ -81,6 +81,11 @@ class AsyncProducerBase(AsyncOperations, ProducerSurface):
     def _is_open(self) -> bool:
         return self._core is not None and not self._closed
 
+    def _drop(self) -> None:
+        # Collected unclosed (see _unclosed.py): drop the connections (no await).
+        with contextlib.suppress(RuntimeError):  # its event loop is closed already
+            self._driver.abort()
+
     @property
     def state(self) -> ProducerState:
         if self._closed:

@@ -8,6 +8,7 @@ import KafkaConsumer``; the submodules (``errors``, ``structs``,
 from kafkacore.client import TopicPartition
 from kafkacore.compat._listener import AsyncConsumerRebalanceListener
 from kafkacore.compat._listener import KafkaPythonListener as ConsumerRebalanceListener
+from kafkacore.compat.kafka.admin import KafkaAdminClient
 from kafkacore.compat.kafka.serializer import (
     DefaultSerializer,
     Deserializer,
@@ -15,7 +16,7 @@ from kafkacore.compat.kafka.serializer import (
     Serializer,
 )
 from kafkacore.compat.kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
-from kafkacore.transports.selector import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafkacore.transports.selector import KafkaConsumer, KafkaProducer
 
 __all__ = [
     "AsyncConsumerRebalanceListener",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kafkacore.admin import TopicPartitionReplica
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import ConsumerGroupMetadata, OffsetAndMetadata, OffsetAndTimestamp
 
@@ -11,6 +12,7 @@ __all__ = [
     "OffsetAndMetadata",
     "OffsetAndTimestamp",
     "TopicPartition",
+    "TopicPartitionReplica",
 ]
 
 

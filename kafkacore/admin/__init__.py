@@ -14,6 +14,15 @@ from kafkacore.admin.acl import (
     PatternType,
     ResourceType,
 )
+from kafkacore.admin.cluster_types import (
+    OffsetAndTimestamp,
+    QuorumEndpoint,
+    QuorumInfo,
+    QuorumReplica,
+    TopicPartitionReplica,
+    TopicPartitionsCursor,
+    TopicPartitionsPage,
+)
 from kafkacore.admin.config import AdminConfig
 from kafkacore.admin.core import AdminCore
 from kafkacore.admin.feature_types import (
@@ -117,10 +126,14 @@ __all__ = [
     "MemberDescription",
     "NewPartitions",
     "NewTopic",
+    "OffsetAndTimestamp",
     "OffsetSpec",
     "PartitionReassignment",
     "PatternType",
     "ProducerState",
+    "QuorumEndpoint",
+    "QuorumInfo",
+    "QuorumReplica",
     "ReplicaInfo",
     "ResourceType",
     "ScramCredentialDeletion",
@@ -134,6 +147,9 @@ __all__ = [
     "TopicDescription",
     "TopicListing",
     "TopicPartitionInfo",
+    "TopicPartitionReplica",
+    "TopicPartitionsCursor",
+    "TopicPartitionsPage",
     "TransactionDescription",
     "TransactionListing",
     "TransactionListings",

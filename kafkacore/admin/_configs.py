@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafkacore.admin._base import AdminBase, Job, code_error, items_outcome
+from kafkacore.admin._base import AdminBase, Job, code_error, items_outcome, single_outcome
 from kafkacore.admin._checks import check_bool, check_mapping, check_str, check_timeout
 from kafkacore.admin.results import ItemResults
 from kafkacore.admin.types import (
@@ -26,6 +26,7 @@ from kafkacore.admin.types import (
 )
 from kafkacore.client.handles import RequestHandle
 from kafkacore.client.routing import AnyNode, Node, Target
+from kafkacore.errors import NoCommonVersionError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.messages.alter_configs_request import AlterableConfig as LegacyConfig
@@ -40,6 +41,8 @@ __all__ = ["ConfigCommands"]
 
 #: DescribeConfigs v3 added each config's type and documentation (KIP-569).
 _DOCUMENTATION_VERSION = 3
+#: ListConfigResources v1 lists every resource type; v0 was ListClientMetricsResources.
+_TYPES_VERSION = 1
 
 
 class ConfigCommands(AdminBase):
@@ -222,6 +225,70 @@ class ConfigCommands(AdminBase):
 
         send(list(wanted), now)
         return self._started(job, now)
+
+    def list_config_resources(
+        self,
+        resource_types: Iterable[ConfigResourceType] | None = None,
+        *,
+        timeout_ms: int | None = None,
+        now: float,
+    ) -> Operation[tuple[ConfigResource, ...]]:
+        """The config resources the cluster knows of ``resource_types`` (None: every
+        type; ListConfigResources v1, Kafka 4.1+, KIP-1142). A broker with only v0
+        (ListClientMetricsResources, KIP-714) lists client-metrics resources alone,
+        so asking it for other types fails with ``NoCommonVersionError``."""
+        kind = "list_config_resources"
+        # None or empty: every type the broker lists (its own default).
+        types = None if resource_types is None else _config_types(kind, resource_types) or None
+        job = self._begin(kind, [None], single_outcome, check_timeout(kind, timeout_ms), now)
+
+        def build(version: int) -> m.ListConfigResourcesRequest:
+            request = m.ListConfigResourcesRequest()
+            if version >= _TYPES_VERSION:
+                request.resource_types = [int(t) for t in types or ()]
+            elif types is not None and types != [ConfigResourceType.CLIENT_METRICS]:
+                raise NoCommonVersionError(
+                    f"{kind}: resource types other than CLIENT_METRICS need "
+                    f"ListConfigResources v{_TYPES_VERSION}+; the broker offers v{version}"
+                )
+            return request
+
+        def send(keys: list[Any], t: float) -> None:
+            self._send(
+                job,
+                keys,
+                m.ListConfigResourcesRequest(),
+                answer,
+                send,
+                now=t,
+                target=AnyNode(),
+                build=build,
+            )
+
+        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+            if response.error_code:
+                error = code_error(response.error_code, None, kind, node_id=self._answerer())
+                self._failed(job, [None], error, send, t)
+                return
+            listed = (_key(r.resource_type, r.resource_name) for r in response.config_resources)
+            job.settle(None, tuple(r for r in listed if r is not None))
+
+        send([None], now)
+        return self._started(job, now)
+
+
+def _config_types(what: str, types: object) -> list[ConfigResourceType]:
+    if isinstance(types, str) or not isinstance(types, Iterable):
+        raise TypeError(
+            f"{what}: resource_types: expected a collection of ConfigResourceType, got {types!r}"
+        )
+    out: list[ConfigResourceType] = []
+    for t in types:
+        if not isinstance(t, ConfigResourceType) or t is ConfigResourceType.UNKNOWN:
+            raise TypeError(f"{what}: resource_types: expected ConfigResourceType items, got {t!r}")
+        if t not in out:
+            out.append(t)
+    return out
 
 
 def _outcome(

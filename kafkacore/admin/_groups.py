@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kafkacore.admin._base import Job, code_error, items_outcome
+from kafkacore.admin._base import Job, code_error, items_outcome, single_outcome
 from kafkacore.admin._checks import check_bool, check_name, check_names, check_timeout
 from kafkacore.admin._describe import classic_group, consumer_group, share_group
 from kafkacore.admin._routing import SEARCH, BrokerFanout
@@ -32,12 +32,13 @@ from kafkacore.admin.group_types import (
     ShareGroupDescription,
 )
 from kafkacore.admin.results import ItemResults
+from kafkacore.client._codec import find_coordinator_request
 from kafkacore.client.handles import RequestHandle
-from kafkacore.client.routing import GroupCoordinator, Node
-from kafkacore.errors import NoCommonVersionError
+from kafkacore.client.routing import AnyNode, GroupCoordinator, Node
+from kafkacore.errors import NoCommonVersionError, RemoteProtocolError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
-from kafkacore.protocol.enums import COORDINATOR_MOVED, ErrorCode
+from kafkacore.protocol.enums import COORDINATOR_MOVED, CoordinatorType, ErrorCode
 
 __all__ = ["GroupCommands"]
 
@@ -335,6 +336,60 @@ class GroupCommands(BrokerFanout):
         else:
             job.settle(group, error=error)
         return False
+
+    # ------------------------------------------------------- coordinators
+    def find_coordinator(
+        self,
+        key: str,
+        *,
+        coordinator_type: CoordinatorType = CoordinatorType.GROUP,
+        timeout_ms: int | None = None,
+        now: float,
+    ) -> Operation[int]:
+        """The broker id of the coordinator of group (or transactional id) ``key``
+        (FindCoordinator, any broker; batched from v4, KIP-699). The group commands
+        find coordinators themselves; this answers the question for the caller."""
+        kind = "find_coordinator"
+        name = check_name(f"{kind}: key", key)
+        if not isinstance(coordinator_type, CoordinatorType):
+            raise TypeError(
+                f"{kind}: coordinator_type: expected a CoordinatorType, got {coordinator_type!r}"
+            )
+        job = self._begin(kind, [name], single_outcome, check_timeout(kind, timeout_ms), now)
+
+        def send(keys: list[str], t: float) -> None:
+            def build(version: int) -> Any:
+                return find_coordinator_request(int(coordinator_type), [name], version=version)
+
+            self._send(
+                job,
+                keys,
+                m.FindCoordinatorRequest(),
+                answer,
+                send,
+                now=t,
+                target=AnyNode(),
+                build=build,
+            )
+
+        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+            found = next((c for c in response.coordinators if c.key == name), None)
+            entry = response if found is None and not response.coordinators else found
+            if entry is None:
+                job.settle(name, error=RemoteProtocolError(f"{kind}: no answer named {name!r}"))
+                return
+            code, message = entry.error_code, entry.error_message
+            if not code:
+                job.settle(name, entry.node_id)
+                return
+            error = code_error(code, message, f"coordinator of {name!r}", node_id=self._answerer())
+            if code in COORDINATOR_MOVED:
+                self._retry_items(job, [(name, error)], send, t)
+            else:
+                job.settle(name, error=error)
+
+        send([name], now)
+        return self._started(job, now)
 
     # ----------------------------------------------------------- deleting
     def delete_consumer_groups(

@@ -54,8 +54,13 @@ def _or_none(value: int) -> int | None:
     return None if value < 0 else value
 
 
+def _ids(values: list[int] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(values)
+
+
 def describe_topic(topic: Any) -> TopicDescription:
-    """A TopicDescription from one topic of a Metadata response."""
+    """A TopicDescription from one topic of a Metadata or a DescribeTopicPartitions
+    response (whose partitions also name KIP-966's eligible leader replicas)."""
     partitions = tuple(
         TopicPartitionInfo(
             partition=p.partition_index,
@@ -64,11 +69,13 @@ def describe_topic(topic: Any) -> TopicDescription:
             replicas=tuple(p.replica_nodes),
             isr=tuple(p.isr_nodes),
             offline_replicas=tuple(p.offline_replicas),
+            eligible_leader_replicas=_ids(getattr(p, "eligible_leader_replicas", None)),
+            last_known_elr=_ids(getattr(p, "last_known_elr", None)),
         )
         for p in sorted(topic.partitions, key=lambda p: p.partition_index)
     )
     return TopicDescription(
-        name=topic.name,
+        name=topic.name or "",
         topic_id=topic_id(topic.topic_id),
         is_internal=topic.is_internal,
         partitions=partitions,

@@ -1,9 +1,11 @@
 """Replica commands: elect leaders (KIP-460), reassign partitions and list the
-reassignments in progress (KIP-455), describe brokers' log directories.
+reassignments in progress (KIP-455), describe brokers' log directories and
+move replicas between them (KIP-113).
 
 Routing: ElectLeaders and the reassignment APIs go to the controller
 (NOT_CONTROLLER refreshes the metadata and sends again); DescribeLogDirs goes
-to each broker asked about, or to every broker the metadata lists.
+to each broker asked about, or to every broker the metadata lists;
+AlterReplicaLogDirs to the broker of each replica.
 """
 
 from __future__ import annotations
@@ -18,8 +20,15 @@ from kafkacore.admin._base import (
     items_outcome,
     single_outcome,
 )
-from kafkacore.admin._checks import check_int, check_mapping, check_partitions, check_timeout
+from kafkacore.admin._checks import (
+    check_int,
+    check_mapping,
+    check_partitions,
+    check_str,
+    check_timeout,
+)
 from kafkacore.admin._routing import SEARCH, BrokerFanout, found_outcome
+from kafkacore.admin.cluster_types import TopicPartitionReplica
 from kafkacore.admin.results import ItemResults
 from kafkacore.admin.types import (
     ElectionType,
@@ -34,6 +43,7 @@ from kafkacore.errors import NoCommonVersionError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.messages import alter_partition_reassignments_request as apr
+from kafkacore.protocol.messages import alter_replica_log_dirs_request as arld
 from kafkacore.protocol.messages.elect_leaders_request import TopicPartitions
 from kafkacore.protocol.messages.list_partition_reassignments_request import (
     ListPartitionReassignmentsTopics,
@@ -308,6 +318,91 @@ class ReplicaCommands(BrokerFanout):
         else:
             ask(ids, now)
         return self._started(job, now)
+
+    def alter_replica_log_dirs(
+        self,
+        assignments: Mapping[TopicPartitionReplica, str],
+        *,
+        timeout_ms: int | None = None,
+        now: float,
+    ) -> Operation[ItemResults[TopicPartitionReplica, None]]:
+        """Move replicas into log directories (absolute paths) of the brokers holding
+        them, one AlterReplicaLogDirs request per broker (KIP-113). A replica
+        already in that directory succeeds as it is."""
+        kind = "alter_replica_log_dirs"
+        wanted: dict[TopicPartitionReplica, str] = {}
+        for key, path in check_mapping(f"{kind}: assignments", assignments).items():
+            wanted[_replica_key(kind, key)] = check_str(f"{kind}[{key}]", path)
+        if not wanted:
+            raise ValueError(f"{kind}: assignments: name at least one replica")
+        job = self._begin(kind, list(wanted), items_outcome, check_timeout(kind, timeout_ms), now)
+
+        def send(todo: list[TopicPartitionReplica], t: float) -> None:
+            by_broker: dict[int, list[TopicPartitionReplica]] = {}
+            for r in todo:
+                by_broker.setdefault(r.broker_id, []).append(r)
+            for broker, replicas in sorted(by_broker.items()):
+                self._send(
+                    job,
+                    replicas,
+                    m.AlterReplicaLogDirsRequest(dirs=_dirs(replicas, wanted)),
+                    answered(broker),
+                    send,
+                    now=t,
+                    target=Node(broker),
+                )
+
+        def answered(broker: int) -> Callable[[Any, RequestHandle[Any], float], None]:
+            def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+                for topic in response.results:
+                    for p in topic.partitions:
+                        key = TopicPartitionReplica(topic.topic_name, p.partition_index, broker)
+                        if key not in job.known:
+                            continue
+                        where = f"replica {key.topic}-{key.partition}"
+                        error = (
+                            code_error(p.error_code, None, where, node_id=broker)
+                            if p.error_code
+                            else None
+                        )
+                        job.settle(key, None, error)
+
+            return answer
+
+        send(list(wanted), now)
+        return self._started(job, now)
+
+
+def _replica_key(what: str, key: object) -> TopicPartitionReplica:
+    if not isinstance(key, tuple) or len(key) != 3:
+        raise TypeError(
+            f"{what}: expected TopicPartitionReplica(topic, partition, broker_id) keys, got {key!r}"
+        )
+    topic, partition, broker = key
+    return TopicPartitionReplica(
+        check_str(f"{what}: topic", topic),
+        check_int(f"{what}: partition", partition, minimum=0),
+        check_int(f"{what}: broker_id", broker, minimum=0),
+    )
+
+
+def _dirs(
+    replicas: list[TopicPartitionReplica], paths: Mapping[TopicPartitionReplica, str]
+) -> list[arld.AlterReplicaLogDir]:
+    """The request's directories: each path with the partitions (by topic) moved into it."""
+    by_path: dict[str, dict[str, list[int]]] = {}
+    for r in replicas:
+        by_path.setdefault(paths[r], {}).setdefault(r.topic, []).append(r.partition)
+    return [
+        arld.AlterReplicaLogDir(
+            path=path,
+            topics=[
+                arld.AlterReplicaLogDirTopic(name=topic, partitions=parts)
+                for topic, parts in topics.items()
+            ],
+        )
+        for path, topics in by_path.items()
+    ]
 
 
 def _replicas(what: str, replicas: object) -> list[int]:

@@ -32,7 +32,9 @@ The job engine (requests, retries with backoff, the command deadline) is
 - :mod:`~kafkacore.admin._acls`: ACLs (any broker);
 - :mod:`~kafkacore.admin._tokens`: delegation tokens (any broker, over SASL);
 - :mod:`~kafkacore.admin._features`: feature levels (any broker to describe,
-  the controller to update).
+  the controller to update);
+- :mod:`~kafkacore.admin._kraft`: the metadata quorum and topics page by
+  page (any broker).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from kafkacore.admin._acls import AclCommands
 from kafkacore.admin._configs import ConfigCommands
 from kafkacore.admin._features import FeatureCommands
 from kafkacore.admin._groups import GroupCommands
+from kafkacore.admin._kraft import KraftCommands
 from kafkacore.admin._offsets import OffsetCommands
 from kafkacore.admin._quotas import QuotaCommands
 from kafkacore.admin._records import RecordCommands
@@ -64,5 +67,6 @@ class AdminCore(
     AclCommands,
     TokenCommands,
     FeatureCommands,
+    KraftCommands,
 ):
     """Sans-IO admin client; see the module docstring and ``docs/admin.md``."""

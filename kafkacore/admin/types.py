@@ -150,6 +150,10 @@ class TopicPartitionInfo:
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
     offline_replicas: tuple[int, ...] = ()
+    #: KIP-966's eligible leader replicas and last known ELR: only
+    #: ``describe_topic_partitions`` reports them (None otherwise).
+    eligible_leader_replicas: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

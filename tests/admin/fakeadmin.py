@@ -117,6 +117,10 @@ class World:
             "metadata.version": (7, 28),
             "transaction.version": (0, 2),
         }
+        #: Client-metrics subscriptions (ListConfigResources lists them).
+        self.client_metrics: list[str] = []
+        #: (broker, topic, partition, path) of each AlterReplicaLogDirs move asked.
+        self.moved: list[tuple[int, str, int, str]] = []
         self.scripts: dict[int, deque[Scripted]] = {}
         self.seen: list[tuple[int, int, int, Any]] = []  # (node, api key, version, body)
         for broker in brokers.values():
@@ -1358,8 +1362,140 @@ def _update_features(w: World, b: FakeBroker, body: Any, v: int) -> Any:
     return m.UpdateFeaturesResponse(results=results, error_message=None)
 
 
+# ------------------------------------------------- the quorum, paged topics, ...
+def _describe_quorum(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    """The lowest broker leads the metadata log and is its only voter."""
+    from kafkacore.protocol.messages import describe_quorum_response as r
+
+    leader = min(w.cluster.brokers)
+
+    def replica(node: int) -> Any:
+        return r.ReplicaState(
+            replica_id=node,
+            replica_directory_id=uuid.UUID(int=node + 100 if v >= 2 else 0),
+            log_end_offset=500 if node == leader else 480,
+            last_fetch_timestamp=-1 if node == leader else w.clock_ms,
+            last_caught_up_timestamp=w.clock_ms,
+        )
+
+    topics = [
+        r.TopicData(
+            topic_name=t.topic_name,
+            partitions=[
+                r.PartitionData(
+                    partition_index=p.partition_index,
+                    leader_id=leader,
+                    leader_epoch=7,
+                    high_watermark=500,
+                    current_voters=[replica(leader)],
+                    observers=[replica(n) for n in sorted(w.cluster.brokers) if n != leader],
+                )
+                for p in t.partitions
+            ],
+        )
+        for t in body.topics
+    ]
+    nodes = [  # KIP-853: v2 names the controllers' endpoints
+        r.Node(node_id=leader, listeners=[r.Listener(name="CONTROLLER", host="ctl", port=9093)])
+    ]
+    return m.DescribeQuorumResponse(topics=topics, nodes=nodes if v >= 2 else [])
+
+
+def _describe_topic_partitions(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    """Pages of at most ``response_partition_limit`` partitions, in the order asked."""
+    from kafkacore.protocol.messages import describe_topic_partitions_response as r
+
+    left = body.response_partition_limit
+    cursor = body.cursor
+    started = cursor is None
+    out: list[Any] = []
+    next_cursor = None
+    for asked in body.topics:
+        if not started and asked.name != cursor.topic_name:
+            continue
+        first = 0 if started else cursor.partition_index
+        started = True
+        t = w.cluster.topics.get(asked.name)
+        if t is None:
+            out.append(r.DescribeTopicPartitionsResponseTopic(error_code=3, name=asked.name))
+            continue
+        parts = []
+        for p in range(first, t.partitions):
+            if left == 0:
+                next_cursor = r.Cursor(topic_name=t.name, partition_index=p)
+                break
+            left -= 1
+            leader = t.leaders.get(p, min(w.cluster.brokers))
+            parts.append(
+                r.DescribeTopicPartitionsResponsePartition(
+                    partition_index=p,
+                    leader_id=leader,
+                    leader_epoch=t.epoch,
+                    replica_nodes=[leader],
+                    isr_nodes=[leader],
+                    eligible_leader_replicas=[leader] if p == 0 else None,
+                )
+            )
+        out.append(
+            r.DescribeTopicPartitionsResponseTopic(
+                name=t.name, topic_id=w.ids[t.name], partitions=parts
+            )
+        )
+        if next_cursor is not None:
+            break
+    return m.DescribeTopicPartitionsResponse(topics=out, next_cursor=next_cursor)
+
+
+def _list_config_resources(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    """Topics, brokers and client-metrics subscriptions; v0 lists the last alone."""
+    from kafkacore.protocol.messages import list_config_resources_response as r
+
+    known = [(2, name) for name in sorted(w.cluster.topics)]
+    known += [(4, str(node)) for node in sorted(w.cluster.brokers)]
+    known += [(16, name) for name in w.client_metrics]
+    types = set(body.resource_types) if v >= 1 and body.resource_types else None
+    if v == 0:
+        types = {16}
+    return m.ListConfigResourcesResponse(
+        config_resources=[
+            r.ConfigResource(resource_type=t, resource_name=n)
+            for t, n in known
+            if types is None or t in types
+        ]
+    )
+
+
+def _alter_replica_log_dirs(w: World, b: FakeBroker, body: Any, v: int) -> Any:
+    """A broker's only log dir is /data/<id>; another path is LOG_DIR_NOT_FOUND."""
+    from kafkacore.protocol.messages import alter_replica_log_dirs_response as r
+
+    results: dict[str, list[Any]] = {}
+    for d in body.dirs:
+        code = 0 if d.path == f"/data/{b.node_id}" else ErrorCode.LOG_DIR_NOT_FOUND
+        for t in d.topics:
+            for p in t.partitions:
+                here = t.name in w.cluster.topics and p < w.cluster.topics[t.name].partitions
+                results.setdefault(t.name, []).append(
+                    r.AlterReplicaLogDirPartitionResult(
+                        partition_index=p,
+                        error_code=code if here else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    )
+                )
+                w.moved.append((b.node_id, t.name, p, d.path))
+    return m.AlterReplicaLogDirsResponse(
+        results=[
+            r.AlterReplicaLogDirTopicResult(topic_name=n, partitions=ps)
+            for n, ps in results.items()
+        ]
+    )
+
+
 HANDLERS: dict[int, Callable[[World, FakeBroker, Any, int], Any]] = {
     ApiKey.API_VERSIONS: _api_versions_with_features,
+    ApiKey.DESCRIBE_QUORUM: _describe_quorum,
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: _describe_topic_partitions,
+    ApiKey.LIST_CONFIG_RESOURCES: _list_config_resources,
+    ApiKey.ALTER_REPLICA_LOG_DIRS: _alter_replica_log_dirs,
     ApiKey.CREATE_DELEGATION_TOKEN: _create_token,
     ApiKey.RENEW_DELEGATION_TOKEN: _renew_token,
     ApiKey.EXPIRE_DELEGATION_TOKEN: _expire_token,

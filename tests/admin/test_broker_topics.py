@@ -87,7 +87,15 @@ def test_create_describe_grow_and_delete_topics(admin: Admin, unique: str) -> No
     assert b_id is not None
     deleted = admin.run(admin.core.delete_topics([a, b_id], now=admin.now))
     assert deleted[a].ok and deleted[b_id].ok, deleted
-    gone = admin.run(admin.core.describe_topics([a], now=admin.now))
+    # The broker's metadata drops the topic a moment after the controller
+    # answered (as after create_topics): wait for it, bounded.
+    end = time.monotonic() + 30
+    while True:
+        gone = admin.run(admin.core.describe_topics([a], now=admin.now))
+        if not gone[a].ok:
+            break
+        assert time.monotonic() < end, f"{a} still described after its deletion"
+        time.sleep(0.1)
     assert isinstance(gone[a].error, UnknownTopicOrPartitionError)
 
 
