@@ -143,6 +143,36 @@ class ConsumerQueries:
                 self.seek(tp, oam.offset)
         return {tp: None if oam is None else oam.offset for tp, oam in found.items()}
 
+    def _bootstrap_steps(self, timeout: float | None, refresh: bool) -> Steps[None]:
+        """kafka-python 3's ``bootstrap``: until cluster metadata lists brokers (a
+        fresh answer with ``refresh``); what no waiting fixes is raised at once."""
+        deadline = None if timeout is None else self._clock() + timeout
+
+        def probe(core: ConsumerCore, now: float) -> tuple[bool, BaseException | None]:
+            if not core.client.cluster.brokers():
+                core.client.request_metadata_update(now=now)
+                return False, core.hopeless_cause()
+            return True, None
+
+        if refresh:
+            asked = self._call(lambda core, now: core.client.request_metadata_update(now=now))
+            while not asked.done:
+                yield Wait(self._router.seq, float("inf") if deadline is None else deadline)
+                if deadline is not None and self._clock() >= deadline:
+                    break
+        while True:
+            mark = self._router.seq
+            ready, hopeless = self._call(probe)
+            if ready:
+                return
+            if hopeless is not None:
+                raise hopeless
+            if deadline is not None and self._clock() >= deadline:
+                raise KafkaTimeoutError(
+                    f"{self._NAME}.bootstrap: no cluster metadata within {timeout} s"
+                )
+            yield Wait(mark, float("inf") if deadline is None else deadline)
+
     def _topic_names(self, listing: Listing) -> set[str]:
         skip = self.config.exclude_internal_topics
         return {name for name, (_, internal) in listing.items() if not (internal and skip)}

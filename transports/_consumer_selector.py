@@ -297,6 +297,13 @@ class KafkaConsumer(ConsumerSurface):
         found = result.get(cast(TopicPartition, partitions))
         return found if metadata or found is None else found.offset
 
+    def bootstrap(self, timeout_ms: int | None = None, refresh: bool = False) -> None:
+        """Block until the consumer has cluster metadata (kafka-python 3's call);
+        ``refresh``: a fresh answer even if it has some. KafkaTimeoutError after
+        ``timeout_ms`` (None: no bound); NoBrokersAvailable when no address answers."""
+        limit = duration_s("KafkaConsumer.bootstrap", timeout_ms, None, None)
+        drive(self._bootstrap_steps(limit, refresh), self._block)
+
     def seek_to_committed(self, *partitions: TopicPartition) -> dict[TopicPartition, int | None]:
         """Seek ``partitions`` (none: every assigned one) to the group's committed
         offsets (aiokafka's call); returns ``{tp: committed offset or None}``."""

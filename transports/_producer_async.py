@@ -352,7 +352,10 @@ class AsyncProducerBase(AsyncOperations, ProducerSurface):
         if isinstance(partition, bool) or not isinstance(partition, int) or partition < 0:
             raise TypeError(f"{self._NAME}.send_batch: partition must be an int >= 0")
         batch.close()
-        futures = [await self.send(topic, v, k, h, partition, ts) for k, v, h, ts in batch.records]
+        futures = [
+            await self.send(topic, v, k, headers=h, partition=partition, timestamp_ms=ts)
+            for k, v, h, ts in batch.records
+        ]
         return self._first_of(futures)
 
     @staticmethod

@@ -9,6 +9,7 @@ from kafkacore.client import TopicPartition
 from kafkacore.compat._listener import AsyncConsumerRebalanceListener
 from kafkacore.compat._listener import KafkaPythonListener as ConsumerRebalanceListener
 from kafkacore.compat.kafka.admin import KafkaAdminClient
+from kafkacore.compat.kafka.consumer import KafkaConsumer
 from kafkacore.compat.kafka.serializer import (
     DefaultSerializer,
     Deserializer,
@@ -16,7 +17,7 @@ from kafkacore.compat.kafka.serializer import (
     Serializer,
 )
 from kafkacore.compat.kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
-from kafkacore.transports.selector import KafkaConsumer, KafkaProducer
+from kafkacore.transports.selector import KafkaProducer
 
 __all__ = [
     "AsyncConsumerRebalanceListener",
