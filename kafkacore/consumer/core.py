@@ -311,11 +311,10 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
 
     def hopeless_cause(self) -> BaseException | None:
         """A failure no waiting will fix, for callers that wait (``position``):
-        refused credentials, or a cluster this consumer never reached."""
+        refused credentials. A cluster not reached (yet) is not one: it may come
+        up before the caller's bound (issue 26)."""
         cause = self.stall_cause()
-        if isinstance(cause, AuthenticationError):
-            return cause
-        return self.client.unreachable_from_the_start()
+        return cause if isinstance(cause, AuthenticationError) else None
 
     def missing_topics(self) -> frozenset[str]:
         """Followed topics that metadata says do not exist (see TopicsNotFound)."""
@@ -467,6 +466,17 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         out = self._buffer.take_batches(self._subs, limit, only=only)
         self._step_after_poll(mark, bool(out), now)
         return out
+
+    def poll_timed_out(self, what: str, waited_s: float, *, now: float) -> None:
+        """A poll (``what``) that waited ``waited_s`` > 0 for records ends empty:
+        raise NoBrokersAvailable if no broker was ever reached (its timeout was
+        the caller's bound, issue 26); else nothing."""
+        self._check_open(what)
+        following = self._subs.mode is not SubscriptionMode.NONE
+        error = self._causes.poll_ended(what, waited_s, now) if following else None
+        if error is not None:
+            self._emit(BrokersUnreachable(error=error))
+            raise error
 
     def _readable(
         self, only: frozenset[TopicPartition] | None, what: str
