@@ -35,6 +35,7 @@ import anyio
 import pytest
 import trio
 
+from kafkacore.client import TopicPartition
 from kafkacore.errors import NoBrokersAvailable
 from kafkacore.testing import LocalKafka
 from tests.faults.drive import Outcome, chain, chain_text
@@ -209,9 +210,13 @@ async def producer(s: Scenario, t0: float) -> None:
 
 async def consumer(s: Scenario, t0: float) -> None:
     cls = _classes(s.flavor)["consumer"]
+    # Assigned, not subscribed: the topic cannot exist before its broker, and a
+    # classic group member that joined while its topic was missing does not
+    # pick the topic up once it is created (a separate fault, found here and
+    # reported with issue 26); an assigned partition is fetched once it exists.
     c = cls(
-        s.topic, bootstrap_servers=s.bootstrap, client_id=s.client_id("consumer"),
-        group_id=f"g-{s.topic}-{s.flavor}", auto_offset_reset="earliest",
+        bootstrap_servers=s.bootstrap, client_id=s.client_id("consumer"),
+        auto_offset_reset="earliest",
     )  # fmt: skip
 
     async def first_poll() -> Any:
@@ -223,6 +228,7 @@ async def consumer(s: Scenario, t0: float) -> None:
         return got
 
     async with _Opened(c):
+        await call(c, "assign", [TopicPartition(s.topic, 0)])
         s.first = await timed(t0, first_poll)
         if await until_up(s):
             s.second = await until_ok(records, INSIDE_S)
@@ -296,7 +302,7 @@ def race(flavor: str, *, late_s: float, bound_s: float, again: bool) -> dict[str
     try:
         time.sleep(max(0.0, t0 + late_s - time.monotonic()))
         kafka.start()
-        kafka.create_topic(topic, 1)
+        kafka.create_topic(topic, 1)  # as a fixture would, once the broker is up
         if up is not None:
             up.set()
     finally:
@@ -325,9 +331,10 @@ def test_a_broker_started_after_its_clients_inside_their_bound_is_used(
         assert out is not None and out.error is None, f"{surface}: {chain_text(out.error)}"
         assert out.elapsed >= LATE_S, f"{surface} succeeded before the broker was launched"
         assert refused_first(caplog, s, surface), f"{surface}: never refused, no race"
-    assert scenarios["consumer"].first is not None
-    [record] = scenarios["consumer"].first.value
-    assert record.value == b"late"
+    first_poll = scenarios["consumer"].first
+    assert first_poll is not None and [r.value for r in first_poll.value] == [b"late"], (
+        f"the first poll, after {first_poll.elapsed:.1f} s: {first_poll.value!r}"
+    )
     assert scenarios["client"].first.value == [1]  # the broker's id, from metadata
     assert [b.node_id for b in scenarios["admin"].first.value.brokers] == [1]
 
