@@ -41,12 +41,12 @@ from tests.client.fakebroker import Pump, make_cluster
 ADDRESS = ("127.0.0.1", 9092)
 
 
-def late_cluster(**config: Any) -> tuple[KafkaClientCore, Pump]:
+def late_cluster(*, refused: bool = True, **config: Any) -> tuple[KafkaClientCore, Pump]:
     """A core whose one bootstrap server refuses until the test clears ``pump.refuse``."""
     _cluster, fakes = make_cluster(1)
     options: dict[str, Any] = {"bootstrap_servers": "127.0.0.1:9092", **config}
     core = KafkaClientCore(ClientConfig(**options), now=0.0, rng=random.Random(7))
-    return core, Pump(core, fakes, refuse={ADDRESS})
+    return core, Pump(core, fakes, refuse={ADDRESS} if refused else set())
 
 
 def run_until(pump: Pump, t: float) -> None:
@@ -64,12 +64,17 @@ def run_until(pump: Pump, t: float) -> None:
     raise AssertionError(f"run_until({t}): still busy after 10000 rounds")
 
 
-def chain(error: BaseException | None) -> list[BaseException]:
-    out = []
-    while error is not None and len(out) < 10:
-        out.append(error)
+def never_reached(error: BaseException | None, *named: str) -> None:
+    """``error`` reports a cluster never reached: NoBrokersAvailable naming
+    ``named``, the connection refusal in its ``__cause__`` chain."""
+    assert isinstance(error, NoBrokersAvailable), repr(error)
+    for text in (*named, "127.0.0.1:9092"):
+        assert text in str(error), (text, str(error))
+    causes = []
+    while error is not None and len(causes) < 10:
+        causes.append(error)
         error = error.__cause__
-    return out
+    assert any(isinstance(e, ConnectionRefusedError) for e in causes), causes
 
 
 def test_a_request_waits_for_its_timeout_while_refused_connects_back_off() -> None:
@@ -91,10 +96,7 @@ def test_a_request_waits_for_its_timeout_while_refused_connects_back_off() -> No
         assert low / 1000 - 1e-6 <= gap[1] - gap[0] <= high / 1000 + 1e-6, (failures, gap)
     pump.run(until=lambda: handle.done, rounds=10_000)
     assert pump.now == pytest.approx(8.0)
-    error = handle.error
-    assert isinstance(error, NoBrokersAvailable), repr(error)
-    assert "not sent within 8000 ms" in str(error) and "127.0.0.1:9092" in str(error)
-    assert any(isinstance(e, ConnectionRefusedError) for e in chain(error)), chain(error)
+    never_reached(handle.error, "not sent within 8000 ms")
 
 
 def test_a_broker_that_comes_up_inside_the_timeout_is_used() -> None:
@@ -141,12 +143,9 @@ def test_a_bootstrap_wait_fails_at_its_deadline_with_the_cause() -> None:
     assert not waiter.done
     pump.run(until=lambda: waiter.done, rounds=10_000)
     assert pump.now == pytest.approx(5.0)
-    error = waiter.error
-    assert isinstance(error, NoBrokersAvailable), repr(error)
-    assert "no cluster metadata within 5000 ms" in str(error) and "127.0.0.1:9092" in str(error)
-    assert any(isinstance(e, ConnectionRefusedError) for e in chain(error)), chain(error)
+    never_reached(waiter.error, "no cluster metadata within 5000 ms")
     failed = [e for e in pump.events if isinstance(e, MetadataUpdateFailed) and waiter in e.waiters]
-    assert len(failed) == 1 and failed[0].error is error
+    assert len(failed) == 1 and failed[0].error is waiter.error
 
 
 def test_a_bootstrap_wait_completes_with_the_first_metadata() -> None:
@@ -174,18 +173,10 @@ def test_a_bootstrap_wait_outlives_a_failed_refresh() -> None:
 
 
 def test_a_refused_login_fails_a_bootstrap_wait_at_once() -> None:
-    _cluster, fakes = make_cluster(1)
-    for broker in fakes.values():
+    sasl = {"sasl_mechanism": "PLAIN", "sasl_plain_username": "a", "sasl_plain_password": "no"}
+    core, pump = late_cluster(refused=False, security_protocol="SASL_PLAINTEXT", **sasl)
+    for broker in pump.brokers.values():
         broker.require_auth = True
-    config = ClientConfig(
-        bootstrap_servers="127.0.0.1:9092",
-        security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="PLAIN",
-        sasl_plain_username="alice",
-        sasl_plain_password="wrong",
-    )
-    core = KafkaClientCore(config, now=0.0, rng=random.Random(0))
-    pump = Pump(core, fakes)
     waiter = core.wait_bootstrapped(now=0.0, timeout_ms=60000)
     pump.run(until=lambda: waiter.done, rounds=10_000)
     assert isinstance(waiter.error, AuthenticationError) and pump.now < 1.0

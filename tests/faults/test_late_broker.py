@@ -20,6 +20,7 @@ password at once) are in ``test_issue_faults.py``.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import random
 import socket
@@ -142,33 +143,20 @@ async def until_ok(fn: Callable[[], Awaitable[Any]], bound_s: float) -> Outcome:
 # -- the four surfaces, each the same on every transport ------------------------------
 
 
+#: Each transport's module and the prefix of its class names.
+_TRANSPORTS = {"selector": "Kafka", "asyncio": "AsyncKafka", "trio": "TrioKafka"}
+_CLASSES = {
+    "producer": "Producer",
+    "consumer": "Consumer",
+    "client": "Client",
+    "admin": "AdminClient",
+}
+
+
 def _classes(flavor: str) -> dict[str, Any]:
-    if flavor == "selector":
-        from kafkacore.transports import selector as t
-
-        return {
-            "producer": t.KafkaProducer,
-            "consumer": t.KafkaConsumer,
-            "client": t.KafkaClient,
-            "admin": t.KafkaAdminClient,
-        }
-    if flavor == "asyncio":
-        from kafkacore.transports import asyncio as a
-
-        return {
-            "producer": a.AsyncKafkaProducer,
-            "consumer": a.AsyncKafkaConsumer,
-            "client": a.AsyncKafkaClient,
-            "admin": a.AsyncKafkaAdminClient,
-        }
-    from kafkacore.transports import trio as tr
-
-    return {
-        "producer": tr.TrioKafkaProducer,
-        "consumer": tr.TrioKafkaConsumer,
-        "client": tr.TrioKafkaClient,
-        "admin": tr.TrioKafkaAdminClient,
-    }
+    module = importlib.import_module(f"kafkacore.transports.{flavor}")
+    prefix = _TRANSPORTS[flavor]
+    return {surface: getattr(module, prefix + name) for surface, name in _CLASSES.items()}
 
 
 class _Opened:
