@@ -25,7 +25,7 @@ from kafkacore.errors import RequestCancelled
 
 from ._async_driver import AsyncDriver
 from ._client_common import ClientSurface
-from ._common import ClientState, resolve_target
+from ._common import ClientState, bound_ms, resolve_target
 
 __all__ = ["AsyncClientBase"]
 
@@ -45,14 +45,22 @@ class AsyncClientBase(ClientSurface):
         self._core = self._driver.attach(self._build_core, self._router.on_event)
         self._state = ClientState.RUNNING
 
-    async def connect(self) -> None:
-        """Wait until cluster metadata arrived (bootstrap done).
+    async def connect(self, timeout: float | None = None) -> None:
+        """Wait until cluster metadata arrived (bootstrap done), at most ``timeout``
+        s (default ``request_timeout_ms``); refused connections are retried with
+        the reconnect backoff meanwhile.
 
-        Raises ``NoBrokersAvailable`` when every bootstrap address failed.
+        Raises ``NoBrokersAvailable`` (naming each bootstrap server's last
+        error) when no broker was reached by then.
         """
-        self._running("connect")
+        core = self._running("connect")
         waiter = self._driver.waiter()
-        self._router.expect_bootstrap(waiter.fill)
+        ms = bound_ms(f"{self._NAME}.connect", timeout)
+        self._driver.call(
+            lambda now: self._router.expect_bootstrap(
+                waiter.fill, lambda: core.wait_bootstrapped(now=now, timeout_ms=ms)
+            )
+        )
         await waiter
 
     async def close(self, timeout: float = 5.0) -> None:

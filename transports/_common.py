@@ -15,6 +15,7 @@ random source the core draws reconnect jitter from.
 from __future__ import annotations
 
 import enum
+import math
 import random
 import warnings
 from collections.abc import Callable, Collection, Sequence
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from kafkacore.consumer import ConsumerConfig
     from kafkacore.producer import ProducerConfig
 
-__all__ = ["ClientState", "Parts", "Role", "make_parts", "resolve_target"]
+__all__ = ["ClientState", "Parts", "Role", "bound_ms", "make_parts", "resolve_target"]
 
 
 class ClientState(enum.Enum):
@@ -138,3 +139,15 @@ def ignore_loop(owner: str, loop: object) -> None:
             DeprecationWarning,
             stacklevel=3,
         )
+
+
+def bound_ms(owner: str, timeout: float | None) -> int | None:
+    """A call's ``timeout`` (seconds; None: the core's default) as the core's
+    milliseconds, rounded up so that a bound is never shortened."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise LocalProtocolError(f"{owner}: timeout must be seconds (a number), got {timeout!r}")
+    if not 0 <= timeout < 2**31 / 1000:
+        raise LocalProtocolError(f"{owner}: timeout must be 0 or more seconds, got {timeout!r}")
+    return math.ceil(timeout * 1000)

@@ -267,10 +267,15 @@ class ConsumerSurface(ConsumerQueries, WarnsUnclosed):
         return self._call(lambda core, now: fn(core))
 
     # -- waiting loops, as steps ----------------------------------------------
-    def _poll_steps(self, fn: Command[list[T]], timeout: float) -> Steps[list[T]]:
+    def _poll_steps(
+        self, fn: Command[list[T]], timeout: float, *, bounded: bool = True
+    ) -> Steps[list[T]]:
         """Ask the core with ``fn`` until it hands something over or ``timeout`` passes;
-        the rebalance listener runs here, in the user's thread or task."""
+        the rebalance listener runs here, in the user's thread or task. A
+        ``bounded`` poll that waited and ends empty tells the core, which raises
+        NoBrokersAvailable if no broker was ever reached (issue 26)."""
         deadline = self._clock() + max(timeout, 0.0)
+        what = f"{self._NAME}.poll"
         while True:
             mark = self._router.seq
             out = self._call(fn)
@@ -279,6 +284,8 @@ class ConsumerSurface(ConsumerQueries, WarnsUnclosed):
             elif self._router.notices:
                 yield LISTEN
             if out or self._clock() >= deadline:
+                if not out and bounded and timeout > 0:
+                    self._call(lambda core, now: core.poll_timed_out(what, timeout, now=now))
                 return out
             yield Wait(mark, deadline)
 
@@ -332,7 +339,7 @@ class ConsumerSurface(ConsumerQueries, WarnsUnclosed):
                     step = min(step, last + quiet - now)
                     if step <= 0:
                         return
-                steps = self._poll_steps(fill, step)
+                steps = self._poll_steps(fill, step, bounded=False)  # waits for records
                 if block is not None:
                     drive(steps, block)
                 else:

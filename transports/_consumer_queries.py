@@ -168,7 +168,9 @@ class ConsumerQueries:
             if hopeless is not None:
                 raise hopeless
             if deadline is not None and self._clock() >= deadline:
-                raise KafkaTimeoutError(
+                # A cluster never reached is said as such (issue 26), else a timeout.
+                absent = self._call(lambda core, now: core.client.unreachable_from_the_start())
+                raise absent or KafkaTimeoutError(
                     f"{self._NAME}.bootstrap: no cluster metadata within {timeout} s"
                 )
             yield Wait(mark, float("inf") if deadline is None else deadline)

@@ -21,9 +21,10 @@ Loggers: ``kafkacore`` (a :class:`logging.NullHandler`: quiet until the
 application configures logging; never ``basicConfig``), ``kafkacore.client``,
 and ``kafkacore.<layer>`` for the others. Levels: DEBUG for routine state
 changes and requests, INFO for READY connections and scheduled retries,
-WARNING for failed connections, failed refreshes, topic errors and
-rebootstraps, ERROR for authentication failures and unreachable bootstrap
-servers.
+WARNING for failed connections, failed refreshes, topic errors,
+rebootstraps and rounds in which every bootstrap server failed (the client
+goes on trying: the callers' own timeouts decide, issue 26), ERROR for
+authentication failures.
 
 Secrets never reach a record: every line goes through a :class:`Redactor`
 holding the config's secrets (``ClientConfig.secrets``: SASL and key
@@ -62,7 +63,7 @@ _LEVELS: Mapping[str, int] = {
     "coordinator_retry": logging.INFO,
     "topic_error": logging.WARNING,
     "rebootstrap": logging.WARNING,
-    "bootstrap_failed": logging.ERROR,
+    "bootstrap_failed": logging.WARNING,
     "authentication_failed": logging.ERROR,
 }
 
@@ -200,7 +201,7 @@ class ClientLog:
         if name == "rebootstrap":
             return f"rebootstrapping from bootstrap_servers: {f['reason']}"
         if name == "bootstrap_failed":
-            return f"bootstrap failed{why}"
+            return f"bootstrap failed, still trying{why}"
         if name == "authentication_failed":
             return f"authentication with {f['peer']} failed; the client stops retrying{why}"
         if name == "send":

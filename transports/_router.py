@@ -9,17 +9,16 @@ future, a trio event). When the bridge hands over an event:
 
 - ``RequestCompleted`` resolves the completion registered for its handle;
 - ``MetadataUpdated`` / ``MetadataUpdateFailed`` resolve the completions of
-  the metadata waiters the event names, and the first ``MetadataUpdated``
-  also resolves everyone waiting for the client to be bootstrapped;
+  the metadata waiters the event names (a ``connect()`` waits on the core's
+  bootstrap wait, which the core completes with the first metadata or fails
+  at its own deadline, issue 26), and the first ``MetadataUpdated`` marks
+  the client bootstrapped: a later ``connect()`` returns at once;
 - a ``MetadataUpdateFailed`` carrying an ``AuthenticationError``, or an
-  ``AuthenticationFailed``, also fails the bootstrap waiters with it:
-  authentication is not retriable (the core has stopped), and the user must
-  see that error, not a later generic ``NoBrokersAvailable``. The router
-  remembers it, so a later ``connect()`` fails at once instead of waiting
-  for metadata that will never come;
-- ``BootstrapFailed`` fails the bootstrap waiters (the core keeps retrying;
-  a later ``connect()`` can still succeed);
-- anything else goes to the optional ``on_other`` listener.
+  ``AuthenticationFailed``: authentication is not retriable (the core has
+  stopped); the router remembers it, so a later ``connect()`` fails at once
+  with it instead of waiting for metadata that will never come;
+- anything else (``BootstrapFailed`` too: a report, the core keeps
+  retrying) goes to the optional ``on_other`` listener.
 
 A completion is called at most once and then forgotten; the router holds
 at most one entry per pending handle, a bound the core's
@@ -33,7 +32,6 @@ from typing import Any
 
 from kafkacore.client.events import (
     AuthenticationFailed,
-    BootstrapFailed,
     MetadataUpdated,
     MetadataUpdateFailed,
     RequestCompleted,
@@ -48,12 +46,11 @@ Completion = Callable[[Any, BaseException | None], None]
 class Router:
     """Maps handles to completions; see the module docstring."""
 
-    __slots__ = ("_bootstrap", "_bootstrapped", "_fatal", "_metadata", "_requests", "on_other")
+    __slots__ = ("_bootstrapped", "_fatal", "_metadata", "_requests", "on_other")
 
     def __init__(self, on_other: Callable[[object], None] | None = None) -> None:
         self._requests: dict[object, Completion] = {}
         self._metadata: dict[object, Completion] = {}
-        self._bootstrap: list[Completion] = []
         self._bootstrapped = False
         self._fatal: BaseException | None = None
         self.on_other = on_other
@@ -65,7 +62,7 @@ class Router:
 
     @property
     def pending(self) -> int:
-        return len(self._requests) + len(self._metadata) + len(self._bootstrap)
+        return len(self._requests) + len(self._metadata)
 
     def expect_request(self, handle: object, done: Completion) -> None:
         self._requests[handle] = done
@@ -73,18 +70,15 @@ class Router:
     def expect_metadata(self, waiter: object, done: Completion) -> None:
         self._metadata[waiter] = done
 
-    def expect_bootstrap(self, done: Completion) -> None:
+    def expect_bootstrap(self, done: Completion, wait: Callable[[], object]) -> None:
+        """``done`` once the client is bootstrapped: at once if it is (or stopped on
+        an authentication failure), else with the core's bootstrap wait ``wait()``."""
         if self._fatal is not None:
             done(None, self._fatal)
         elif self._bootstrapped:
             done(None, None)
         else:
-            self._bootstrap.append(done)
-
-    def _fail_bootstrap(self, error: BaseException) -> None:
-        bootstrap, self._bootstrap = self._bootstrap, []
-        for done in bootstrap:
-            done(None, error)
+            self._metadata[wait()] = done
 
     def forget(self, handle: object) -> None:
         """Drop the completion of a call the user abandoned (cancelled, timed out)."""
@@ -95,8 +89,7 @@ class Router:
         """Resolve every pending call with ``error`` (the client is closing)."""
         requests, self._requests = self._requests, {}
         metadata, self._metadata = self._metadata, {}
-        bootstrap, self._bootstrap = self._bootstrap, []
-        for done in [*requests.values(), *metadata.values(), *bootstrap]:
+        for done in [*requests.values(), *metadata.values()]:
             done(None, error)
 
     def on_event(self, event: object) -> None:
@@ -110,9 +103,6 @@ class Router:
                 done = self._metadata.pop(waiter, None)
                 if done is not None:
                     done(event, None)
-            bootstrap, self._bootstrap = self._bootstrap, []
-            for done in bootstrap:
-                done(None, None)
             if self.on_other is not None:
                 self.on_other(event)
         elif isinstance(event, MetadataUpdateFailed):
@@ -122,18 +112,12 @@ class Router:
                     done(None, event.error)
             if isinstance(event.error, AuthenticationError):
                 # Bad credentials or a rejected certificate: the core will not
-                # get metadata with these settings, so bootstrap fails now.
+                # get metadata with these settings (it failed its waits too).
                 self._fatal = event.error
-                self._fail_bootstrap(event.error)
             if self.on_other is not None:
                 self.on_other(event)
         elif isinstance(event, AuthenticationFailed):
             self._fatal = event.error
-            self._fail_bootstrap(event.error)
-            if self.on_other is not None:
-                self.on_other(event)
-        elif isinstance(event, BootstrapFailed):
-            self._fail_bootstrap(event.error)
             if self.on_other is not None:
                 self.on_other(event)
         elif self.on_other is not None:

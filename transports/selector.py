@@ -32,7 +32,7 @@ from kafkacore.client import ClusterMetadata, KafkaClientCore, RequestHandle, Ta
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError, RequestCancelled
 
 from ._client_common import ClientSurface
-from ._common import ClientState, resolve_target
+from ._common import ClientState, bound_ms, resolve_target
 from ._lazy import ADMIN_TYPES, lazy_exports
 from ._selector_driver import Delivery, LoopThread, failer
 
@@ -124,14 +124,25 @@ class KafkaClient(ClientSurface):
             self._loop.start(self._core, self._router.on_event, on_crash=self._router.fail_all)
 
     def connect(self, timeout: float | None = None) -> None:
-        """Start and wait until cluster metadata arrived (bootstrap done).
+        """Start and wait until cluster metadata arrived (bootstrap done), at most
+        ``timeout`` s (default ``request_timeout_ms``); refused connections are
+        retried with the reconnect backoff meanwhile.
 
-        Raises ``NoBrokersAvailable`` when every bootstrap address failed.
+        Raises ``NoBrokersAvailable`` (naming each bootstrap server's last
+        error) when no broker was reached by then.
         """
         self.start()
         fut = Delivery()
-        self._call(lambda now: self._router.expect_bootstrap(fut.fill), fut)
-        self._wait(fut, timeout, "connect")
+        ms = bound_ms("KafkaClient.connect", timeout)
+
+        def wait(now: float) -> None:
+            core = self._core
+            self._router.expect_bootstrap(
+                fut.fill, lambda: core.wait_bootstrapped(now=now, timeout_ms=ms)
+            )
+
+        self._call(wait, fut)
+        self._wait(fut, None, "connect")  # the core fails the wait at its deadline
 
     def __enter__(self) -> KafkaClient:
         try:

@@ -24,7 +24,9 @@ error), or asks for some of them again:
 to ``retry_backoff_max_ms`` with jitter (KIP-580), one attempt counter per
 job, timers kept in the machine's :class:`~kafkacore.timers.Deadlines`. A
 retry that would start after the deadline does not happen: its items fail
-with ``KafkaTimeoutError`` naming the last error (also its ``__cause__``).
+with ``KafkaTimeoutError`` naming the last error (also its ``__cause__``),
+or with ``NoBrokersAvailable`` when no broker was ever reached (a cluster
+not reached yet is retried until then: issue 26).
 When the deadline itself passes, whatever is unsettled fails the same way
 and requests still in flight are cancelled.
 
@@ -50,6 +52,7 @@ from kafkacore.client.config import ClientConfig
 from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.events import CLIENT_EVENTS, ClientEvent, RequestCompleted
 from kafkacore.client.handles import RequestHandle
+from kafkacore.client.pool import unreachable_within
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator, Target, TransactionCoordinator
 from kafkacore.client.stack import StackedMachine
@@ -57,9 +60,9 @@ from kafkacore.errors import (
     AuthenticationError,
     BrokerError,
     KafkaConnectionError,
+    KafkaError,
     KafkaTimeoutError,
     LocalProtocolError,
-    NoBrokersAvailable,
     RemoteProtocolError,
     RequestCancelled,
 )
@@ -481,13 +484,6 @@ class AdminBase(StackedMachine[AdminEvent]):
         if not keys:
             return
         job.last_error = cause
-        unreachable = self.client.unreachable_from_the_start()
-        if unreachable is not None:
-            # A cluster never reached (wrong address, down at start): say so now.
-            early = NoBrokersAvailable(f"{job.op.kind}: {unreachable}")
-            early.__cause__ = unreachable.__cause__
-            self._fail_all(job, keys, early)
-            return
         job.attempts += 1
         at = now + self._backoff.delay_ms(job.attempts, self._rng) / 1000
         if at >= job.deadline:
@@ -504,9 +500,14 @@ class AdminBase(StackedMachine[AdminEvent]):
         left_ms = max(1, math.ceil((job.deadline - now) * 1000))
         return min(self.client.config.request_timeout_ms, left_ms)
 
-    @staticmethod
-    def _timeout_error(job: Job, cause: BaseException | None) -> KafkaTimeoutError:
+    def _timeout_error(self, job: Job, cause: BaseException | None) -> KafkaError:
+        """The job's bound passed: NoBrokersAvailable naming each bootstrap server's
+        last error when no broker was ever reached (until then refused connections
+        are retried: issue 26), else a timeout naming the last error."""
         text = f"{job.op.kind}: not done within {job.timeout_ms} ms"
+        unreachable = self.client.unreachable_from_the_start()
+        if unreachable is not None:
+            return unreachable_within(text, unreachable)
         if cause is not None:
             text += f"; last error: {cause}"
         error = KafkaTimeoutError(text)

@@ -95,6 +95,7 @@ class ClientClosing(ClientQueries):
         self._requests.fail_queued(RequestCancelled("client shut down"), now)
         self._coordinators.clear()
         self.cluster.failed_update(RequestCancelled("client shut down"), now=now)
+        self._refresh.cancel_waits(RequestCancelled("client shut down"))
         self._refresh.announce(None, None)
 
     def set_wall_offset(self, offset: float) -> None:

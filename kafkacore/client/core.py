@@ -40,7 +40,8 @@ Every request completes exactly once: with its response, or with
 ``KafkaTimeoutError`` (deadline), ``KafkaConnectionError`` (connection lost
 or failed while in flight), ``RequestCancelled`` (``cancel``, ``close``,
 ``shutdown``), ``AuthenticationError``, ``NoCommonVersionError`` or
-``NoBrokersAvailable`` (no bootstrap address answered).
+``NoBrokersAvailable`` (its timeout passed and no broker was ever reached;
+until then refused connections are retried with the reconnect backoff).
 
 Lanes (pykafka's connection ids) give one broker several connections (group
 heartbeats on lane ``"group"`` never wait behind long fetches).
@@ -111,6 +112,7 @@ from kafkacore.client.response_errors import classify
 from kafkacore.client.routing import AnyNode, Target, default_target
 from kafkacore.client.wakeups import (
     BLACKOUT,
+    BOOTSTRAP,
     CLOSE,
     LOOKUP,
     QUEUE,
@@ -369,6 +371,20 @@ class KafkaClientCore(ClientClosing):
         self._metadata_wanted(now)
         return waiter
 
+    def wait_bootstrapped(self, *, now: float, timeout_ms: int | None = None) -> MetadataWaiter:
+        """A waiter completed by the next metadata (``KafkaClient.connect()``), failed
+        by an authentication failure, shutdown, or ``timeout_ms`` (default
+        ``request_timeout_ms``) from now with :meth:`bound_passed`."""
+        self._check_open("wait_bootstrapped")
+        ms = self._config.request_timeout_ms if timeout_ms is None else timeout_ms
+        if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
+            raise LocalProtocolError(f"wait_bootstrapped: timeout_ms {ms!r} must be an int >= 0")
+        waiter = self.cluster.new_waiter()
+        self._refresh.wait_bootstrapped(waiter, now + ms / 1000, ms)
+        self.cluster.need_update = True
+        self._metadata_wanted(now)
+        return waiter
+
     def add_topic(self, topic: str, *, now: float) -> MetadataWaiter:
         """Track ``topic`` in metadata; the waiter completes with the next update."""
         if not isinstance(topic, str) or not topic:
@@ -515,6 +531,9 @@ class KafkaClientCore(ClientClosing):
                 self._pool.touch(conn)
                 conn.handle_timeout(now=now)
         self._requests.expire(now)
+        self._refresh.expire_waits(
+            now, lambda ms: self.bound_passed(f"no cluster metadata within {ms} ms")
+        )
         self._step(now)
 
     def next_deadline(self) -> float | None:
@@ -622,11 +641,12 @@ class KafkaClientCore(ClientClosing):
             # A broker that vanished may have taken leadership with it.
             self.cluster.need_update = True
             if conn.node_id < 0:
+                # Reported, not fatal: whoever waits does so until its own
+                # bound, while the reconnect backoff retries (issue 26).
                 exhausted = self._refresh.bootstrap_failed(conn.node_id, error)
                 if exhausted is not None:
                     self._out.trace("bootstrap_failed", error=exhausted)
                     self._out.emit(BootstrapFailed(error=exhausted))
-                    self._requests.fail_queued(exhausted, now)
         self._out.emit(
             ConnectionStateChanged(
                 node_id=conn.node_id,
@@ -766,6 +786,7 @@ class KafkaClientCore(ClientClosing):
         telemetry = None if closed else self.telemetry
         deadlines.arm(TELEMETRY, None if telemetry is None else telemetry.next_deadline())
         deadlines.arm(CLOSE, None if self.closing_done else self._closing_until)
+        deadlines.arm(BOOTSTRAP, self._refresh.waits_deadline())
 
 
 def _reason(error: BaseException) -> str:

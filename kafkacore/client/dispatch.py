@@ -43,7 +43,7 @@ from kafkacore.client.events import RequestCompleted
 from kafkacore.client.handles import RequestHandle
 from kafkacore.client.metadata import ClusterMetadata, TopicPartition
 from kafkacore.client.outputs import Outputs
-from kafkacore.client.pool import ConnectionPool
+from kafkacore.client.pool import ConnectionPool, unreachable_within
 from kafkacore.client.refresh import MetadataRefresh
 from kafkacore.client.routing import (
     AnyNode,
@@ -57,6 +57,7 @@ from kafkacore.client.routing import (
     is_target,
 )
 from kafkacore.errors import (
+    KafkaError,
     KafkaTimeoutError,
     LocalProtocolError,
     NoCommonVersionError,
@@ -223,15 +224,22 @@ class Dispatcher:
         """Fail the queued requests whose deadline passed, saying why they waited."""
         for pending, reason, cause in self.queue.pop_expired(now):
             handle = pending.handle
-            if cause is not None and str(cause) not in reason:
-                reason = f"{reason} (last error: {cause})"
-            error = KafkaTimeoutError(
+            what = (
                 f"request #{handle.id} ({_codec.api_name(handle.api_key)}) "
                 f"to {describe_target(handle.target)} "
-                f"not sent within {pending.timeout_s * 1000:.0f} ms: {reason}"
+                f"not sent within {pending.timeout_s * 1000:.0f} ms"
             )
-            if cause is not None:
-                error.__cause__ = cause
+            # Its bound passed: a cluster never reached is said as such (issue 26).
+            unreachable = self._pool.never_reached()
+            error: KafkaError
+            if unreachable is not None:
+                error = unreachable_within(what, unreachable)
+            else:
+                if cause is not None and str(cause) not in reason:
+                    reason = f"{reason} (last error: {cause})"
+                error = KafkaTimeoutError(f"{what}: {reason}")
+                if cause is not None:
+                    error.__cause__ = cause
             self.finish(pending, None, error, now)
 
     # -- routing --------------------------------------------------------------

@@ -95,9 +95,10 @@ class BootstrapFailed(Event):
     """Every bootstrap address failed before any metadata arrived.
 
     ``error`` is :class:`~kafkacore.errors.NoBrokersAvailable` naming the
-    addresses (``__cause__``: the last connection error). The core keeps
-    retrying with reconnect backoff; requests that were waiting have been
-    failed with the same error.
+    addresses (``__cause__``: the last connection error). A report, not a
+    failure: the core keeps retrying with the reconnect backoff, and every
+    request or wait goes on until its own timeout (issue 26), when a
+    cluster never reached fails it with ``NoBrokersAvailable``.
     """
 
     error: BaseException

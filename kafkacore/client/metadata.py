@@ -340,10 +340,14 @@ class ClusterMetadata:
             # one does not apply (Java's requestUpdateForNewTopics).
             self.refresh_attempts = 0
             self._retry_delay_s = self.retry_backoff_ms / 1000
-        self._next_waiter += 1
-        waiter = MetadataWaiter(self._next_waiter)
+        waiter = self.new_waiter()
         self._waiters.append(waiter)
         return waiter
+
+    def new_waiter(self) -> MetadataWaiter:
+        """A waiter with the next id, not queued here (the client's bootstrap waits)."""
+        self._next_waiter += 1
+        return MetadataWaiter(self._next_waiter)
 
     @property
     def waiting(self) -> int:

@@ -35,7 +35,7 @@ from kafkacore.client.metadata import BrokerMetadata, ClusterMetadata
 from kafkacore.client.outputs import Outputs
 from kafkacore.errors import NoBrokersAvailable
 
-__all__ = ["DEFAULT_LANE", "ConnectionPool", "Slot", "broker_address"]
+__all__ = ["DEFAULT_LANE", "ConnectionPool", "Slot", "broker_address", "unreachable_within"]
 
 #: The lane of requests that name none. Lanes (pykafka's connection ids) give
 #: one broker several connections, so that e.g. group heartbeats (lane
@@ -61,6 +61,17 @@ class Slot:
 def broker_address(broker: BrokerMetadata) -> str:
     host = f"[{broker.host}]" if ":" in broker.host else broker.host
     return f"{host}:{broker.port}"
+
+
+def unreachable_within(what: str, unreachable: NoBrokersAvailable) -> NoBrokersAvailable:
+    """The error of a caller whose own bound passed before the cluster was ever
+    reached: ``what`` names the call and its bound, ``unreachable`` (from
+    :meth:`KafkaClientCore.unreachable_from_the_start`) every bootstrap server and
+    its last error; ``__cause__`` is the last connection error (ConnectionRefused
+    to host:port...), as the summary's."""
+    error = NoBrokersAvailable(f"{what}: {unreachable}")
+    error.__cause__ = unreachable.__cause__
+    return error
 
 
 class ConnectionPool:
@@ -254,6 +265,18 @@ class ConnectionPool:
         )
         error.__cause__ = max(failed, key=lambda item: item[1].failed_at)[1].last_error
         return error
+
+    def never_reached(self) -> NoBrokersAvailable | None:
+        """:meth:`unavailable` for the bootstrap servers while no connection of this
+        client ever became READY (None once one did): the cluster was never reached.
+
+        A state, not a verdict: refused connections are retried with the
+        reconnect backoff whatever it says; a caller reports it when its own
+        bound passes (see :meth:`KafkaClientCore.unreachable_from_the_start`).
+        """
+        if self._out.counters.connections_ready:
+            return None
+        return self.unavailable(bootstrapping=True)
 
     # -- commands -------------------------------------------------------------
     def slot(self, node_id: int, lane: str) -> Slot:

@@ -17,17 +17,16 @@ from kafkacore.client.dispatch import Dispatcher
 from kafkacore.client.metadata import ClusterMetadata
 from kafkacore.client.metrics import ClientMetrics
 from kafkacore.client.outputs import Outputs, TraceHook
-from kafkacore.client.pool import DEFAULT_LANE, ConnectionPool
+from kafkacore.client.pool import DEFAULT_LANE, ConnectionPool, unreachable_within
 from kafkacore.client.refresh import MetadataRefresh
-from kafkacore.errors import AuthenticationError, LocalProtocolError, NoBrokersAvailable
+from kafkacore.errors import (
+    AuthenticationError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+    NoBrokersAvailable,
+)
 
-__all__ = ["FIRST_CONTACT_ATTEMPTS", "ClientQueries"]
-
-#: Consecutive failures of every bootstrap server, before any broker was ever
-#: reached, after which :meth:`ClientQueries.unreachable_from_the_start`
-#: reports the cluster unreachable (with the reconnect backoff's defaults,
-#: about half a second of trying).
-FIRST_CONTACT_ATTEMPTS = 3
+__all__ = ["ClientQueries"]
 
 
 class ClientQueries:
@@ -114,24 +113,38 @@ class ClientQueries:
         return self._pool.unavailable(bootstrapping=self._refresh.bootstrapping)
 
     def unreachable_from_the_start(self) -> NoBrokersAvailable | None:
-        """NoBrokersAvailable when this client never reached any broker and every
-        bootstrap server failed :data:`FIRST_CONTACT_ATTEMPTS` times in a row.
+        """NoBrokersAvailable while this client never reached any broker and every
+        bootstrap server failed its last attempt (None once a broker answered,
+        after an authentication failure, or while an address is still untried).
 
-        A wrong address or port, or a cluster that is down when the program
-        starts, is then reported at once (as kafka-python and aiokafka do at
-        start) instead of when a request's own timeout passes. Once any
-        broker has answered, outages are transient: callers wait for their
-        timeouts (and :meth:`unavailable_cause` explains them).
+        It says what is, not that waiting is useless: the core keeps retrying
+        refused connections with the reconnect backoff (exponential with
+        jitter) for as long as anything waits, because a cluster started a
+        moment after its clients (a compose file, a test fixture) comes up
+        soon (issue 26). Each caller waits for its own bound (``max_block_ms``,
+        a poll's or a call's timeout, ``request_timeout_ms``) and, when that
+        passes with this set, reports it (:func:`unreachable_within`) instead
+        of a bare timeout. A refused login or certificate is not absence: it
+        stops the client at once (:attr:`authentication_error`).
         """
-        ever_ready = self._out.counters.connections_ready > 0
-        if ever_ready or self._auth_error is not None or not self._refresh.bootstrapping:
+        if self._auth_error is not None:
             return None
-        for broker in self.cluster.bootstrap_brokers():
-            health = self._pool.health.get(broker.node_id)
-            if health is None or health.failures < FIRST_CONTACT_ATTEMPTS:
-                return None
-        cause = self.unavailable_cause()
-        return cause if isinstance(cause, NoBrokersAvailable) else None
+        return self._pool.never_reached()
+
+    def bound_passed(self, what: str) -> BaseException:
+        """The error of a caller that waited for the cluster until its bound
+        (``what`` names the call and the bound): NoBrokersAvailable when the
+        cluster was never reached, else a KafkaTimeoutError naming why no broker
+        can be used, or the last failed refresh (``__cause__``: that error)."""
+        unreachable = self.unreachable_from_the_start()
+        if unreachable is not None:
+            return unreachable_within(what, unreachable)
+        cause = self.unavailable_cause() or self._refresh.last_error
+        if cause is None:
+            return KafkaTimeoutError(what)
+        error = KafkaTimeoutError(f"{what}; last error: {type(cause).__name__}: {cause}")
+        error.__cause__ = cause
+        return error
 
     def describe_node(self, node_id: int) -> str:
         """How errors and logs name a node: 'broker 1 at host:port' or 'bootstrap server h:p'."""

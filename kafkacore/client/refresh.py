@@ -14,7 +14,17 @@ It also tracks where the core gets its brokers from:
 
 While BOOTSTRAPPING only the bootstrap addresses are candidates; when every
 one of them failed in a row, :meth:`bootstrap_failed` returns the
-NoBrokersAvailable the core fails its waiting requests with.
+NoBrokersAvailable the core reports (a ``BootstrapFailed`` event, a log
+line). It fails nothing: refused connections are retried with the reconnect
+backoff, and whoever waits does so until its own bound (issue 26: a cluster
+started a moment after its clients must be used).
+
+A caller that waits for the first metadata (``KafkaClient.connect()``)
+holds a *bootstrap wait* (:meth:`wait_bootstrapped`): a
+:class:`~kafkacore.client.handles.MetadataWaiter` completed by the next
+successful answer, failed by an authentication failure, by shutdown, or at
+its deadline (:meth:`expire_waits`, with the error the core words), never
+by a refresh that failed on the way.
 With ``metadata_recovery_strategy="rebootstrap"``, a REBOOTSTRAP_REQUIRED
 answer (KIP-1102), or no successful metadata for
 ``metadata_recovery_rebootstrap_trigger_ms`` while refreshes fail, makes the
@@ -33,6 +43,7 @@ from typing import Any
 from kafkacore.client import _codec
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.events import MetadataUpdated, MetadataUpdateFailed
+from kafkacore.client.handles import MetadataWaiter
 from kafkacore.client.metadata import ClusterMetadata
 from kafkacore.client.outputs import Outputs
 from kafkacore.errors import (
@@ -74,6 +85,10 @@ class MetadataRefresh:
         # Since when refreshes fail (None: the last one succeeded).
         self._failing_since: float | None = None
         self._bootstrap_failed: set[int] = set()
+        # Bootstrap waits (deadline, timeout_ms, waiter): one per caller waiting,
+        # each gone by its deadline; and those finished, for the next event.
+        self._waits: list[tuple[float, int, MetadataWaiter]] = []
+        self._waits_done: list[MetadataWaiter] = []
 
     # -- queries --------------------------------------------------------------
     @property
@@ -148,9 +163,13 @@ class MetadataRefresh:
         self.announce(None, error)
 
     def fail_waiters(self, error: BaseException, now: float) -> None:
-        """Fail whoever waits for metadata (the client stopped with ``error``)."""
-        if self._cluster.waiting:
+        """Fail whoever waits for metadata (the client stopped with ``error``),
+        bootstrap waits included."""
+        self._finish_waits(None, error)
+        waiting = self._cluster.waiting
+        if waiting:
             self._cluster.failed_update(error, now=now)
+        if waiting or self._waits_done:
             self.announce(None, error)
 
     def _update(
@@ -174,6 +193,7 @@ class MetadataRefresh:
             return False
         self._out.counters.metadata_updates += 1
         self._bootstrap_failed.clear()
+        self._finish_waits(cluster, None)
         if self.bootstrapping:
             self._goto(BrokerSource.BOOTSTRAPPED)
         self.last_error = None
@@ -206,7 +226,8 @@ class MetadataRefresh:
 
     def announce(self, response: Any, error: BaseException | None) -> None:
         """The event for the waiters that finished (a shutdown passes neither)."""
-        waiters = tuple(self._cluster.take_finished_waiters())
+        waiters = (*self._cluster.take_finished_waiters(), *self._waits_done)
+        self._waits_done = []
         cluster = self._cluster
         if error is not None:
             self._out.emit(MetadataUpdateFailed(error=error, waiters=waiters))
@@ -224,6 +245,39 @@ class MetadataRefresh:
             self._out.emit(
                 MetadataUpdateFailed(error=RequestCancelled("client shut down"), waiters=waiters)
             )
+
+    # -- bootstrap waits ------------------------------------------------------
+    def wait_bootstrapped(self, waiter: MetadataWaiter, deadline: float, timeout_ms: int) -> None:
+        """``waiter`` waits for the next successful metadata until ``deadline``."""
+        self._waits.append((deadline, timeout_ms, waiter))
+
+    def waits_deadline(self) -> float | None:
+        """The earliest deadline of a bootstrap wait (None: nobody waits)."""
+        return min((deadline for deadline, _, _ in self._waits), default=None)
+
+    def expire_waits(self, now: float, error_for: Callable[[int], BaseException]) -> None:
+        """Fail the bootstrap waits whose deadline passed, each with
+        ``error_for(its timeout_ms)``, in a ``MetadataUpdateFailed`` of its own."""
+        due = [w for w in self._waits if w[0] <= now]
+        if not due:
+            return
+        self._waits = [w for w in self._waits if w[0] > now]
+        for _, timeout_ms, waiter in due:
+            error = error_for(timeout_ms)
+            waiter._complete(None, error)
+            self._out.emit(MetadataUpdateFailed(error=error, waiters=(waiter,)))
+
+    def _finish_waits(self, cluster: ClusterMetadata | None, error: BaseException | None) -> None:
+        """Complete every bootstrap wait (metadata came, or the client stopped)."""
+        waits, self._waits = self._waits, []
+        for _, _, waiter in waits:
+            waiter._complete(cluster, error)
+            self._waits_done.append(waiter)
+
+    def cancel_waits(self, error: BaseException) -> None:
+        """The client shuts down: the bootstrap waits end with ``error`` (announced
+        with the other waiters)."""
+        self._finish_waits(None, error)
 
     # -- bootstrap ------------------------------------------------------------
     def reset_bootstrap_failures(self) -> None:

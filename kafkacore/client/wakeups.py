@@ -8,11 +8,12 @@ with the core's keys named:
 * ``("conn", conn_id)``: a connection's own deadline (connect setup, the
   oldest request in flight, idleness, re-authentication), updated only when
   the core drained that connection (:meth:`Wakeups.connection`);
-* ``"queue"``, ``"blackout"``, ``"refresh"``, ``"lookup"``, ``"telemetry"``:
-  the earliest queued request's timeout, the end of a reconnect backoff a
-  queued request waits for, the next metadata refresh, the next
-  coordinator lookup, the next KIP-714 push; updated at the end of a step
-  (:meth:`Wakeups.arm`);
+* ``"queue"``, ``"blackout"``, ``"refresh"``, ``"lookup"``, ``"telemetry"``,
+  ``"bootstrap"``: the earliest queued request's timeout, the end of a
+  reconnect backoff a queued request waits for, the next metadata refresh,
+  the next coordinator lookup, the next KIP-714 push, the earliest deadline
+  of a bootstrap wait (``KafkaClient.connect()``); updated at the end of a
+  step (:meth:`Wakeups.arm`);
 * ``"step"``: a command queued work for a stacked owner's step loop (due at
   once, so a command issued outside any step is never forgotten);
 * ``"close"``: the end of a graceful close (``begin_close``'s timeout), while
@@ -27,7 +28,17 @@ from collections.abc import Hashable
 
 from kafkacore.timers import Deadlines
 
-__all__ = ["BLACKOUT", "CLOSE", "LOOKUP", "QUEUE", "REFRESH", "STEP", "TELEMETRY", "Wakeups"]
+__all__ = [
+    "BLACKOUT",
+    "BOOTSTRAP",
+    "CLOSE",
+    "LOOKUP",
+    "QUEUE",
+    "REFRESH",
+    "STEP",
+    "TELEMETRY",
+    "Wakeups",
+]
 
 STEP = "step"
 QUEUE = "queue"
@@ -36,6 +47,7 @@ REFRESH = "refresh"
 LOOKUP = "lookup"
 TELEMETRY = "telemetry"
 CLOSE = "close"
+BOOTSTRAP = "bootstrap"
 
 
 class Wakeups(Deadlines[Hashable]):

@@ -15,9 +15,15 @@ fresh metadata). From those:
   answered since;
 - :meth:`CauseTracker.check_unreachable` reports ``NoBrokersAvailable``
   when the consumer follows partitions and no broker answered for
-  ``default_api_timeout_ms`` (at once for a cluster never reached), again
-  after each further period; :meth:`CauseTracker.unreachable_deadline` is
-  when that check is due (a computed deadline the owner reports);
+  ``default_api_timeout_ms`` (since it was made, for a cluster never
+  reached), again after each further period;
+  :meth:`CauseTracker.unreachable_deadline` is when that check is due (a
+  computed deadline the owner reports);
+- :meth:`CauseTracker.poll_ended` reports a cluster never reached when a
+  poll that waited for records ends empty: the poll's timeout is the
+  caller's bound (issue 26). Before either bound nothing is reported and
+  the client retries refused connections with the reconnect backoff, so a
+  broker started a moment after its consumer is used;
 - :meth:`CauseTracker.check_topics` finds followed topics that metadata
   says do not exist (reported when the set changes) or may not be read.
 
@@ -39,6 +45,7 @@ from kafkacore.client.events import (
     RequestCompleted,
 )
 from kafkacore.client.metadata import ClusterMetadata
+from kafkacore.client.pool import unreachable_within
 from kafkacore.consumer.events import TopicsNotFound
 from kafkacore.errors import (
     AuthenticationError,
@@ -134,12 +141,7 @@ class CauseTracker:
         """When :meth:`check_unreachable` is due (None: not while nothing stalls)."""
         if not following or self.stall_cause() is None:
             return None
-        since = max(self.contact_at, self._reported_at)
-        if self._reported_at < self.contact_at and (
-            self._client.unreachable_from_the_start() is not None
-        ):
-            return since  # never reached: report it once, at once
-        return since + self._period
+        return max(self.contact_at, self._reported_at) + self._period
 
     def check_unreachable(self, now: float, following: bool) -> NoBrokersAvailable | None:
         """NoBrokersAvailable when it is due (see the module docstring)."""
@@ -150,16 +152,32 @@ class CauseTracker:
         self._reported_at = now
         unreachable = self._client.unreachable_from_the_start()
         if unreachable is not None:
-            error = NoBrokersAvailable(f"this consumer never reached the cluster: {unreachable}")
-            cause = unreachable.__cause__
-        else:
-            error = NoBrokersAvailable(
-                f"no broker has answered this consumer for {now - self.contact_at:.0f} s "
-                f"(default_api_timeout_ms), still trying; last error: "
-                f"{type(cause).__name__}: {cause}"
+            what = (
+                f"this consumer never reached the cluster in {now - self.contact_at:.0f} s "
+                "(default_api_timeout_ms), still trying"
             )
+            return unreachable_within(what, unreachable)
+        error = NoBrokersAvailable(
+            f"no broker has answered this consumer for {now - self.contact_at:.0f} s "
+            f"(default_api_timeout_ms), still trying; last error: "
+            f"{type(cause).__name__}: {cause}"
+        )
         error.__cause__ = cause
         return error
+
+    def poll_ended(self, what: str, waited_s: float, now: float) -> NoBrokersAvailable | None:
+        """NoBrokersAvailable for a poll (``what``) that waited ``waited_s`` for
+        records and ends empty while the cluster was never reached (None
+        otherwise): its timeout was the caller's bound."""
+        unreachable = self._client.unreachable_from_the_start()
+        if unreachable is None:
+            return None
+        self._reported_at = now
+        return unreachable_within(
+            f"{what}: the cluster was never reached within its timeout ({waited_s:g} s), "
+            "still trying",
+            unreachable,
+        )
 
     # -------------------------------------------------------------- topics
     def check_topics(

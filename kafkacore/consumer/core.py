@@ -214,15 +214,11 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             exclude_internal=cfg.exclude_internal_topics,
             metadata_max_age_ms=cfg.metadata_max_age_ms,
             retry_backoff_ms=cfg.retry_backoff_ms,
-            on_matched=self._pattern_matched,
+            on_matched=lambda found, now: self._self_assign.pattern_matched(found, now),
         )
-        self._self_assign = SelfAssignment(subs=subs, topics=topics, listing=lambda: self._listing)
-
-    def _pattern_matched(self, matched: frozenset[str], now: float) -> None:
-        if self._self_assign.active:
-            self._self_assign.pattern_matched(matched, now)
-        else:
-            self._membership.pattern_matched(matched, now)
+        self._self_assign = SelfAssignment(
+            subs=subs, topics=topics, listing=self._listing, group=self._membership.pattern_matched
+        )
 
     def _answered_by(self) -> int | None:
         return self.answered_by
@@ -325,20 +321,17 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         return self._causes.stall_cause()
 
     def hopeless_cause(self) -> BaseException | None:
-        """A failure no waiting will fix, for callers that wait (``position``):
-        refused credentials, or a cluster this consumer never reached."""
+        """A failure no waiting will fix (``position`` waits): refused credentials;
+        not a cluster unreached yet, which may come up within the bound (issue 26)."""
         cause = self.stall_cause()
-        if isinstance(cause, AuthenticationError):
-            return cause
-        return self.client.unreachable_from_the_start()
+        return cause if isinstance(cause, AuthenticationError) else None
 
     def missing_topics(self) -> frozenset[str]:
         """Followed topics that metadata says do not exist (see TopicsNotFound)."""
         return self._causes.missing_topics
 
     def take_error(self) -> BaseException | None:
-        """What the next poll would raise, handed over now (an async ``start``)."""
-        return self._errors.take()
+        return self._errors.take()  # what the next poll would raise (an async start)
 
     def has_buffered(self) -> bool:
         return bool(self._buffer) or self._errors.pending is not None
@@ -486,6 +479,17 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         out = self._buffer.take_batches(self._subs, limit, only=only)
         self._step_after_poll(mark, bool(out), now)
         return out
+
+    def poll_timed_out(self, what: str, waited_s: float, *, now: float) -> None:
+        """A poll (``what``) that waited ``waited_s`` > 0 for records ends empty:
+        raise NoBrokersAvailable if no broker was ever reached (its timeout was
+        the caller's bound, issue 26); else nothing."""
+        self._check_open(what)
+        following = self._subs.mode is not SubscriptionMode.NONE
+        error = self._causes.poll_ended(what, waited_s, now) if following else None
+        if error is not None:
+            self._emit(BrokersUnreachable(error=error))
+            raise error
 
     def _readable(
         self, only: frozenset[TopicPartition] | None, what: str
@@ -784,11 +788,9 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         if member is not None:
             member.on_metadata(now=now)
         self._self_assign.on_metadata(now)
-        # A refresh asked for while another was in flight is answered by the
-        # older one, which lacks the new topics: ask again until all are known.
-        # A followed topic without partitions (not created yet, being created)
-        # is asked about again too, spaced by the client's retry backoff, as
-        # Java's consumer does: the group then rebalances once it exists.
+        # Ask again while a tracked topic is unknown (a refresh in flight answered
+        # without it) or a followed one has no partitions (not created yet): the
+        # client's retry backoff spaces them, as Java's; the group then rebalances.
         if self._topics.unknown_tracked() or self._topics.undescribed(self._subs.wanted_topics()):
             self._topics.refresh(now)
         for tp in list(self._subs.parts):

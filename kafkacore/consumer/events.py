@@ -171,9 +171,11 @@ class PositionsKnown:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BrokersUnreachable:
     """No broker has answered this consumer for ``default_api_timeout_ms``
-    while it had partitions to follow. ``error`` (a NoBrokersAvailable naming
-    the last failure, also raised by the next poll) says why; the consumer
-    keeps trying and reports again after each further period."""
+    while it had partitions to follow, or a poll that waited ended empty
+    while the cluster was never reached. ``error`` (a NoBrokersAvailable
+    naming the last failure, also raised by the next poll, or by that poll)
+    says why; the consumer keeps trying and reports again after each
+    further period."""
 
     error: BaseException
 

@@ -23,7 +23,7 @@ from kafkacore.errors import InvalidArgumentError
 __all__ = ["OffsetsArg", "commit_offsets"]
 
 #: What a commit call takes: see the module docstring.
-OffsetsArg: TypeAlias = Mapping[TopicPartition, "OffsetAndMetadata | int | tuple[Any, ...]"]
+OffsetsArg: TypeAlias = Mapping[Any, Any]
 
 
 def _partition(what: str, key: object) -> TopicPartition:

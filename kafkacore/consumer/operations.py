@@ -15,8 +15,11 @@ Retries: :meth:`OperationTable.retry_or_fail` runs ``again`` after
 ``retry_backoff_ms`` (at once with ``immediate``) unless that would pass
 the operation's deadline, in which case ``fail`` gets the error, made to
 name the failure behind it (:meth:`CauseTracker.explain
-<kafkacore.consumer.causes.CauseTracker.explain>`). An authentication
-failure and a cluster never reached fail at once: waiting will not help.
+<kafkacore.consumer.causes.CauseTracker.explain>`), or ``NoBrokersAvailable``
+naming each bootstrap server's last error when no broker was ever reached.
+An authentication failure fails at once: the same credentials get the same
+answer. A cluster not reached yet is retried until the deadline (issue 26:
+a broker started a moment after its consumer must be used).
 
 Timers: a callback due at a time (:meth:`OperationTable.later`) is a
 :class:`Later` key in the owner's deadlines; the owner hands due keys back
@@ -29,6 +32,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from kafkacore.client.pool import unreachable_within
 from kafkacore.consumer.causes import CauseTracker, ReachClient
 from kafkacore.errors import (
     AuthenticationError,
@@ -173,15 +177,14 @@ class OperationTable:
             # same answer: fail the caller now, with the cause (issue 21).
             fail(error)
             return
-        unreachable = self._client.unreachable_from_the_start()
-        if unreachable is not None:
-            # A cluster never reached (wrong address, down at start): say so now.
-            early = NoBrokersAvailable(f"{error or 'gave up'}: {unreachable}")
-            early.__cause__ = unreachable.__cause__
-            fail(early)
-            return
         at = now if immediate else now + self._backoff
         if at >= deadline:
-            fail(self._causes.explain(error or KafkaTimeoutError("deadline passed"), since))
+            unreachable = self._client.unreachable_from_the_start()
+            if isinstance(error, NoBrokersAvailable):
+                fail(error)  # a request that expired says so already
+            elif unreachable is not None:
+                fail(unreachable_within(str(error or "deadline passed"), unreachable))
+            else:
+                fail(self._causes.explain(error or KafkaTimeoutError("deadline passed"), since))
             return
         self.later(at, again)

@@ -39,15 +39,21 @@ __all__ = ["SelfAssignment"]
 class SelfAssignment:
     """See the module docstring."""
 
-    __slots__ = ("_listing", "_subs", "_topics", "active")
+    __slots__ = ("_group", "_listing", "_subs", "_topics", "active")
 
     def __init__(
-        self, *, subs: SubscriptionState, topics: TopicView, listing: Callable[[], PatternListing]
+        self,
+        *,
+        subs: SubscriptionState,
+        topics: TopicView,
+        listing: PatternListing,
+        group: Callable[[frozenset[str], float], None],
     ) -> None:
         self._subs = subs
         self._topics = topics
-        # The listing is built after this object (it calls back into the consumer).
         self._listing = listing
+        #: Where a listing's names go when the subscription is a group's.
+        self._group = group
         #: True while the consumer's subscription is group-less.
         self.active = False
 
@@ -57,7 +63,7 @@ class SelfAssignment:
         """Follow ``topics`` (or whatever ``pattern`` matches) from now on."""
         self.active = True
         self._subs.mode = SubscriptionMode.SUBSCRIBED
-        self._listing().follow(pattern, now)
+        self._listing.follow(pattern, now)
         self._set_topics(frozenset() if topics is None else topics, now)
 
     def stop(self) -> None:
@@ -65,9 +71,12 @@ class SelfAssignment:
         self.active = False
 
     def pattern_matched(self, matched: frozenset[str], now: float) -> None:
-        """A listing found ``matched`` for the pattern."""
+        """A listing found ``matched`` for the pattern (a group's member takes the
+        names when the subscription is a group's)."""
         if self.active:
             self._set_topics(matched, now)
+        else:
+            self._group(matched, now)
 
     def on_metadata(self, now: float) -> None:
         """Metadata changed: follow the partitions it now describes."""

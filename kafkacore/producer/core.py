@@ -651,8 +651,6 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         """One pass of the producer's machines; True if a request went out (or was withdrawn)."""
         wait = self._wait
         waiting = wait.queues  # read as a dict: this runs at every step
-        if waiting:
-            wait.fail_if_unreachable()
         if self._meta_changed or (waiting and now >= self._asks.next_at):
             self._meta_changed = False
             wait.place(now, self._place_waiting)

@@ -18,8 +18,12 @@ cluster decides, by the rules in :data:`RULES` (first match wins)::
     partitions known                     PLACE (every waiting append, in order)
 
 Waiting records also fail early when waiting cannot help: the brokers
-refused our credentials, the cluster was never reached, the transaction
-was aborted or the producer closed. A waiting append is reported through
+refused our credentials, the transaction was aborted or the producer
+closed. A cluster not reached (yet) is not such a case: the client retries
+with the reconnect backoff, and records wait for ``max_block_ms``, then fail
+with ``NoBrokersAvailable`` naming each bootstrap server's last error when
+no broker was ever reached (issue 26: a broker started a moment after its
+producer must be used). A waiting append is reported through
 the :class:`~kafkacore.producer.ledger.DeliveryLedger` with partition -1
 unless the caller named one.
 
@@ -37,7 +41,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kafkacore.client import KafkaClientCore
-from kafkacore.errors import AuthenticationError, NoBrokersAvailable
+from kafkacore.client.pool import unreachable_within
+from kafkacore.errors import AuthenticationError
 from kafkacore.producer.accumulator import RecordAccumulator
 from kafkacore.producer.causes import FailureLog, authentication_failed, metadata_timeout
 from kafkacore.producer.causes import topic_error as topic_error_for
@@ -201,20 +206,30 @@ class MetadataWait:
 
     def expire(self, now: float) -> None:
         """Fail the appends that waited ``max_block_ms`` (stop asking for idle topics)."""
-        cluster = self._client.cluster
         for topic, ws in list(self.queues.items()):
             while ws and ws[0].deadline <= now:
-                error = metadata_timeout(
-                    topic,
-                    self._max_block_ms,
-                    cluster.topic_error(topic),
-                    self._failures.metadata or self._client.unavailable_cause(),
-                    # The broker whose metadata answer gave the topic's code.
-                    node_id=cluster.topic_errors_from,
-                )
-                self._fail_one(ws.popleft(), error)
+                self._fail_one(ws.popleft(), self._timed_out(topic))
             if not ws:
                 del self.queues[topic]
+
+    def _timed_out(self, topic: str) -> BaseException:
+        """The error of an append to ``topic`` that waited ``max_block_ms``: a cluster
+        never reached is said as such (NoBrokersAvailable, the last connection
+        error as its cause), else the topic's last answer or failure."""
+        limit = self._max_block_ms
+        unreachable = self._client.unreachable_from_the_start()
+        if unreachable is not None:
+            what = f"no metadata for topic {topic!r} within max_block_ms={limit}"
+            return unreachable_within(what, unreachable)
+        cluster = self._client.cluster
+        return metadata_timeout(
+            topic,
+            limit,
+            cluster.topic_error(topic),
+            self._failures.metadata or self._client.unavailable_cause(),
+            # The broker whose metadata answer gave the topic's code.
+            node_id=cluster.topic_errors_from,
+        )
 
     def wake(self) -> float | None:
         """The earliest deadline of a waiting append."""
@@ -231,18 +246,6 @@ class MetadataWait:
         queues, self.queues = self.queues, {}
         for topic, ws in queues.items():
             self._fail(ws, authentication_failed(f"records for topic {topic!r}", error))
-
-    def fail_if_unreachable(self) -> None:
-        """Records waiting for metadata of a cluster never reached fail now,
-        with the reason (a wrong address, the cluster down), not at max_block_ms."""
-        unreachable = self._client.unreachable_from_the_start()
-        if unreachable is None:
-            return
-        queues, self.queues = self.queues, {}
-        for topic, ws in queues.items():
-            error = NoBrokersAvailable(f"no metadata for topic {topic!r}: {unreachable}")
-            error.__cause__ = unreachable.__cause__
-            self._fail(ws, error)
 
     def _fail(self, ws: deque[WaitingRecords], error: BaseException) -> None:
         for w in ws:

@@ -1,13 +1,14 @@
 """Failures that must reach the consumer's caller as themselves, against real
 sockets, on each transport (issue 10, fault 8).
 
-- ``end_offsets``, ``committed`` and ``position`` on a dead bootstrap
-  address fail at their timeout with a KafkaTimeoutError whose
-  ``__cause__`` is NoBrokersAvailable naming the address (``end_offsets``
-  used to say only "no leader answered", after 60 s);
-- ``poll`` with partitions to follow and no broker answering raises
-  NoBrokersAvailable after ``default_api_timeout_ms`` (it used to return
-  ``[]`` for ever);
+- ``end_offsets`` and ``committed`` on a dead bootstrap address fail at
+  their timeout with NoBrokersAvailable naming the address (``end_offsets``
+  used to say only "no leader answered"), ``position`` with a
+  KafkaTimeoutError whose ``__cause__`` is that NoBrokersAvailable; not
+  before their timeout, which a broker started late may beat (issue 26);
+- ``poll`` with partitions to follow on a cluster never reached raises
+  NoBrokersAvailable when its timeout ends (it used to return ``[]`` for
+  ever);
 - a wrong SASL password fails ``end_offsets`` at once (not after the 60 s
   default timeout) and ``poll`` raises the AuthenticationError; the password
   appears in no message;
@@ -33,6 +34,7 @@ from kafkacore.client import TopicPartition
 from kafkacore.errors import (
     AuthenticationError,
     KafkaConnectionError,
+    KafkaTimeoutError,
     NoBrokersAvailable,
 )
 from kafkacore.transports._consumer_asyncio import AsyncKafkaConsumer
@@ -91,10 +93,17 @@ async def poll_until_raised(c: Any, within: float) -> BaseException:
     raise AssertionError(f"poll raised nothing within {within} s")
 
 
+#: How late past its own timeout a call may be reported (2 shared, busy cores).
+SLACK_S = 1.5
+#: How early: a lookup fails when its next retry (retry_backoff_ms, 100 ms by
+#: default) would start after its deadline.
+EARLY_S = 0.1 + 0.01
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_dead_bootstrap_fails_a_lookup_at_once(transport: str) -> None:
-    """A cluster never reached is reported after a few refused connects, well
-    before default_api_timeout_ms."""
+def test_dead_bootstrap_fails_a_lookup_at_its_timeout(transport: str) -> None:
+    """A cluster never reached is reported when the call's timeout passes (not
+    after a few refused connects: a broker may be a moment late, issue 26)."""
     address = f"127.0.0.1:{dead_port()}"
     tp = TopicPartition("anything", 0)
     seen: list[BaseException] = []
@@ -102,15 +111,15 @@ def test_dead_bootstrap_fails_a_lookup_at_once(transport: str) -> None:
     async def scenario(c: Any) -> None:
         start = time.monotonic()
         with pytest.raises(NoBrokersAvailable) as info:
-            await call(c, "end_offsets", [tp])
-        assert time.monotonic() - start < 1.5
+            await call(c, "end_offsets", [tp])  # bound: default_api_timeout_ms
+        assert 2.0 - EARLY_S <= time.monotonic() - start < 2.0 + SLACK_S
         seen.append(info.value)
 
     run(
         transport,
         scenario,
         bootstrap_servers=address,
-        default_api_timeout_ms=5000,
+        default_api_timeout_ms=2000,
         reconnect_backoff_ms=50,
     )
     error = seen[0]
@@ -119,7 +128,7 @@ def test_dead_bootstrap_fails_a_lookup_at_once(transport: str) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_dead_bootstrap_fails_committed_and_position_at_once(transport: str) -> None:
+def test_dead_bootstrap_fails_committed_and_position_at_their_timeout(transport: str) -> None:
     address = f"127.0.0.1:{dead_port()}"
     tp = TopicPartition("anything", 0)
 
@@ -128,39 +137,42 @@ def test_dead_bootstrap_fails_committed_and_position_at_once(transport: str) -> 
         with pytest.raises(NoBrokersAvailable) as info:
             await call(c, "committed", [tp])
         assert address in str(info.value)
+        assert 1.0 - EARLY_S <= time.monotonic() - start < 1.0 + SLACK_S  # default_api_timeout_ms
         await call(c, "assign", [tp])
-        with pytest.raises(KafkaConnectionError) as info2:
-            await call(c, "position", tp, 5.0)
-        assert address in str(info2.value) or address in str(info2.value.__cause__)
-        assert time.monotonic() - start < 3.0
+        start = time.monotonic()
+        with pytest.raises(KafkaTimeoutError) as timed_out:
+            await call(c, "position", tp, 1000)
+        assert 1.0 <= time.monotonic() - start < 1.0 + SLACK_S
+        cause = timed_out.value.__cause__
+        assert isinstance(cause, NoBrokersAvailable) and address in str(cause), repr(cause)
 
     run(
         transport,
         scenario,
         bootstrap_servers=address,
         group_id="g",
-        default_api_timeout_ms=5000,
+        default_api_timeout_ms=1000,
         reconnect_backoff_ms=50,
     )
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_poll_raises_at_once_when_the_cluster_was_never_reached(transport: str) -> None:
+def test_poll_raises_at_its_timeout_when_the_cluster_was_never_reached(transport: str) -> None:
     address = f"127.0.0.1:{dead_port()}"
 
     async def scenario(c: Any) -> None:
         await call(c, "assign", [TopicPartition("anything", 0)])
         start = time.monotonic()
-        error = await poll_until_raised(c, 20)
-        assert isinstance(error, NoBrokersAvailable), repr(error)
-        assert address in str(error) and "never reached" in str(error)
-        assert time.monotonic() - start < 1.5
+        with pytest.raises(NoBrokersAvailable) as info:
+            await call(c, "poll_records", timeout=1.5)
+        assert 1.5 <= time.monotonic() - start < 1.5 + SLACK_S
+        assert address in str(info.value) and "never reached" in str(info.value)
 
     run(
         transport,
         scenario,
         bootstrap_servers=address,
-        default_api_timeout_ms=5000,
+        default_api_timeout_ms=60000,
         reconnect_backoff_ms=50,
     )
 

@@ -131,17 +131,26 @@ def test_unreachable_is_reported_each_period_while_nothing_answers() -> None:
     assert t.unreachable_deadline(True) is None
 
 
-def test_a_cluster_never_reached_is_reported_at_once_and_once() -> None:
+def test_a_cluster_never_reached_is_reported_at_the_bounds_not_at_once() -> None:
     t, client = tracker()
-    never = NoBrokersAvailable("bootstrap failed 3 times")
+    never = NoBrokersAvailable("every bootstrap server refused")
     never.__cause__ = KafkaConnectionError("refused")
     client.unreachable = never
     t.observe(BootstrapFailed(error=never), 1.0)
-    assert t.unreachable_deadline(True) == 0.0
-    error = t.check_unreachable(1.0, True)
+    # The same period as after contact, from the consumer's start (issue 26).
+    assert t.unreachable_deadline(True) == pytest.approx(10.0)
+    assert t.check_unreachable(1.0, True) is None
+    error = t.check_unreachable(10.0, True)
     assert error is not None and "never reached the cluster" in str(error)
     assert error.__cause__ is never.__cause__
-    assert t.unreachable_deadline(True) == pytest.approx(11.0)
+    assert t.unreachable_deadline(True) == pytest.approx(20.0)
+    # A poll that waited its own timeout: reported then, as this poll's error.
+    polled = t.poll_ended("poll", 2.5, 12.5)
+    assert isinstance(polled, NoBrokersAvailable) and "within its timeout (2.5 s)" in str(polled)
+    assert polled.__cause__ is never.__cause__
+    assert t.unreachable_deadline(True) == pytest.approx(22.5)
+    client.unreachable = None  # reached (or still untried): nothing to report
+    assert t.poll_ended("poll", 2.5, 13.0) is None
 
 
 def test_missing_and_refused_topics() -> None:

@@ -2,8 +2,10 @@
 core, on the fake broker with time jumped:
 
 - lookups, committed() and commits on an unreachable cluster fail at their
-  timeout with a KafkaTimeoutError that names the connection failure and
-  carries it as ``__cause__`` (not a bare "no leader answered");
+  timeout with an error that names the connection failure and carries it
+  as ``__cause__`` (not a bare "no leader answered"): NoBrokersAvailable for
+  a cluster never reached, which is retried until then (issue 26: a broker
+  that comes up inside the timeout is used), else a KafkaTimeoutError;
 - an authentication failure fails them at once, and poll raises it;
 - with partitions to follow and no broker answering for
   ``default_api_timeout_ms``, poll raises NoBrokersAvailable (once per
@@ -66,14 +68,26 @@ def fails(core: Any, pump: Any, handle: Any, rounds: int = 5000) -> BaseExceptio
     return error
 
 
-def test_lookup_on_a_cluster_never_reached_fails_at_once() -> None:
+def test_lookup_on_a_cluster_never_reached_fails_at_its_timeout() -> None:
     core, pump, _ = unbooted(refuse=True)
-    handle = core.end_offsets([T0], now=pump.now)
+    handle = core.end_offsets([T0], now=pump.now, timeout_ms=5000)
     error = fails(core, pump, handle)
     assert isinstance(error, NoBrokersAvailable)
-    assert pump.now < 1.0
+    # Not after a few refused rounds: at the timeout (less the retry backoff
+    # that would have started after it).
+    assert 4.8 <= pump.now <= 5.0
     assert isinstance(error.__cause__, KafkaConnectionError), repr(error.__cause__)
     assert "no leader answered" in str(error) and "refused" in str(error), str(error)
+
+
+def test_lookup_uses_a_cluster_that_comes_up_inside_its_timeout() -> None:
+    core, pump, _ = unbooted(refuse=True)
+    handle = core.end_offsets([T0], now=pump.now, timeout_ms=5000)
+    pump.run(until=lambda: pump.now >= 2.0, rounds=5000)
+    assert not handle.done and core.stall_cause() is not None  # refused until now
+    pump.refuse.clear()
+    pump.run(until=lambda: handle.done, rounds=5000)
+    assert handle.error is None and pump.now < 5.0, handle.error
 
 
 def test_lookup_on_a_cluster_lost_after_contact_names_the_connection_failure() -> None:
@@ -125,16 +139,32 @@ def test_wrong_password_fails_lookups_at_once_and_poll_raises_it() -> None:
         core.poll_records(now=pump.now)
 
 
-def test_poll_raises_at_once_when_the_cluster_was_never_reached() -> None:
+def test_poll_raises_at_its_bounds_when_the_cluster_was_never_reached() -> None:
     core, pump, _ = unbooted(refuse=True, default_api_timeout_ms=5000)
     core.assign([T0], now=pump.now)
-    pump.run(until=lambda: core.has_buffered(), rounds=5000)
-    assert pump.now < 1.0
+    pump.run(until=lambda: pump.now >= 2.0, rounds=5000)
+    assert core.poll_records(now=pump.now) == []  # refused so far: not reported yet
+    # A poll that waited 2 s for records and got none: its own bound passed.
     with pytest.raises(NoBrokersAvailable, match="never reached") as info:
-        core.poll_records(now=pump.now)
+        core.poll_timed_out("poll", 2.0, now=pump.now)
     assert isinstance(info.value.__cause__, KafkaConnectionError)
+    pump.drain()
     assert any(isinstance(e, BrokersUnreachable) for e in pump.events)
-    assert core.poll_records(now=pump.now) == []  # once, then once per period
+    # Polls that do not wait (the iterator, poll(0)): default_api_timeout_ms.
+    pump.run(until=lambda: core.has_buffered(), rounds=5000)
+    assert pump.now == pytest.approx(7.0)  # a period after the last report
+    with pytest.raises(NoBrokersAvailable, match="never reached"):
+        core.poll_records(now=pump.now)
+    assert core.poll_records(now=pump.now) == []  # once per period
+
+
+def test_a_poll_that_times_out_after_contact_raises_nothing() -> None:
+    core, pump, _kafka, _cluster = boot_consumer(default_api_timeout_ms=5000)
+    core.assign([T0], now=pump.now)
+    core.poll_timed_out("poll", 1.0, now=pump.now)  # reached: an empty poll is no error
+    pump.lose_cluster()
+    pump.run(until=lambda: pump.now >= 1.0, rounds=5000)
+    core.poll_timed_out("poll", 1.0, now=pump.now)  # an outage after contact: the period
 
 
 def test_poll_raises_when_no_broker_answers_for_the_api_timeout() -> None:

@@ -119,7 +119,7 @@ def test_a_timeout_names_the_failure_seen_while_waiting() -> None:
     assert isinstance(failures[0], KafkaTimeoutError) and "deadline passed" in str(failures[0])
 
 
-def test_refused_credentials_and_a_cluster_never_reached_fail_at_once() -> None:
+def test_refused_credentials_fail_at_once_a_cluster_never_reached_at_the_deadline() -> None:
     w = world()
     failures: list[BaseException] = []
     refused = AuthenticationError("bad password")
@@ -128,11 +128,18 @@ def test_refused_credentials_and_a_cluster_never_reached_fail_at_once() -> None:
     never = NoBrokersAvailable("bootstrap failed")
     never.__cause__ = KafkaConnectionError("refused")
     w.client.unreachable = never
+    # Before the deadline: retried (a broker may come up, issue 26).
     w.ops.retry_or_fail(100.0, 0.0, KafkaConnectionError("x"), lambda t: None, failures.append)
-    w.ops.retry_or_fail(100.0, 0.0, None, lambda t: None, failures.append)
+    assert len(failures) == 1 and len(w.deadlines) == 1
+    # At it: said as a cluster never reached, its cause the connection error.
+    w.ops.retry_or_fail(100.0, 100.0, KafkaConnectionError("x"), lambda t: None, failures.append)
+    w.ops.retry_or_fail(100.0, 100.0, None, lambda t: None, failures.append)
     assert isinstance(failures[1], NoBrokersAvailable) and failures[1].__cause__ is never.__cause__
-    assert str(failures[2]).startswith("gave up: ")
-    assert len(w.deadlines) == 0
+    assert str(failures[1]).startswith("x: ")
+    assert str(failures[2]).startswith("deadline passed: ")
+    expired = NoBrokersAvailable("request #3 not sent within 100 ms: bootstrap failed")
+    w.ops.retry_or_fail(100.0, 100.0, expired, lambda t: None, failures.append)
+    assert failures[3] is expired  # names itself already
 
 
 def test_poll_errors_keep_the_first_unless_replaced() -> None:

@@ -28,8 +28,8 @@ def dead_address() -> str:
     return f"127.0.0.1:{port}"
 
 
-#: Slow reconnects: the send must still be waiting when close gives up (a
-#: cluster never reached is reported after FIRST_CONTACT_ATTEMPTS failures).
+#: Slow reconnects: the send must still be waiting when close gives up (it
+#: would until max_block_ms, 60 s by default, the bound of a cluster never reached).
 OPTIONS: dict[str, Any] = {"reconnect_backoff_ms": 2000, "reconnect_backoff_max_ms": 2000}
 
 

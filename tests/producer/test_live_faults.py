@@ -3,8 +3,9 @@
 Issue 10, fault 8: a producer with a dead bootstrap address or a wrong
 SASL password waited 60 s and then said "topic not present in metadata
 ... (is auto-creation off?)". Now the refused credentials fail the record
-at once with an AuthenticationError naming the broker, and an unreachable
-cluster is the cause attached when ``max_block_ms`` runs out.
+at once with an AuthenticationError naming the broker, and a cluster never
+reached fails it with NoBrokersAvailable naming the address when
+``max_block_ms`` runs out (not before: issue 26, a broker may be late).
 """
 
 from __future__ import annotations
@@ -33,16 +34,16 @@ def _dead_port() -> int:
 
 
 @pytest.mark.parametrize("flavor", FLAVORS)
-def test_a_dead_bootstrap_address_fails_the_send_at_once(flavor: str) -> None:
-    """A cluster never reached is reported after three refused rounds, not at
-    max_block_ms (a cluster lost after contact waits: tests/producer/test_reliability.py)."""
+def test_a_dead_bootstrap_address_fails_the_send_at_max_block_ms(flavor: str) -> None:
+    """A cluster never reached is reported when max_block_ms runs out, as itself
+    (a broker that comes up before is used: tests/faults/test_late_broker.py)."""
     port = _dead_port()
     start = time.monotonic()
     results = run(
         flavor,
         f"127.0.0.1:{port}",
         [("send", "anything", b"x", None, None, None)],
-        max_block_ms=20000,
+        max_block_ms=2000,
         reconnect_backoff_ms=50,
     )
     elapsed = time.monotonic() - start
@@ -50,8 +51,8 @@ def test_a_dead_bootstrap_address_fails_the_send_at_once(flavor: str) -> None:
     assert isinstance(error, NoBrokersAvailable), repr(error)
     assert isinstance(error.__cause__, KafkaConnectionError), repr(error.__cause__)
     assert "not present" not in str(error)
-    assert f"127.0.0.1:{port}" in str(error)
-    assert elapsed < 5.0
+    assert f"127.0.0.1:{port}" in str(error) and "max_block_ms=2000" in str(error)
+    assert 2.0 <= elapsed < 2.0 + 3.0  # the bound, plus a busy machine's start and stop
 
 
 @pytest.mark.parametrize("flavor", FLAVORS)

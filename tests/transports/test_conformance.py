@@ -57,7 +57,7 @@ async def test_bootstrap_skips_a_dead_address(
 async def test_bootstrap_with_only_dead_addresses_fails_clearly(
     flavor: Flavor, dead_address: str
 ) -> None:
-    err = await flavor.connect_error(dead_address, reconnect_backoff_ms=10)
+    err = await flavor.connect_error(dead_address, reconnect_backoff_ms=10, request_timeout_ms=2000)
     assert isinstance(err, NoBrokersAvailable)
     assert dead_address in str(err)
 
