@@ -143,6 +143,7 @@ PUBLIC: dict[str, list[str]] = {
         "OffsetAndTimestamp",
         "Operation",
         "OperationCompleted",
+        "OutOfRangeError",
         "PartitionBatch",
         "PartitionState",
         "PartitionsAssigned",

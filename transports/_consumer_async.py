@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import (
+    ConsumerClosedError,
     ConsumerCore,
     ConsumerRecord,
     OffsetAndMetadata,
@@ -52,6 +53,7 @@ from ._consumer_args import (
 from ._consumer_args import max_records as check_max_records
 from ._consumer_common import REFILLED, Command, ConsumerState, ConsumerSurface, Steps, Wait
 from ._consumer_listener import ListenerCalls
+from ._consumer_start import await_group
 from ._consumer_steps import LISTEN
 from ._unclosed import weak_method
 
@@ -104,32 +106,14 @@ class AsyncConsumerBase(ConsumerSurface):
         with contextlib.suppress(RuntimeError):  # its event loop is closed already
             self._driver.abort()
 
+    #: What ``start`` waits for before the group: "known" (each subscribed topic
+    #: described or reported missing), "described" (aiokafka's: described, or
+    #: UnknownTopicOrPartitionError at request_timeout_ms).
+    _START_TOPICS = "known"
+
     async def _await_group(self) -> None:
-        """aiokafka's ``start``: with a group subscription, return once the member
-        is in the group (assigned, its listener called). What fails the group
-        (a ``session_timeout_ms`` the broker refuses: InvalidSessionTimeoutError)
-        or the cluster (unreachable) is raised here."""
-        core, driver, router = self._core, self._driver, self._router
-        if core is None or core.member is None:
-            return
-        # aiokafka's start waits for the subscribed topics first (a broker that
-        # creates topics on first use has then made them), at most one request
-        # timeout: the group's first assignment then covers them.
-        topics = core.subscription()
-        until = driver.clock() + self.client_config.request_timeout_ms / 1000
-
-        def known() -> bool:
-            cluster, missing = core.client.cluster, core.missing_topics()
-            return all(cluster.partitions_for_topic(t) or t in missing for t in topics)
-
-        while not known() and driver.clock() < until:
-            await driver.wait_change(self._news_since(Wait(router.seq, 0.0)), until)
-        while core.member is not None and not core.member.stable:
-            error = self._call(lambda c, now: c.take_error())
-            if error is not None:
-                raise error
-            await driver.wait_change(self._news_since(Wait(router.seq, 0.0)), driver.clock() + 1.0)
-        await self._listener_calls.run()
+        """``start``'s wait for the group (see :func:`~._consumer_start.await_group`)."""
+        await await_group(self, self._START_TOPICS == "described")
 
     # -- polling ---------------------------------------------------------------
     async def poll(
@@ -148,9 +132,17 @@ class AsyncConsumerBase(ConsumerSurface):
     ) -> dict[TopicPartition, list[ConsumerRecord]]:
         """aiokafka's ``getmany``: records by partition, waiting up to ``timeout_ms``;
         with ``partitions``, from those (assigned) partitions only, the others'
-        records kept for later calls."""
+        records kept for later calls. A consumer closed while this waits makes it
+        answer ``{}``, as aiokafka's does (the next call raises ConsumerClosedError)."""
         only = self._named("getmany", partitions)
-        return by_partition(await self._poll_list("getmany", timeout_ms, max_records, None, only))
+        was_open = self._state is ConsumerState.RUNNING
+        try:
+            records = await self._poll_list("getmany", timeout_ms, max_records, None, only)
+        except ConsumerClosedError:
+            if was_open:
+                return {}  # closed while waiting: the call ends empty
+            raise
+        return by_partition(records)
 
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord:
         """aiokafka's ``getone``: the next record (of ``partitions`` when given,

@@ -10,6 +10,7 @@ and ``offsets_for_times`` start.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,7 +22,7 @@ from kafkacore.errors import InvalidArgumentError, KafkaTimeoutError
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
 
-from ._consumer_args import partitions_one_by_one
+from ._consumer_args import one_partition, partitions_one_by_one
 from ._consumer_held import HeldRecords
 from ._consumer_router import ConsumerRouter
 from ._consumer_steps import Command, Listing, Steps, Wait
@@ -142,6 +143,17 @@ class ConsumerQueries:
             if oam is not None:
                 self.seek(tp, oam.offset)
         return {tp: None if oam is None else oam.offset for tp, oam in found.items()}
+
+    def last_poll_timestamp(self, partition: TopicPartition) -> int | None:
+        """When a fetch last reported ``partition``'s high watermark and LSO, in ms
+        since the epoch (aiokafka's; None before the first one)."""
+        tp = one_partition(partition, "last_poll_timestamp")
+
+        def at(core: ConsumerCore, now: float) -> int | None:
+            fetched = core.partition_state(tp).fetched_at
+            return None if fetched is None else int((time.time() - now + fetched) * 1000)
+
+        return self._call(at)
 
     def _bootstrap_steps(self, timeout: float | None, refresh: bool) -> Steps[None]:
         """kafka-python 3's ``bootstrap``: until cluster metadata lists brokers (a

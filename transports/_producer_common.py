@@ -236,6 +236,10 @@ class ProducerSurface(WarnsUnclosed):
             return parts
         if topic not in client.topics:
             client.add_topic(topic, now=now)
+        else:
+            # Known to metadata without partitions (being auto-created, or not
+            # there yet): ask again; the client's retry backoff spaces the asks.
+            client.request_metadata_update(now=now)
         return None
 
     def _no_partitions(self, topic: str) -> KafkaTimeoutError:

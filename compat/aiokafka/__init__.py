@@ -10,8 +10,9 @@ from kafkacore.client import TopicPartition
 from kafkacore.compat._listener import ConsumerRebalanceListener
 from kafkacore.compat.aiokafka.consumer import AIOKafkaConsumer
 from kafkacore.compat.aiokafka.producer import AIOKafkaProducer
+from kafkacore.compat.aiokafka.structs import OffsetAndTimestamp
 from kafkacore.compat.errors import ConsumerStoppedError, IllegalOperation
-from kafkacore.consumer import ConsumerRecord, OffsetAndMetadata, OffsetAndTimestamp
+from kafkacore.consumer import ConsumerRecord, OffsetAndMetadata
 
 __all__ = [
     "AIOKafkaConsumer",

@@ -58,6 +58,7 @@ from kafkacore.consumer.buffer import FetchBuffer, named_partitions
 from kafkacore.consumer.causes import CauseTracker
 from kafkacore.consumer.committer import AUTO_COMMIT, Committer
 from kafkacore.consumer.config import ConsumerConfig
+from kafkacore.consumer.core_offsets import OffsetCommands
 from kafkacore.consumer.events import (
     CONSUMER_EVENTS,
     BrokersUnreachable,
@@ -65,7 +66,6 @@ from kafkacore.consumer.events import (
     ConsumerEvent,
     ConsumerRecord,
     NoOffsetForPartitionError,
-    OffsetAndMetadata,
     PartitionBatch,
     PositionsKnown,
 )
@@ -112,7 +112,7 @@ class _PollMark:
     member_state: object
 
 
-class ConsumerCore(StackedMachine[ConsumerEvent]):
+class ConsumerCore(OffsetCommands, StackedMachine[ConsumerEvent]):
     """Sans-IO consumer; see the module docstring."""
 
     EVENT_TYPES = CONSUMER_EVENTS
@@ -457,7 +457,7 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         assignment as aiokafka's does (it hands out what it can meanwhile).
         """
         only = self._readable(only, "poll_records")  # before anything changes
-        mark = self._before_poll("poll_records", now)
+        mark = self._before_poll("poll_records", now, only)
         if lend:
             self._subs.all_handed_over()
         limit = self.config.max_poll_records if max_records is None else max_records
@@ -550,7 +550,9 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
         if due is not None and due <= now:
             self._step(now)
 
-    def _before_poll(self, what: str, now: float) -> _PollMark:
+    def _before_poll(
+        self, what: str, now: float, only: frozenset[TopicPartition] | None = None
+    ) -> _PollMark:
         self._check_open(what)
         buffer = self._buffer
         member = self._membership.member
@@ -572,96 +574,12 @@ class ConsumerCore(StackedMachine[ConsumerEvent]):
             self._errors.clear()
         # Every poll raises until the user seeks, as Java's does (raised once,
         # the next poll would wait for records that cannot come).
-        error = self._errors.take() or no_position_error(stuck)
+        named = stuck if only is None else [tp for tp in stuck if tp in only]
+        error = self._errors.take() or no_position_error(named, self._subs.parts)
         if error is not None:
             self._step(now)
             raise error
         return mark
-
-    # ------------------------------------------------------ offsets, commits
-    def commit(
-        self,
-        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
-        *,
-        now: float,
-        timeout_ms: int | None = None,
-    ) -> Operation[Any]:
-        """Commit ``offsets`` (default: every position consumed so far).
-
-        The handle completes with the committed map, or with
-        CommitFailedError when a rebalance fenced the commit.
-        """
-        self._check_open("commit")
-        handle = self._committer.commit(offsets, now, timeout_ms)
-        self._step(now)
-        return handle
-
-    def committed(
-        self,
-        partitions: Iterable[TopicPartition],
-        *,
-        now: float,
-        timeout_ms: int | None = None,
-    ) -> Operation[Any]:
-        """The group's committed offsets: handle value ``{tp: OffsetAndMetadata | None}``."""
-        self._check_open("committed")
-        if self.config.group_id is None:
-            raise LocalProtocolError("committed: needs a group_id; set it in the consumer config")
-        handle = self._offsets.committed(partitions, now, timeout_ms)
-        self._step(now)
-        return handle
-
-    def offsets_for_times(
-        self,
-        timestamps: Mapping[TopicPartition, int],
-        *,
-        now: float,
-        timeout_ms: int | None = None,
-    ) -> Operation[Any]:
-        """Earliest offset whose timestamp is >= the given one:
-        ``{tp: OffsetAndTimestamp | None}`` (None past the end)."""
-        query = {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
-        for tp, ts in query.items():
-            if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
-                raise InvalidArgumentError(
-                    f"offsets_for_times: timestamp {ts!r} for {tp} must be an int >= 0"
-                )
-        return self._lookup("offsets_for_times", query, now, timeout_ms, keep_ts=True)
-
-    def end_offsets(
-        self,
-        partitions: Iterable[TopicPartition],
-        *,
-        now: float,
-        timeout_ms: int | None = None,
-    ) -> Operation[Any]:
-        """The end (high watermark, or LSO with read_committed): ``{tp: offset}``."""
-        query = {TopicPartition(*tp): LATEST for tp in partitions}
-        return self._lookup("end_offsets", query, now, timeout_ms)
-
-    def beginning_offsets(
-        self,
-        partitions: Iterable[TopicPartition],
-        *,
-        now: float,
-        timeout_ms: int | None = None,
-    ) -> Operation[Any]:
-        query = {TopicPartition(*tp): EARLIEST for tp in partitions}
-        return self._lookup("beginning_offsets", query, now, timeout_ms)
-
-    def _lookup(
-        self,
-        kind: str,
-        query: dict[TopicPartition, int],
-        now: float,
-        timeout_ms: int | None,
-        *,
-        keep_ts: bool = False,
-    ) -> Operation[Any]:
-        self._check_open(kind)
-        handle = self._lookups.lookup(kind, query, now, timeout_ms, keep_ts=keep_ts)
-        self._step(now)
-        return handle
 
     def revocation_done(self, token: int, *, now: float) -> None:
         """The user's listener has handled :class:`PartitionsRevoking` ``token``."""

@@ -16,7 +16,7 @@ from kafkacore.client.metadata import TopicPartition
 from kafkacore.errors import KafkaError, LocalProtocolError
 from kafkacore.group.base import GROUP_EVENTS, GroupEvent
 from kafkacore.operation import OperationCompleted
-from kafkacore.protocol.error_codes import RebalanceInProgressError
+from kafkacore.protocol.error_codes import OffsetOutOfRangeError, RebalanceInProgressError
 from kafkacore.records.model import Header
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "NoOffsetForPartitionError",
     "OffsetAndMetadata",
     "OffsetAndTimestamp",
+    "OutOfRangeError",
     "PartitionBatch",
     "PartitionsRevoking",
     "PositionsKnown",
@@ -99,6 +100,13 @@ class OffsetAndTimestamp(NamedTuple):
 class NoOffsetForPartitionError(KafkaError):
     """``auto_offset_reset="none"`` and the partition has no committed offset (or it is
     out of range): seek() to a position or choose "earliest"/"latest"."""
+
+
+class OutOfRangeError(NoOffsetForPartitionError, OffsetOutOfRangeError):
+    """A position the broker has no record at, and ``auto_offset_reset="none"``
+    (Java's ``OffsetOutOfRangeException``): a NoOffsetForPartitionError (seek()
+    to go on) and the broker's OFFSET_OUT_OF_RANGE class, so aiokafka's and
+    kafka-python's ``except OffsetOutOfRangeError`` catches it too."""
 
 
 class ConsumerClosedError(LocalProtocolError):

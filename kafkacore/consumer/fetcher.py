@@ -243,6 +243,7 @@ class Fetcher:
                 if st is None:
                     continue
                 if pd.error_code == ErrorCode.NONE:
+                    st.fetched_at = now
                     self._on_data(tp, st, pd)  # the common case, straight to the buffer
                 else:
                     refresh = self._on_partition_error(tp, pd.error_code, session, node) or refresh

@@ -45,6 +45,7 @@ from kafkacore.consumer.events import (
     LogTruncationError,
     NoOffsetForPartitionError,
     OffsetAndMetadata,
+    OutOfRangeError,
     TruncationDetected,
 )
 from kafkacore.consumer.poll_errors import PollErrors
@@ -142,6 +143,8 @@ class PartitionState:
     high_watermark: int | None = None
     last_stable_offset: int | None = None
     log_start_offset: int | None = None
+    #: When (the core's clock) a fetch answer last reported the marks above.
+    fetched_at: float | None = None
     committed_position: int | None = None  # what a commit last stored
     #: (position, epoch) before records lent to an iterator that the user has
     #: not been handed yet; commits and queries use it. None: nothing lent.
@@ -441,9 +444,9 @@ class SubscriptionState:
         st.busy = st.reset_to is None  # "none": reported here; seek() clears it
         if st.reset_to is None:
             self._errors.note(
-                NoOffsetForPartitionError(
-                    f"{tp}: position {st.position} is out of range and auto_offset_reset is "
-                    "'none'; seek() it to a valid position"
+                OutOfRangeError(
+                    f"{tp.topic}-{tp.partition}: position {st.position} is out of range and "
+                    "auto_offset_reset is 'none'; seek() it to a valid position"
                 )
             )
 
@@ -523,12 +526,16 @@ class SubscriptionState:
         st.state = target
 
 
-def no_position_error(stuck: list[TopicPartition]) -> NoOffsetForPartitionError | None:
-    """The error a poll raises while ``stuck`` partitions wait for a seek (None: none)."""
+def no_position_error(
+    stuck: list[TopicPartition], parts: dict[TopicPartition, PartitionState]
+) -> NoOffsetForPartitionError | None:
+    """The error a poll raises while ``stuck`` partitions wait for a seek (None:
+    none): OutOfRangeError when one lost its position out of range."""
     if not stuck:
         return None
     names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in stuck)
-    return NoOffsetForPartitionError(
+    lost = any(parts[tp].position is not None for tp in stuck if tp in parts)
+    return (OutOfRangeError if lost else NoOffsetForPartitionError)(
         f"{names} have no position (no committed offset, or out of range) and "
         "auto_offset_reset is 'none'; seek() them to a position"
     )
