@@ -7,16 +7,20 @@ InvalidSessionTimeoutError; authorization) is raised by ``start`` itself.
 Before joining it waits for the subscribed topics to be in metadata (a
 broker that creates topics on first use has then made them, and the first
 assignment covers them); a topic still not there after ``request_timeout_ms``
-is UnknownTopicOrPartitionError. kafkacore's own async consumers wait the
-same way but settle for "reported missing" too (a topic created later is
-picked up by a rebalance); :class:`~kafkacore.compat.aiokafka.AIOKafkaConsumer`
-asks for aiokafka's rule.
+is UnknownTopicOrPartitionError, and a cluster not reached by then is
+NoBrokersAvailable. That is :class:`~kafkacore.compat.aiokafka.AIOKafkaConsumer`'s
+rule (``strict``). kafkacore's own async consumers wait the same way while
+the cluster answers, but settle for a topic "reported missing" (a topic
+created later is picked up by a rebalance) and return at once when no
+broker has answered yet, so that the first poll reports it within its own
+timeout (issue 26).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kafkacore.errors import KafkaTimeoutError
 from kafkacore.protocol.error_codes import UnknownTopicOrPartitionError
 
 from ._consumer_steps import Wait
@@ -27,35 +31,52 @@ if TYPE_CHECKING:
 __all__ = ["await_group"]
 
 
-async def await_group(consumer: AsyncConsumerBase, described: bool) -> None:
-    """Wait for the subscribed topics (``described``: aiokafka's rule, see the
-    module docstring), then until the member is stable, its listener called."""
+async def await_group(consumer: AsyncConsumerBase, strict: bool) -> None:
+    """See the module docstring."""
     core, driver, router = consumer._core, consumer._driver, consumer._router
     if core is None or core.member is None:
         return
     topics = core.subscription()
-    until = driver.clock() + consumer.client_config.request_timeout_ms / 1000
+    bound_ms = consumer.client_config.request_timeout_ms
+    until = driver.clock() + bound_ms / 1000
 
     def waiting() -> list[str]:
         cluster, missing = core.client.cluster, core.missing_topics()
         return sorted(
             t
             for t in topics
-            if not cluster.partitions_for_topic(t) and (described or t not in missing)
+            if not cluster.partitions_for_topic(t) and (strict or t not in missing)
         )
 
-    while waiting():
-        if driver.clock() >= until:
-            if described:
-                raise UnknownTopicOrPartitionError(
-                    f"{consumer._NAME}.start: {waiting()} not in metadata within "
-                    f"request_timeout_ms={consumer.client_config.request_timeout_ms}"
-                )
+    while True:
+        absent = core.client.unreachable_from_the_start()
+        if absent is not None and not strict:
+            return  # the first poll says so, at its own bound
+        late = driver.clock() >= until
+        if absent is not None and late:
+            raise absent
+        pending = waiting()
+        if pending and late:
+            if not strict:
+                break
+            raise UnknownTopicOrPartitionError(
+                f"{consumer._NAME}.start: {pending} not in metadata within "
+                f"request_timeout_ms={bound_ms}"
+            )
+        if not pending and absent is None:
             break
         await driver.wait_change(consumer._news_since(Wait(router.seq, 0.0)), until)
+    # A join lasts at most the group's rebalance timeout (max_poll_interval_ms);
+    # past that and a request timeout more, start says so rather than wait on.
+    joined_by = driver.clock() + (consumer.config.max_poll_interval_ms + bound_ms) / 1000
     while core.member is not None and not core.member.stable:
         error = consumer._call(lambda c, now: c.take_error())
         if error is not None:
             raise error
+        if driver.clock() >= joined_by:
+            raise KafkaTimeoutError(
+                f"{consumer._NAME}.start: not in group {consumer.config.group_id!r} within "
+                f"max_poll_interval_ms + request_timeout_ms"
+            )
         await driver.wait_change(consumer._news_since(Wait(router.seq, 0.0)), driver.clock() + 1.0)
     await consumer._listener_calls.run()

@@ -44,11 +44,6 @@ class TrioKafkaConsumer(AsyncConsumerBase):
             )
         await self._trio.open()
         self._attach()
-        try:
-            await self._await_group()  # in the group on entry, as aiokafka's start
-        except BaseException:
-            await self.__aexit__(None, None, None)
-            raise
         return self
 
     async def __aexit__(

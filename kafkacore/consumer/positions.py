@@ -284,13 +284,9 @@ class SubscriptionState:
                 work.initialize.append(tp)
             elif st.state is FetchState.AWAIT_RESET:
                 if st.reset_to is None:
-                    st.busy = True  # reported once; seek() clears it
-                    self._errors.note(
-                        NoOffsetForPartitionError(
-                            f"{tp} has no committed offset and auto_offset_reset is 'none'; "
-                            "seek() it to a position"
-                        )
-                    )
+                    # Nothing to look up: every poll raises (no_position_error)
+                    # until seek() clears it.
+                    st.busy = True
                 else:
                     work.reset[tp] = st.reset_to
             elif st.state is FetchState.AWAIT_VALIDATION:
@@ -441,14 +437,8 @@ class SubscriptionState:
         self._move(tp, st, Trigger.OUT_OF_RANGE)
         st.reset_to = reset_timestamp(self._policy)
         st.position_epoch = None
-        st.busy = st.reset_to is None  # "none": reported here; seek() clears it
-        if st.reset_to is None:
-            self._errors.note(
-                OutOfRangeError(
-                    f"{tp.topic}-{tp.partition}: position {st.position} is out of range and "
-                    "auto_offset_reset is 'none'; seek() it to a valid position"
-                )
-            )
+        # "none": every poll raises OutOfRangeError (no_position_error) until seek().
+        st.busy = st.reset_to is None
 
     def truncated(self, tp: TopicPartition, end_offset: int, epoch: int) -> None:
         """The log diverged from ours at ``end_offset`` (KIP-320): go on from
@@ -533,9 +523,15 @@ def no_position_error(
     none): OutOfRangeError when one lost its position out of range."""
     if not stuck:
         return None
-    names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in stuck)
+
+    def why(tp: TopicPartition) -> str:
+        st = parts.get(tp)
+        if st is not None and st.position is not None:
+            return f"{tp.topic}-{tp.partition} (position {st.position} is out of range)"
+        return f"{tp.topic}-{tp.partition} (no committed offset)"
+
     lost = any(parts[tp].position is not None for tp in stuck if tp in parts)
     return (OutOfRangeError if lost else NoOffsetForPartitionError)(
-        f"{names} have no position (no committed offset, or out of range) and "
-        "auto_offset_reset is 'none'; seek() them to a position"
+        f"{', '.join(map(why, stuck))}: no position and auto_offset_reset is 'none'; "
+        "seek() to a position"
     )

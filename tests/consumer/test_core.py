@@ -75,7 +75,7 @@ def test_latest_starts_at_the_end_and_none_raises_until_seek() -> None:
     core2, pump2, kafka2, _ = boot_consumer(auto_offset_reset="none")
     kafka2.log("t", 0).append([b"x"] * 3)
     core2.assign([T0], now=pump2.now)
-    pump2.run(until=lambda: core2._errors.pending is not None)
+    pump2.run(until=lambda: bool(core2._subs.awaiting_seek()))
     with pytest.raises(NoOffsetForPartitionError, match="auto_offset_reset is 'none'"):
         core2.poll_records(now=pump2.now)
     core2.seek(T0, 1, now=pump2.now)
@@ -89,13 +89,15 @@ def test_no_reset_policy_raises_on_every_poll_until_seek() -> None:
     kafka.log("t", 0).append([b"x"] * 3)
     kafka.log("t", 1).append([b"y"])
     core.assign([T0, T1], now=pump.now)
-    pump.run(until=lambda: core._errors.pending is not None)
+    pump.run(until=lambda: len(core._subs.awaiting_seek()) == 2)
     for _ in range(3):
         with pytest.raises(NoOffsetForPartitionError, match="auto_offset_reset is 'none'"):
             core.poll_records(now=pump.now)
         pump.drain()
     core.seek(T0, 2, now=pump.now)
-    with pytest.raises(NoOffsetForPartitionError, match="t-1 have no position") as raised:
+    with pytest.raises(
+        NoOffsetForPartitionError, match=r"t-1 \(no committed offset\): no position"
+    ) as raised:
         core.poll_records(now=pump.now)
     assert "t-0" not in str(raised.value)
     core.seek(T1, 0, now=pump.now)
@@ -109,7 +111,7 @@ def test_seek_after_assign_before_the_first_poll_needs_no_reset_policy() -> None
     core, pump, kafka, _ = boot_consumer(auto_offset_reset="none")
     kafka.log("t", 0).append([b"a", b"b", b"c"])
     core.assign([T0], now=pump.now)
-    pump.run(until=lambda: core._errors.pending is not None)
+    pump.run(until=lambda: bool(core._subs.awaiting_seek()))
     core.seek(T0, 1, now=pump.now)
     assert [r.value for r in drain(core, pump, 2)] == [b"b", b"c"]
 

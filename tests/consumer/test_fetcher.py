@@ -12,7 +12,6 @@ from kafkacore.client.routing import Node
 from kafkacore.consumer.buffer import FetchBuffer
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import (
-    NoOffsetForPartitionError,
     OffsetAndMetadata,
     RecordsAvailable,
     TruncationDetected,
@@ -195,7 +194,7 @@ def test_out_of_range_resets_by_the_policy() -> None:
     fetcher.send_fetches(0.0)
     w.send.pop().answer(response(("t", data(0, code=ErrorCode.OFFSET_OUT_OF_RANGE))))
     assert w.subs.parts[T0].state is FetchState.AWAIT_RESET
-    assert isinstance(w.errors.pending, NoOffsetForPartitionError)
+    assert w.subs.awaiting_seek() == [T0]  # every poll raises until seek()
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from kafkacore.consumer.events import (
     LogTruncationError,
     NoOffsetForPartitionError,
     OffsetAndMetadata,
+    OutOfRangeError,
     TruncationDetected,
 )
 from kafkacore.consumer.positions import (
@@ -22,9 +23,11 @@ from kafkacore.consumer.positions import (
     PartitionState,
     SubscriptionMode,
     Trigger,
+    no_position_error,
     reset_timestamp,
 )
 from kafkacore.errors import LocalProtocolError
+from kafkacore.protocol.error_codes import OffsetOutOfRangeError
 from tests.consumer.units import T0, T1, U0, World, world
 
 INIT, R, V, F = (
@@ -125,10 +128,10 @@ def test_due_hands_out_each_kind_of_lookup_once() -> None:
     assert w.deadlines.get(PartitionRetry(U0)) == pytest.approx(0.1)
     work = w.subs.due(0.05)
     assert work.initialize == [] and work.reset == {}
-    assert isinstance(w.errors.pending, NoOffsetForPartitionError)
-    assert w.subs.awaiting_seek()
-    w.errors.take()
-    assert w.subs.due(0.05).initialize == []  # reported once: T1 is busy until seek()
+    assert w.subs.awaiting_seek() == [T1]  # every poll raises for it (no_position_error)
+    error = no_position_error(w.subs.awaiting_seek(), w.subs.parts)
+    assert isinstance(error, NoOffsetForPartitionError) and "no committed offset" in str(error)
+    assert w.subs.due(0.05).initialize == []  # T1 is busy until seek()
     assert w.errors.pending is None
     assert w.subs.due(0.2).initialize == [U0]
 
@@ -211,8 +214,9 @@ def test_out_of_range_without_a_policy_is_reported() -> None:
     st.lent_from = (8, 1)
     w.subs.out_of_range(T0)
     assert st.state is R and st.reset_to is None and st.busy and st.lent_from is None
-    error = w.errors.take()
-    assert isinstance(error, NoOffsetForPartitionError) and "position 10" in str(error)
+    error = no_position_error(w.subs.awaiting_seek(), w.subs.parts)
+    assert isinstance(error, OutOfRangeError) and "position 10 is out of range" in str(error)
+    assert isinstance(error, OffsetOutOfRangeError)  # Java's OffsetOutOfRangeException
 
 
 def test_truncation_without_a_policy_replaces_the_waiting_error() -> None:
