@@ -54,7 +54,13 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.datasource import WriterCommitMessage
 
-__all__ = ["KafkaBatchWriter", "KafkaStreamWriter", "batch_writer", "stream_writer"]
+__all__ = [
+    "KafkaBatchWriter",
+    "KafkaStreamWriter",
+    "batch_writer",
+    "check_reachable",
+    "stream_writer",
+]
 
 log = logging.getLogger("pyspark_kafkacore.sink")
 
@@ -99,6 +105,29 @@ def _client(options: SinkOptions) -> Any:
     client = KafkaClient(**options.client)
     client.start()
     return client
+
+
+def check_reachable(options: SinkOptions) -> None:
+    """Fail the query now, naming the address, when no bootstrap server answers.
+
+    One Metadata request on the driver when the write is planned; without it a
+    wrong address is found by every task after ``kafka.max.block.ms`` (and an
+    exactly-once task's InitProducerId only says it timed out).
+    """
+    from kafkacore.client import AnyNode
+    from kafkacore.errors import KafkaConnectionError
+    from kafkacore.protocol.messages import MetadataRequest
+
+    client = _client(options)
+    try:
+        client.send(MetadataRequest(topics=[], allow_auto_topic_creation=False), target=AnyNode())
+    except KafkaConnectionError as exc:
+        raise SinkOptionError(
+            f"option 'kafka.bootstrap.servers': no broker answers at "
+            f"{options.client.get('bootstrap_servers')}: {exc}"
+        ) from exc
+    finally:
+        client.close()
 
 
 def _settle_timeout_s(options: SinkOptions) -> float:
