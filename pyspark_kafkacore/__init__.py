@@ -67,5 +67,5 @@ class DefaultSource(DataSource):
         from pyspark_kafkacore._sink import check_reachable, stream_writer
 
         writer = stream_writer(self.options, schema, overwrite)
-        check_reachable(writer.options)
+        check_reachable(writer.options, stream=True)
         return writer

@@ -107,20 +107,27 @@ def _client(options: SinkOptions) -> Any:
     return client
 
 
-def check_reachable(options: SinkOptions) -> None:
-    """Fail the query now, naming the address, when no bootstrap server answers.
+def check_reachable(options: SinkOptions, *, stream: bool = False) -> None:
+    """Fail the query now when no bootstrap server answers, or when an exactly-once
+    stream's marker topic does not exist, naming the option.
 
     One Metadata request on the driver when the write is planned; without it a
     wrong address is found by every task after ``kafka.max.block.ms`` (and an
-    exactly-once task's InitProducerId only says it timed out).
+    exactly-once task's InitProducerId only says it timed out), and a missing
+    marker topic by every task's OffsetFetch (UNKNOWN_TOPIC_ID, no name).
     """
     from kafkacore.client import AnyNode
     from kafkacore.errors import KafkaConnectionError
+    from kafkacore.protocol.enums import ErrorCode
     from kafkacore.protocol.messages import MetadataRequest
+    from kafkacore.protocol.messages.metadata_request import MetadataRequestTopic
 
+    marker = options.marker_topic if stream and options.exactly_once else None
+    topics = [MetadataRequestTopic(name=marker)] if marker else []
     client = _client(options)
     try:
-        client.send(MetadataRequest(topics=[], allow_auto_topic_creation=False), target=AnyNode())
+        request = MetadataRequest(topics=topics, allow_auto_topic_creation=False)
+        response = client.send(request, target=AnyNode())
     except KafkaConnectionError as exc:
         raise SinkOptionError(
             f"option 'kafka.bootstrap.servers': no broker answers at "
@@ -128,6 +135,11 @@ def check_reachable(options: SinkOptions) -> None:
         ) from exc
     finally:
         client.close()
+    if any(t.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for t in response.topics):
+        raise SinkOptionError(
+            f"option 'markerTopic' (default: the 'topic' option): topic {marker!r} does not "
+            "exist; an exactly-once stream keeps its batch markers in an existing topic"
+        )
 
 
 def _settle_timeout_s(options: SinkOptions) -> float:
