@@ -46,7 +46,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "spark" in names:
             item.add_marker("spark")
         if "spark_cluster" in names:
+            # its tests run brokers of their own too: not socket-free
             item.add_marker("spark_cluster")
+            item.add_marker("broker")
 
 
 @pytest.fixture(scope="session")
