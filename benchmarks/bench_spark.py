@@ -1,9 +1,12 @@
 """Spark through Kafka: ``format("kafkacore")`` beside Spark's JVM ``format("kafka")``.
 
 Run: ``.venv/bin/python benchmarks/bench_spark.py [--records N] [--rounds R] [--bootstrap H:P]
-[--quick] [--json OUT.json]``
+[--cluster] [--quick] [--json OUT.json]``
 
-One broker, one local Spark session (``local[2]``, both formats loaded),
+One broker, one Spark session (both formats loaded): ``local[2]``, or with
+``--cluster`` a driver on a standalone cluster of its own (a master and two
+one-core workers, ``kafkacore.testing.spark_cluster``; the tasks run in the
+workers' executor JVMs and their Python workers, as deployed),
 one topic of ``--records`` 100-byte records in 4 partitions written by the
 Java ``ProducerPerformance`` tool. Cases, each through both formats:
 
@@ -29,6 +32,7 @@ printed before and after; read the ratios within one run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
@@ -173,25 +177,68 @@ def why(exc: BaseException) -> str:
     return text[:200]
 
 
+def session(cluster: bool, stack: contextlib.ExitStack) -> Any:
+    """The Spark session: ``local[2]``, or a driver on a fresh standalone cluster."""
+    from kafkacore.testing.spark import cluster_spark, local_spark
+
+    if not cluster:
+        return local_spark("bench-spark")
+    from kafkacore.testing.spark_cluster import LocalSparkCluster
+
+    nodes = stack.enter_context(LocalSparkCluster(workers=2, cores=1, memory="2g"))
+    return cluster_spark(nodes, "bench-spark")
+
+
+def run_cases(
+    cases: Cases, warmup: Cases, rounds: int
+) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, str], str]]:
+    """Warm every case up, then ``rounds`` timed rounds: the times, and what cannot run."""
+    broken: dict[tuple[str, str], str] = {}
+    for name, fn in CASES:
+        for fmt in FORMATS:
+            try:
+                fn(warmup, fmt)
+            except Exception as exc:
+                broken[(name, fmt)] = why(exc)
+                print(f"warm-up {name} / {fmt}: cannot run: {broken[(name, fmt)]}")
+    times: dict[tuple[str, str], list[float]] = {}
+    for rnd in range(rounds):
+        for name, fn in CASES:
+            order = FORMATS if rnd % 2 == 0 else tuple(reversed(FORMATS))
+            for fmt in order:
+                if (name, fmt) in broken:
+                    continue
+                elapsed, count = timed(lambda fn=fn, fmt=fmt: fn(cases, fmt))
+                if count != cases.records:
+                    raise RuntimeError(f"{name} / {fmt}: {count} records, not {cases.records}")
+                times.setdefault((name, fmt), []).append(elapsed)
+                print(f"round {rnd + 1} {name} / {fmt}: {elapsed:.2f} s")
+    return times, broken
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=2_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bootstrap")
+    ap.add_argument(
+        "--cluster",
+        action="store_true",
+        help="run on a standalone cluster (a master, two 1-core workers) instead of local[2]",
+    )
     ap.add_argument("--quick", action="store_true", help="smoke run: 50,000 records, 1 round")
     ap.add_argument("--json", help="also write the rows to this JSON file")
     args = ap.parse_args()
     if args.quick:
         args.records, args.rounds = 50_000, 1
-    from kafkacore.testing.spark import local_spark
-
-    print(f"# bench_spark: {args.records} records, {args.rounds} rounds")
+    where = "standalone cluster, 2 workers x 1 core" if args.cluster else "local[2]"
+    print(f"# bench_spark: {args.records} records, {args.rounds} rounds, {where}")
     print(f"date {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
     print(f"load average before: {load_average()}")
     work = tempfile.mkdtemp(prefix="bench-spark-")
     try:
-        with broker(args.bootstrap) as bootstrap:
+        with broker(args.bootstrap) as bootstrap, contextlib.ExitStack() as stack:
             topic = f"bench-read-{uuid.uuid4().hex[:6]}"
             warm = f"bench-warm-{uuid.uuid4().hex[:6]}"
             create_topics(bootstrap, [topic, warm], partitions=PARTITIONS)
@@ -199,34 +246,13 @@ def main() -> None:
             fill(bootstrap, topic, args.records)
             fill(bootstrap, warm, 20_000)
             print(f"filled {args.records} records in {time.perf_counter() - t0:.1f} s")
-            spark = local_spark("bench-spark")
+            spark = session(args.cluster, stack)
             import pyspark
 
             print(f"pyspark {pyspark.__version__}, Python {platform.python_version()}")
             cases = Cases(spark, bootstrap, topic, args.records, work)
             warmup = Cases(spark, bootstrap, warm, 20_000, work)
-            broken: dict[tuple[str, str], str] = {}
-            for name, fn in CASES:
-                for fmt in FORMATS:
-                    try:
-                        fn(warmup, fmt)
-                    except Exception as exc:
-                        broken[(name, fmt)] = why(exc)
-                        print(f"warm-up {name} / {fmt}: cannot run: {broken[(name, fmt)]}")
-            times: dict[tuple[str, str], list[float]] = {}
-            for rnd in range(args.rounds):
-                for name, fn in CASES:
-                    order = FORMATS if rnd % 2 == 0 else tuple(reversed(FORMATS))
-                    for fmt in order:
-                        if (name, fmt) in broken:
-                            continue
-                        elapsed, count = timed(lambda fn=fn, fmt=fmt: fn(cases, fmt))
-                        if count != args.records:
-                            raise RuntimeError(
-                                f"{name} / {fmt}: {count} records, not {args.records}"
-                            )
-                        times.setdefault((name, fmt), []).append(elapsed)
-                        print(f"round {rnd + 1} {name} / {fmt}: {elapsed:.2f} s")
+            times, broken = run_cases(cases, warmup, args.rounds)
             spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -270,7 +296,7 @@ def main() -> None:
         json_rows = [
             Row(
                 harness="spark",
-                table=name,
+                table=f"{name} (standalone cluster)" if args.cluster else name,
                 contender=CONTENDER[fmt],
                 rate=args.records / min(times[(name, fmt)]),
                 unit="records/s",
@@ -286,6 +312,7 @@ def main() -> None:
         ]
         meta = {
             "harness": "spark",
+            "cluster": args.cluster,
             "records": args.records,
             "rounds": args.rounds,
             "failures": [f"{n} / {CONTENDER[f]}: {r}" for (n, f), r in sorted(broken.items())],

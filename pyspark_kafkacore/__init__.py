@@ -57,11 +57,15 @@ class DefaultSource(DataSource):
         return stream_reader(self.options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        from pyspark_kafkacore._sink import batch_writer
+        from pyspark_kafkacore._sink import batch_writer, check_reachable
 
-        return batch_writer(self.options, schema, overwrite)
+        writer = batch_writer(self.options, schema, overwrite)
+        check_reachable(writer.options)
+        return writer
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
-        from pyspark_kafkacore._sink import stream_writer
+        from pyspark_kafkacore._sink import check_reachable, stream_writer
 
-        return stream_writer(self.options, schema, overwrite)
+        writer = stream_writer(self.options, schema, overwrite)
+        check_reachable(writer.options, stream=True)
+        return writer

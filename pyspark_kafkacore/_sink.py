@@ -54,7 +54,13 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.datasource import WriterCommitMessage
 
-__all__ = ["KafkaBatchWriter", "KafkaStreamWriter", "batch_writer", "stream_writer"]
+__all__ = [
+    "KafkaBatchWriter",
+    "KafkaStreamWriter",
+    "batch_writer",
+    "check_reachable",
+    "stream_writer",
+]
 
 log = logging.getLogger("pyspark_kafkacore.sink")
 
@@ -99,6 +105,41 @@ def _client(options: SinkOptions) -> Any:
     client = KafkaClient(**options.client)
     client.start()
     return client
+
+
+def check_reachable(options: SinkOptions, *, stream: bool = False) -> None:
+    """Fail the query now when no bootstrap server answers, or when an exactly-once
+    stream's marker topic does not exist, naming the option.
+
+    One Metadata request on the driver when the write is planned; without it a
+    wrong address is found by every task after ``kafka.max.block.ms`` (and an
+    exactly-once task's InitProducerId only says it timed out), and a missing
+    marker topic by every task's OffsetFetch (UNKNOWN_TOPIC_ID, no name).
+    """
+    from kafkacore.client import AnyNode
+    from kafkacore.errors import KafkaConnectionError
+    from kafkacore.protocol.enums import ErrorCode
+    from kafkacore.protocol.messages import MetadataRequest
+    from kafkacore.protocol.messages.metadata_request import MetadataRequestTopic
+
+    marker = options.marker_topic if stream and options.exactly_once else None
+    topics = [MetadataRequestTopic(name=marker)] if marker else []
+    client = _client(options)
+    try:
+        request = MetadataRequest(topics=topics, allow_auto_topic_creation=False)
+        response = client.send(request, target=AnyNode())
+    except KafkaConnectionError as exc:
+        raise SinkOptionError(
+            f"option 'kafka.bootstrap.servers': no broker answers at "
+            f"{options.client.get('bootstrap_servers')}: {exc}"
+        ) from exc
+    finally:
+        client.close()
+    if any(t.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for t in response.topics):
+        raise SinkOptionError(
+            f"option 'markerTopic' (default: the 'topic' option): topic {marker!r} does not "
+            "exist; an exactly-once stream keeps its batch markers in an existing topic"
+        )
 
 
 def _settle_timeout_s(options: SinkOptions) -> float:

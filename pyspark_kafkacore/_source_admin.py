@@ -16,8 +16,12 @@ client (``KafkaOffsetReaderAdmin``), through kafkacore's selector transport:
 
 Each question is retried as the connector does (``fetchOffset.numRetries``
 attempts, ``fetchOffset.retryIntervalMs`` apart, with fresh clients after a
-failure). A topic that does not exist fails the first question with an
-error naming the option, after those retries (a topic being created may be
+failure). Brokers that stop answering a query that has reached them (a
+restart) are waited for up to ``kafka.default.api.timeout.ms`` per attempt,
+as a Java admin call waits; a bootstrap address that never answered fails
+after the attempts alone (seconds, where the connector waits minutes). A
+topic that does not exist fails the first question with an error naming
+the option, after those retries (a topic being created may be
 unknown to one broker for a moment). Later, in a stream, a topic that
 disappeared is data loss, decided by the caller.
 
@@ -33,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from kafkacore.client import AnyNode, ClientConfig, TopicPartition
+from kafkacore.errors import KafkaConnectionError, KafkaTimeoutError
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages import MetadataRequest
@@ -81,6 +86,9 @@ class SourceAdmin:
         self._client_id = client_id
         self._client: KafkaClient | None = None
         self._consumer: KafkaConsumer | None = None
+        #: A lookup of this query has been answered (see _retrying).
+        self._reached = False
+        self._api_timeout_s = int(options.kafka.get("default_api_timeout_ms", 60_000)) / 1000
 
     # -- life -------------------------------------------------------------
     def _kafka(self) -> dict[str, Any]:
@@ -122,23 +130,43 @@ class SourceAdmin:
             client.close()
 
     def _retrying(self, what: str, fn: Callable[[], T]) -> T:
-        """The connector's ``withRetries``: a few attempts, fresh clients between them."""
+        """The connector's ``withRetries``: a few attempts, fresh clients between them.
+
+        Once this query has reached the cluster, an attempt that finds no broker
+        (a restart, a network cut) keeps trying for ``kafka.default.api.timeout.ms``
+        before it counts, as a Java admin call waits that long; a cluster never
+        reached (a wrong address) fails after the attempts alone.
+        """
         attempts = self.options.fetch_offset_num_retries
-        for attempt in range(1, attempts + 1):
+        attempt, outage_since = 1, None
+        while True:
             try:
-                return fn()
+                out = fn()
             except SourceOptionError as exc:
                 if not isinstance(exc, UnknownTopicError) or attempt == attempts:
                     raise
                 error: BaseException = exc
             except Exception as exc:
+                error = exc
+                if self._reached and isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
+                    now = time.monotonic()
+                    outage_since = now if outage_since is None else outage_since
+                    if now - outage_since < self._api_timeout_s:
+                        _log.warning("%s: no broker answers, trying again: %s", what, exc)
+                        self._pause()
+                        continue
                 if attempt == attempts:
                     raise
-                error = exc
+            else:
+                self._reached = True
+                return out
             _log.warning("%s failed (attempt %d of %d): %s", what, attempt, attempts, error)
-            time.sleep(self.options.fetch_offset_retry_interval_ms / 1000)
-            self.close()
-        raise AssertionError("unreachable")  # pragma: no cover
+            attempt, outage_since = attempt + 1, None
+            self._pause()
+
+    def _pause(self) -> None:
+        time.sleep(self.options.fetch_offset_retry_interval_ms / 1000)
+        self.close()
 
     # -- partitions ------------------------------------------------------------
     def _metadata(self, topics: list[str] | None) -> dict[str, set[int] | None]:

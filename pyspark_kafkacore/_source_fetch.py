@@ -24,7 +24,11 @@ logged and the read goes on from the earliest offset still there (or stops
 when nothing of the range is left), as the connector's
 ``KafkaDataConsumer`` does. No progress for ``kafkaConsumer.pollTimeoutMs``
 checks the same range and, when nothing is lost, fails the task with a
-timeout.
+timeout. Brokers that cannot be reached (a restart, a network cut; the
+consumer raises ``NoBrokersAvailable``, at once when it never reached
+them) are waited for within that same bound, as the Java consumer waits
+in ``poll``: the read goes on from its next offset with a fresh consumer,
+so a broker down for a few seconds fails no task.
 
 Consumers are kept in a small per-process pool keyed by their options, so
 the tasks of later micro-batches in a reused Python worker skip the
@@ -42,6 +46,7 @@ from typing import Any
 
 from kafkacore.client import TopicPartition
 from kafkacore.consumer import LogTruncationError, NoOffsetForPartitionError, PartitionBatch
+from kafkacore.errors import KafkaConnectionError
 from kafkacore.transports.selector import KafkaConsumer
 
 from ._arrow import record_batch_of
@@ -56,6 +61,8 @@ _log = logging.getLogger("pyspark_kafkacore")
 POOL_SIZE = 4
 #: Poll step: how often a read that gets no records looks at its position.
 _STEP_S = 0.05
+#: Pause before a fresh consumer tries brokers that could not be reached.
+_RECONNECT_S = 1.0
 #: A bigger per-partition fetch than the Java default (1 MiB) unless the user sets
 #: ``kafka.max.partition.fetch.bytes``: fewer round trips per task, each decoded at once.
 DEFAULT_MAX_PARTITION_FETCH_BYTES = 8 * 1024 * 1024
@@ -116,18 +123,26 @@ def read_range(
     include_headers: bool,
 ) -> Iterator[Any]:
     """Yield ``pyarrow.RecordBatch``es of the records in ``rng`` (see the module docstring)."""
-    consumer = _borrow(kafka)
+    reader = _RangeRead(_borrow(kafka), rng, poll_timeout_ms, fail_on_data_loss, include_headers)
     clean = False
     try:
-        yield from _RangeRead(
-            consumer, rng, poll_timeout_ms, fail_on_data_loss, include_headers
-        ).batches()
+        while True:
+            try:
+                yield from reader.batches()
+                break
+            except KafkaConnectionError as exc:
+                # No broker reachable (a broker restart, a network cut): a fresh
+                # consumer goes on from the next offset once one answers again.
+                reader.unreachable(exc)
+                reader.consumer.close(timeout=2.0, autocommit=False)
+                time.sleep(_RECONNECT_S)
+                reader.consumer = _borrow(kafka)
         clean = True
     finally:
         if clean:
-            _give_back(kafka, consumer)
+            _give_back(kafka, reader.consumer)
         else:
-            consumer.close(timeout=2.0, autocommit=False)
+            reader.consumer.close(timeout=2.0, autocommit=False)
 
 
 class _RangeRead:
@@ -146,6 +161,10 @@ class _RangeRead:
         self.fail_on_data_loss = fail_on_data_loss
         self.include_headers = include_headers
         self.spurious = 0
+        #: The next offset to hand out (None until the range's bounds are bound).
+        self.next: int | None = None
+        self.until = rng.until_offset
+        self.last_progress = time.monotonic()
 
     def _available(self) -> tuple[int, int]:
         c, tp = self.consumer, self.tp
@@ -160,26 +179,40 @@ class _RangeRead:
         c.assign([tp])
         c.seek(tp, offset)
 
-    def batches(self) -> Iterator[Any]:
-        start, until = self.rng.from_offset, self.rng.until_offset
-        if start < 0 or until < 0:
-            first, last = self._available()
-            start = first if start == EARLIEST else start
-            until = last if until == LATEST else until
-        if start >= until:
+    def unreachable(self, exc: KafkaConnectionError) -> None:
+        """Raise once no broker answered for ``kafkaConsumer.pollTimeoutMs``."""
+        if time.monotonic() - self.last_progress <= self.poll_timeout_s:
+            _log.warning("%s-%d: %s; trying again", self.tp.topic, self.tp.partition, exc)
             return
-        self._seek(start)
-        nxt = start
-        last_progress = time.monotonic()
+        raise FetchTimeoutError(
+            f"cannot fetch {self.tp.topic}-{self.tp.partition} from offset {self.next}: no "
+            f"broker answered in {self.poll_timeout_s:g} s (option "
+            f"'kafkaConsumer.pollTimeoutMs'); last error: {exc}"
+        ) from exc
+
+    def batches(self) -> Iterator[Any]:
+        """The batches from :attr:`next` to the end; may be called again after a failure."""
+        if self.next is None:
+            start, until = self.rng.from_offset, self.rng.until_offset
+            if start < 0 or until < 0:
+                first, last = self._available()
+                start = first if start == EARLIEST else start
+                until = last if until == LATEST else until
+            self.next, self.until = start, until
+        if self.next >= self.until:
+            return
+        self._seek(self.next)
+        until = self.until
         c, tp = self.consumer, self.tp
-        while nxt < until:
+        while self.next < until:
             try:
-                got = c.poll_batches(timeout=_STEP_S, max_records=until - nxt)
+                got = c.poll_batches(timeout=_STEP_S, max_records=until - self.next)
             except (NoOffsetForPartitionError, LogTruncationError) as exc:
-                nxt = self._out_of_range(nxt, until, exc)
-                last_progress = time.monotonic()
+                self.next = self._out_of_range(self.next, until, exc)
+                self.last_progress = time.monotonic()
                 continue
             pieces: list[tuple[PartitionBatch, int]] = []
+            nxt = self.next
             for batch in got:
                 offsets = batch.offsets
                 if offsets[0] < nxt:
@@ -194,18 +227,22 @@ class _RangeRead:
                     nxt = until
                     break
             if pieces:
+                self.next = nxt
+                self.last_progress = time.monotonic()
                 yield record_batch_of(pieces, self.include_headers)
-                last_progress = time.monotonic()
             if nxt >= until:
                 break
-            position = c.position(tp, timeout=self.poll_timeout_s)
-            if position > nxt:
-                # Offsets without a record for us: markers, aborted, compacted.
-                nxt = min(position, until)
-                last_progress = time.monotonic()
-            elif time.monotonic() - last_progress > self.poll_timeout_s:
-                nxt = self._stalled(nxt, until)
-                last_progress = time.monotonic()
+            self._check_position(nxt, until)
+
+    def _check_position(self, nxt: int, until: int) -> None:
+        position = self.consumer.position(self.tp, timeout=self.poll_timeout_s)
+        if position > nxt:
+            # Offsets without a record for us: markers, aborted, compacted.
+            self.next = min(position, until)
+            self.last_progress = time.monotonic()
+        elif time.monotonic() - self.last_progress > self.poll_timeout_s:
+            self.next = self._stalled(nxt, until)
+            self.last_progress = time.monotonic()
 
     def _lost(self, first: int, end: int, why: str) -> None:
         tp = self.tp

@@ -3,6 +3,8 @@
 Spark allows one JVM per process and takes about 10 s to start, so the
 session is session-scoped and every Spark test shares it (and the broker
 from ``kafka_broker``). Tests that use it get the ``spark`` marker.
+``spark_cluster`` is a standalone cluster (``kafkacore.testing.spark_cluster``),
+started once on first use; its tests get the ``spark_cluster`` marker.
 
 ``kafka_admin`` does what the source tests do to a topic between queries
 (create, add partitions, delete records or the topic, produce with
@@ -12,8 +14,10 @@ producer in every codec, once per run.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -27,16 +31,24 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from kafkacore.testing import LocalKafka
+    from kafkacore.testing.spark_cluster import LocalSparkCluster
     from kafkacore.transports.selector import KafkaClient
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
+ROOT = Path(__file__).resolve().parents[2]
+PIP = ["-m", "pip", "install", "-q", "--disable-pip-version-check"]
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "spark" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "spark" in names:
             item.add_marker("spark")
+        if "spark_cluster" in names:
+            # its tests run brokers of their own too: not socket-free
+            item.add_marker("spark_cluster")
+            item.add_marker("broker")
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +60,45 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster() -> Iterator[LocalSparkCluster]:
+    """A standalone cluster (a master, two one-core workers), started on first use."""
+    from kafkacore.testing.spark_cluster import LocalSparkCluster
+
+    keep = os.environ.get("LOCALKAFKA_KEEP", "") not in ("", "0")
+    with LocalSparkCluster(workers=2, cores=1, memory="1g", keep_workdir=keep) as cluster:
+        yield cluster
+
+
+def venv(path: Path, *packages: str) -> Path:
+    """A fresh venv at ``path`` with ``packages`` (pip, as a user would); its python."""
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
+    python = path / "bin" / "python"
+    subprocess.run([str(python), *PIP, *packages], check=True, timeout=600)
+    return python
+
+
+@pytest.fixture(scope="session")
+def packed_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """docs/spark.md's packed venv (``venv-pack``): kafkacore built from this tree, pyarrow,
+    numpy; what a user ships with ``--archives`` or Connect's ``addArtifacts``."""
+    work = tmp_path_factory.mktemp("packed")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work), str(ROOT)],
+        check=True,
+        timeout=1200,
+    )
+    (wheel,) = work.glob("kafkacore-*.whl")
+    python = venv(work / "kafkacore_env", str(wheel), "pyarrow", "numpy", "venv-pack")
+    archive = work / "kafkacore_env.tar.gz"
+    subprocess.run(
+        [str(python.parent / "venv-pack"), "-q", "-p", str(python.parents[1]), "-o", str(archive)],
+        check=True,
+        timeout=300,
+    )
+    return archive
 
 
 class KafkaAdmin:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -491,3 +492,51 @@ def test_lookups_retry_like_the_connector() -> None:
     with pytest.raises(SourceOptionError):
         admin._retrying("test", misuse)
     assert len(calls) == 1  # the user's mistake does not get better by waiting
+
+
+def test_lookups_wait_out_an_outage_of_a_cluster_they_reached() -> None:
+    from kafkacore.errors import KafkaConnectionError, NoBrokersAvailable
+    from pyspark_kafkacore._source_admin import SourceAdmin
+
+    def admin(api_timeout_ms: str) -> SourceAdmin:
+        options = {"fetchOffset.numRetries": "2", "fetchOffset.retryIntervalMs": "5"}
+        return SourceAdmin(
+            parse_source_options(
+                opts(**options, **{"kafka.default.api.timeout.ms": api_timeout_ms})
+            )
+        )
+
+    calls: list[int] = []
+
+    def down_for(failures: int) -> Callable[[], str]:
+        def lookup() -> str:
+            calls.append(1)
+            if 1 < len(calls) <= 1 + failures:
+                raise KafkaConnectionError("connect to 127.0.0.1:9092 failed: ECONNREFUSED")
+            return "offsets"
+
+        return lookup
+
+    # reached once, then five refused connects: more than the 2 attempts, inside the timeout
+    reached = admin("60000")
+    lookup = down_for(5)
+    assert reached._retrying("test", lookup) == "offsets"
+    assert reached._retrying("test", lookup) == "offsets" and len(calls) == 7
+    # past kafka.default.api.timeout.ms (1 ms; retries 5 ms apart) an attempt counts
+    calls.clear()
+    short = admin("1")
+    lookup = down_for(5)
+    short._retrying("test", lookup)
+    with pytest.raises(KafkaConnectionError):
+        short._retrying("test", lookup)
+    assert len(calls) < 7
+    # a cluster never reached is not waited for (a wrong address)
+    calls.clear()
+
+    def never() -> str:
+        calls.append(1)
+        raise NoBrokersAvailable("no bootstrap server answered (127.0.0.1:1)")
+
+    with pytest.raises(NoBrokersAvailable):
+        admin("60000")._retrying("test", never)
+    assert len(calls) == 2
