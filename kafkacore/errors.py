@@ -48,6 +48,7 @@ __all__ = [
     "RequestCancelled",
     "RetriableError",
     "UnknownOptionError",
+    "WrongArgumentsError",
 ]
 
 
@@ -95,6 +96,11 @@ class InvalidArgumentError(LocalProtocolError, ValueError):
     """An argument of a call has a bad value (a negative offset or timestamp, a
     partition this consumer is not assigned); the message names it. A
     ``ValueError`` too, as kafka-python raises for the same mistakes."""
+
+
+class WrongArgumentsError(LocalProtocolError, TypeError):
+    """A call was given the wrong set of arguments (both of two alternatives, or
+    neither); a ``TypeError`` too, as Python's own for a bad call."""
 
 
 class RemoteProtocolError(KafkaError):

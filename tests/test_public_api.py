@@ -69,6 +69,7 @@ PUBLIC: dict[str, list[str]] = {
         "RequestCancelled",
         "RetriableError",
         "UnknownOptionError",
+        "WrongArgumentsError",
     ],
     "kafkacore.client": [
         "AnyNode",

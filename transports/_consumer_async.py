@@ -207,9 +207,19 @@ class AsyncConsumerBase(ConsumerSurface):
     async def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
         """Records one by one until ``close()`` (or ``consumer_timeout_ms`` without
         one); a record counts as consumed once handed over (leaving the loop
-        commits it, not the ones after it)."""
+        commits it, not the ones after it). A consumer closed meanwhile (by another
+        task) ends the loop, as aiokafka's does."""
         driver = self._driver
-        for item in self._records():
+        records = self._records()
+        while True:
+            try:
+                item = next(records)
+            except StopIteration:
+                return
+            except ConsumerClosedError:
+                if self._state is ConsumerState.CLOSED:
+                    return  # closed by another task while this one iterated
+                raise
             if type(item) is Wait:
                 if item is REFILLED:
                     await driver.checkpoint()
@@ -348,6 +358,7 @@ class AsyncConsumerBase(ConsumerSurface):
             self._driver.call(lambda now: core.shutdown(now=now))
             self._driver.abort()
             self._router.fail_all(RequestCancelled(f"{self._NAME} closed"))
+            self._driver.notify()  # a poll or iterator waiting in another task ends now
             await self._driver.yield_()
 
     async def stop(self) -> None:

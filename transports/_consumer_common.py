@@ -49,6 +49,7 @@ from kafkacore.consumer import (
     OffsetAndMetadata,
     Operation,
 )
+from kafkacore.errors import InvalidArgumentError
 
 from ._common import Role, make_parts
 from ._consumer_args import (
@@ -171,10 +172,17 @@ class ConsumerSurface(ConsumerQueries, WarnsUnclosed):
         names = None if topics is None else check_topics("subscribe", list(topics))
         wait = self._listener is not None
 
+        # aiokafka: subscribe() with a listener rejoins, so the listener hears of
+        # the partitions (also when the topics are the same as before).
+        rejoin = listener is not None and not self._LISTENER_INLINE
+
         def issue(core: ConsumerCore, now: float) -> None:
             self._held.give_back(core, now)
             core.await_revocation_ack = wait
             core.subscribe(names, pattern=pattern, now=now)
+            member = core.member
+            if rejoin and member is not None and member.stable:
+                member.request_rejoin(now=now, reason="subscribe() with a rebalance listener")
 
         self._call(issue)
 
@@ -199,7 +207,7 @@ class ConsumerSurface(ConsumerQueries, WarnsUnclosed):
     def seek(self, partition: TopicPartition, offset: int) -> None:
         tp = one_partition(partition, "seek")
         if isinstance(offset, bool) or not isinstance(offset, int):
-            raise TypeError(f"seek: offset must be an int, got {offset!r}")
+            raise InvalidArgumentError(f"seek: offset must be an int >= 0, got {offset!r}")
         self._call(lambda core, now: self._given_back(core, now, core.seek, tp, offset))
 
     def _seek_to_beginning(self, partitions: tuple[TopicPartition, ...]) -> None:

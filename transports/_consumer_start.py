@@ -34,7 +34,9 @@ __all__ = ["await_group"]
 async def await_group(consumer: AsyncConsumerBase, strict: bool) -> None:
     """See the module docstring."""
     core, driver, router = consumer._core, consumer._driver, consumer._router
-    if core is None or core.member is None:
+    # A group member, or a group-less subscription (which assigns itself every
+    # partition once its topics are in metadata: waiting for them is enough).
+    if core is None or (core.member is None and not core.subscription()):
         return
     topics = core.subscription()
     bound_ms = consumer.client_config.request_timeout_ms
@@ -66,6 +68,8 @@ async def await_group(consumer: AsyncConsumerBase, strict: bool) -> None:
         if not pending and absent is None:
             break
         await driver.wait_change(consumer._news_since(Wait(router.seq, 0.0)), until)
+    if core.member is None:
+        return
     # A join lasts at most the group's rebalance timeout (max_poll_interval_ms);
     # past that and a request timeout more, start says so rather than wait on.
     joined_by = driver.clock() + (consumer.config.max_poll_interval_ms + bound_ms) / 1000

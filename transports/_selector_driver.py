@@ -313,9 +313,13 @@ class LoopThread:
             fn()  # never-run user calls: they fail with "closed"
 
     def abandon(self) -> None:
-        """Its client was collected unclosed: end the loop from any thread (even
-        a garbage collection on the loop thread itself) without waiting; the
-        loop closes every socket as it ends."""
+        """Its client was collected unclosed: end the loop and close every socket.
+        From another thread this waits (briefly) for the loop, then closes the
+        sockets itself, as :meth:`stop` does; from a garbage collection on the
+        loop thread itself it only asks the loop to end, which closes them."""
+        if not self.on_loop:
+            self.stop(None, 0)
+            return
 
         def end() -> None:
             self._last = self.io.close_all

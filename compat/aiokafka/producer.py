@@ -13,7 +13,8 @@ producer.transaction()``), ``loop=`` accepted and ignored: see
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
+import asyncio
+from collections.abc import Iterable
 from typing import Any
 
 from kafkacore.producer import RecordMetadata
@@ -22,16 +23,9 @@ from kafkacore.transports.asyncio import AsyncKafkaProducer
 __all__ = ["AIOKafkaProducer"]
 
 
-class _NoAck:
-    """An ``acks=0`` record's future as aiokafka's: done when sent, resolves to None."""
-
-    __slots__ = ("_fut",)
-
-    def __init__(self, fut: Any) -> None:
-        self._fut = fut
-
-    def __await__(self) -> Generator[Any, None, None]:
-        yield from self._fut.__await__()
+async def _sent(fut: Any) -> None:
+    """An ``acks=0`` record's outcome as aiokafka's: None once it is sent."""
+    await fut
 
 
 class AIOKafkaProducer(AsyncKafkaProducer):
@@ -49,7 +43,8 @@ class AIOKafkaProducer(AsyncKafkaProducer):
         headers: Iterable[tuple[str, Any]] | None = None,
     ) -> Any:
         fut = await super().send(topic, value, key, headers, partition, timestamp_ms)
-        return _NoAck(fut) if self.config.acks_value == 0 else fut
+        # A task, so asyncio.wait() and add_done_callback() take it, as aiokafka's future.
+        return asyncio.ensure_future(_sent(fut)) if self.config.acks_value == 0 else fut
 
     async def send_and_wait(  # type: ignore[override]
         self,

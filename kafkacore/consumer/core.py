@@ -94,6 +94,7 @@ from kafkacore.errors import (
     InvalidArgumentError,
     KafkaTimeoutError,
     LocalProtocolError,
+    WrongArgumentsError,
 )
 from kafkacore.group.base import GROUP_LANE
 from kafkacore.group.kip848 import Kip848Member
@@ -359,10 +360,10 @@ class ConsumerCore(OffsetCommands, StackedMachine[ConsumerEvent]):
         self._check_open("subscribe")
         if self._subs.mode is SubscriptionMode.ASSIGNED:
             raise LocalProtocolError("subscribe: partitions were assigned; unsubscribe() first")
-        if (topics is None) == (pattern is None):
-            raise LocalProtocolError("subscribe: give topics or pattern, exactly one")
+        if (topics is None) == (pattern is None) or (topics is not None and not topics):
+            raise WrongArgumentsError("subscribe: give topics (at least one) or pattern, not both")
         if isinstance(topics, str):
-            raise LocalProtocolError("subscribe: topics must be a list of names, not one str")
+            raise WrongArgumentsError("subscribe: topics must be a list of names, not one str")
         compiled = None if pattern is None else compile_pattern(pattern)
         if self.config.group_id is None:
             # kafka-python's and aiokafka's group-less subscription (self_assign.py).

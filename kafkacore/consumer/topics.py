@@ -31,7 +31,7 @@ from kafkacore.client.core import DEFAULT_LANE
 from kafkacore.client.metadata import ClusterMetadata, TopicPartition
 from kafkacore.client.routing import AnyNode
 from kafkacore.consumer.sender import Send
-from kafkacore.errors import LocalProtocolError
+from kafkacore.errors import InvalidArgumentError
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_class
@@ -256,4 +256,4 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as exc:
-        raise LocalProtocolError(f"subscribe: pattern {pattern!r} is invalid: {exc}") from None
+        raise InvalidArgumentError(f"subscribe: pattern {pattern!r} is invalid: {exc}") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafkacore.errors import ConfigError, KafkaError, KafkaTimeoutError, LocalProtocolError
+from kafkacore.protocol.error_codes import MessageTooLargeError
 
 __all__ = [
     "BufferExhaustedError",
@@ -20,8 +21,12 @@ class ProducerConfigError(ConfigError):
     (a ValueError, as every config mistake)."""
 
 
-class RecordTooLargeError(LocalProtocolError):
-    """A record is larger than ``max_request_size`` or ``buffer_memory``."""
+class RecordTooLargeError(LocalProtocolError, MessageTooLargeError):
+    """A record is larger than ``max_request_size`` or ``buffer_memory``.
+
+    Also the broker's MESSAGE_TOO_LARGE class (code 10), as Java's
+    ``RecordTooLargeException`` is both, so ``except MessageSizeTooLargeError``
+    (kafka-python's and aiokafka's name) catches the producer's own refusal."""
 
 
 class BufferExhaustedError(KafkaTimeoutError):
