@@ -64,6 +64,9 @@ class ClockedIo(IoBackend, Protocol):
 class AsyncDriver(abc.ABC):
     """One core driven from an event loop's thread; see the module docstring."""
 
+    #: How many tasks wait in :meth:`wait_change` now.
+    waiting = 0
+
     def __init__(self, owner: str, parts: Parts) -> None:
         self.owner = owner
         self.parts = parts

@@ -50,6 +50,8 @@ class AsyncioDriver(AsyncDriver):
         self._changed = asyncio.Event()
         self._credential_tasks: set[asyncio.Task[None]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Tasks inside wait_change now (close lets them see it closed, then returns).
+        self.waiting = 0
 
     def _make_io(self) -> AsyncioIo:
         self.loop = asyncio.get_running_loop()
@@ -103,8 +105,12 @@ class AsyncioDriver(AsyncDriver):
         if changed():
             return
         self._changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), deadline - self.clock())
+        self.waiting += 1
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), deadline - self.clock())
+        finally:
+            self.waiting -= 1
 
     def call_soon(self, fn: Callable[[], None]) -> None:
         assert self.loop is not None

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 from kafkacore.client import TopicPartition
@@ -33,8 +33,6 @@ from kafkacore.consumer import (
     ConsumerClosedError,
     ConsumerCore,
     ConsumerRecord,
-    OffsetAndMetadata,
-    OffsetAndTimestamp,
     Operation,
     PartitionBatch,
 )
@@ -47,10 +45,10 @@ from ._consumer_args import (
     by_partition,
     duration_s,
     one_partition,
-    partition_list,
     partitions_one_by_one,
 )
 from ._consumer_args import max_records as check_max_records
+from ._consumer_async_offsets import AsyncOffsets
 from ._consumer_common import REFILLED, Command, ConsumerState, ConsumerSurface, Steps, Wait
 from ._consumer_listener import ListenerCalls
 from ._consumer_start import await_group
@@ -65,7 +63,7 @@ T = TypeVar("T")
 _CLOSE_S = 30.0
 
 
-class AsyncConsumerBase(ConsumerSurface):
+class AsyncConsumerBase(AsyncOffsets, ConsumerSurface):
     """The shared async surface; see the module docstring."""
 
     _NAME = "AsyncConsumer"
@@ -210,6 +208,7 @@ class AsyncConsumerBase(ConsumerSurface):
         commits it, not the ones after it). A consumer closed meanwhile (by another
         task) ends the loop, as aiokafka's does."""
         driver = self._driver
+        self._running("__aiter__")  # a closed consumer: ConsumerClosedError, as aiokafka
         records = self._records()
         while True:
             try:
@@ -266,65 +265,6 @@ class AsyncConsumerBase(ConsumerSurface):
         self._seek_to_end(partitions)
         return Applied()
 
-    # -- offsets ----------------------------------------------------------------------
-    async def commit(
-        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
-    ) -> dict[TopicPartition, OffsetAndMetadata]:
-        result: dict[TopicPartition, OffsetAndMetadata] = await self._waiter(
-            self._commit_command(offsets, None), "commit"
-        )
-        return result
-
-    async def committed(
-        self, partitions: TopicPartition | Iterable[TopicPartition], metadata: bool = False
-    ) -> Any:
-        """aiokafka's ``committed(tp)``: that partition's offset (an int; its
-        ``OffsetAndMetadata`` with ``metadata=True``) or None; kafkacore's
-        ``committed([tp, ...])``: ``{tp: OffsetAndMetadata | None}``."""
-        one = isinstance(partitions, TopicPartition)
-        tps = partition_list([partitions] if one else partitions, "committed")
-        result: dict[TopicPartition, OffsetAndMetadata | None] = await self._waiter(
-            self._lookup_command("committed", tps, None), "committed"
-        )
-        if not one:
-            return result
-        found = result.get(tps[0])
-        return found if metadata or found is None else found.offset
-
-    async def seek_to_committed(
-        self, *partitions: TopicPartition
-    ) -> dict[TopicPartition, int | None]:
-        """aiokafka's: seek ``partitions`` (none: every assigned one) to the group's
-        committed offsets; returns ``{tp: committed offset or None}``."""
-        found = await self.committed(self._committed_targets(partitions))
-        return self._seek_committed(found)
-
-    async def end_offsets(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, int | None]:
-        tps = partition_list(partitions, "end_offsets")
-        result: dict[TopicPartition, int | None] = await self._waiter(
-            self._lookup_command("end_offsets", tps, None), "end_offsets"
-        )
-        return result
-
-    async def beginning_offsets(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, int | None]:
-        tps = partition_list(partitions, "beginning_offsets")
-        result: dict[TopicPartition, int | None] = await self._waiter(
-            self._lookup_command("beginning_offsets", tps, None), "beginning_offsets"
-        )
-        return result
-
-    async def offsets_for_times(
-        self, timestamps: Mapping[TopicPartition, int]
-    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
-        result: dict[TopicPartition, OffsetAndTimestamp | None] = await self._waiter(
-            self._times_command(timestamps, None), "offsets_for_times"
-        )
-        return result
-
     # -- life -------------------------------------------------------------------------
     async def close(
         self,
@@ -358,8 +298,13 @@ class AsyncConsumerBase(ConsumerSurface):
             self._driver.call(lambda now: core.shutdown(now=now))
             self._driver.abort()
             self._router.fail_all(RequestCancelled(f"{self._NAME} closed"))
-            self._driver.notify()  # a poll or iterator waiting in another task ends now
-            await self._driver.yield_()
+            # A poll or iterator waiting in another task ends now: let it see that
+            # before close returns (aiokafka: a getmany in flight is done by then).
+            self._driver.notify()
+            for _ in range(16):
+                await self._driver.yield_()
+                if not self._driver.waiting:
+                    break
 
     async def stop(self) -> None:
         """aiokafka's name of :meth:`close`."""

@@ -166,6 +166,9 @@ class ConsumerSurface(ConsumerQueries, WarnsUnclosed):
     ) -> None:
         """Join the group for ``topics`` (or every topic matching ``pattern``)."""
         if listener is not None:
+            for need in ("on_partitions_revoked", "on_partitions_assigned"):
+                if not callable(getattr(listener, need, None)):
+                    raise TypeError(f"subscribe: the listener {listener!r} has no {need}()")
             self._listener = listener
         if isinstance(topics, str):
             raise TypeError(f"subscribe: expected a list of topic names, got {topics!r}")
@@ -225,54 +228,6 @@ class ConsumerSurface(ConsumerQueries, WarnsUnclosed):
     def resume(self, *partitions: TopicPartition) -> None:
         tps = partitions_one_by_one(partitions, "resume")
         self._call(lambda core, now: self._given_back(core, now, core.resume, tps))
-
-    def highwater(self, partition: TopicPartition) -> int | None:
-        """The last high watermark a fetch of ``partition`` reported (None before
-        the first one); kafka-python's, no request is sent."""
-        tp = one_partition(partition, "highwater")
-        return self._call(lambda core, now: core.partition_state(tp).high_watermark)
-
-    def last_stable_offset(self, partition: TopicPartition) -> int | None:
-        """The last stable offset a fetch of ``partition`` reported (aiokafka's;
-        None before the first one); no request is sent."""
-        tp = one_partition(partition, "last_stable_offset")
-        return self._call(lambda core, now: core.partition_state(tp).last_stable_offset)
-
-    def bootstrap_connected(self) -> bool:
-        """True while a connection to a bootstrap address is ready (kafka-python's)."""
-        return self._call(lambda core, now: core.client.bootstrap_connected())
-
-    def metrics(self, raw: bool = False) -> dict[str, dict[str, Any]]:
-        """The client's counters, kafka-python's shape ``{group: {name: value}}``
-        (``raw`` is accepted and changes nothing)."""
-        counters = self._call(lambda core, now: core.client.metrics())
-        values: dict[str, Any] = {}
-        for name in type(counters).__dataclass_fields__:
-            value = getattr(counters, name)
-            if isinstance(value, int | float | str) and not isinstance(value, bool):
-                values[name] = value
-        values.pop("prefix", None)
-        return {"consumer-metrics": values}
-
-    def paused(self) -> frozenset[TopicPartition]:
-        return self._call(lambda core, now: core.paused())
-
-    def lag(self, partition: TopicPartition) -> int | None:
-        tp = TopicPartition(*partition)
-
-        def lag(core: ConsumerCore, now: float) -> int | None:
-            self._held.sync(core, now)
-            return core.lag(tp)
-
-        return self._call(lag)
-
-    def missing_topics(self) -> frozenset[str]:
-        """Followed topics that metadata says do not exist (logged as a warning too)."""
-        return self._call(lambda core, now: core.missing_topics())
-
-    def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
-        """Run ``fn(core)`` on the loop (for queries in tests and tools)."""
-        return self._call(lambda core, now: fn(core))
 
     # -- waiting loops, as steps ----------------------------------------------
     def _poll_steps(

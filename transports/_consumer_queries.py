@@ -144,6 +144,54 @@ class ConsumerQueries:
                 self.seek(tp, oam.offset)
         return {tp: None if oam is None else oam.offset for tp, oam in found.items()}
 
+    def highwater(self, partition: TopicPartition) -> int | None:
+        """The last high watermark a fetch of ``partition`` reported (None before
+        the first one); kafka-python's, no request is sent."""
+        tp = one_partition(partition, "highwater")
+        return self._call(lambda core, now: core.partition_state(tp).high_watermark)
+
+    def last_stable_offset(self, partition: TopicPartition) -> int | None:
+        """The last stable offset a fetch of ``partition`` reported (aiokafka's;
+        None before the first one); no request is sent."""
+        tp = one_partition(partition, "last_stable_offset")
+        return self._call(lambda core, now: core.partition_state(tp).last_stable_offset)
+
+    def bootstrap_connected(self) -> bool:
+        """True while a connection to a bootstrap address is ready (kafka-python's)."""
+        return self._call(lambda core, now: core.client.bootstrap_connected())
+
+    def metrics(self, raw: bool = False) -> dict[str, dict[str, Any]]:
+        """The client's counters, kafka-python's shape ``{group: {name: value}}``
+        (``raw`` is accepted and changes nothing)."""
+        counters = self._call(lambda core, now: core.client.metrics())
+        values: dict[str, Any] = {}
+        for name in type(counters).__dataclass_fields__:
+            value = getattr(counters, name)
+            if isinstance(value, int | float | str) and not isinstance(value, bool):
+                values[name] = value
+        values.pop("prefix", None)
+        return {"consumer-metrics": values}
+
+    def paused(self) -> frozenset[TopicPartition]:
+        return self._call(lambda core, now: core.paused())
+
+    def lag(self, partition: TopicPartition) -> int | None:
+        tp = TopicPartition(*partition)
+
+        def lag(core: ConsumerCore, now: float) -> int | None:
+            self._held.sync(core, now)
+            return core.lag(tp)
+
+        return self._call(lag)
+
+    def missing_topics(self) -> frozenset[str]:
+        """Followed topics that metadata says do not exist (logged as a warning too)."""
+        return self._call(lambda core, now: core.missing_topics())
+
+    def run_on_loop(self, fn: Callable[[ConsumerCore], T]) -> T:
+        """Run ``fn(core)`` on the loop (for queries in tests and tools)."""
+        return self._call(lambda core, now: fn(core))
+
     def last_poll_timestamp(self, partition: TopicPartition) -> int | None:
         """When a fetch last reported ``partition``'s high watermark and LSO, in ms
         since the epoch (aiokafka's; None before the first one)."""

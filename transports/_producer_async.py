@@ -34,7 +34,7 @@ from kafkacore.producer import BufferFull, ProducerClosedError, ProducerCore, Re
 from ._async_driver import AsyncDriver, Waiter
 from ._common import Parts
 from ._producer_async_ops import AsyncOperations
-from ._producer_batch import BatchBuilder
+from ._producer_batch import BatchCalls
 from ._producer_common import ManyResult, OnDelivery, ProducerState, ProducerSurface, now_ms
 from ._producer_future import Idiom, LightFuture, RecordFuture
 from ._unclosed import weak_method
@@ -54,7 +54,7 @@ _FAREWELL_S = 5.0
 _time_ns = time.time_ns
 
 
-class AsyncProducerBase(AsyncOperations, ProducerSurface):
+class AsyncProducerBase(BatchCalls, AsyncOperations, ProducerSurface):
     """Framework-independent half of the async producers; see the module docstring."""
 
     _NAME = "AsyncProducer"
@@ -333,38 +333,6 @@ class AsyncProducerBase(AsyncOperations, ProducerSurface):
     def bootstrap_connected(self) -> bool:
         """Whether a bootstrap broker answered."""
         return self._core is not None and self._connected(self._core)
-
-    def create_batch(self) -> BatchBuilder:
-        """aiokafka's: an empty batch to fill with ``append`` (up to ``batch_size``)
-        and hand to :meth:`send_batch` (see kafkacore.transports._producer_batch)."""
-        # Serialized as they are appended, before the topic is known (as aiokafka).
-        return BatchBuilder(
-            self.config.batch_size,
-            self.config.compression,
-            lambda value, key, headers: self._prepare("", value, key, headers),
-        )
-
-    async def send_batch(self, batch: BatchBuilder, topic: str, *, partition: int) -> Any:
-        """Queue ``batch``'s records, in order, for ``topic``'s ``partition``; returns
-        an awaitable of the first record's RecordMetadata (every record done)."""
-        if not isinstance(batch, BatchBuilder):
-            raise TypeError(f"{self._NAME}.send_batch: expected a create_batch() batch")
-        if isinstance(partition, bool) or not isinstance(partition, int) or partition < 0:
-            raise TypeError(f"{self._NAME}.send_batch: partition must be an int >= 0")
-        batch.close()
-        futures = [
-            await self.send(topic, v, k, headers=h, partition=partition, timestamp_ms=ts)
-            for k, v, h, ts in batch.records
-        ]
-        return self._first_of(futures)
-
-    @staticmethod
-    async def _first_of(futures: list[Any]) -> RecordMetadata | None:
-        first = None
-        for fut in futures:
-            done = await fut
-            first = done if first is None else first
-        return first
 
     # -- closing ----------------------------------------------------------------
     async def _flush_then_stop(self, timeout: float | None) -> None:

@@ -17,12 +17,15 @@ once every record is acknowledged (or failed: the first error).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
+from kafkacore.producer import ProducerConfig, ProducerCore, RecordMetadata
 from kafkacore.records import Compression, RecordBatchBuilder
 
-__all__ = ["BatchBuilder", "BatchRecord"]
+from ._producer_future import Idiom, RecordFuture
+
+__all__ = ["BatchBuilder", "BatchCalls", "BatchRecord"]
 
 BatchRecord = tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]] | None, int]
 
@@ -80,3 +83,61 @@ class BatchBuilder:
 
     def record_count(self) -> int:
         return len(self.records)
+
+
+class BatchCalls:
+    """``create_batch``/``send_batch`` of the async producers (see the module docstring)."""
+
+    _NAME: str
+    config: ProducerConfig
+    _idiom: Idiom
+
+    if TYPE_CHECKING:
+
+        def _prepare(self, topic: str, value: Any, key: Any, headers: Any) -> Any: ...
+        async def _append(self, what: str, fn: Callable[[ProducerCore, float], None]) -> None: ...
+
+    def create_batch(self) -> BatchBuilder:
+        """aiokafka's: an empty batch to fill with ``append`` (up to ``batch_size``)
+        and hand to :meth:`send_batch` (see kafkacore.transports._producer_batch)."""
+        # Serialized as they are appended, before the topic is known (as aiokafka).
+        return BatchBuilder(
+            self.config.batch_size,
+            self.config.compression,
+            lambda value, key, headers: self._prepare("", value, key, headers),
+        )
+
+    async def send_batch(self, batch: BatchBuilder, topic: str, *, partition: int) -> Any:
+        """Queue ``batch``'s records, in order, for ``topic``'s ``partition``; returns
+        an awaitable of the first record's RecordMetadata (every record done)."""
+        if not isinstance(batch, BatchBuilder):
+            raise TypeError(f"{self._NAME}.send_batch: expected a create_batch() batch")
+        if isinstance(partition, bool) or not isinstance(partition, int) or partition < 0:
+            raise TypeError(f"{self._NAME}.send_batch: partition must be an int >= 0")
+        batch.close()
+        futures: list[RecordFuture] = []
+        for k, v, h, ts in batch.records:  # serialized already, by append
+            token = RecordFuture(self._idiom)
+
+            def append(
+                core: ProducerCore,
+                now: float,
+                k: Any = k,
+                v: Any = v,
+                h: Any = h,
+                ts: int = ts,
+                token: RecordFuture = token,
+            ) -> None:
+                core.append(topic, v, k, h, partition=partition, timestamp=ts, token=token, now=now)
+
+            await self._append("send_batch", append)
+            futures.append(token)
+        return self._first_of(futures)
+
+    @staticmethod
+    async def _first_of(futures: list[Any]) -> RecordMetadata | None:
+        first = None
+        for fut in futures:
+            done = await fut
+            first = done if first is None else first
+        return first

@@ -79,6 +79,8 @@ class TrioDriver(AsyncDriver):
         self._token: trio.lowlevel.TrioToken | None = None
         self._changed = trio.Event()
         self._scopes: list[trio.CancelScope] = []
+        #: Tasks inside wait_change now (close lets them see it closed, then returns).
+        self.waiting = 0
 
     async def open(self) -> None:
         """Open the nursery (from the owner's ``__aenter__``)."""
@@ -136,8 +138,12 @@ class TrioDriver(AsyncDriver):
             return
         if self._changed.is_set():
             self._changed = trio.Event()
-        with trio.move_on_at(deadline):
-            await self._changed.wait()
+        self.waiting += 1
+        try:
+            with trio.move_on_at(deadline):
+                await self._changed.wait()
+        finally:
+            self.waiting -= 1
 
     def call_soon(self, fn: Callable[[], None]) -> None:
         assert self._token is not None

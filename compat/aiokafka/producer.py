@@ -46,6 +46,10 @@ class AIOKafkaProducer(AsyncKafkaProducer):
         # A task, so asyncio.wait() and add_done_callback() take it, as aiokafka's future.
         return asyncio.ensure_future(_sent(fut)) if self.config.acks_value == 0 else fut
 
+    async def send_batch(self, batch: Any, topic: str, *, partition: int) -> Any:
+        """aiokafka's: a future (a task) of the batch's first RecordMetadata."""
+        return asyncio.ensure_future(await super().send_batch(batch, topic, partition=partition))
+
     async def send_and_wait(  # type: ignore[override]
         self,
         topic: str,

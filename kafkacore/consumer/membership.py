@@ -35,7 +35,7 @@ from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import PartitionsRevoking
 from kafkacore.consumer.operations import OperationTable, Then
 from kafkacore.consumer.poll_errors import PollErrors
-from kafkacore.consumer.positions import SubscriptionState
+from kafkacore.consumer.positions import SubscriptionMode, SubscriptionState
 from kafkacore.consumer.topics import TopicView
 from kafkacore.group.base import (
     GroupFailed,
@@ -184,11 +184,14 @@ class Membership:
         return bool(events)
 
     def _on_event(self, event: object, now: float) -> None:
-        if isinstance(event, PartitionsAssigned):
+        # A member left by unsubscribe() may answer after the user assigned
+        # partitions by hand: its events no longer move that assignment.
+        grouped = self._subs.mode is SubscriptionMode.SUBSCRIBED
+        if isinstance(event, PartitionsAssigned) and grouped:
             for tp in event.partitions:
                 self._subs.add(tp)
             self._topics.track({tp.topic for tp in event.partitions}, now)
-        elif isinstance(event, PartitionsRevoked | PartitionsLost):
+        elif isinstance(event, PartitionsRevoked | PartitionsLost) and grouped:
             for tp in event.partitions:
                 self._subs.remove(tp)
         elif isinstance(event, GroupFailed):

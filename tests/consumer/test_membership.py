@@ -13,6 +13,7 @@ from kafkacore.consumer.committer import Committer
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import OffsetAndMetadata, PartitionsRevoking
 from kafkacore.consumer.membership import Membership
+from kafkacore.consumer.positions import SubscriptionMode
 from kafkacore.group.base import (
     GroupFailed,
     GroupFatalError,
@@ -95,6 +96,7 @@ def test_a_kip848_member_with_the_consumer_protocol() -> None:
 def test_member_events_change_the_assignment_and_go_on() -> None:
     w, membership, _ = setup()
     assert not membership.drain(0.0)  # no member yet
+    w.subs.mode = SubscriptionMode.SUBSCRIBED  # as ConsumerCore.subscribe sets it
     member = membership.ensure(0.0)
     error = GroupFatalError("fenced for good")
     member._events.extend(
@@ -111,6 +113,23 @@ def test_member_events_change_the_assignment_and_go_on() -> None:
     assert {"t", "u"} <= w.client.topics
     assert w.errors.pending is error and len(w.events) == 5
     assert not membership.drain(0.0)
+
+
+def test_a_left_members_late_events_leave_a_manual_assignment_alone() -> None:
+    # unsubscribe() then assign(): the leaving member's revocation comes after
+    # the user's assignment and must not take its partitions away (aiokafka's
+    # subscribe-then-assign usage hung on it, issue 21).
+    w, membership, _ = setup()
+    member = membership.ensure(0.0)
+    w.subs.assign(frozenset({T0}))
+    member._events.extend(
+        [
+            PartitionsRevoked(partitions=frozenset({T0}), generation=1),
+            PartitionsAssigned(partitions=frozenset({T1}), generation=2),
+        ]
+    )
+    membership.drain(0.0)
+    assert w.subs.assignment() == frozenset({T0})
 
 
 def test_leave_without_a_member_is_done_at_once() -> None:
