@@ -19,7 +19,9 @@ attempts, ``fetchOffset.retryIntervalMs`` apart, with fresh clients after a
 failure). Brokers that stop answering a query that has reached them (a
 restart) are waited for up to ``kafka.default.api.timeout.ms`` per attempt,
 as a Java admin call waits; a bootstrap address that never answered fails
-after the attempts alone (seconds, where the connector waits minutes). A
+after one ``kafka.request.timeout.ms`` (30 s by default: the client waits
+that long for a cluster starting up, issue 26), where the connector waits
+minutes. A
 topic that does not exist fails the first question with an error naming
 the option, after those retries (a topic being created may be
 unknown to one broker for a moment). Later, in a stream, a topic that
@@ -37,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from kafkacore.client import AnyNode, ClientConfig, TopicPartition
-from kafkacore.errors import KafkaConnectionError, KafkaTimeoutError
+from kafkacore.errors import KafkaConnectionError, KafkaTimeoutError, NoBrokersAvailable
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.error_codes import error_for_code
 from kafkacore.protocol.messages import MetadataRequest
@@ -148,6 +150,10 @@ class SourceAdmin:
                 error: BaseException = exc
             except Exception as exc:
                 error = exc
+                if not self._reached and isinstance(exc, NoBrokersAvailable):
+                    # Never reached in a whole request timeout (issue 26: the client
+                    # waited that long for the cluster to come up): a wrong address.
+                    raise
                 if self._reached and isinstance(exc, KafkaConnectionError | KafkaTimeoutError):
                     now = time.monotonic()
                     outage_since = now if outage_since is None else outage_since

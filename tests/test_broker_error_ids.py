@@ -47,6 +47,12 @@ NAME_BUILDERS = frozenset({"topic_error", "metadata_timeout"})
 ALLOWED: dict[tuple[str, str], str] = {
     ("consumer/committer.py", "Committer.send"): "refused locally before sending (the "
     "member is rebalancing): no broker answered",
+    # RecordTooLargeError is MESSAGE_TOO_LARGE's class too (Java's RecordTooLargeException),
+    # but these are the producer's own checks of a record before anything is sent.
+    ("producer/accumulator.py", "RecordAccumulator.check_size"): "the producer's own size "
+    "check (max_request_size, buffer_memory) before sending: no broker answered",
+    ("producer/core.py", "ProducerCore.append_many"): "the producer's own check that the "
+    "records fit buffer_memory, before sending: no broker answered",
 }
 
 

@@ -63,7 +63,8 @@ async def await_group(consumer: AsyncConsumerBase, strict: bool) -> None:
                 break
             raise UnknownTopicOrPartitionError(
                 f"{consumer._NAME}.start: {pending} not in metadata within "
-                f"request_timeout_ms={bound_ms}"
+                f"request_timeout_ms={bound_ms}",
+                node_id=core.client.cluster.topic_errors_from,
             )
         if not pending and absent is None:
             break

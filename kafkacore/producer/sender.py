@@ -316,7 +316,8 @@ class Sender:
             too_large = RecordTooLargeError(
                 f"{batch.tp.topic}-{batch.tp.partition}: broker refused a batch of "
                 f"{batch.size()} bytes as too large; lower batch_size or raise the "
-                "topic's max.message.bytes"
+                "topic's max.message.bytes",
+                node_id=node,
             )
             self._ledger.complete(batch, -1, -1, too_large)
         else:

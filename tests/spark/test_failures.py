@@ -63,11 +63,17 @@ def run_stream(spark: SparkSession, options: dict[str, str], checkpoint: Path) -
 
 
 def cases(
-    spark: SparkSession, bootstrap: str, topic: str, tmp_path: Path, **write: str
+    spark: SparkSession,
+    bootstrap: str,
+    topic: str,
+    tmp_path: Path,
+    common: dict[str, str] | None = None,
+    **write: str,
 ) -> dict[str, Any]:
-    """A batch read, a stream read, a batch write and an exactly-once stream write."""
-    options = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic}
-    sink = {"kafka.bootstrap.servers": bootstrap, "topic": topic, **write}
+    """A batch read, a stream read, a batch write and an exactly-once stream write
+    (``common``: options of all four, ``write``: of the writes)."""
+    options = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, **(common or {})}
+    sink = {"kafka.bootstrap.servers": bootstrap, "topic": topic, **(common or {}), **write}
     rows = spark.range(3).selectExpr("cast(id as string) as value")
     ticks = spark.readStream.format("rate").load().selectExpr("cast(value as string) as value")
     return {
@@ -89,7 +95,10 @@ def test_a_wrong_bootstrap_address_fails_reads_and_writes_naming_it(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     address = closed_port()
-    for name, fn in cases(spark, address, "orders", tmp_path).items():
+    # A cluster never reached is waited for one request timeout (30 s by
+    # default, issue 26); 3 s here keeps the four cases short.
+    quick = {"kafka.request.timeout.ms": "3000"}
+    for name, fn in cases(spark, address, "orders", tmp_path, quick).items():
         message, took = failure(fn)
         assert address in message and "ECONNREFUSED" in message, (name, message[-2000:])
         assert took < FAIL_BOUND_S, (name, took)
