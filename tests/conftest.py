@@ -50,3 +50,18 @@ settings.register_profile("dev", max_examples=50, print_blob=True)
 
 _default = "ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "dev"
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", _default))
+
+
+# First: pytest-xdist's own hook (a worker's) reads the groups to place tests.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``./dev test`` runs two workers, ``--dist loadgroup``),
+    keep each file on one worker, so its module fixtures start once, and every
+    Spark test on the same worker, so a machine of two cores runs one Spark
+    session at a time (each worker starts its own broker)."""
+    if not config.pluginmanager.hasplugin("xdist") or not config.getvalue("loadgroup"):
+        return
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        spark = "spark" in item.nodeid.lower() or "spark" in names or "spark_cluster" in names
+        item.add_marker(pytest.mark.xdist_group("spark" if spark else item.path.as_posix()))
