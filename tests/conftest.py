@@ -59,7 +59,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep each file on one worker, so its module fixtures start once, and every
     Spark test on the same worker, so a machine of two cores runs one Spark
     session at a time (each worker starts its own broker)."""
-    if not config.pluginmanager.hasplugin("xdist") or not config.getvalue("loadgroup"):
+    if not getattr(config.option, "loadgroup", False):  # set on an xdist worker
         return
     for item in items:
         names = getattr(item, "fixturenames", ())

@@ -131,18 +131,26 @@ class Bridge:
         if self._busy:
             return  # applied by the drain loop already running below us
         self._busy = True
+        # A call that raises must not lose the facts queued behind it (bytes a
+        # socket delivered, a connection lost): each is applied, then the
+        # first error goes to the caller of the outermost feed.
+        errors: list[BaseException] = []
         try:
             while self._pending:
                 fn, args = self._pending.popleft()
-                if args is None:
-                    fn(self._clock())
-                else:
-                    fn(*args, now=self._clock())
-                self._drain()
+                try:
+                    if args is None:
+                        fn(self._clock())
+                    else:
+                        fn(*args, now=self._clock())
+                except BaseException as exc:  # re-raised below
+                    errors.append(exc)
+                self._drain(errors)
         finally:
             self._busy = False
-            self._pending.clear()
         self._io.set_deadline(self._core.next_deadline())
+        if errors:
+            raise errors[0]
 
     def answer_credentials(self, reply: CredentialsAnswer) -> None:
         """Give the core the outcome of a ``CredentialsNeeded`` call (on the loop)."""
@@ -152,7 +160,10 @@ class Bridge:
         """Drain the core without feeding anything (after a direct call)."""
         self._feed(lambda now: None, None)
 
-    def _drain(self) -> None:
+    def _drain(self, errors: list[BaseException]) -> None:
+        """Carry out the core's actions and hand its events on; an event handler
+        that raises (user code) is recorded in ``errors`` and the events after
+        it are still handed on."""
         core = self._core
         io = self._io
         while True:
@@ -173,7 +184,10 @@ class Bridge:
                 # _pending and fed by _feed's loop. Nothing to look at twice.
                 return
             for event in events:
-                if self._on_credentials is not None and isinstance(event, CredentialsNeeded):
-                    self._on_credentials(event)
-                else:
-                    self._on_event(event)
+                try:
+                    if self._on_credentials is not None and isinstance(event, CredentialsNeeded):
+                        self._on_credentials(event)
+                    else:
+                        self._on_event(event)
+                except BaseException as exc:  # re-raised by _feed
+                    errors.append(exc)
