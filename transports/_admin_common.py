@@ -4,7 +4,10 @@ Theory of operation
 -------------------
 The three admin clients (blocking, asyncio, trio) offer the same calls over
 one :class:`~kafkacore.admin.AdminCore`. What a call *does* is written once,
-in :class:`~kafkacore.transports._admin_commands.AdminCommands`, as a :class:`Plan`: a
+in the plan mixins (:class:`~kafkacore.transports._admin_topics.TopicPlans`,
+:class:`~kafkacore.transports._admin_groups.GroupPlans`,
+:class:`~kafkacore.transports._admin_cluster.ClusterPlans` and the mixins it
+gathers), as a :class:`Plan`: a
 generator of core commands (``command(core, now, timeout_ms)`` returning an
 :class:`~kafkacore.operation.Operation`) that receives each operation's value
 and returns the call's result. Most plans are one command; a few chain two
@@ -26,8 +29,8 @@ kafka-python's ``KafkaAdminClient`` names and argument shapes are accepted
 where they differ from kafkacore's (its ``NewTopic(..., topic_configs=)``,
 ``ConfigResource(..., configs=)``, ``timeout_ms=``); an argument kafkacore
 does not support raises ``TypeError`` naming it. Results are the core's
-typed values (``ItemResults``, dataclasses), not kafka-python's raw
-protocol responses. Where a call takes names (topics, group ids), one name
+typed values (``ItemResults``, dataclasses); kafka-python's dict and list
+shapes are those of :mod:`kafkacore.compat.kafka.admin`'s client. Where a call takes names (topics, group ids), one name
 alone is taken as a list of one: a name is never a collection, so this
 guesses nothing.
 """
