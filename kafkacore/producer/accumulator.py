@@ -52,7 +52,7 @@ SEQUENCE_WRAP = 2**31
 
 # Per-record framing beyond key and value: length, attributes, deltas,
 # key/value lengths and the header count, all as worst-case varints.
-_RECORD_OVERHEAD = 21
+RECORD_OVERHEAD = 21
 
 
 class BufferFull(Exception):
@@ -66,7 +66,7 @@ class BufferFull(Exception):
 def record_estimate(
     key: bytes | None, value: bytes | None, headers: Sequence[Header] | None
 ) -> int:
-    size = _RECORD_OVERHEAD + (len(key) if key is not None else 0)
+    size = RECORD_OVERHEAD + (len(key) if key is not None else 0)
     size += len(value) if value is not None else 0
     if headers:
         for hkey, hvalue in headers:

@@ -63,6 +63,7 @@ from kafkacore.errors import AuthenticationError, LocalProtocolError
 from kafkacore.operation import Operation
 from kafkacore.partitioner import DefaultPartitioner, StickyState
 from kafkacore.producer.accumulator import (
+    RECORD_OVERHEAD,
     BufferFull,
     PartitionQueue,
     RecordAccumulator,
@@ -88,7 +89,7 @@ from kafkacore.producer.sender import Sender
 from kafkacore.producer.transaction import TransactionManager, TxnState
 from kafkacore.producer.txn_driver import Offsets, TransactionDriver
 from kafkacore.producer.waiting import MetadataAsks, MetadataWait, WaitingRecords
-from kafkacore.records import Header
+from kafkacore.records import RECORD_BATCH_OVERHEAD, Header
 from kafkacore.timers import Deadlines
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         self._closed = False
         # (partition count, available partitions) per topic, until new metadata.
         self._layouts: dict[str, tuple[int, list[int]]] = {}
-        self._max_record = min(cfg.max_request_size, cfg.buffer_memory + 61)
+        self._max_record = min(cfg.max_request_size, cfg.buffer_memory + RECORD_BATCH_OVERHEAD)
         self._buffer_memory = cfg.buffer_memory
         # The per-record fast path (see lanes.py); none for transactions, whose
         # appends must first tell the transaction which partitions they touch.
@@ -268,9 +269,10 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         if headers:
             size = record_estimate(key, value, headers)
         else:
-            size = 21 + (len(value) if value is not None else 0) + (len(key) if key else 0)
+            size = RECORD_OVERHEAD + (len(value) if value is not None else 0)
+            size += len(key) if key else 0
         acc = self._acc
-        if size + 61 > self._max_record:
+        if size + RECORD_BATCH_OVERHEAD > self._max_record:
             acc.check_size(size, f"append to {topic!r}")
         if acc.used + size > self._buffer_memory and acc.used > 0:
             acc.reserve(size)  # raises BufferFull
@@ -296,7 +298,7 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         if lane is None:
             return False
         batch = lane.batch
-        size = 21 + len(value) if value is not None else 21
+        size = RECORD_OVERHEAD + len(value) if value is not None else RECORD_OVERHEAD
         accounted = batch.accounted + size
         acc = self._acc
         used = acc.used + size
@@ -338,15 +340,17 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         if not values:
             return
         if keys is None:
-            sizes = [21 + (len(v) if v is not None else 0) for v in values]
+            sizes = [RECORD_OVERHEAD + (len(v) if v is not None else 0) for v in values]
         else:
             sizes = [
-                21 + (len(v) if v is not None else 0) + (len(k) if k is not None else 0)
+                RECORD_OVERHEAD
+                + (len(v) if v is not None else 0)
+                + (len(k) if k is not None else 0)
                 for v, k in zip(values, keys, strict=True)
             ]
         acc = self._acc
         biggest = max(sizes)
-        if biggest + 61 > self._cfg.max_request_size:
+        if biggest + RECORD_BATCH_OVERHEAD > self._cfg.max_request_size:
             acc.check_size(biggest, f"append_many to {topic!r}")
         total = sum(sizes)
         if total > self._cfg.buffer_memory:
@@ -455,9 +459,9 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         room = min(
             cfg.batch_size - batch.accounted,
             cfg.batch_size - produced - 1,
-            self._max_record - 61,
+            self._max_record - RECORD_BATCH_OVERHEAD,
         )
-        if room > 21:
+        if room > RECORD_OVERHEAD:
             self._lanes.open(Lane(topic, partition, queue, batch, room))
 
     def _place_many(
