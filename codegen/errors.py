@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen.emit import HEADER
-from codegen.schema import KAFKA_VERSION, SOURCES_JAR, resolve_jar
+from codegen.schema import KAFKA_VERSION, kafka_clients_jar
 
 ERRORS_JAVA = "org/apache/kafka/common/protocol/Errors.java"
 TSV = Path(__file__).with_name("errors.tsv")
@@ -133,7 +133,7 @@ def bases(e: ErrorCode) -> str:
 
 def generate(errors: list[ErrorCode] | None = None) -> str:
     if errors is None:
-        errors = read_errors(resolve_jar(SOURCES_JAR, "sources"))
+        errors = read_errors(kafka_clients_jar("sources"))
     descriptions = read_descriptions()
     lines = [
         HEADER.format(kafka=KAFKA_VERSION).rstrip("\n"),

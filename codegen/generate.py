@@ -5,13 +5,11 @@ from __future__ import annotations
 from codegen import emit, enums, errors
 from codegen.routing import ROUTING
 from codegen.schema import (
-    JAR,
     KAFKA_VERSION,
-    SOURCES_JAR,
     MessageSpec,
+    kafka_clients_jar,
     load_raw,
     parse_message,
-    resolve_jar,
 )
 
 MESSAGES_DIR = "kafkacore/protocol/messages"
@@ -19,7 +17,7 @@ MESSAGES_DIR = "kafkacore/protocol/messages"
 
 def generate_all() -> dict[str, str]:
     """Map of repository-relative path -> file text."""
-    raw = load_raw(resolve_jar(JAR))
+    raw = load_raw(kafka_clients_jar())
     files: dict[str, str] = {}
     specs = [parse_message(r) for r in raw.values()]
     live = [m for m in specs if m.valid is not None]
@@ -34,7 +32,7 @@ def generate_all() -> dict[str, str]:
         exports.append((mod, msg.name))
     files[f"{MESSAGES_DIR}/__init__.py"] = messages_init(exports)
     files["kafkacore/protocol/_api_table.py"] = api_table(specs)
-    sources = resolve_jar(SOURCES_JAR, "sources")
+    sources = kafka_clients_jar("sources")
     error_table = errors.read_errors(sources)
     files["kafkacore/protocol/error_codes.py"] = errors.generate(error_table)
     files["kafkacore/protocol/enums.py"] = enums.generate(

@@ -8,8 +8,10 @@ generated code.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,25 +19,44 @@ from typing import Any
 
 KAFKA_VERSION = "4.3.1"
 MAX_VERSION = 0x7FFF
-JAR = (
-    Path.home()
-    / ".m2/repository/org/apache/kafka/kafka-clients"
-    / KAFKA_VERSION
-    / f"kafka-clients-{KAFKA_VERSION}.jar"
-)
-SOURCES_JAR = JAR.with_name(f"kafka-clients-{KAFKA_VERSION}-sources.jar")
+ARTIFACT = f"org.apache.kafka:kafka-clients:{KAFKA_VERSION}"
 
 Range = tuple[int, int] | None
 
 
-def resolve_jar(path: Path, classifier: str | None = None) -> Path:
-    """Return the jar, fetching it through Maven when it is not cached yet."""
-    if not path.exists():
-        artifact = f"org.apache.kafka:kafka-clients:{KAFKA_VERSION}"
-        if classifier:
-            artifact += f":jar:{classifier}"
-        subprocess.run(["mvn", "-B", "-q", "dependency:get", f"-Dartifact={artifact}"], check=True)
-    return path
+def kafka_clients_jar(classifier: str | None = None) -> Path:
+    """The kafka-clients jar (``classifier="sources"``: its sources), in the
+    project's own cache (``kafkacore/codegen-<version>`` under the launcher's
+    cache root), copied there by Maven the first time.
+
+    Not Maven's local repository: where that is depends on the user's
+    settings (``-Dmaven.repo.local``, a settings.xml, another HOME), so only
+    Maven may be asked for it; ``dependency:copy`` puts the jar where we say.
+    """
+    from kafkacore.testing.libs import cache_root
+
+    name = f"kafka-clients-{KAFKA_VERSION}{f'-{classifier}' if classifier else ''}.jar"
+    home = cache_root() / f"codegen-{KAFKA_VERSION}"
+    jar = home / name
+    if jar.exists():
+        return jar
+    home.mkdir(parents=True, exist_ok=True)
+    # Into a private directory, then renamed: a cache never holds half a jar.
+    with tempfile.TemporaryDirectory(dir=home) as partial:
+        artifact = f"{ARTIFACT}:jar:{classifier}" if classifier else ARTIFACT
+        try:
+            copy = ["dependency:copy", f"-Dartifact={artifact}", f"-DoutputDirectory={partial}"]
+            subprocess.run(
+                ["mvn", "-B", "-q", *copy],
+                check=True,
+                cwd=partial,
+            )
+        except FileNotFoundError:
+            raise SystemExit(
+                f"codegen: {name} is not in {home} and Maven ('mvn') is not on PATH to fetch it"
+            ) from None
+        os.replace(Path(partial) / name, jar)
+    return jar
 
 
 def strip_comments(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,33 @@ def test_generated_files_are_marked_and_free_of_schema_prose() -> None:
         ), name
         # "about" texts of the schemas must not be copied; one known sentence:
         assert b"The duration in milliseconds for which the request was throttled" not in text
+
+
+def test_the_generator_finds_its_jars_without_knowing_where_maven_keeps_them(
+    tmp_path: Path,
+) -> None:
+    # Another HOME (so another ~/.m2, or none): the jars come from the
+    # project's cache, or from Maven asked to copy them there, never from a
+    # path guessed inside Maven's local repository.
+    from kafkacore.testing.libs import cache_root
+
+    env = {**os.environ, "HOME": str(tmp_path), "KAFKACORE_CACHE": str(cache_root())}
+    found = subprocess.run(
+        [sys.executable, "-c", PRINT_JARS],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout.split()
+    assert len(found) == 2
+    for jar in map(Path, found):
+        assert jar.is_file() and jar.parent == cache_root() / "codegen-4.3.1", jar
+        assert not jar.is_relative_to(tmp_path)
+
+
+PRINT_JARS = (
+    "from codegen.schema import kafka_clients_jar; "
+    "print(kafka_clients_jar()); print(kafka_clients_jar('sources'))"
+)
