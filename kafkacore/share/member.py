@@ -18,6 +18,9 @@ States (:class:`ShareMemberState`), transitions in :data:`TRANSITIONS`::
     any live --leave--> LEAVING --answer or failure--> CLOSED
     any live --fatal answer--> FAILED
 
+A move the table does not list raises ``AssertionError`` (h11's rule: the
+table is the automaton, nothing outside it happens quietly).
+
 Topic ids in assignments become names through ``topic_names`` (metadata);
 an assignment naming an unknown id waits for :meth:`ShareMember.on_metadata`.
 """
@@ -79,15 +82,22 @@ class Input(enum.Enum):
 
 _S = ShareMemberState
 _LIVE = (_S.JOINING, _S.STABLE)
-#: (state, input) -> next state; a pair not listed leaves the state unchanged.
+#: (state, input) -> next state: every move the member makes, self-moves too
+#: (a new subscription while joined, a second leave). A pair not listed is
+#: a bug in this module and raises (the commands and answer handlers check
+#: the state first): no input is silently ignored.
 TRANSITIONS: dict[tuple[ShareMemberState, Input], ShareMemberState] = {
     (_S.UNSUBSCRIBED, Input.SUBSCRIBE): _S.JOINING,
     (_S.UNSUBSCRIBED, Input.LEAVE): _S.CLOSED,
+    **{(s, Input.SUBSCRIBE): s for s in _LIVE},
     **{(s, Input.JOINED): _S.STABLE for s in _LIVE},
     **{(s, Input.FENCED): _S.JOINING for s in _LIVE},
     **{(s, Input.FATAL): _S.FAILED for s in _LIVE},
     **{(s, Input.LEAVE): _S.LEAVING for s in _LIVE},
+    (_S.LEAVING, Input.LEAVE): _S.LEAVING,
     (_S.LEAVING, Input.LEFT): _S.CLOSED,
+    (_S.CLOSED, Input.LEAVE): _S.CLOSED,
+    (_S.FAILED, Input.LEAVE): _S.FAILED,
 }
 
 
@@ -143,7 +153,13 @@ class ShareMember:
         self._leave_done: Callable[[float], None] | None = None
 
     def _go(self, event: Input) -> None:
-        self.state = TRANSITIONS.get((self.state, event), self.state)
+        after = TRANSITIONS.get((self.state, event))
+        if after is None:
+            raise AssertionError(
+                f"share group {self.group_id!r}: {event.value!r} is not a move from "
+                f"{self.state.value}; the share member's state machine is broken"
+            )
+        self.state = after
 
     # ---------------------------------------------------------------- queries
     def next_deadline(self) -> float | None:
@@ -174,7 +190,7 @@ class ShareMember:
         if self.state not in _LIVE or self.member_epoch <= 0:
             self._go(Input.LEAVE)
             if self.state is _S.LEAVING:
-                self.state = _S.CLOSED
+                self._go(Input.LEFT)  # never joined: nothing to tell the coordinator
             self._set_assignment(frozenset())
             done(now)
             return

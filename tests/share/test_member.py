@@ -73,9 +73,26 @@ def test_transition_table(state: S, event: Input, after: S) -> None:
     assert TRANSITIONS[(state, event)] is after
 
 
-def test_unlisted_pairs_keep_the_state() -> None:
+def test_unlisted_pairs_are_refused() -> None:
     assert (S.CLOSED, Input.JOINED) not in TRANSITIONS
     assert (S.FAILED, Input.SUBSCRIBE) not in TRANSITIONS
+    member = ShareMember(
+        lambda *a, **k: None,
+        group_id="g",
+        rng=random.Random(0),
+        topic_names=lambda tid: None,
+    )
+    member.leave(now=0.0, done=lambda now: None)
+    assert member.state is S.CLOSED
+    with pytest.raises(AssertionError, match="'heartbeat answered' is not a move from closed"):
+        member._go(Input.JOINED)
+    assert member.state is S.CLOSED
+
+
+def test_every_state_but_unsubscribed_is_reached_and_every_state_can_leave() -> None:
+    targets = set(TRANSITIONS.values())
+    assert targets == set(S) - {S.UNSUBSCRIBED}
+    assert all((state, Input.LEAVE) in TRANSITIONS for state in S)
 
 
 def test_member_id_is_a_kafka_uuid() -> None:
