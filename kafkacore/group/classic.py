@@ -8,7 +8,8 @@ client core finds the coordinator with FindCoordinator, asking broker after
 broker until one answers, and forgets it on NOT_COORDINATOR), so here the
 coordinator is just the ``GroupCoordinator(group_id)`` target.
 
-States (:class:`ClassicState`)::
+States (:class:`ClassicState`; every move, by trigger, in
+:data:`~kafkacore.group.transitions.CLASSIC`)::
 
     UNJOINED --subscribe/retry due--> PREPARING --revoke done--> JOINING
     JOINING --JoinGroup ok--> SYNCING --SyncGroup ok--> STABLE
@@ -63,7 +64,6 @@ group, rejoin on the next poll; KIP-62) and a retry time.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -89,6 +89,7 @@ from kafkacore.group.base import (
     is_due,
     member_deadline,
 )
+from kafkacore.group.transitions import CLASSIC, ClassicState, ClassicTrigger, advance
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.consumer_protocol import (
     decode_assignment,
@@ -129,17 +130,6 @@ _FATAL = frozenset(
         ErrorCode.GROUP_ID_NOT_FOUND,
     }
 )
-
-
-class ClassicState(enum.Enum):
-    UNJOINED = "unjoined"
-    PREPARING = "preparing"
-    JOINING = "joining"
-    SYNCING = "syncing"
-    STABLE = "stable"
-    LEAVING = "leaving"
-    CLOSED = "closed"
-    FAILED = "failed"
 
 
 #: ``partition_counts(topics, now)``: each topic's partition count, or None
@@ -307,7 +297,7 @@ class ClassicMember:
         if not self.subscription:
             if self.owned:
                 self._revoke(self.owned, now, lambda t: None)
-            self.state = ClassicState.UNJOINED
+            self._move(ClassicTrigger.UNSUBSCRIBED)
             return
         self._prepare(now)
 
@@ -348,11 +338,11 @@ class ClassicMember:
             )
             self.owned = frozenset()
         if not joined or self.group_instance_id is not None:
-            self.state = ClassicState.CLOSED
+            self._move(ClassicTrigger.LEAVE_QUIETLY)
             if done is not None:
                 done(now)
             return
-        self.state = ClassicState.LEAVING
+        self._move(ClassicTrigger.LEAVE)
         self._leave_done = done
         self._send_leave(now, "the consumer is closing", self._on_leave)
 
@@ -388,7 +378,7 @@ class ClassicMember:
         self._heartbeat_in_flight = False
         self._pending_join = None
         self._rejoin_after_sync = False
-        self.state = ClassicState.PREPARING
+        self._move(ClassicTrigger.REJOIN)
         round_ = self._round
         if self.protocol is RebalanceProtocol.EAGER and self.owned:
             self._revoke(self.owned, now, lambda t: self._join_if(round_, t))
@@ -400,7 +390,7 @@ class ClassicMember:
             self._join(now)
 
     def _join(self, now: float) -> None:
-        self.state = ClassicState.JOINING
+        self._move(ClassicTrigger.SEND_JOIN)
         # The coordinator keeps a member alive while it holds its JoinGroup
         # (and then its SyncGroup): no local session expiry meanwhile.
         self.deadlines.cancel(MemberTimer.SESSION)
@@ -457,7 +447,7 @@ class ClassicMember:
             self.generation = resp.generation_id
             self.protocol_name = resp.protocol_name
             self.leader_id = resp.leader
-            self.state = ClassicState.SYNCING
+            self._move(ClassicTrigger.JOINED)
             self._sync(resp, now)
         elif code == ErrorCode.MEMBER_ID_REQUIRED:
             # KIP-394: the coordinator hands out the id and wants it back in a second join.
@@ -476,7 +466,7 @@ class ClassicMember:
             self._retry_join(now)
 
     def _retry_join(self, now: float) -> None:
-        self.state = ClassicState.UNJOINED
+        self._move(ClassicTrigger.ROUND_FAILED)
         self.deadlines.set(MemberTimer.REJOIN, now + self._backoff)
         if self.owned and self._join_sent_at is not None:
             # Cooperative members keep their partitions across a failed round;
@@ -577,7 +567,7 @@ class ClassicMember:
                 self.deadlines.set(MemberTimer.REJOIN, now)
 
     def _install(self, new: frozenset[TopicPartition], now: float) -> None:
-        self.state = ClassicState.STABLE
+        self._move(ClassicTrigger.SYNCED)
         self._last_assignment = new
         self.deadlines.set(MemberTimer.SESSION, now + self._session_ms / 1000)
         self.deadlines.set(MemberTimer.HEARTBEAT, now + self._heartbeat_ms / 1000)
@@ -653,7 +643,7 @@ class ClassicMember:
 
     # -------------------------------------------------------------------- leave
     def _on_leave(self, resp: Any, err: BaseException | None, now: float) -> None:
-        self.state = ClassicState.CLOSED
+        self._move(ClassicTrigger.LEFT)
         self.member_id = ""
         self.generation = -1
         done, self._leave_done = self._leave_done, None
@@ -670,7 +660,7 @@ class ClassicMember:
             self._send_leave(now, "poll interval passed", lambda r, e, t: None)
         self.member_id = "" if self.group_instance_id is None else self.member_id
         self.generation = -1
-        self.state = ClassicState.UNJOINED
+        self._move(ClassicTrigger.POLL_EXPIRED)
 
     # ------------------------------------------------------------------ helpers
     def _send_leave(
@@ -709,7 +699,7 @@ class ClassicMember:
             self._events.append(PartitionsLost(partitions=self.owned, generation=self.generation))
             self.owned = frozenset()
         self.generation = -1
-        self.state = ClassicState.UNJOINED
+        self._move(ClassicTrigger.LOST)
 
     def _clear_timers(self) -> None:
         # The poll-interval timer survives: it watches the user, not the group.
@@ -736,9 +726,12 @@ class ClassicMember:
         if self.owned:
             self._events.append(PartitionsLost(partitions=self.owned, generation=self.generation))
             self.owned = frozenset()
-        self.state = ClassicState.FAILED
+        self._move(ClassicTrigger.FATAL)
         self.error = error
         self._events.append(GroupFailed(error=error))
+
+    def _move(self, trigger: ClassicTrigger) -> None:
+        self.state = advance(CLASSIC, f"group {self.group_id!r} (classic)", self.state, trigger)
 
     def _check_alive(self, what: str) -> None:
         if self.state in (ClassicState.CLOSED, ClassicState.LEAVING):

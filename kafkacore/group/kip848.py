@@ -11,7 +11,8 @@ member reconciles towards the target: it revokes what is no longer in it
 (committing first, through the revoke hook), adds what is new, and
 acknowledges by heartbeating its new owned set at once.
 
-States (:class:`Kip848State`)::
+States (:class:`Kip848State`; every move, by trigger, in
+:data:`~kafkacore.group.transitions.KIP848`)::
 
     UNSUBSCRIBED --subscribe--> JOINING (epoch 0 heartbeat in flight)
     JOINING / STABLE --answer with assignment--> RECONCILING --hook done--> STABLE
@@ -28,7 +29,6 @@ for :meth:`Kip848Member.on_metadata`.
 
 from __future__ import annotations
 
-import enum
 import random
 import uuid
 from collections.abc import Callable
@@ -54,6 +54,7 @@ from kafkacore.group.base import (
     is_due,
     member_deadline,
 )
+from kafkacore.group.transitions import KIP848, Kip848State, Kip848Trigger, advance
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.messages.consumer_group_heartbeat_request import TopicPartitions
@@ -77,16 +78,6 @@ _FATAL = frozenset(
 )
 _LEAVE_EPOCH = -1
 _STATIC_LEAVE_EPOCH = -2
-
-
-class Kip848State(enum.Enum):
-    UNSUBSCRIBED = "unsubscribed"
-    JOINING = "joining"
-    RECONCILING = "reconciling"
-    STABLE = "stable"
-    LEAVING = "leaving"
-    CLOSED = "closed"
-    FAILED = "failed"
 
 
 TopicNames = Callable[[uuid.UUID], str | None]
@@ -190,7 +181,7 @@ class Kip848Member:
             self.leave(now=now)
             return
         if self.state is Kip848State.UNSUBSCRIBED:
-            self.state = Kip848State.JOINING
+            self._move(Kip848Trigger.SUBSCRIBE)
             self.member_epoch = 0
         self.deadlines.set(MemberTimer.HEARTBEAT, now)  # tell the coordinator now
 
@@ -201,7 +192,7 @@ class Kip848Member:
     def poll(self, *, now: float) -> None:
         self.deadlines.set(MemberTimer.POLL, now + self._rebalance_ms / 1000)
         if self.state is Kip848State.UNSUBSCRIBED and (self.subscription or self.pattern):
-            self.state = Kip848State.JOINING
+            self._move(Kip848Trigger.SUBSCRIBE)
             self.member_epoch = 0
             self.deadlines.set(MemberTimer.HEARTBEAT, now)
 
@@ -215,17 +206,18 @@ class Kip848Member:
                 done(now)
             return
         self._round += 1
+        self._target_ids = None  # a target waiting for topic names is moot now
         if self.owned:
             self._events.append(
                 PartitionsRevoked(partitions=self.owned, generation=self.member_epoch)
             )
             self.owned = frozenset()
         if self.state is Kip848State.UNSUBSCRIBED or self.member_epoch <= 0:
-            self.state = Kip848State.CLOSED
+            self._move(Kip848Trigger.LEAVE_QUIETLY)
             if done is not None:
                 done(now)
             return
-        self.state = Kip848State.LEAVING
+        self._move(Kip848Trigger.LEAVE)
         self._leave_done = done
         self.deadlines.cancel(MemberTimer.HEARTBEAT)
         epoch = _STATIC_LEAVE_EPOCH if self.group_instance_id is not None else _LEAVE_EPOCH
@@ -260,7 +252,7 @@ class Kip848Member:
             group_id=self.group_id, member_id=self.member_id, member_epoch=epoch
         )
         self._req.request(request, target=self._target, now=now, on_done=lambda r, e, t: None)
-        self.state = Kip848State.UNSUBSCRIBED
+        self._move(Kip848Trigger.POLL_EXPIRED)
         self.member_epoch = 0
         self.deadlines.cancel(MemberTimer.HEARTBEAT)
 
@@ -314,7 +306,7 @@ class Kip848Member:
         code = resp.error_code
         if code in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):
             self._lose()
-            self.state = Kip848State.JOINING
+            self._move(Kip848Trigger.FENCED)
             self.member_epoch = 0
             self.deadlines.set(MemberTimer.HEARTBEAT, now)
             return
@@ -331,7 +323,7 @@ class Kip848Member:
             self._interval = resp.heartbeat_interval_ms / 1000
         self.deadlines.set(MemberTimer.HEARTBEAT, now + self._interval)
         if self.state is Kip848State.JOINING:
-            self.state = Kip848State.STABLE
+            self._move(Kip848Trigger.JOINED)
         if resp.assignment is not None:
             self._target_ids = frozenset(
                 (t.topic_id, p) for t in resp.assignment.topic_partitions for p in t.partitions
@@ -357,7 +349,7 @@ class Kip848Member:
 
         def finish(t: float) -> None:
             # Runs at once or from revoked_done, which checked the round.
-            self.state = Kip848State.STABLE
+            self._move(Kip848Trigger.RECONCILED)
             if added or not self._announced:
                 # The first answer is announced even when empty: "you are in".
                 self._announced = True
@@ -368,7 +360,7 @@ class Kip848Member:
             if self._target_ids is not None:
                 self._reconcile(t)
 
-        self.state = Kip848State.RECONCILING
+        self._move(Kip848Trigger.TARGET)
         if revoked:
 
             def revoked_done(t: float) -> None:
@@ -383,7 +375,7 @@ class Kip848Member:
             finish(now)
 
     def _on_leave(self, resp: Any, err: BaseException | None, now: float) -> None:
-        self.state = Kip848State.CLOSED
+        self._move(Kip848Trigger.LEFT)
         self.member_epoch = 0
         done, self._leave_done = self._leave_done, None
         if done is not None:
@@ -412,10 +404,13 @@ class Kip848Member:
             cause,
         )
         self._lose()
-        self.state = Kip848State.FAILED
+        self._move(Kip848Trigger.FATAL)
         self.error = error
         self.deadlines.cancel(MemberTimer.HEARTBEAT)
         self._events.append(GroupFailed(error=error))
+
+    def _move(self, trigger: Kip848Trigger) -> None:
+        self.state = advance(KIP848, f"group {self.group_id!r} (KIP-848)", self.state, trigger)
 
     def _check_alive(self, what: str) -> None:
         if self.state in (Kip848State.CLOSED, Kip848State.LEAVING):

@@ -324,3 +324,19 @@ def test_no_heartbeat_before_it_is_due() -> None:
     mem, script, _ = stable(0)
     mem.handle_timeout(now=1.0)  # the next one is due at 2.0
     assert not script.asked
+
+
+def test_a_target_waiting_for_topic_names_is_dropped_by_leaving() -> None:
+    # Before the transition table, metadata arriving after leave() went on
+    # reconciling the old target: a closed member became RECONCILING, then
+    # STABLE, and announced partitions it had just given up.
+    mem, script, names = stable(0)
+    mem.handle_timeout(now=2.0)
+    script.take(HB).answer(answer(epoch=2, parts={TID: [0], NEW_TID: [0]}), 2.0)
+    mem.leave(now=3.0)
+    script.take(HB).answer(answer(epoch=-1), 3.1)
+    assert mem.state is Kip848State.CLOSED
+    mem.pull_events()
+    names[NEW_TID] = "new"
+    mem.on_metadata(now=4.0)
+    assert mem.state is Kip848State.CLOSED and not mem.owned and mem.pull_events() == []
