@@ -56,12 +56,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", _default))
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``./dev test`` runs two workers, ``--dist loadgroup``),
-    keep each file on one worker, so its module fixtures start once, and every
-    Spark test on the same worker, so a machine of two cores runs one Spark
-    session at a time (each worker starts its own broker)."""
+    keep each file on one worker, so its module fixtures start once; every
+    test of the shared local Spark session on one worker, so a machine of two
+    cores runs one such session; and the standalone-cluster tests (their own
+    master, workers and Connect server) together on one worker, which may
+    be the other one. Each worker starts its own broker."""
     if not getattr(config.option, "loadgroup", False):  # set on an xdist worker
         return
     for item in items:
         names = getattr(item, "fixturenames", ())
-        spark = "spark" in item.nodeid.lower() or "spark" in names or "spark_cluster" in names
-        item.add_marker(pytest.mark.xdist_group("spark" if spark else item.path.as_posix()))
+        if "spark_cluster" in names:
+            group = "spark-cluster"
+        elif "spark" in item.nodeid.lower() or "spark" in names:
+            group = "spark"
+        else:
+            group = item.path.as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
