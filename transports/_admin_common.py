@@ -30,9 +30,9 @@ where they differ from kafkacore's (its ``NewTopic(..., topic_configs=)``,
 ``ConfigResource(..., configs=)``, ``timeout_ms=``); an argument kafkacore
 does not support raises ``TypeError`` naming it. Results are the core's
 typed values (``ItemResults``, dataclasses); kafka-python's dict and list
-shapes are those of :mod:`kafkacore.compat.kafka.admin`'s client. Where a call takes names (topics, group ids), one name
-alone is taken as a list of one: a name is never a collection, so this
-guesses nothing.
+shapes are those of :mod:`kafkacore.compat.kafka.admin`'s client. Where
+a call takes names (topics, group ids), one name alone is taken as a list
+of one: a name is never a collection, so this guesses nothing.
 """
 
 from __future__ import annotations
