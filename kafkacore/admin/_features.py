@@ -65,7 +65,9 @@ class FeatureCommands(AdminBase):
                 client_software_version=config.client_software_version,
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.ApiVersionsResponse, handle: RequestHandle[m.ApiVersionsResponse], t: float
+        ) -> None:
             if response.error_code:
                 error = broker_error(
                     self.client, response.error_code, None, "ApiVersions", node_id=handle.node_id
@@ -136,7 +138,11 @@ class FeatureCommands(AdminBase):
             def build(version: int) -> m.UpdateFeaturesRequest:
                 return _update_request(kind, version, keys, wanted, validate_only, budget)
 
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
+            def answer(
+                response: m.UpdateFeaturesResponse,
+                handle: RequestHandle[m.UpdateFeaturesResponse],
+                t2: float,
+            ) -> None:
                 node = handle.node_id
                 code = response.error_code
                 if code:

@@ -14,7 +14,7 @@ asked again after the backoff, like every admin request.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from kafkacore.admin._base import AdminBase, Job, answering_broker, single_outcome
 from kafkacore.admin._checks import check_int, check_timeout
@@ -26,6 +26,7 @@ from kafkacore.client.routing import AnyNode
 from kafkacore.errors import BrokerError, NoCommonVersionError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
+from kafkacore.protocol._base import Request
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.messages.create_delegation_token_request import CreatableRenewers
 from kafkacore.protocol.messages.describe_delegation_token_request import (
@@ -34,11 +35,14 @@ from kafkacore.protocol.messages.describe_delegation_token_request import (
 
 __all__ = ["TokenCommands", "answering_broker", "broker_error"]
 
+#: The answers of the two commands that move a token's expiry.
+_Expiry = TypeVar("_Expiry", m.RenewDelegationTokenResponse, m.ExpireDelegationTokenResponse)
+
 #: CreateDelegationToken v3 lets the requester name another owner (KIP-373).
 _OWNER_VERSION = 3
 
 #: What to do about each token refusal (the broker sends a code, no message).
-_HINTS = {
+_HINTS: dict[int, str] = {
     ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED: (
         "the broker issues no tokens (delegation.token.secret.key is not set)"
     ),
@@ -139,8 +143,14 @@ class TokenCommands(AdminBase):
                 )
             return request
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
-            if self._refused(job, response, handle, "CreateDelegationToken", send, t):
+        def answer(
+            response: m.CreateDelegationTokenResponse,
+            handle: RequestHandle[m.CreateDelegationTokenResponse],
+            t: float,
+        ) -> None:
+            if self._refused(
+                job, response.error_code, handle.node_id, "CreateDelegationToken", send, t
+            ):
                 return
             owner_name = _principal(response.principal_type, response.principal_name)
             requester = _principal(
@@ -235,8 +245,14 @@ class TokenCommands(AdminBase):
             ]
         )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
-            if self._refused(job, response, handle, "DescribeDelegationToken", send, t):
+        def answer(
+            response: m.DescribeDelegationTokenResponse,
+            handle: RequestHandle[m.DescribeDelegationTokenResponse],
+            t: float,
+        ) -> None:
+            if self._refused(
+                job, response.error_code, handle.node_id, "DescribeDelegationToken", send, t
+            ):
                 return
             tokens = []
             for d in response.tokens:
@@ -268,13 +284,13 @@ class TokenCommands(AdminBase):
 
     # ------------------------------------------------------------ helpers
     def _expiry_change(
-        self, kind: str, api: str, request: Any, timeout_ms: int | None, now: float
+        self, kind: str, api: str, request: Request[_Expiry], timeout_ms: int | None, now: float
     ) -> Operation[int]:
         """Renew or expire: one request, the new expiry timestamp as the value."""
         job = self._begin(kind, [None], single_outcome, check_timeout(kind, timeout_ms), now)
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
-            if not self._refused(job, response, handle, api, send, t):
+        def answer(response: _Expiry, handle: RequestHandle[_Expiry], t: float) -> None:
+            if not self._refused(job, response.error_code, handle.node_id, api, send, t):
                 job.settle(None, response.expiry_timestamp_ms)
 
         def send(keys: list[Any], t: float) -> None:
@@ -286,17 +302,16 @@ class TokenCommands(AdminBase):
     def _refused(
         self,
         job: Job,
-        response: Any,
-        handle: RequestHandle[Any],
+        code: int,
+        node_id: int | None,
         api: str,
         again: Callable[[list[Any], float], None],
         now: float,
     ) -> bool:
-        """True when the answer carries an error code: asked again if it is retriable,
-        else the job fails with it."""
-        if not response.error_code:
+        """True when the answer's error ``code`` (from broker ``node_id``) is not
+        success: asked again if it is retriable, else the job fails with it."""
+        if not code:
             return False
-        code = response.error_code
-        error = broker_error(self.client, code, _HINTS.get(code), api, node_id=handle.node_id)
+        error = broker_error(self.client, code, _HINTS.get(code), api, node_id=node_id)
         self._failed(job, [None], error, again, now)
         return True
