@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafkacore.admin._base import AdminBase, Job, code_error, items_outcome, single_outcome
+from kafkacore.admin._base import (
+    AdminBase,
+    Again,
+    Job,
+    code_error,
+    items_outcome,
+    single_outcome,
+)
 from kafkacore.admin._checks import check_bool, check_mapping, check_str, check_timeout
 from kafkacore.admin.results import ItemResults
 from kafkacore.admin.types import (
@@ -83,7 +90,7 @@ class ConfigCommands(AdminBase):
         batch: list[ConfigResource],
         synonyms: bool,
         documentation: bool,
-        send: Any,
+        send: Again,
         now: float,
     ) -> None:
         def build(version: int) -> m.DescribeConfigsRequest:

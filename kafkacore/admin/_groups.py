@@ -372,7 +372,7 @@ class GroupCommands(BrokerFanout):
         job = self._begin(kind, [name], single_outcome, check_timeout(kind, timeout_ms), now)
 
         def send(keys: list[str], t: float) -> None:
-            def build(version: int) -> Any:
+            def build(version: int) -> m.FindCoordinatorRequest:
                 return find_coordinator_request(int(coordinator_type), [name], version=version)
 
             self._send(

@@ -14,7 +14,7 @@ asked again after the backoff, like every admin request.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from kafkacore.admin._base import AdminBase, Job, answering_broker, single_outcome
 from kafkacore.admin._checks import check_int, check_timeout
@@ -23,6 +23,7 @@ from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.handles import RequestHandle
 from kafkacore.client.response_errors import broker_error as _code_error
 from kafkacore.client.routing import AnyNode
+from kafkacore.client.stack import R
 from kafkacore.errors import BrokerError, NoCommonVersionError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
@@ -34,6 +35,14 @@ from kafkacore.protocol.messages.describe_delegation_token_request import (
 )
 
 __all__ = ["TokenCommands", "answering_broker", "broker_error"]
+
+
+#: A token command's answer: one error code.
+class _Coded(Protocol):
+    error_code: int
+
+
+_Created = m.CreateDelegationTokenResponse
 
 #: The answers of the two commands that move a token's expiry.
 _Expiry = TypeVar("_Expiry", m.RenewDelegationTokenResponse, m.ExpireDelegationTokenResponse)
@@ -143,14 +152,8 @@ class TokenCommands(AdminBase):
                 )
             return request
 
-        def answer(
-            response: m.CreateDelegationTokenResponse,
-            handle: RequestHandle[m.CreateDelegationTokenResponse],
-            t: float,
-        ) -> None:
-            if self._refused(
-                job, response.error_code, handle.node_id, "CreateDelegationToken", send, t
-            ):
+        def answer(response: _Created, handle: RequestHandle[_Created], t: float) -> None:
+            if self._refused(job, response, handle, "CreateDelegationToken", send, t):
                 return
             owner_name = _principal(response.principal_type, response.principal_name)
             requester = _principal(
@@ -250,9 +253,7 @@ class TokenCommands(AdminBase):
             handle: RequestHandle[m.DescribeDelegationTokenResponse],
             t: float,
         ) -> None:
-            if self._refused(
-                job, response.error_code, handle.node_id, "DescribeDelegationToken", send, t
-            ):
+            if self._refused(job, response, handle, "DescribeDelegationToken", send, t):
                 return
             tokens = []
             for d in response.tokens:
@@ -290,7 +291,7 @@ class TokenCommands(AdminBase):
         job = self._begin(kind, [None], single_outcome, check_timeout(kind, timeout_ms), now)
 
         def answer(response: _Expiry, handle: RequestHandle[_Expiry], t: float) -> None:
-            if not self._refused(job, response.error_code, handle.node_id, api, send, t):
+            if not self._refused(job, response, handle, api, send, t):
                 job.settle(None, response.expiry_timestamp_ms)
 
         def send(keys: list[Any], t: float) -> None:
@@ -302,16 +303,17 @@ class TokenCommands(AdminBase):
     def _refused(
         self,
         job: Job,
-        code: int,
-        node_id: int | None,
+        response: _Coded,
+        handle: RequestHandle[R],
         api: str,
         again: Callable[[list[Any], float], None],
         now: float,
     ) -> bool:
-        """True when the answer's error ``code`` (from broker ``node_id``) is not
-        success: asked again if it is retriable, else the job fails with it."""
-        if not code:
+        """True when the answer carries an error code: asked again if it is retriable,
+        else the job fails with it."""
+        if not response.error_code:
             return False
-        error = broker_error(self.client, code, _HINTS.get(code), api, node_id=node_id)
+        code = response.error_code
+        error = broker_error(self.client, code, _HINTS.get(code), api, node_id=handle.node_id)
         self._failed(job, [None], error, again, now)
         return True
