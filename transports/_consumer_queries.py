@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kafkacore.client import AnyNode, TopicPartition
 from kafkacore.client.core import DEFAULT_LANE
 from kafkacore.client.response_errors import broker_error
+from kafkacore.client.stack import Answer
 from kafkacore.consumer import ConsumerConfig, ConsumerCore, OffsetAndMetadata, Operation
 from kafkacore.errors import InvalidArgumentError, KafkaTimeoutError
 from kafkacore.protocol import messages as m
@@ -83,19 +84,19 @@ class ConsumerQueries:
     def _listing_steps(self, what: str, timeout: float | None) -> Steps[Listing]:
         """Every topic of the cluster, from one Metadata request (``topics()``)."""
         limit = self.config.default_api_timeout_ms / 1000 if timeout is None else timeout
-        answers: list[tuple[Any, BaseException | None, int | None]] = []
+        answers: list[tuple[Answer[m.MetadataResponse], int | None]] = []
 
         def issue(core: ConsumerCore, now: float) -> None:
-            def done(resp: Any, err: BaseException | None, now: float) -> None:
-                answers.append((resp, err, core.answered_by))  # who answered: the errors' node
+            def done(answer: Answer[m.MetadataResponse], now: float) -> None:
+                answers.append((answer, core.answered_by))  # who answered: the errors' node
                 self._notify()
 
             request = m.MetadataRequest(topics=None, allow_auto_topic_creation=False)
             core.request(
                 request,
+                done,
                 target=AnyNode(),
                 now=now,
-                on_done=done,
                 lane=DEFAULT_LANE,
                 timeout_ms=max(int(limit * 1000), 1),
             )
@@ -106,9 +107,9 @@ class ConsumerQueries:
             if self._clock() >= deadline:
                 raise KafkaTimeoutError(f"{self._NAME}.{what}: no metadata within {limit} s")
             yield Wait(-2, deadline, until=lambda: bool(answers))
-        resp, err, node_id = answers[0]
-        if err is not None:
-            raise err
+        resp, node_id = answers[0]
+        if isinstance(resp, BaseException):
+            raise resp
         listing: Listing = {}
         for topic in resp.topics:
             if topic.error_code == ErrorCode.NONE and topic.name:

@@ -92,7 +92,11 @@ class AclCommands(AdminBase):
         def send(keys: list[Any], t: float) -> None:
             self._send(job, keys, request, answer, send, now=t, target=AnyNode())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeAclsResponse,
+            handle: RequestHandle[m.DescribeAclsResponse],
+            t: float,
+        ) -> None:
             if response.error_code:
                 self._failed(
                     job,
@@ -150,7 +154,11 @@ class AclCommands(AdminBase):
                 for b in keys
             ]
 
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
+            def answer(
+                response: m.CreateAclsResponse,
+                handle: RequestHandle[m.CreateAclsResponse],
+                t2: float,
+            ) -> None:
                 # Results come back in the order of the creations; their errors are final.
                 for b, r in zip(keys, response.results, strict=False):
                     if r.error_code:
@@ -201,7 +209,11 @@ class AclCommands(AdminBase):
                 ]
             )
 
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
+            def answer(
+                response: m.DeleteAclsResponse,
+                handle: RequestHandle[m.DeleteAclsResponse],
+                t2: float,
+            ) -> None:
                 for f, r in zip(todo, response.filter_results, strict=False):
                     failed = next((a for a in r.matching_acls if a.error_code), None)
                     if r.error_code:

@@ -55,7 +55,7 @@ from kafkacore.client.handles import RequestHandle
 from kafkacore.client.pool import unreachable_within
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator, Target, TransactionCoordinator
-from kafkacore.client.stack import StackedMachine
+from kafkacore.client.stack import Answer, R, StackedMachine
 from kafkacore.errors import (
     AuthenticationError,
     BrokerError,
@@ -67,6 +67,7 @@ from kafkacore.errors import (
     RequestCancelled,
 )
 from kafkacore.operation import Operation, OperationCompleted
+from kafkacore.protocol._base import Request
 from kafkacore.protocol.enums import CoordinatorType, ErrorCode
 
 __all__ = [
@@ -90,8 +91,9 @@ CONTROLLER_RETRY = frozenset({ErrorCode.NOT_CONTROLLER, ErrorCode.THROTTLING_QUO
 
 #: Re-issue the request for these items at this time.
 Again = Callable[[list[Any], float], None]
-#: Handle a successful answer: (response, handle, now).
-OnAnswer = Callable[[Any, RequestHandle[Any], float], None]
+#: Handle a successful answer: (response, handle, now); failures go elsewhere
+#: (``_send``'s ``on_error``), so a handler gets its response type, never None.
+OnResponse: TypeAlias = Callable[[R, RequestHandle[R], float], None]
 
 
 class Job:
@@ -360,33 +362,34 @@ class AdminBase(StackedMachine[AdminEvent]):
         self,
         job: Job,
         keys: list[Any],
-        request: Any,
-        on_answer: OnAnswer,
+        request: Request[R],
+        on_answer: OnResponse[R],
         again: Again,
         *,
         now: float,
         target: Target,
-        build: Callable[[int], Any] | None = None,
+        build: Callable[[int], Request[R]] | None = None,
         max_version: int | None = None,
         on_error: Callable[[BaseException, float], None] | None = None,
     ) -> None:
         """Send ``request`` for ``keys``; a request-level failure goes to ``on_error``,
         by default :meth:`_failed` (retry or fail the items)."""
         timeout_ms = self._budget_ms(job, now)
-        box: list[RequestHandle[Any]] = []
+        box: list[RequestHandle[R]] = []
 
-        def done(response: Any, error: BaseException | None, t: float) -> None:
+        def done(answer: Answer[R], t: float) -> None:
             # A closed job forgot its requests: their answers never get here.
             handle = box[0]
             job.requests.discard(handle)
-            if error is not None and retriable(error):
-                self._forget_route(handle)
-            if error is not None and on_error is not None:
-                on_error(error, t)
-            elif error is not None:
-                self._failed(job, keys, error, again, t)
+            if not isinstance(answer, BaseException):
+                on_answer(answer, handle, t)
             else:
-                on_answer(response, handle, t)
+                if retriable(answer):
+                    self._forget_route(handle)
+                if on_error is not None:
+                    on_error(answer, t)
+                else:
+                    self._failed(job, keys, answer, again, t)
             self._check_done(job, t)
 
         try:
@@ -405,7 +408,7 @@ class AdminBase(StackedMachine[AdminEvent]):
         box.append(handle)
         job.requests.add(handle)
 
-    def _forget_route(self, handle: RequestHandle[Any]) -> None:
+    def _forget_route(self, handle: RequestHandle[R]) -> None:
         """A coordinator request that got no answer: look the coordinator up again.
 
         The client core forgets a coordinator when an answer says it moved;

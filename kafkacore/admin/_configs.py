@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafkacore.admin._base import AdminBase, Job, code_error, items_outcome, single_outcome
+from kafkacore.admin._base import (
+    AdminBase,
+    Again,
+    Job,
+    code_error,
+    items_outcome,
+    single_outcome,
+)
 from kafkacore.admin._checks import check_bool, check_mapping, check_str, check_timeout
 from kafkacore.admin.results import ItemResults
 from kafkacore.admin.types import (
@@ -83,7 +90,7 @@ class ConfigCommands(AdminBase):
         batch: list[ConfigResource],
         synonyms: bool,
         documentation: bool,
-        send: Any,
+        send: Again,
         now: float,
     ) -> None:
         def build(version: int) -> m.DescribeConfigsRequest:
@@ -100,7 +107,11 @@ class ConfigCommands(AdminBase):
                 request.include_documentation = True
             return request
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeConfigsResponse,
+            handle: RequestHandle[m.DescribeConfigsResponse],
+            t: float,
+        ) -> None:
             for r in response.results:
                 key = _key(r.resource_type, r.resource_name)
                 if key in batch:
@@ -159,7 +170,11 @@ class ConfigCommands(AdminBase):
                 )
                 self._send(job, batch, request, answer, send, now=t, target=target)
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.IncrementalAlterConfigsResponse,
+            handle: RequestHandle[m.IncrementalAlterConfigsResponse],
+            t: float,
+        ) -> None:
             for r in response.responses:
                 key = _key(r.resource_type, r.resource_name)
                 if key in wanted:
@@ -212,7 +227,11 @@ class ConfigCommands(AdminBase):
                 request = m.AlterConfigsRequest(resources=resources, validate_only=validate_only)
                 self._send(job, batch, request, answer, send, now=t, target=target)
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.AlterConfigsResponse,
+            handle: RequestHandle[m.AlterConfigsResponse],
+            t: float,
+        ) -> None:
             for r in response.responses:
                 key = _key(r.resource_type, r.resource_name)
                 if key in wanted:
@@ -265,7 +284,11 @@ class ConfigCommands(AdminBase):
                 build=build,
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.ListConfigResourcesResponse,
+            handle: RequestHandle[m.ListConfigResourcesResponse],
+            t: float,
+        ) -> None:
             if response.error_code:
                 error = code_error(response.error_code, None, kind, node_id=self._answerer())
                 self._failed(job, [None], error, send, t)

@@ -38,6 +38,8 @@ from kafkacore.protocol.messages.update_features_request import FeatureUpdateKey
 
 __all__ = ["FeatureCommands"]
 
+_Updated = m.UpdateFeaturesResponse
+
 #: ApiVersions v3 carries the features (KIP-584) and the client's software name (KIP-511).
 _FEATURES_VERSION = 3
 #: UpdateFeatures v1 has ValidateOnly and UpgradeType (KIP-778); v2 answers only top-level.
@@ -65,7 +67,9 @@ class FeatureCommands(AdminBase):
                 client_software_version=config.client_software_version,
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.ApiVersionsResponse, handle: RequestHandle[m.ApiVersionsResponse], t: float
+        ) -> None:
             if response.error_code:
                 error = broker_error(
                     self.client, response.error_code, None, "ApiVersions", node_id=handle.node_id
@@ -136,7 +140,7 @@ class FeatureCommands(AdminBase):
             def build(version: int) -> m.UpdateFeaturesRequest:
                 return _update_request(kind, version, keys, wanted, validate_only, budget)
 
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
+            def answer(response: _Updated, handle: RequestHandle[_Updated], t2: float) -> None:
                 node = handle.node_id
                 code = response.error_code
                 if code:

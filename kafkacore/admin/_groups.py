@@ -192,7 +192,9 @@ class GroupCommands(BrokerFanout):
                 request.types_filter = [t.value for t in types]
             return request
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.ListGroupsResponse, handle: RequestHandle[m.ListGroupsResponse], t: float
+        ) -> None:
             code = response.error_code
             if code:
                 error = code_error(code, None, "ListGroups", node_id=node)
@@ -263,7 +265,11 @@ class GroupCommands(BrokerFanout):
                     on_error=refused,
                 )
 
-        def on_consumer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def on_consumer(
+            response: m.ConsumerGroupDescribeResponse,
+            handle: RequestHandle[m.ConsumerGroupDescribeResponse],
+            t: float,
+        ) -> None:
             for d in response.groups:
                 if d.group_id not in ids:
                     continue
@@ -279,7 +285,11 @@ class GroupCommands(BrokerFanout):
                     job, [g], request, on_classic, classic, now=t, target=GroupCoordinator(g)
                 )
 
-        def on_classic(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def on_classic(
+            response: m.DescribeGroupsResponse,
+            handle: RequestHandle[m.DescribeGroupsResponse],
+            t: float,
+        ) -> None:
             for d in response.groups:
                 if d.group_id not in ids:
                     continue
@@ -314,7 +324,11 @@ class GroupCommands(BrokerFanout):
                 )
                 self._send(job, [g], request, answer, send, now=t, target=GroupCoordinator(g))
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.ShareGroupDescribeResponse,
+            handle: RequestHandle[m.ShareGroupDescribeResponse],
+            t: float,
+        ) -> None:
             for d in response.groups:
                 if d.group_id in ids and self._group_error(
                     job, d.group_id, d.error_code, d.error_message, send, t
@@ -358,7 +372,7 @@ class GroupCommands(BrokerFanout):
         job = self._begin(kind, [name], single_outcome, check_timeout(kind, timeout_ms), now)
 
         def send(keys: list[str], t: float) -> None:
-            def build(version: int) -> Any:
+            def build(version: int) -> m.FindCoordinatorRequest:
                 return find_coordinator_request(int(coordinator_type), [name], version=version)
 
             self._send(
@@ -372,7 +386,11 @@ class GroupCommands(BrokerFanout):
                 build=build,
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.FindCoordinatorResponse,
+            handle: RequestHandle[m.FindCoordinatorResponse],
+            t: float,
+        ) -> None:
             found = next((c for c in response.coordinators if c.key == name), None)
             entry = response if found is None and not response.coordinators else found
             if entry is None:
@@ -415,7 +433,11 @@ class GroupCommands(BrokerFanout):
                 request = m.DeleteGroupsRequest(groups_names=[check_name(kind, g)])
                 self._send(job, [g], request, answer, send, now=t, target=GroupCoordinator(g))
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DeleteGroupsResponse,
+            handle: RequestHandle[m.DeleteGroupsResponse],
+            t: float,
+        ) -> None:
             for r in response.results:
                 if r.group_id in ids and self._group_error(
                     job, r.group_id, r.error_code, None, send, t

@@ -31,6 +31,7 @@ from kafkacore.errors import RemoteProtocolError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.messages import describe_quorum_request as dq
+from kafkacore.protocol.messages import describe_quorum_response as dq_resp
 from kafkacore.protocol.messages import describe_topic_partitions_request as dtp
 
 __all__ = ["KraftCommands"]
@@ -66,7 +67,11 @@ class KraftCommands(AdminBase):
             )
             self._send(job, keys, request, answer, send, now=t, target=AnyNode())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeQuorumResponse,
+            handle: RequestHandle[m.DescribeQuorumResponse],
+            t: float,
+        ) -> None:
             node = self._answerer()
             code, message = response.error_code, response.error_message
             part = _metadata_partition(response)
@@ -117,7 +122,11 @@ class KraftCommands(AdminBase):
             )
             self._send(job, keys, request, answer, send, now=t, target=AnyNode())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeTopicPartitionsResponse,
+            handle: RequestHandle[m.DescribeTopicPartitionsResponse],
+            t: float,
+        ) -> None:
             node = self._answerer()
             found: dict[str, ItemResult[TopicDescription]] = {}
             for topic in response.topics:
@@ -146,7 +155,7 @@ class KraftCommands(AdminBase):
         return self._started(job, now)
 
 
-def _metadata_partition(response: Any) -> Any:
+def _metadata_partition(response: m.DescribeQuorumResponse) -> dq_resp.PartitionData | None:
     for topic in response.topics:
         if topic.topic_name == METADATA_TOPIC:
             for part in topic.partitions:
@@ -159,7 +168,7 @@ def _ms(value: int) -> int | None:
     return None if value < 0 else value
 
 
-def _replica(r: Any, version: int) -> QuorumReplica:
+def _replica(r: dq_resp.ReplicaState, version: int) -> QuorumReplica:
     return QuorumReplica(
         replica_id=r.replica_id,
         directory_id=topic_id(r.replica_directory_id) if version >= _DIRECTORY_VERSION else None,
@@ -169,7 +178,9 @@ def _replica(r: Any, version: int) -> QuorumReplica:
     )
 
 
-def _quorum(part: Any, response: Any, version: int) -> QuorumInfo:
+def _quorum(
+    part: dq_resp.PartitionData, response: m.DescribeQuorumResponse, version: int
+) -> QuorumInfo:
     return QuorumInfo(
         leader_id=part.leader_id,
         leader_epoch=part.leader_epoch,

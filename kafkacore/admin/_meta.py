@@ -14,7 +14,7 @@ from typing import Any
 
 from kafkacore.admin.acl import authorized_operations
 from kafkacore.admin.types import BrokerNode, TopicDescription, TopicPartitionInfo
-from kafkacore.protocol.messages import MetadataRequest
+from kafkacore.protocol.messages import MetadataRequest, MetadataResponse
 from kafkacore.protocol.messages.metadata_request import MetadataRequestTopic
 
 __all__ = ["brokers_of", "describe_topic", "metadata_builder", "topic_id"]
@@ -83,7 +83,7 @@ def describe_topic(topic: Any) -> TopicDescription:
     )
 
 
-def brokers_of(response: Any) -> tuple[BrokerNode, ...]:
+def brokers_of(response: MetadataResponse) -> tuple[BrokerNode, ...]:
     """The brokers of a Metadata response, by id."""
     return tuple(
         BrokerNode(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)

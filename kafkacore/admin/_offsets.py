@@ -147,7 +147,9 @@ class OffsetCommands(AdminBase):
                 max_version=BY_NAME_MAX_VERSION,
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.OffsetFetchResponse, handle: RequestHandle[m.OffsetFetchResponse], t: float
+        ) -> None:
             codes, result = _fetched(response, parts)
             code = next((c for c in codes if c in FETCH_RETRY), None) or next(
                 (c for c in codes if c), 0
@@ -207,7 +209,11 @@ class OffsetCommands(AdminBase):
                 max_version=BY_NAME_MAX_VERSION,
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.OffsetCommitResponse,
+            handle: RequestHandle[m.OffsetCommitResponse],
+            t: float,
+        ) -> None:
             retry: list[tuple[TopicPartition, BaseException]] = []
             for topic in response.topics:
                 for p in topic.partitions:
@@ -267,7 +273,11 @@ class OffsetCommands(AdminBase):
             request = m.OffsetDeleteRequest(group_id=group, topics=topics)
             self._send(job, keys, request, answer, send, now=t, target=GroupCoordinator(group))
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.OffsetDeleteResponse,
+            handle: RequestHandle[m.OffsetDeleteResponse],
+            t: float,
+        ) -> None:
             keys = job.unsettled()
             if not self._group_level(job, keys, response.error_code, None, group, send, t):
                 return
@@ -316,7 +326,11 @@ class OffsetCommands(AdminBase):
             )
             self._send(job, keys, request, answer, send, now=t, target=GroupCoordinator(group))
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeShareGroupOffsetsResponse,
+            handle: RequestHandle[m.DescribeShareGroupOffsetsResponse],
+            t: float,
+        ) -> None:
             found = next((g for g in response.groups if g.group_id == group), None)
             if found is None:
                 return  # settled as unanswered by the engine
@@ -397,7 +411,11 @@ class OffsetCommands(AdminBase):
                 target=GroupCoordinator(group),
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.AlterShareGroupOffsetsResponse,
+            handle: RequestHandle[m.AlterShareGroupOffsetsResponse],
+            t: float,
+        ) -> None:
             if not self._group_level(
                 job, job.unsettled(), response.error_code, response.error_message, group, send, t
             ):
@@ -438,7 +456,11 @@ class OffsetCommands(AdminBase):
             )
             self._send(job, keys, request, answer, send, now=t, target=GroupCoordinator(group))
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DeleteShareGroupOffsetsResponse,
+            handle: RequestHandle[m.DeleteShareGroupOffsetsResponse],
+            t: float,
+        ) -> None:
             if not self._group_level(
                 job, job.unsettled(), response.error_code, response.error_message, group, send, t
             ):
@@ -488,7 +510,7 @@ def _fetch_builder(
 
 
 def _fetched(
-    response: Any, parts: list[TopicPartition] | None
+    response: m.OffsetFetchResponse, parts: list[TopicPartition] | None
 ) -> tuple[list[int], dict[TopicPartition, OffsetAndMetadata | None]]:
     """The error codes (group first) and offsets of an OffsetFetch answer about one group."""
     found = response.groups[0] if response.groups else response

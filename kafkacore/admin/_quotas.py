@@ -74,7 +74,11 @@ class QuotaCommands(AdminBase):
         def send(keys: list[Any], t: float) -> None:
             self._send(job, keys, request, answer, send, now=t, target=AnyNode())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeClientQuotasResponse,
+            handle: RequestHandle[m.DescribeClientQuotasResponse],
+            t: float,
+        ) -> None:
             if response.error_code:
                 error = code_error(
                     response.error_code,
@@ -144,7 +148,11 @@ class QuotaCommands(AdminBase):
                 target=AnyNode(),
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.AlterClientQuotasResponse,
+            handle: RequestHandle[m.AlterClientQuotasResponse],
+            t: float,
+        ) -> None:
             for e in response.entries:
                 entity = _entity(e.entity)
                 if entity in wanted:
@@ -185,7 +193,11 @@ class QuotaCommands(AdminBase):
         def send(todo: list[Any], t: float) -> None:
             self._send(job, todo, request, answer, send, now=t, target=AnyNode())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeUserScramCredentialsResponse,
+            handle: RequestHandle[m.DescribeUserScramCredentialsResponse],
+            t: float,
+        ) -> None:
             if response.error_code:
                 error = code_error(
                     response.error_code,
@@ -265,7 +277,11 @@ class QuotaCommands(AdminBase):
         def send(todo: list[str], t: float) -> None:
             self._send(job, todo, request, answer, send, now=t, target=AnyNode())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.AlterUserScramCredentialsResponse,
+            handle: RequestHandle[m.AlterUserScramCredentialsResponse],
+            t: float,
+        ) -> None:
             for r in response.results:
                 if r.user in job.known:
                     error = (

@@ -70,7 +70,11 @@ class RecordCommands(LeaderRouting):
         ) -> None:
             build = _list_offsets_builder(kind, leader, items, wanted, isolation)
 
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
+            def answer(
+                response: m.ListOffsetsResponse,
+                handle: RequestHandle[m.ListOffsetsResponse],
+                t2: float,
+            ) -> None:
                 retry: list[tuple[TopicPartition, BaseException]] = []
                 for topic in response.topics:
                     for p in topic.partitions:
@@ -139,7 +143,11 @@ class RecordCommands(LeaderRouting):
                 timeout_ms=self._budget_ms(job, t),
             )
 
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
+            def answer(
+                response: m.DeleteRecordsResponse,
+                handle: RequestHandle[m.DeleteRecordsResponse],
+                t2: float,
+            ) -> None:
                 retry: list[tuple[TopicPartition, BaseException]] = []
                 for topic in response.topics:
                     for p in topic.partitions:

@@ -10,12 +10,13 @@ AlterReplicaLogDirs to the broker of each replica.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kafkacore.admin._base import (
     CONTROLLER_RETRY,
     Job,
+    OnResponse,
     code_error,
     items_outcome,
     single_outcome,
@@ -117,7 +118,11 @@ class ReplicaCommands(BrokerFanout):
                 build=build,
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.ElectLeadersResponse,
+            handle: RequestHandle[m.ElectLeadersResponse],
+            t: float,
+        ) -> None:
             if not self._top_level(
                 job, job.unsettled(), response.error_code, None, "ElectLeaders", send, t
             ):
@@ -189,7 +194,11 @@ class ReplicaCommands(BrokerFanout):
             )
             self._send(job, todo, request, answer, send, now=t, target=Controller())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.AlterPartitionReassignmentsResponse,
+            handle: RequestHandle[m.AlterPartitionReassignmentsResponse],
+            t: float,
+        ) -> None:
             if not self._top_level(
                 job,
                 job.unsettled(),
@@ -241,7 +250,11 @@ class ReplicaCommands(BrokerFanout):
             )
             self._send(job, keys, request, answer, send, now=t, target=Controller())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.ListPartitionReassignmentsResponse,
+            handle: RequestHandle[m.ListPartitionReassignmentsResponse],
+            t: float,
+        ) -> None:
             if self._top_level(
                 job,
                 [None],
@@ -293,8 +306,12 @@ class ReplicaCommands(BrokerFanout):
                     target=Node(node),
                 )
 
-        def answered(node: int) -> Callable[[Any, RequestHandle[Any], float], None]:
-            def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answered(node: int) -> OnResponse[m.DescribeLogDirsResponse]:
+            def answer(
+                response: m.DescribeLogDirsResponse,
+                handle: RequestHandle[m.DescribeLogDirsResponse],
+                t: float,
+            ) -> None:
                 if response.error_code:
                     job.settle(
                         node,
@@ -352,8 +369,12 @@ class ReplicaCommands(BrokerFanout):
                     target=Node(broker),
                 )
 
-        def answered(broker: int) -> Callable[[Any, RequestHandle[Any], float], None]:
-            def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answered(broker: int) -> OnResponse[m.AlterReplicaLogDirsResponse]:
+            def answer(
+                response: m.AlterReplicaLogDirsResponse,
+                handle: RequestHandle[m.AlterReplicaLogDirsResponse],
+                t: float,
+            ) -> None:
                 for topic in response.results:
                     for p in topic.partitions:
                         key = TopicPartitionReplica(topic.topic_name, p.partition_index, broker)

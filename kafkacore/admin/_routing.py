@@ -60,7 +60,9 @@ class LeaderRouting(AdminBase):
         def lookup(keys: list[TopicPartition], t: float) -> None:
             topics = sorted({tp.topic for tp in keys})
 
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
+            def answer(
+                response: m.MetadataResponse, handle: RequestHandle[m.MetadataResponse], t2: float
+            ) -> None:
                 leaders, retry = self._leaders(job, keys, response, self._answerer())
                 self._retry_items(job, retry, lookup, t2)
                 for leader, items in sorted(leaders.items()):
@@ -81,7 +83,7 @@ class LeaderRouting(AdminBase):
 
     @staticmethod
     def _leaders(
-        job: Job, keys: list[TopicPartition], response: Any, node_id: int | None
+        job: Job, keys: list[TopicPartition], response: m.MetadataResponse, node_id: int | None
     ) -> tuple[Leaders, list[tuple[TopicPartition, BaseException]]]:
         """Each partition's leader in broker ``node_id``'s Metadata answer."""
         topics = {t.name: t for t in response.topics}
@@ -166,7 +168,9 @@ class BrokerFanout(AdminBase):
                 build=metadata_builder([]),
             )
 
-        def found(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def found(
+            response: m.MetadataResponse, handle: RequestHandle[m.MetadataResponse], t: float
+        ) -> None:
             ids = sorted(b.node_id for b in response.brokers)
             job.settle(SEARCH, None)
             job.add(ids)

@@ -14,7 +14,7 @@ asked again after the backoff, like every admin request.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from kafkacore.admin._base import AdminBase, Job, answering_broker, single_outcome
 from kafkacore.admin._checks import check_int, check_timeout
@@ -23,9 +23,11 @@ from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.handles import RequestHandle
 from kafkacore.client.response_errors import broker_error as _code_error
 from kafkacore.client.routing import AnyNode
+from kafkacore.client.stack import R
 from kafkacore.errors import BrokerError, NoCommonVersionError
 from kafkacore.operation import Operation
 from kafkacore.protocol import messages as m
+from kafkacore.protocol._base import Request
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.messages.create_delegation_token_request import CreatableRenewers
 from kafkacore.protocol.messages.describe_delegation_token_request import (
@@ -34,11 +36,22 @@ from kafkacore.protocol.messages.describe_delegation_token_request import (
 
 __all__ = ["TokenCommands", "answering_broker", "broker_error"]
 
+
+#: A token command's answer: one error code.
+class _Coded(Protocol):
+    error_code: int
+
+
+_Created = m.CreateDelegationTokenResponse
+
+#: The answers of the two commands that move a token's expiry.
+_Expiry = TypeVar("_Expiry", m.RenewDelegationTokenResponse, m.ExpireDelegationTokenResponse)
+
 #: CreateDelegationToken v3 lets the requester name another owner (KIP-373).
 _OWNER_VERSION = 3
 
 #: What to do about each token refusal (the broker sends a code, no message).
-_HINTS = {
+_HINTS: dict[int, str] = {
     ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED: (
         "the broker issues no tokens (delegation.token.secret.key is not set)"
     ),
@@ -139,7 +152,7 @@ class TokenCommands(AdminBase):
                 )
             return request
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(response: _Created, handle: RequestHandle[_Created], t: float) -> None:
             if self._refused(job, response, handle, "CreateDelegationToken", send, t):
                 return
             owner_name = _principal(response.principal_type, response.principal_name)
@@ -235,7 +248,11 @@ class TokenCommands(AdminBase):
             ]
         )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeDelegationTokenResponse,
+            handle: RequestHandle[m.DescribeDelegationTokenResponse],
+            t: float,
+        ) -> None:
             if self._refused(job, response, handle, "DescribeDelegationToken", send, t):
                 return
             tokens = []
@@ -268,12 +285,12 @@ class TokenCommands(AdminBase):
 
     # ------------------------------------------------------------ helpers
     def _expiry_change(
-        self, kind: str, api: str, request: Any, timeout_ms: int | None, now: float
+        self, kind: str, api: str, request: Request[_Expiry], timeout_ms: int | None, now: float
     ) -> Operation[int]:
         """Renew or expire: one request, the new expiry timestamp as the value."""
         job = self._begin(kind, [None], single_outcome, check_timeout(kind, timeout_ms), now)
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(response: _Expiry, handle: RequestHandle[_Expiry], t: float) -> None:
             if not self._refused(job, response, handle, api, send, t):
                 job.settle(None, response.expiry_timestamp_ms)
 
@@ -286,8 +303,8 @@ class TokenCommands(AdminBase):
     def _refused(
         self,
         job: Job,
-        response: Any,
-        handle: RequestHandle[Any],
+        response: _Coded,
+        handle: RequestHandle[R],
         api: str,
         again: Callable[[list[Any], float], None],
         now: float,

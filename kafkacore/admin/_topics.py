@@ -104,7 +104,11 @@ class TopicCommands(AdminBase):
             )
             self._send(job, keys, request, answer, send, now=t, target=Controller())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.CreateTopicsResponse,
+            handle: RequestHandle[m.CreateTopicsResponse],
+            t: float,
+        ) -> None:
             retry: list[tuple[str, BaseException]] = []
             for r in response.topics:
                 if r.name not in topics:
@@ -175,7 +179,11 @@ class TopicCommands(AdminBase):
                 build=build,
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DeleteTopicsResponse,
+            handle: RequestHandle[m.DeleteTopicsResponse],
+            t: float,
+        ) -> None:
             retry: list[tuple[str | uuid.UUID, BaseException]] = []
             for r in response.responses:
                 rid = topic_id(r.topic_id)
@@ -240,7 +248,11 @@ class TopicCommands(AdminBase):
             )
             self._send(job, keys, request, answer, send, now=t, target=Controller())
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.CreatePartitionsResponse,
+            handle: RequestHandle[m.CreatePartitionsResponse],
+            t: float,
+        ) -> None:
             retry: list[tuple[str, BaseException]] = []
             for r in response.results:
                 if r.name not in wanted:
@@ -279,7 +291,9 @@ class TopicCommands(AdminBase):
                 build=metadata_builder(None),
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.MetadataResponse, handle: RequestHandle[m.MetadataResponse], t: float
+        ) -> None:
             listing = {
                 topic.name: TopicListing(
                     name=topic.name,
@@ -321,7 +335,9 @@ class TopicCommands(AdminBase):
                 job, keys, m.MetadataRequest(), answer, send, now=t, target=AnyNode(), build=build
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.MetadataResponse, handle: RequestHandle[m.MetadataResponse], t: float
+        ) -> None:
             retry: list[tuple[str, BaseException]] = []
             for topic in response.topics:
                 if topic.name not in names:
@@ -387,7 +403,11 @@ class TopicCommands(AdminBase):
                 on_error=fallback,
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeClusterResponse,
+            handle: RequestHandle[m.DescribeClusterResponse],
+            t: float,
+        ) -> None:
             if response.error_code:
                 self._failed(
                     job,
@@ -422,7 +442,9 @@ class TopicCommands(AdminBase):
                 build=metadata_builder([]),
             )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.MetadataResponse, handle: RequestHandle[m.MetadataResponse], t: float
+        ) -> None:
             controller = response.controller_id
             description = ClusterDescription(
                 cluster_id=response.cluster_id,
@@ -496,7 +518,7 @@ def _created(result: Any) -> CreatedTopic:
     )
 
 
-def _cluster(response: Any) -> ClusterDescription:
+def _cluster(response: m.DescribeClusterResponse) -> ClusterDescription:
     brokers = tuple(
         BrokerNode(
             node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack, is_fenced=b.is_fenced

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kafkacore.admin._base import Job, code_error, items_outcome, single_outcome
+from kafkacore.admin._base import Job, OnResponse, code_error, items_outcome, single_outcome
 from kafkacore.admin._checks import check_int, check_names, check_partitions, check_timeout
 from kafkacore.admin._routing import SEARCH, BrokerFanout, LeaderRouting
 from kafkacore.admin.results import ItemResults
@@ -90,7 +90,11 @@ class TransactionCommands(LeaderRouting, BrokerFanout):
                 topics=[TopicRequest(name=k, partition_indexes=v) for k, v in by_topic.items()]
             )
 
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
+            def answer(
+                response: m.DescribeProducersResponse,
+                handle: RequestHandle[m.DescribeProducersResponse],
+                t2: float,
+            ) -> None:
                 retry: list[tuple[TopicPartition, BaseException]] = []
                 for topic in response.topics:
                     for p in topic.partitions:
@@ -165,8 +169,12 @@ class TransactionCommands(LeaderRouting, BrokerFanout):
                     build=build,
                 )
 
-        def listed(node: int) -> Any:
-            def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def listed(node: int) -> OnResponse[m.ListTransactionsResponse]:
+            def answer(
+                response: m.ListTransactionsResponse,
+                handle: RequestHandle[m.ListTransactionsResponse],
+                t: float,
+            ) -> None:
                 code = response.error_code
                 if code:
                     error = code_error(code, None, "ListTransactions", node_id=node)
@@ -208,7 +216,11 @@ class TransactionCommands(LeaderRouting, BrokerFanout):
                     job, [tid], request, answer, send, now=t, target=TransactionCoordinator(tid)
                 )
 
-        def answer(response: Any, handle: RequestHandle[Any], t: float) -> None:
+        def answer(
+            response: m.DescribeTransactionsResponse,
+            handle: RequestHandle[m.DescribeTransactionsResponse],
+            t: float,
+        ) -> None:
             retry: list[tuple[str, BaseException]] = []
             for s in response.transaction_states:
                 if s.transactional_id not in job.known:
@@ -266,7 +278,11 @@ class TransactionCommands(LeaderRouting, BrokerFanout):
                 coordinator_epoch=spec.coordinator_epoch,
             )
 
-            def answer(response: Any, handle: RequestHandle[Any], t2: float) -> None:
+            def answer(
+                response: m.WriteTxnMarkersResponse,
+                handle: RequestHandle[m.WriteTxnMarkersResponse],
+                t2: float,
+            ) -> None:
                 retry: list[tuple[TopicPartition, BaseException]] = []
                 for result in response.markers:
                     for topic in result.topics:

@@ -8,13 +8,20 @@ Framing and headers are the codec's (:mod:`kafkacore.protocol.framing`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from kafkacore.errors import BrokerError, DecodeError, LocalProtocolError
 from kafkacore.protocol import error_codes, framing
 from kafkacore.protocol.api import APIS
 from kafkacore.protocol.enums import ApiKey, CoordinatorType
 from kafkacore.protocol.error_codes import error_class
+
+if TYPE_CHECKING:
+    from kafkacore.protocol._base import Request, Response
+    from kafkacore.protocol.messages import FindCoordinatorRequest, MetadataRequest
+
+#: A response class (:func:`parse_as`).
+T = TypeVar("T", bound="Response")
 
 __all__ = [
     "FrameReader",
@@ -46,7 +53,9 @@ def api_name(api_key: int) -> str:
     return f"API key {api_key}" if info is None else info.name
 
 
-def encode_request(msg: Any, *, version: int, correlation_id: int, client_id: str | None) -> bytes:
+def encode_request(
+    msg: Request[Response], *, version: int, correlation_id: int, client_id: str | None
+) -> bytes:
     """The size-prefixed frame of ``msg`` at ``version``."""
     return framing.encode_request(
         msg, version=version, correlation_id=correlation_id, client_id=client_id
@@ -55,10 +64,10 @@ def encode_request(msg: Any, *, version: int, correlation_id: int, client_id: st
 
 #: Per (API key, version): the generated body decoder and whether the
 #: response header is v1 (a tagged-field section after the correlation id).
-_PLANS: dict[tuple[int, int], tuple[Callable[..., tuple[Any, int]], bool]] = {}
+_PLANS: dict[tuple[int, int], tuple[Callable[..., tuple[Response, int]], bool]] = {}
 
 
-def parse_response(frame: bytes | bytearray | memoryview, api_key: int, version: int) -> Any:
+def parse_response(frame: bytes | bytearray | memoryview, api_key: int, version: int) -> Response:
     """Decode the body of a response frame whose correlation id was matched.
 
     The hot path of every response (issue 12): the header is stepped over in
@@ -90,7 +99,7 @@ def parse_response(frame: bytes | bytearray | memoryview, api_key: int, version:
     return response
 
 
-def _plan(api_key: int, version: int) -> tuple[Callable[..., tuple[Any, int]], bool] | None:
+def _plan(api_key: int, version: int) -> tuple[Callable[..., tuple[Response, int]], bool] | None:
     info = APIS.get(api_key)
     if info is None or api_key == ApiKey.API_VERSIONS:
         return None
@@ -99,6 +108,15 @@ def _plan(api_key: int, version: int) -> tuple[Callable[..., tuple[Any, int]], b
         return None
     plan = _PLANS[(api_key, version)] = (decoder, info.response_header_version(version) >= 1)
     return plan
+
+
+def parse_as(cls: type[T], frame: bytes | memoryview, version: int) -> T:
+    """:func:`parse_response` for a frame known to answer ``cls``'s API (the
+    connection's own ApiVersions and SASL requests), typed as ``cls``."""
+    response = parse_response(frame, cls.API_KEY, version)
+    if not isinstance(response, cls):  # pragma: no cover - the API key decides the class
+        raise DecodeError(f"expected {cls.__name__}", api=cls.STRUCT_NAME, version=version)
+    return response
 
 
 def peek_error_code(frame: bytes | memoryview) -> int:
@@ -130,7 +148,9 @@ def error_name(code: int) -> str:
     return f"error code {code}" if cls is None else f"{cls.name} ({code})"
 
 
-def metadata_request(topics: list[str] | None, *, allow_auto_create: bool, version: int) -> Any:
+def metadata_request(
+    topics: list[str] | None, *, allow_auto_create: bool, version: int
+) -> MetadataRequest:
     """A Metadata request for ``topics`` (None = every topic) at ``version``."""
     from kafkacore.protocol.messages.metadata_request import (
         MetadataRequest,
@@ -144,7 +164,9 @@ def metadata_request(topics: list[str] | None, *, allow_auto_create: bool, versi
     )
 
 
-def find_coordinator_request(key_type: int, keys: list[str], *, version: int) -> Any:
+def find_coordinator_request(
+    key_type: int, keys: list[str], *, version: int
+) -> FindCoordinatorRequest:
     """FindCoordinator for ``keys``: batched at v4+ (KIP-699), one key before."""
     from kafkacore.protocol.messages import FindCoordinatorRequest
 

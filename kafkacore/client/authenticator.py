@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kafkacore.client.credentials import CredentialKind, CredentialsCall
 from kafkacore.client.sasl import OAuthBearerMechanism, SaslMechanism
@@ -43,6 +43,17 @@ from kafkacore.errors import (
     KafkaError,
     LocalProtocolError,
 )
+
+if TYPE_CHECKING:
+    from kafkacore.protocol.messages import (
+        SaslAuthenticateRequest,
+        SaslAuthenticateResponse,
+        SaslHandshakeRequest,
+        SaslHandshakeResponse,
+    )
+
+#: What the exchange does next: send this request, wait for this call, or (None) done.
+SaslStep: TypeAlias = "SaslAuthenticateRequest | CredentialsCall | None"
 
 __all__ = ["TRANSITIONS", "SaslAuthenticator", "SaslState"]
 
@@ -101,7 +112,7 @@ class SaslAuthenticator:
         self._goto(SaslState.FAILED)
         return AuthenticationError(f"node {self.node_id}: {message}")
 
-    def handshake_request(self) -> Any:
+    def handshake_request(self) -> SaslHandshakeRequest:
         """The SaslHandshake request opening the exchange."""
         from kafkacore.protocol.messages import SaslHandshakeRequest
 
@@ -109,7 +120,9 @@ class SaslAuthenticator:
             raise LocalProtocolError(f"SASL exchange: handshake in state {self.state.value}")
         return SaslHandshakeRequest(mechanism=self.mechanism.name)
 
-    def on_handshake(self, response: Any) -> Any:
+    def on_handshake(
+        self, response: SaslHandshakeResponse
+    ) -> SaslAuthenticateRequest | CredentialsCall:
         """Read the SaslHandshake answer; return the first SaslAuthenticate request
         (or, deferring, the :class:`CredentialsCall` the exchange now waits for)."""
         if response.error_code:
@@ -127,7 +140,7 @@ class SaslAuthenticator:
         self._goto(SaslState.AUTHENTICATE)
         return self._authenticate_request(self._evaluate(mechanism.initial_response))
 
-    def on_authenticate(self, response: Any) -> Any | None:
+    def on_authenticate(self, response: SaslAuthenticateResponse) -> SaslStep:
         """Read a SaslAuthenticate answer; the next request, None when DONE (or,
         deferring, the :class:`CredentialsCall` the exchange now waits for)."""
         if self.state is not SaslState.AUTHENTICATE:
@@ -142,7 +155,7 @@ class SaslAuthenticator:
             return self._wait(CredentialKind.SASL_STEP, step)
         return self._next(self._evaluate(step))
 
-    def resume(self, result: Any, error: BaseException | None) -> Any | None:
+    def resume(self, result: Any, error: BaseException | None) -> SaslStep:
         """The answer to the call the exchange waits for (``result``, or the
         ``error`` it raised): the next request, or None when DONE. Raises what
         fails the connection."""
@@ -174,7 +187,7 @@ class SaslAuthenticator:
         self.waiting = CredentialsCall(kind=kind, mechanism=self.mechanism.name, call=call)
         return self.waiting
 
-    def _next(self, token: bytes | None) -> Any | None:
+    def _next(self, token: bytes | None) -> SaslAuthenticateRequest | None:
         """After a challenge: the next request, or None when the exchange is done."""
         if token is not None:
             self._goto(SaslState.AUTHENTICATE)
@@ -207,7 +220,7 @@ class SaslAuthenticator:
             ) from exc
 
     @staticmethod
-    def _authenticate_request(token: bytes | None) -> Any:
+    def _authenticate_request(token: bytes | None) -> SaslAuthenticateRequest:
         from kafkacore.protocol.messages import SaslAuthenticateRequest
 
         return SaslAuthenticateRequest(auth_bytes=token or b"")

@@ -69,7 +69,13 @@ from kafkacore.errors import (
     NoCommonVersionError,
     RemoteProtocolError,
 )
+from kafkacore.protocol._base import Request, Response
 from kafkacore.protocol.enums import ApiKey, ErrorCode
+from kafkacore.protocol.messages import (
+    ApiVersionsResponse,
+    SaslAuthenticateResponse,
+    SaslHandshakeResponse,
+)
 
 if TYPE_CHECKING:
     from kafkacore.client.config import ClientConfig
@@ -109,7 +115,7 @@ class Completion:
     """A user request finished on this connection."""
 
     handle: RequestHandle[Any]
-    response: Any
+    response: Response | None
     error: BaseException | None
 
 
@@ -389,7 +395,7 @@ class BrokerConnection:
     def send(
         self,
         handle: RequestHandle[Any],
-        request: Any,
+        request: Request[Response],
         *,
         version: int,
         now: float,
@@ -481,7 +487,7 @@ class BrokerConnection:
         if self.ready_since is None:  # re-authentication keeps the first time
             self.ready_since = now
 
-    def _write(self, api_key: int, request: Any, *, version: int, now: float) -> int:
+    def _write(self, api_key: int, request: Request[Response], *, version: int, now: float) -> int:
         correlation_id = self._next_correlation
         in_use = {f.correlation_id for f in self._in_flight}
         while correlation_id in in_use:
@@ -501,7 +507,7 @@ class BrokerConnection:
     def _send_internal(
         self,
         api_key: int,
-        request: Any,
+        request: Request[Response],
         *,
         version: int,
         now: float,
@@ -564,9 +570,11 @@ class BrokerConnection:
         if head.api_key == ApiKey.API_VERSIONS:
             self._on_api_versions(frame, head.version, now=now)
         elif head.api_key == ApiKey.SASL_HANDSHAKE:
-            self._on_sasl_handshake(_codec.parse_response(frame, head.api_key, head.version), now)
+            self._on_sasl_handshake(
+                _codec.parse_as(SaslHandshakeResponse, frame, head.version), now
+            )
         elif head.api_key == ApiKey.SASL_AUTHENTICATE:
-            response = _codec.parse_response(frame, head.api_key, head.version)
+            response = _codec.parse_as(SaslAuthenticateResponse, frame, head.version)
             self._on_sasl_authenticate(response, now)
         else:  # pragma: no cover - only the three above are sent internally
             raise AssertionError(f"unexpected internal api {head.api_key}")
@@ -575,20 +583,20 @@ class BrokerConnection:
         code = _codec.peek_error_code(frame)
         if code == ErrorCode.UNSUPPORTED_VERSION and version > 0:
             # KIP-511: the broker answers in v0 and lists its ApiVersions range.
-            response = _codec.parse_response(frame, ApiKey.API_VERSIONS, 0)
+            refused = _codec.parse_as(ApiVersionsResponse, frame, 0)
             if self._api_versions_retried:
                 raise RemoteProtocolError(
                     f"{self.peer}: ApiVersions refused twice (UNSUPPORTED_VERSION)"
                 )
             self._api_versions_retried = True
             retry = 0
-            for key in response.api_keys:
+            for key in refused.api_keys:
                 if key.api_key == ApiKey.API_VERSIONS:
                     retry = min(key.max_version, version - 1)
             self._goto(ConnectionState.API_VERSIONS)
             self._send_api_versions(max(retry, 0), now=now)
             return
-        response = _codec.parse_response(frame, ApiKey.API_VERSIONS, version)
+        response = _codec.parse_as(ApiVersionsResponse, frame, version)
         if response.error_code:
             raise RemoteProtocolError(
                 f"{self.peer}: ApiVersions failed with {_codec.error_name(response.error_code)}"
@@ -632,13 +640,13 @@ class BrokerConnection:
             ApiKey.SASL_HANDSHAKE, self._sasl.handshake_request(), version=version, now=now
         )
 
-    def _on_sasl_handshake(self, response: Any, now: float) -> None:
+    def _on_sasl_handshake(self, response: SaslHandshakeResponse, now: float) -> None:
         assert self._sasl is not None
         step = self._sasl.on_handshake(response)
         self._goto(ConnectionState.SASL_AUTHENTICATE)
         self._sasl_next(step, now)
 
-    def _on_sasl_authenticate(self, response: Any, now: float) -> None:
+    def _on_sasl_authenticate(self, response: SaslAuthenticateResponse, now: float) -> None:
         assert self._sasl is not None
         self._sasl_next(self._sasl.on_authenticate(response), now)
 

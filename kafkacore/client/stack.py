@@ -30,6 +30,17 @@ is their shared base and the whole stacking contract in code:
   :class:`~kafkacore.client.handles.RequestHandle` and remembers the
   callback; ``build=`` lets a request be filled for the version negotiated
   on the connection that carries it.
+- The seam is typed by the request (issue 23): a generated request class is
+  a ``Request[R]`` naming its response class ``R``, and the callback given
+  with it is an :data:`OnAnswer` ``[R]``, called with the :data:`Answer`
+  ``[R]`` and the time. An answer is the decoded response or the error the
+  request failed with, one value (never a pair), so a handler narrows it with
+  ``isinstance(answer, BaseException)`` and then reads a response a type
+  checker knows. The one request without a response, a Produce with
+  ``acks=0``, is answered ``None``; the producer's callback takes that too.
+  :class:`Send` is that shape as a protocol: every machine that sends (group
+  and share members, the consumer's and producer's parts, the admin commands)
+  is handed one, :meth:`_request` itself or a wrapper of it, or a fake.
 - A ``CredentialsNeeded`` event of the client (a token provider or a
   Kerberos step the transport must run off its loop) passes straight
   through to the transport, which answers with :meth:`credentials_ready`.
@@ -38,24 +49,58 @@ is their shared base and the whole stacking contract in code:
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar, cast
 
 from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore
 from kafkacore.client.driver import Action, ConnId
 from kafkacore.client.events import CredentialsNeeded, RequestCompleted
 from kafkacore.client.handles import RequestHandle
 from kafkacore.client.routing import Target
+from kafkacore.protocol._base import Request, Response
 from kafkacore.timers import Deadlines
 
-__all__ = ["MAX_STEP_ROUNDS", "ResponseCallback", "StackedMachine"]
+__all__ = ["MAX_STEP_ROUNDS", "Answer", "OnAnswer", "Send", "StackedMachine"]
 
 #: Rounds of (drain client events, do own work) in one step. Enough for a
 #: response to trigger follow-up requests several levels deep; a step that
 #: still has work continues at once through the ``"continue"`` deadline.
 MAX_STEP_ROUNDS = 64
 
-#: Called with (response, error, now) when a request sent by the machine completes.
-ResponseCallback = Callable[[Any, BaseException | None, float], None]
+#: The response class of a request (``HeartbeatRequest`` is a
+#: ``Request[HeartbeatResponse]``).
+R = TypeVar("R", bound=Response)
+
+#: What a request's callback gets: the decoded response, or the error the
+#: request failed with (see the module docstring; ``None`` only for a Produce
+#: with ``acks=0``).
+Answer: TypeAlias = R | BaseException
+
+#: Called with (answer, now) when a request sent by a machine completes.
+OnAnswer: TypeAlias = Callable[[Answer[R], float], None]
+
+
+class Send(Protocol):
+    """How a machine sends: :meth:`StackedMachine._request`'s shape.
+
+    ``on_done`` runs inside a later step with the :data:`Answer` (response
+    or error) and the time. ``build``, when given, makes the message for the
+    version negotiated on the connection that carries it (``request`` then
+    only names the API).
+    """
+
+    def __call__(
+        self,
+        request: Request[R],
+        on_done: OnAnswer[R],
+        *,
+        now: float,
+        target: Target | None = None,
+        lane: str = DEFAULT_LANE,
+        timeout_ms: int | None = None,
+        max_version: int | None = None,
+        build: Callable[[int], Request[R]] | None = None,
+    ) -> RequestHandle[R]: ...
+
 
 _CONTINUE = "continue"
 
@@ -82,7 +127,9 @@ class StackedMachine(Generic[E]):
         # step) only queue work, so no client step runs nested in ours.
         client.set_stacked()
         self.deadlines: Deadlines[Hashable] = Deadlines()
-        self._responses: dict[int, ResponseCallback] = {}
+        # Callbacks of every response type, by handle id: the one place the
+        # seam's type is erased (each was checked against its request by _request).
+        self._responses: dict[int, OnAnswer[Any]] = {}
         self._out: list[object] = []
         self._stepping = False
         #: While a request's callback runs: the broker that answered it (its
@@ -176,17 +223,18 @@ class StackedMachine(Generic[E]):
 
     def _request(
         self,
-        request: Any,
-        on_done: ResponseCallback,
+        request: Request[R],
+        on_done: OnAnswer[R],
         *,
         now: float,
         target: Target | None = None,
         lane: str = DEFAULT_LANE,
         timeout_ms: int | None = None,
         max_version: int | None = None,
-        build: Callable[[int], Any] | None = None,
-    ) -> RequestHandle[Any]:
-        """Send ``request`` through the client; ``on_done`` runs inside a later step."""
+        build: Callable[[int], Request[R]] | None = None,
+    ) -> RequestHandle[R]:
+        """Send ``request`` through the client; ``on_done`` runs inside a later
+        step with its :data:`Answer` (a :class:`Send`)."""
         handle = self.client.send(
             request,
             now=now,
@@ -199,7 +247,7 @@ class StackedMachine(Generic[E]):
         self._responses[handle.id] = on_done
         return handle
 
-    def _forget(self, handle: RequestHandle[Any]) -> None:
+    def _forget(self, handle: RequestHandle[R]) -> None:
         """Drop the callback of ``handle`` (its answer, if any, is then ignored)."""
         self._responses.pop(handle.id, None)
 
@@ -220,9 +268,10 @@ class StackedMachine(Generic[E]):
                         callback = self._responses.pop(event.handle.id, None)
                         if callback is not None:
                             self.answered_by = event.handle.node_id
+                            error = event.error
                             try:
-                                self._on_answer(event.error, now)
-                                callback(event.response, event.error, now)
+                                self._on_answer(error, now)
+                                callback(event.response if error is None else error, now)
                             finally:
                                 self.answered_by = None
                             continue

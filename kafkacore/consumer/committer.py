@@ -43,6 +43,7 @@ from typing import Any
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
+from kafkacore.client.stack import Answer, Send
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import (
     CommitFailedError,
@@ -52,7 +53,6 @@ from kafkacore.consumer.events import (
 from kafkacore.consumer.offset_args import OffsetsArg, commit_offsets
 from kafkacore.consumer.operations import OperationTable, Then
 from kafkacore.consumer.positions import SubscriptionState
-from kafkacore.consumer.sender import Send
 from kafkacore.consumer.topics import TopicView
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
 from kafkacore.group.base import GROUP_LANE
@@ -239,8 +239,8 @@ class Committer:
             topics=self._topics_of(todo),
         )
 
-        def done(resp: Any, err: BaseException | None, t: float) -> None:
-            self._on_response(todo, handle, deadline, resp, err, t, (generation, member_id))
+        def done(answer: Answer[m.OffsetCommitResponse], t: float) -> None:
+            self._on_response(todo, handle, deadline, answer, t, (generation, member_id))
 
         self._send(request, done, now=now, target=GroupCoordinator(group_id), lane=GROUP_LANE)
 
@@ -268,19 +268,18 @@ class Committer:
         todo: Todo,
         handle: Operation[Any],
         deadline: float,
-        resp: Any,
-        err: BaseException | None,
+        answer: Answer[m.OffsetCommitResponse],
         now: float,
         sent_as: tuple[int, str],
     ) -> None:
         if handle.done:
             return
-        if err is not None:
+        if isinstance(answer, BaseException):
             self._ops.retry(
-                handle, deadline, now, err, lambda t: self.send(todo, handle, deadline, t)
+                handle, deadline, now, answer, lambda t: self.send(todo, handle, deadline, t)
             )
             return
-        retry, fatal = self._sort_answers(todo, resp, now, sent_as)
+        retry, fatal = self._sort_answers(todo, answer, now, sent_as)
         if fatal is not None:
             self._ops.complete(handle, None, fatal, now)
             return
@@ -301,7 +300,7 @@ class Committer:
         self._ops.complete(handle, dict(todo), None, now)
 
     def _sort_answers(
-        self, todo: Todo, resp: Any, now: float, sent_as: tuple[int, str]
+        self, todo: Todo, resp: m.OffsetCommitResponse, now: float, sent_as: tuple[int, str]
     ) -> tuple[Todo, BaseException | None]:
         """(what to send again, the error that fails the commit) from an answer."""
         retry: Todo = {}

@@ -51,9 +51,10 @@ from typing import Any
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore
 from kafkacore.client.events import MetadataUpdated
+from kafkacore.client.handles import RequestHandle
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import Target
-from kafkacore.client.stack import StackedMachine
+from kafkacore.client.stack import OnAnswer, R, StackedMachine
 from kafkacore.consumer.buffer import FetchBuffer, named_partitions
 from kafkacore.consumer.causes import CauseTracker
 from kafkacore.consumer.committer import AUTO_COMMIT, Committer
@@ -86,7 +87,6 @@ from kafkacore.consumer.positions import (
     no_position_error,
 )
 from kafkacore.consumer.self_assign import SelfAssignment
-from kafkacore.consumer.sender import OnDone
 from kafkacore.consumer.topics import LISTING, PatternListing, TopicView, compile_pattern
 from kafkacore.consumer.validation import PositionValidator
 from kafkacore.errors import (
@@ -96,9 +96,9 @@ from kafkacore.errors import (
     LocalProtocolError,
     WrongArgumentsError,
 )
-from kafkacore.group.base import GROUP_LANE
 from kafkacore.group.kip848 import Kip848Member
 from kafkacore.operation import Operation
+from kafkacore.protocol._base import Request
 
 __all__ = ["FETCH_LANE", "ConsumerCore", "FetchState", "PartitionState"]
 
@@ -227,37 +227,54 @@ class ConsumerCore(OffsetCommands, StackedMachine[ConsumerEvent]):
     # ============================================================= Requester
     def request(
         self,
-        request: Any,
+        request: Request[R],
+        on_done: OnAnswer[R],
         *,
-        target: Target,
         now: float,
-        on_done: OnDone,
-        lane: str = GROUP_LANE,
+        target: Target | None = None,
+        lane: str = DEFAULT_LANE,
         timeout_ms: int | None = None,
-        build: Callable[[int], Any] | None = None,
-    ) -> None:
-        """Send for a group member; ``on_done`` gets the response or error."""
-        self._send(
-            request, on_done, now=now, target=target, lane=lane, timeout_ms=timeout_ms, build=build
+        max_version: int | None = None,
+        build: Callable[[int], Request[R]] | None = None,
+    ) -> RequestHandle[R]:
+        """Send for a group member (a :class:`~kafkacore.client.stack.Send`)."""
+        return self._send(
+            request,
+            on_done,
+            now=now,
+            target=target,
+            lane=lane,
+            timeout_ms=timeout_ms,
+            max_version=max_version,
+            build=build,
         )
 
     def _send(
         self,
-        request: Any,
-        on_done: OnDone,
+        request: Request[R],
+        on_done: OnAnswer[R],
         *,
         now: float,
-        target: Target,
+        target: Target | None = None,
         lane: str = DEFAULT_LANE,
         timeout_ms: int | None = None,
-        build: Callable[[int], Any] | None = None,
-    ) -> None:
-        """Every request of the consumer's parts; each answer is noted for the
-        causes (:meth:`_on_answer`) before ``on_done`` runs."""
-        self._request(
-            request, on_done, now=now, target=target, lane=lane, timeout_ms=timeout_ms, build=build
+        max_version: int | None = None,
+        build: Callable[[int], Request[R]] | None = None,
+    ) -> RequestHandle[R]:
+        """Every request of the consumer's parts (a :class:`~kafkacore.client.stack.Send`);
+        each answer is noted for the causes (:meth:`_on_answer`) before ``on_done`` runs."""
+        handle = self._request(
+            request,
+            on_done,
+            now=now,
+            target=target,
+            lane=lane,
+            timeout_ms=timeout_ms,
+            max_version=max_version,
+            build=build,
         )
         self._sent += 1
+        return handle
 
     def _on_answer(self, error: BaseException | None, now: float) -> None:
         refused = self._causes.answered(error, now)

@@ -35,11 +35,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import Node
+from kafkacore.client.stack import Answer, Send
 from kafkacore.consumer.buffer import FetchBuffer
 from kafkacore.consumer.completed import CompletedFetch
 from kafkacore.consumer.config import ConsumerConfig
@@ -47,11 +47,11 @@ from kafkacore.consumer.events import RecordsAvailable
 from kafkacore.consumer.fetch_session import SESSION_ERRORS, FetchSession, PartitionFetch
 from kafkacore.consumer.poll_errors import PollErrors
 from kafkacore.consumer.positions import FetchState, PartitionState, SubscriptionState
-from kafkacore.consumer.sender import Send
 from kafkacore.consumer.topics import TopicView
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import LEADER_MOVED, ErrorCode
 from kafkacore.protocol.messages.fetch_request import FetchPartition, FetchTopic, ForgottenTopic
+from kafkacore.protocol.messages.fetch_response import PartitionData
 from kafkacore.timers import Deadlines
 
 __all__ = ["FETCH_LANE", "Fetcher", "NodeBackoff"]
@@ -214,12 +214,11 @@ class Fetcher:
         node: int,
         session: FetchSession,
         parts: Wanted,
-        resp: Any,
-        err: BaseException | None,
+        resp: Answer[m.FetchResponse],
         now: float,
     ) -> None:
         self.in_flight.discard(node)
-        if err is not None:
+        if isinstance(resp, BaseException):
             session.reset()
             self._back_off(node, now)
             self._topics.refresh(now)
@@ -282,7 +281,7 @@ class Fetcher:
                 self._errors.note(cause)
         return False
 
-    def _on_data(self, tp: TopicPartition, st: PartitionState, pd: Any) -> None:
+    def _on_data(self, tp: TopicPartition, st: PartitionState, pd: PartitionData) -> None:
         st.high_watermark = pd.high_watermark
         if pd.last_stable_offset >= 0:
             st.last_stable_offset = pd.last_stable_offset

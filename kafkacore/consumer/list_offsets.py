@@ -26,10 +26,10 @@ from typing import Any
 from kafkacore.client.core import DEFAULT_LANE
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import Node
+from kafkacore.client.stack import Answer, Send
 from kafkacore.consumer.events import OffsetAndTimestamp
 from kafkacore.consumer.operations import OperationTable
 from kafkacore.consumer.positions import FetchState, SubscriptionState
-from kafkacore.consumer.sender import Send
 from kafkacore.consumer.topics import TopicView
 from kafkacore.errors import KafkaTimeoutError
 from kafkacore.operation import Operation
@@ -193,9 +193,9 @@ class OffsetLookups:
             topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
         )
 
-        def on_done(resp: Any, err: BaseException | None, t: float) -> None:
-            answers, failed = self._answers(query, resp, err)
-            if err is None and failed:
+        def on_done(answer: Answer[m.ListOffsetsResponse], t: float) -> None:
+            answers, failed = self._answers(query, answer)
+            if failed and not isinstance(answer, BaseException):
                 self._topics.refresh(t)
             done(answers, failed, t)
 
@@ -203,9 +203,9 @@ class OffsetLookups:
 
     @staticmethod
     def _answers(
-        query: dict[TopicPartition, int], resp: Any, err: BaseException | None
+        query: dict[TopicPartition, int], resp: Answer[m.ListOffsetsResponse]
     ) -> tuple[Answers, Failed]:
-        if err is not None:
+        if isinstance(resp, BaseException):
             return {}, dict(query)
         answers: Answers = {}
         failed: Failed = {}

@@ -23,6 +23,7 @@ retried until the deadline; any other error fails the fetch.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -30,11 +31,11 @@ from typing import Any
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
+from kafkacore.client.stack import Answer, Send
 from kafkacore.consumer.config import ConsumerConfig
 from kafkacore.consumer.events import OffsetAndMetadata
 from kafkacore.consumer.operations import OperationTable
 from kafkacore.consumer.positions import FetchState, SubscriptionState
-from kafkacore.consumer.sender import Send
 from kafkacore.consumer.topics import TopicView
 from kafkacore.errors import KafkaTimeoutError
 from kafkacore.group.base import GROUP_LANE
@@ -48,6 +49,7 @@ from kafkacore.protocol.messages.offset_fetch_request import (
     OffsetFetchRequestTopic,
     OffsetFetchRequestTopics,
 )
+from kafkacore.protocol.messages.offset_fetch_response import OffsetFetchResponseTopics
 
 __all__ = ["Committed", "CommittedOffsets", "offset_fetch_builder"]
 
@@ -64,15 +66,15 @@ _STABLE_VERSION = 7
 def offset_fetch_builder(
     group_id: str,
     by_topic: dict[str, list[int]],
-    topic_id: Callable[[str], Any],
+    topic_id: Callable[[str], uuid.UUID],
     member: tuple[str | None, int],
-) -> Callable[[int], Any]:
+) -> Callable[[int], m.OffsetFetchRequest]:
     """The OffsetFetch for ``by_topic`` as the negotiated version wants it.
 
     ``member`` is the KIP-848 (member id, member epoch), or (None, -1).
     """
 
-    def build(version: int) -> Any:
+    def build(version: int) -> m.OffsetFetchRequest:
         if version < _GROUPS_VERSION:
             return m.OffsetFetchRequest(
                 group_id=group_id,
@@ -186,8 +188,8 @@ class CommittedOffsets:
             identity = (member.member_id, member.member_epoch)
         build = offset_fetch_builder(group_id, by_topic, self._topics.topic_id_or_zero, identity)
 
-        def done(resp: Any, err: BaseException | None, t: float) -> None:
-            self._on_response(job, resp, err, t)
+        def done(answer: Answer[m.OffsetFetchResponse], t: float) -> None:
+            self._on_response(job, answer, t)
 
         self._send(
             build(_GROUPS_VERSION),
@@ -205,9 +207,9 @@ class CommittedOffsets:
 
         self._ops.retry_or_fail(job.deadline, now, error, again, lambda e: job.finish(None, e, now))
 
-    def _on_response(self, job: _Fetch, resp: Any, err: BaseException | None, now: float) -> None:
-        if err is not None:
-            self._retry(job, now, err)
+    def _on_response(self, job: _Fetch, resp: Answer[m.OffsetFetchResponse], now: float) -> None:
+        if isinstance(resp, BaseException):
+            self._retry(job, now, resp)
             return
         groups = resp.groups if resp.groups else [resp]
         code = groups[0].error_code if groups else ErrorCode.NONE
@@ -226,7 +228,9 @@ class CommittedOffsets:
             return
         result: Committed = {tp: None for tp in job.tps}
         for topic in groups[0].topics:
-            name = topic.name or self._topics.topic_name(topic.topic_id) or ""
+            name = topic.name
+            if not name and isinstance(topic, OffsetFetchResponseTopics):
+                name = self._topics.topic_name(topic.topic_id) or ""
             for p in topic.partitions:
                 tp = TopicPartition(name, p.partition_index)
                 if p.error_code == ErrorCode.UNSTABLE_OFFSET_COMMIT:

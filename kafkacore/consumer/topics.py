@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from kafkacore.client.core import DEFAULT_LANE
 from kafkacore.client.metadata import ClusterMetadata, TopicPartition
 from kafkacore.client.routing import AnyNode
-from kafkacore.consumer.sender import Send
+from kafkacore.client.stack import Answer, Send
 from kafkacore.errors import InvalidArgumentError
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
@@ -227,12 +227,12 @@ class PatternListing:
         self._send(request, self._on_response, now=now, target=AnyNode(), lane=DEFAULT_LANE)
         return True
 
-    def _on_response(self, resp: Any, err: BaseException | None, now: float) -> None:
+    def _on_response(self, resp: Answer[m.MetadataResponse], now: float) -> None:
         self.in_flight = False
         pattern = self.pattern
         if pattern is None:
             return
-        if err is not None:
+        if isinstance(resp, BaseException):
             self._deadlines.set(LISTING, now + self._backoff)
             return
         self._deadlines.set(LISTING, now + self._max_age)

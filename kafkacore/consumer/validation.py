@@ -22,13 +22,11 @@ that moved meanwhile (seek, revocation) are ignored.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kafkacore.client.core import DEFAULT_LANE
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.routing import Node
+from kafkacore.client.stack import Answer, Send
 from kafkacore.consumer.positions import FetchState, SubscriptionState
-from kafkacore.consumer.sender import Send
 from kafkacore.consumer.topics import TopicView
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import LEADER_MOVED, ErrorCode
@@ -36,6 +34,7 @@ from kafkacore.protocol.messages.offset_for_leader_epoch_request import (
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
+from kafkacore.protocol.messages.offset_for_leader_epoch_response import EpochEndOffset
 
 __all__ = ["PositionValidator"]
 
@@ -80,17 +79,19 @@ class PositionValidator:
             topics=[OffsetForLeaderTopic(topic=t, partitions=ps) for t, ps in topics.items()],
         )
 
-        def done(resp: Any, err: BaseException | None, t: float) -> None:
-            self._on_response(asked, resp, err, t)
+        def done(answer: Answer[m.OffsetForLeaderEpochResponse], t: float) -> None:
+            self._on_response(asked, answer, t)
 
         self._send(request, done, now=now, target=Node(node), lane=DEFAULT_LANE)
 
-    def _on_response(self, asked: Asked, resp: Any, err: BaseException | None, now: float) -> None:
-        answers: dict[TopicPartition, Any] = {}
-        if err is None:
+    def _on_response(
+        self, asked: Asked, resp: Answer[m.OffsetForLeaderEpochResponse], now: float
+    ) -> None:
+        answers: dict[TopicPartition, EpochEndOffset] = {}
+        if not isinstance(resp, BaseException):
             for topic in resp.topics:
-                for p in topic.partitions:
-                    answers[TopicPartition(topic.topic, p.partition)] = p
+                for end in topic.partitions:
+                    answers[TopicPartition(topic.topic, end.partition)] = end
         for tp, (position, leader_epoch) in asked.items():
             st = self._subs.parts.get(tp)
             if st is None or st.state is not FetchState.AWAIT_VALIDATION or st.position != position:

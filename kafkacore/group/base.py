@@ -6,7 +6,8 @@ Theory of operation
 A membership machine (:mod:`kafkacore.group.classic`,
 :mod:`kafkacore.group.kip848`) is stacked on a :class:`Requester`: it asks
 for a request to be sent to the group coordinator and is called back with
-the response (or the error) and the time. It never sees bytes or
+the answer (the response, or the error) and the time: the typed seam of
+:mod:`kafkacore.client.stack` (:class:`~kafkacore.client.stack.Send`). It never sees bytes or
 connections; the consumer core provides the requester on top of
 :class:`~kafkacore.client.KafkaClientCore`, tests provide a scripted one.
 A request whose shape depends on the version passes ``build=``, called with
@@ -29,10 +30,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Protocol, TypeAlias
 
 from kafkacore.client.metadata import TopicPartition
-from kafkacore.client.routing import Target
+from kafkacore.client.stack import Send
 from kafkacore.errors import BrokerError, KafkaError
 from kafkacore.timers import Deadlines
 
@@ -55,7 +56,6 @@ __all__ = [
 #: Group traffic gets its own connection so it never queues behind fetches.
 GROUP_LANE = "group"
 
-OnDone = Callable[[Any, BaseException | None, float], None]
 #: ``revoke_hook(partitions, now, done)``: call ``done(now)`` when ready to let go.
 RevokeHook = Callable[[frozenset[TopicPartition], float, Callable[[float], None]], None]
 
@@ -69,26 +69,17 @@ def answered_from(node_id: int | None, message: str | None = None) -> str | None
 
 
 class Requester(Protocol):
-    """Sends one request for a machine and calls ``on_done(response, error, now)``."""
+    """What a member sends through: a :class:`~kafkacore.client.stack.Send`
+    (``request``) and who answered. A member passes ``lane=GROUP_LANE``."""
 
     #: While ``on_done`` runs: the id of the broker that answered (None
     #: otherwise); the errors a machine builds from the answer carry it
     #: (``BrokerError.node_id``, issue 13). A StackedMachine has it.
     answered_by: int | None
 
-    def request(
-        self,
-        request: Any,
-        *,
-        target: Target,
-        now: float,
-        on_done: OnDone,
-        lane: str = GROUP_LANE,
-        timeout_ms: int | None = None,
-        build: Callable[[int], Any] | None = None,
-    ) -> None:
-        """``build``, when given, makes the message for the version negotiated on
-        the connection that carries it (``request`` then only names the API)."""
+    @property
+    def request(self) -> Send:
+        """Sends one request for the member (the consumer core's ``_send``)."""
         ...
 
 

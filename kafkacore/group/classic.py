@@ -72,8 +72,10 @@ from kafkacore.assignors import TopicPartition as AssignorTP
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
+from kafkacore.client.stack import Answer, OnAnswer
 from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
+    GROUP_LANE,
     GroupEvent,
     GroupFailed,
     GroupFatalError,
@@ -189,7 +191,8 @@ class ClassicMember:
         self.deadlines: Deadlines[MemberTimer] = Deadlines()
         self._heartbeat_in_flight = False
         self._left_for_poll = False
-        self._pending_join: Any = None  # JoinGroup answer of a leader waiting for metadata
+        # JoinGroup answer of a leader waiting for metadata
+        self._pending_join: m.JoinGroupResponse | None = None
         self._join_sent_at: float | None = None  # when the JoinGroup in flight went out
         # A rejoin asked for while a SyncGroup is in flight waits for its answer:
         # abandoning the SyncGroup would start yet another round (seen with
@@ -426,18 +429,19 @@ class ClassicMember:
             request,
             target=self._target,
             now=now,
+            lane=GROUP_LANE,
             timeout_ms=self._rebalance_ms + 5000,  # the coordinator holds it for the rebalance
-            on_done=lambda resp, err, t: self._on_join(round_, resp, err, t),
+            on_done=lambda answer, t: self._on_join(round_, answer, t),
         )
 
-    def _on_join(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
+    def _on_join(self, round_: int, resp: Answer[m.JoinGroupResponse], now: float) -> None:
         if round_ != self._round or self.state is not ClassicState.JOINING:
             return
-        if err is not None:
-            if isinstance(err, BrokerError) and err.code in _FATAL:
+        if isinstance(resp, BaseException):
+            if isinstance(resp, BrokerError) and resp.code in _FATAL:
                 # Refused before it reached the coordinator (FindCoordinator
                 # answered GROUP_AUTHORIZATION_FAILED): retrying will not help.
-                self._fail_with(err, "FindCoordinator")
+                self._fail_with(resp, "FindCoordinator")
                 return
             self._retry_join(now)
             return
@@ -461,7 +465,7 @@ class ClassicMember:
             self._lose(now, "JoinGroup: member is unknown")
             self.deadlines.set(MemberTimer.REJOIN, now)
         elif code in _FATAL:
-            self._fail(code, "JoinGroup", resp)
+            self._fail(code, "JoinGroup")
         else:
             self._retry_join(now)
 
@@ -473,7 +477,7 @@ class ClassicMember:
             # the coordinator last heard from us when that JoinGroup went out.
             self.deadlines.set(MemberTimer.SESSION, self._join_sent_at + self._session_ms / 1000)
 
-    def _sync(self, join: Any, now: float) -> None:
+    def _sync(self, join: m.JoinGroupResponse, now: float) -> None:
         assignments: list[SyncGroupRequestAssignment] = []
         if self.is_leader and not join.skip_assignment:
             plan = self._assign(join, now)
@@ -508,11 +512,12 @@ class ClassicMember:
             request,
             target=self._target,
             now=now,
+            lane=GROUP_LANE,
             timeout_ms=self._rebalance_ms + 5000,
-            on_done=lambda resp, err, t: self._on_sync(round_, resp, err, t),
+            on_done=lambda answer, t: self._on_sync(round_, answer, t),
         )
 
-    def _assign(self, join: Any, now: float) -> dict[str, list[AssignorTP]] | None:
+    def _assign(self, join: m.JoinGroupResponse, now: float) -> dict[str, list[AssignorTP]] | None:
         assignor = next(a for a in self._assignors if a.name == join.protocol_name)
         members = []
         topics: set[str] = set()
@@ -539,10 +544,10 @@ class ClassicMember:
         self._assigned_counts = {t: counts.get(t, 0) for t in topics}
         return assignor.assign(members, self._assigned_counts)
 
-    def _on_sync(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
+    def _on_sync(self, round_: int, resp: Answer[m.SyncGroupResponse], now: float) -> None:
         if round_ != self._round or self.state is not ClassicState.SYNCING:
             return
-        if err is not None:
+        if isinstance(resp, BaseException):
             self._retry_join(now)
             return
         code = resp.error_code
@@ -560,7 +565,7 @@ class ClassicMember:
             self._lose(now, "SyncGroup: generation is gone")
             self.deadlines.set(MemberTimer.REJOIN, now)
         elif code in _FATAL:
-            self._fail(code, "SyncGroup", resp)
+            self._fail(code, "SyncGroup")
         else:  # REBALANCE_IN_PROGRESS, coordinator moved, ...
             self._retry_join(now)
             if code == ErrorCode.REBALANCE_IN_PROGRESS:
@@ -614,14 +619,15 @@ class ClassicMember:
             request,
             target=self._target,
             now=now,
-            on_done=lambda resp, err, t: self._on_heartbeat(round_, resp, err, t),
+            lane=GROUP_LANE,
+            on_done=lambda answer, t: self._on_heartbeat(round_, answer, t),
         )
 
-    def _on_heartbeat(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
+    def _on_heartbeat(self, round_: int, resp: Answer[m.HeartbeatResponse], now: float) -> None:
         if round_ != self._round or self.state is not ClassicState.STABLE:
             return
         self._heartbeat_in_flight = False
-        if err is not None:
+        if isinstance(resp, BaseException):
             self.deadlines.set(MemberTimer.HEARTBEAT, now + self._backoff)
             return
         code = resp.error_code
@@ -637,12 +643,12 @@ class ClassicMember:
             self._lose(now, "heartbeat: generation is gone")
             self.deadlines.set(MemberTimer.REJOIN, now)
         elif code in _FATAL:
-            self._fail(code, "Heartbeat", resp)
+            self._fail(code, "Heartbeat")
         else:
             self.deadlines.set(MemberTimer.HEARTBEAT, now + self._backoff)
 
     # -------------------------------------------------------------------- leave
-    def _on_leave(self, resp: Any, err: BaseException | None, now: float) -> None:
+    def _on_leave(self, answer: Answer[m.LeaveGroupResponse], now: float) -> None:
         self._move(ClassicTrigger.LEFT)
         self.member_id = ""
         self.generation = -1
@@ -657,18 +663,16 @@ class ClassicMember:
             self._events.append(PartitionsLost(partitions=self.owned, generation=self.generation))
             self.owned = frozenset()
         if self.group_instance_id is None and self.member_id:
-            self._send_leave(now, "poll interval passed", lambda r, e, t: None)
+            self._send_leave(now, "poll interval passed", _ignore)
         self.member_id = "" if self.group_instance_id is None else self.member_id
         self.generation = -1
         self._move(ClassicTrigger.POLL_EXPIRED)
 
     # ------------------------------------------------------------------ helpers
-    def _send_leave(
-        self, now: float, reason: str, on_done: Callable[[Any, BaseException | None, float], None]
-    ) -> None:
+    def _send_leave(self, now: float, reason: str, on_done: OnAnswer[m.LeaveGroupResponse]) -> None:
         group_id, member_id, instance_id = self.group_id, self.member_id, self.group_instance_id
 
-        def build(version: int) -> Any:
+        def build(version: int) -> m.LeaveGroupRequest:
             # LeaveGroup v3 (KIP-345) names members in a batch; before it, one member_id.
             if version < 3:
                 return m.LeaveGroupRequest(group_id=group_id, member_id=member_id)
@@ -677,7 +681,9 @@ class ClassicMember:
             )
             return m.LeaveGroupRequest(group_id=group_id, members=[identity])
 
-        self._req.request(build(3), target=self._target, now=now, on_done=on_done, build=build)
+        self._req.request(
+            build(3), on_done, target=self._target, now=now, lane=GROUP_LANE, build=build
+        )
 
     def _revoke(
         self, partitions: frozenset[TopicPartition], now: float, then: Callable[[float], None]
@@ -710,7 +716,7 @@ class ClassicMember:
         self._rejoin_after_sync = False
         self._revoking = False
 
-    def _fail(self, code: int, api: str, resp: Any) -> None:
+    def _fail(self, code: int, api: str) -> None:
         node = self._req.answered_by
         cause = broker_error(code, answered_from(node), node_id=node)
         self._fail_with(cause or RemoteProtocolError(f"error code {code}"), api)
@@ -745,6 +751,10 @@ def _grouped(tps: list[TopicPartition], cls: Any) -> list[Any]:
     for tp in tps:
         out.setdefault(tp.topic, []).append(tp.partition)
     return [cls(topic=t, partitions=sorted(ps)) for t, ps in sorted(out.items())]
+
+
+def _ignore(answer: Answer[m.LeaveGroupResponse], now: float) -> None:
+    """The answer of a LeaveGroup nobody waits for."""
 
 
 def _no_counts(topics: frozenset[str], now: float) -> Mapping[str, int] | None:

@@ -32,13 +32,14 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
+from kafkacore.client.stack import Answer
 from kafkacore.errors import BrokerError, RemoteProtocolError
 from kafkacore.group.base import (
+    GROUP_LANE,
     GroupEvent,
     GroupFailed,
     GroupFatalError,
@@ -227,7 +228,7 @@ class Kip848Member:
             member_epoch=epoch,
             instance_id=self.group_instance_id,
         )
-        self._req.request(request, target=self._target, now=now, on_done=self._on_leave)
+        self._req.request(request, self._on_leave, target=self._target, now=now, lane=GROUP_LANE)
 
     def handle_timeout(self, *, now: float) -> None:
         if self.state in (
@@ -251,7 +252,7 @@ class Kip848Member:
         request = m.ConsumerGroupHeartbeatRequest(
             group_id=self.group_id, member_id=self.member_id, member_epoch=epoch
         )
-        self._req.request(request, target=self._target, now=now, on_done=lambda r, e, t: None)
+        self._req.request(request, _ignore, target=self._target, now=now, lane=GROUP_LANE)
         self._move(Kip848Trigger.POLL_EXPIRED)
         self.member_epoch = 0
         self.deadlines.cancel(MemberTimer.HEARTBEAT)
@@ -287,19 +288,22 @@ class Kip848Member:
             request,
             target=self._target,
             now=now,
-            on_done=lambda resp, err, t: self._on_heartbeat(round_, resp, err, t),
+            lane=GROUP_LANE,
+            on_done=lambda answer, t: self._on_heartbeat(round_, answer, t),
         )
 
-    def _on_heartbeat(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
+    def _on_heartbeat(
+        self, round_: int, resp: Answer[m.ConsumerGroupHeartbeatResponse], now: float
+    ) -> None:
         if round_ != self._round:
             return
         self._in_flight = False
         if self.state not in (Kip848State.JOINING, Kip848State.STABLE, Kip848State.RECONCILING):
             return
-        if err is not None:
-            if isinstance(err, BrokerError) and err.code in _FATAL:
+        if isinstance(resp, BaseException):
+            if isinstance(resp, BrokerError) and resp.code in _FATAL:
                 # FindCoordinator refused the group (GROUP_AUTHORIZATION_FAILED).
-                self._fail_with(err, "FindCoordinator")
+                self._fail_with(resp, "FindCoordinator")
                 return
             self.deadlines.set(MemberTimer.HEARTBEAT, now + self._backoff)
             return
@@ -311,7 +315,7 @@ class Kip848Member:
             self.deadlines.set(MemberTimer.HEARTBEAT, now)
             return
         if code in _FATAL:
-            self._fail(code, resp)
+            self._fail(code, resp.error_message)
             return
         if code != ErrorCode.NONE:
             self.deadlines.set(MemberTimer.HEARTBEAT, now + self._backoff)
@@ -374,7 +378,7 @@ class Kip848Member:
         else:
             finish(now)
 
-    def _on_leave(self, resp: Any, err: BaseException | None, now: float) -> None:
+    def _on_leave(self, answer: Answer[m.ConsumerGroupHeartbeatResponse], now: float) -> None:
         self._move(Kip848Trigger.LEFT)
         self.member_epoch = 0
         done, self._leave_done = self._leave_done, None
@@ -390,9 +394,9 @@ class Kip848Member:
             self._events.append(PartitionsLost(partitions=self.owned, generation=self.member_epoch))
             self.owned = frozenset()
 
-    def _fail(self, code: int, resp: Any) -> None:
+    def _fail(self, code: int, message: str | None) -> None:
         node = self._req.answered_by
-        cause = broker_error(code, answered_from(node, resp.error_message), node_id=node)
+        cause = broker_error(code, answered_from(node, message), node_id=node)
         self._fail_with(
             cause or RemoteProtocolError(f"error code {code}"), "ConsumerGroupHeartbeat"
         )
@@ -417,3 +421,7 @@ class Kip848Member:
             raise GroupFatalError(f"Kip848Member.{what}: the member is {self.state.value}")
         if self.state is Kip848State.FAILED:
             raise GroupFatalError(f"Kip848Member.{what}: the member failed: {self.error}")
+
+
+def _ignore(answer: Answer[m.ConsumerGroupHeartbeatResponse], now: float) -> None:
+    """The answer of a leave nobody waits for (the poll interval passed)."""

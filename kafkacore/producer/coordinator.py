@@ -38,16 +38,18 @@ import functools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Generic, Protocol
 
 from kafkacore.client import RequestHandle, Target
+from kafkacore.client.stack import Answer, R, Send
 from kafkacore.errors import BrokerError
 from kafkacore.producer.causes import broker_refusal, retry_cannot_help
+from kafkacore.protocol._base import Request
 from kafkacore.protocol.enums import PRODUCER_FENCING, TXN_COORDINATOR_RETRY, ErrorCode
 from kafkacore.protocol.error_codes import error_class
 from kafkacore.timers import Deadlines
 
-__all__ = ["RULES", "CoordinatorCall", "CoordinatorRequests", "Reaction", "react"]
+__all__ = ["RULES", "CoordinatorCall", "CoordinatorRequests", "Reaction", "error_code", "react"]
 
 
 class Reaction(Enum):
@@ -79,28 +81,35 @@ def react(code: int, transactional: bool) -> Reaction:
     return Reaction.FAIL
 
 
-def _error_code(response: Any) -> int:
+class _Coded(Protocol):
+    """An answer with one top-level error code."""
+
+    error_code: int
+
+
+def error_code(response: _Coded) -> int:
+    """The ``codes`` of an answer that carries one error code."""
     return int(response.error_code)
 
 
 #: Called with (call, response, now) on success and (call, error, now) on failure.
-OnOk = Callable[["CoordinatorCall", Any, float], None]
-OnFail = Callable[["CoordinatorCall", BaseException, float], None]
-#: How the producer sends: StackedMachine._request's shape.
-Send = Callable[..., RequestHandle[Any]]
+OnOk = Callable[["CoordinatorCall[R]", R, float], None]
+OnFail = Callable[["CoordinatorCall[R]", BaseException, float], None]
 
 
 @dataclass(slots=True, eq=False)
-class CoordinatorCall:
-    """One coordinator request until it succeeds or fails for good."""
+class CoordinatorCall(Generic[R]):
+    """One coordinator request until it succeeds or fails for good; ``R`` is
+    its response class."""
 
-    request: Any
+    request: Request[R]
     target: Target
-    on_ok: OnOk
-    on_fail: OnFail
+    on_ok: OnOk[R]
+    on_fail: OnFail[R]
     max_version: int | None = None
-    #: Reads the error code that decides (several partitions may each carry one).
-    codes: Callable[[Any], int] = _error_code
+    #: Reads the error code that decides (several partitions may each carry
+    #: one); :func:`error_code` for an answer with one.
+    codes: Callable[[R], int] = field(kw_only=True)
     #: What the callbacks need to know about the call (e.g. the partitions it adds).
     data: Any = None
     #: Told of every failed attempt.
@@ -109,7 +118,7 @@ class CoordinatorCall:
     busy: bool = True
     id: int = 0
     attempts: int = 0
-    handle: RequestHandle[Any] | None = field(default=None, repr=False)
+    handle: RequestHandle[R] | None = field(default=None, repr=False)
 
 
 class CoordinatorRequests:
@@ -140,10 +149,11 @@ class CoordinatorRequests:
         #: Told when a transactional producer is fenced (set by the transaction driver).
         self.on_fence: Callable[[BaseException, float], None] | None = None
         #: Calls sent or waiting to be sent again, by id.
-        self.calls: dict[int, CoordinatorCall] = {}
+        # Calls of every response type: the table erases it (each call is typed).
+        self.calls: dict[int, CoordinatorCall[Any]] = {}
         self._next_id = 1
 
-    def call(self, call: CoordinatorCall, now: float) -> CoordinatorCall:
+    def call(self, call: CoordinatorCall[R], now: float) -> CoordinatorCall[R]:
         """Send ``call`` now; its callbacks run in a later step."""
         call.id = self._next_id
         self._next_id += 1
@@ -162,7 +172,7 @@ class CoordinatorRequests:
             self._deadlines.cancel(("coordinator", call_id))
         self.calls.clear()
 
-    def _post(self, call: CoordinatorCall, now: float) -> None:
+    def _post(self, call: CoordinatorCall[R], now: float) -> None:
         call.handle = self._send(
             call.request,
             functools.partial(self._answered, call),
@@ -171,12 +181,11 @@ class CoordinatorRequests:
             max_version=call.max_version,
         )
 
-    def _answered(
-        self, call: CoordinatorCall, response: Any, error: BaseException | None, now: float
-    ) -> None:
+    def _answered(self, call: CoordinatorCall[R], response: Answer[R], now: float) -> None:
         if call.id not in self.calls:
             return  # cancelled (the producer closed)
-        if error is not None:
+        if isinstance(response, BaseException):
+            error = response
             if call.note is not None:
                 call.note(error)
             if retry_cannot_help(error) or (isinstance(error, BrokerError) and not error.retriable):
@@ -206,13 +215,13 @@ class CoordinatorRequests:
         else:
             self._fail(call, exc, now)
 
-    def _retry(self, call: CoordinatorCall, error: BaseException, now: float) -> None:
+    def _retry(self, call: CoordinatorCall[R], error: BaseException, now: float) -> None:
         call.attempts += 1
         if call.note is not None:
             call.note(error)
         self._deadlines.set(("coordinator", call.id), now + self._backoff_s(call.attempts))
 
-    def _fail(self, call: CoordinatorCall, error: BaseException, now: float) -> None:
+    def _fail(self, call: CoordinatorCall[R], error: BaseException, now: float) -> None:
         del self.calls[call.id]
         call.on_fail(call, error, now)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from kafkacore.client import AnyNode, Target, TransactionCoordinator
 from kafkacore.errors import KafkaTimeoutError
@@ -35,10 +35,10 @@ from kafkacore.producer.accumulator import RecordAccumulator
 from kafkacore.producer.batch import ProducerBatch
 from kafkacore.producer.causes import FailureLog, auth_error_in, authentication_failed
 from kafkacore.producer.config import ProducerConfig
-from kafkacore.producer.coordinator import CoordinatorCall, CoordinatorRequests
+from kafkacore.producer.coordinator import CoordinatorCall, CoordinatorRequests, error_code
 from kafkacore.producer.idempotence import IdState, ProducerIdentity
 from kafkacore.producer.ledger import DeliveryLedger
-from kafkacore.protocol.messages import InitProducerIdRequest
+from kafkacore.protocol.messages import InitProducerIdRequest, InitProducerIdResponse
 
 __all__ = ["INIT_PRODUCER_ID_MAX", "IdListener", "ProducerIds", "unresolved"]
 
@@ -136,6 +136,7 @@ class ProducerIds:
             self._assigned,
             self._failed,
             max_version=INIT_PRODUCER_ID_MAX,
+            codes=error_code,
             note=self._note,
             busy=False,
         )
@@ -144,7 +145,12 @@ class ProducerIds:
     def _note(self, error: BaseException) -> None:
         self._failures.producer_id = error
 
-    def _assigned(self, _call: CoordinatorCall, response: Any, now: float) -> None:
+    def _assigned(
+        self,
+        _call: CoordinatorCall[InitProducerIdResponse],
+        response: InitProducerIdResponse,
+        now: float,
+    ) -> None:
         ident = self._identity
         bumped = ident.state is IdState.BUMPING
         if bumped:
@@ -159,7 +165,9 @@ class ProducerIds:
         if self.listener is not None:
             self.listener.id_assigned(now)
 
-    def _failed(self, _call: CoordinatorCall, error: BaseException, now: float) -> None:
+    def _failed(
+        self, _call: CoordinatorCall[InitProducerIdResponse], error: BaseException, now: float
+    ) -> None:
         if self.listener is not None:
             self._identity.state = IdState.NONE
             self.listener.id_failed(error, now)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkacore.client import KafkaClientCore, Node, RequestHandle
+from kafkacore.client.stack import Answer, Send
 from kafkacore.errors import AuthenticationError, KafkaConnectionError, RemoteProtocolError
 from kafkacore.producer.accumulator import SEQUENCE_WRAP, PartitionQueue, RecordAccumulator
 from kafkacore.producer.batch import BatchState, ProducerBatch
@@ -54,14 +55,12 @@ from kafkacore.producer.producer_id import ProducerIds
 from kafkacore.producer.transaction import PRODUCE_MAX, TransactionManager, TxnState
 from kafkacore.producer.waiting import MetadataAsks
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.messages import ProduceRequest
+from kafkacore.protocol.messages import ProduceRequest, ProduceResponse
 from kafkacore.protocol.messages.produce_request import PartitionProduceData, TopicProduceData
+from kafkacore.protocol.messages.produce_response import PartitionProduceResponse
 from kafkacore.records import RecordBatch
 
 __all__ = ["Flight", "Sender"]
-
-#: How the producer sends: StackedMachine._request's shape.
-Send = Callable[..., RequestHandle[Any]]
 
 
 @dataclass(slots=True, eq=False)
@@ -73,7 +72,7 @@ class Flight:
     batches: list[ProducerBatch]
     # Earliest delivery deadline among its batches not yet reported.
     deadline: float
-    handle: RequestHandle[Any] = field(init=False, repr=False)
+    handle: RequestHandle[ProduceResponse] = field(init=False, repr=False)
 
 
 class Sender:
@@ -254,8 +253,9 @@ class Sender:
 
     # ------------------------------------------------------------ answers
     def _answered(
-        self, flight: Flight, response: Any, error: BaseException | None, now: float
+        self, flight: Flight, response: Answer[ProduceResponse] | None, now: float
     ) -> None:
+        """A Produce answered: its response, its error, or None (``acks=0``)."""
         if self.flights.pop(flight.handle.id, None) is None:
             return
         self.node_in_flight[flight.node] -= 1
@@ -265,22 +265,22 @@ class Sender:
             queues[batch.tp].in_flight -= 1
         # Batches already reported (expired while in flight) ignore the answer.
         batches = [b for b in flight.batches if b.state is not BatchState.DONE]
-        if error is not None:
+        if isinstance(response, BaseException):
             # Written (the handle names its node) and unanswered: the broker
             # may have appended it. Never written: it certainly did not.
             written = flight.handle.node_id is not None
             for batch in batches:
                 batch.unknown = batch.unknown or written
-                self.retry_or_fail(batch, error, now, refresh=True)
+                self.retry_or_fail(batch, response, now, refresh=True)
             return
         if response is None:  # acks=0: nothing comes back
             for batch in batches:
                 self._ledger.complete(batch, -1, -1, None)
             return
-        results: dict[tuple[str, int], Any] = {}
+        results: dict[tuple[str, int], PartitionProduceResponse] = {}
         for topic in response.responses:
-            for part in topic.partition_responses:
-                results[(topic.name, part.index)] = part
+            for answered in topic.partition_responses:
+                results[(topic.name, answered.index)] = answered
         for batch in batches:
             part = results.get((batch.tp.topic, batch.tp.partition))
             if part is not None:
@@ -292,7 +292,9 @@ class Sender:
             )
             self.retry_or_fail(batch, lacks, now, refresh=False)
 
-    def _partition_answered(self, batch: ProducerBatch, part: Any, node: int, now: float) -> None:
+    def _partition_answered(
+        self, batch: ProducerBatch, part: PartitionProduceResponse, node: int, now: float
+    ) -> None:
         code = part.error_code
         if code == ErrorCode.NONE:  # the hot path, before building any facts
             self._ledger.complete(batch, part.base_offset, part.log_append_time_ms, None)

@@ -37,9 +37,10 @@ from typing import TYPE_CHECKING, Any
 
 from kafkacore.client import GroupCoordinator, KafkaClientCore, TopicPartition
 from kafkacore.client.routing import TransactionCoordinator
+from kafkacore.client.stack import R
 from kafkacore.operation import Operation
 from kafkacore.producer.accumulator import RecordAccumulator
-from kafkacore.producer.coordinator import CoordinatorCall, CoordinatorRequests
+from kafkacore.producer.coordinator import CoordinatorCall, CoordinatorRequests, error_code
 from kafkacore.producer.errors import TransactionAbortedError, TransactionStateError
 from kafkacore.producer.idempotence import ProducerIdentity
 
@@ -59,9 +60,13 @@ from kafkacore.producer.waiting import MetadataWait
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.messages import (
     AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
     AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
     EndTxnRequest,
+    EndTxnResponse,
     TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
 )
 from kafkacore.protocol.messages.add_partitions_to_txn_request import AddPartitionsToTxnTopic
 from kafkacore.protocol.messages.txn_offset_commit_request import (
@@ -258,11 +263,18 @@ class TransactionDriver:
             producer_epoch=ident.epoch,
             group_id=group,
         )
-        call = CoordinatorCall(add, self._target, self._offsets_added, self._failed, data=commit)
+        call = CoordinatorCall(
+            add, self._target, self._offsets_added, self._failed, codes=error_code, data=commit
+        )
         self._coordinator.call(call, now)
         return op
 
-    def _offsets_added(self, call: CoordinatorCall, _response: Any, now: float) -> None:
+    def _offsets_added(
+        self,
+        call: CoordinatorCall[AddOffsetsToTxnResponse],
+        _response: AddOffsetsToTxnResponse,
+        now: float,
+    ) -> None:
         self._commit_offsets(call.data, now)
 
     def _commit_offsets(self, commit: TxnOffsetCommitRequest, now: float) -> None:
@@ -343,13 +355,20 @@ class TransactionDriver:
         )
         self._coordinator.call(call, now)
 
-    def _added(self, call: CoordinatorCall, _response: Any, _now: float) -> None:
+    def _added(
+        self,
+        call: CoordinatorCall[AddPartitionsToTxnResponse],
+        _response: AddPartitionsToTxnResponse,
+        _now: float,
+    ) -> None:
         txn = self.txn
         txn.adding -= call.data
         txn.added |= call.data
         txn.started = True
 
-    def _add_failed(self, call: CoordinatorCall, error: BaseException, _now: float) -> None:
+    def _add_failed(
+        self, call: CoordinatorCall[AddPartitionsToTxnResponse], error: BaseException, _now: float
+    ) -> None:
         txn = self.txn
         txn.adding -= call.data
         txn.abortable(error)
@@ -365,11 +384,18 @@ class TransactionDriver:
             committed=txn.state is S.COMMITTING,
         )
         call = CoordinatorCall(
-            request, self._target, self._ended, self._failed, max_version=txn.end_txn_max
+            request,
+            self._target,
+            self._ended,
+            self._failed,
+            max_version=txn.end_txn_max,
+            codes=error_code,
         )
         self._coordinator.call(call, now)
 
-    def _ended(self, _call: CoordinatorCall, response: Any, _now: float) -> None:
+    def _ended(
+        self, _call: CoordinatorCall[EndTxnResponse], response: EndTxnResponse, _now: float
+    ) -> None:
         txn = self.txn
         if txn.v2 and response.producer_id >= 0:
             # KIP-890: every transaction end bumps the epoch (or, when it is
@@ -380,10 +406,15 @@ class TransactionDriver:
         self._op_done(None)
 
     # ------------------------------------------------------------ outcomes
-    def _done(self, _call: CoordinatorCall, _response: Any, _now: float) -> None:
+    def _done(
+        self,
+        _call: CoordinatorCall[TxnOffsetCommitResponse],
+        _response: TxnOffsetCommitResponse,
+        _now: float,
+    ) -> None:
         self._op_done(None)
 
-    def _failed(self, _call: CoordinatorCall, error: BaseException, _now: float) -> None:
+    def _failed(self, _call: CoordinatorCall[R], error: BaseException, _now: float) -> None:
         txn = self.txn
         if not isinstance(error, type(txn.error)):
             txn.abortable(error)
@@ -424,7 +455,7 @@ def _offset_topics(offsets: Offsets) -> list[TxnOffsetCommitRequestTopic]:
     return [TxnOffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()]
 
 
-def _add_partitions_codes(response: Any) -> int:
+def _add_partitions_codes(response: AddPartitionsToTxnResponse) -> int:
     if response.error_code:
         return int(response.error_code)
     worst: int = ErrorCode.NONE
@@ -437,7 +468,7 @@ def _add_partitions_codes(response: Any) -> int:
     return worst
 
 
-def _txn_offset_codes(response: Any) -> int:
+def _txn_offset_codes(response: TxnOffsetCommitResponse) -> int:
     for topic in response.topics:
         for part in topic.partitions:
             if part.error_code:

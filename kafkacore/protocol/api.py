@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, cast
+from typing import cast
 
 from kafkacore.protocol._api_table import API_TABLE, REMOVED_APIS
 from kafkacore.protocol._base import Request, Response
@@ -50,8 +50,8 @@ class ApiInfo:
         return self.max_version - 1 if self.latest_unstable else self.max_version
 
     @property
-    def request_type(self) -> type[Request[Any]]:
-        return cast(type[Request[Any]], self._load(self.name + "Request", self._module))
+    def request_type(self) -> type[Request[Response]]:
+        return cast(type[Request[Response]], self._load(self.name + "Request", self._module))
 
     @property
     def response_type(self) -> type[Response]:

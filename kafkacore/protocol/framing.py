@@ -120,7 +120,9 @@ def decode_response(
         raise
 
 
-def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, Request[Any]]:
+def decode_request(
+    frame: bytes | bytearray | memoryview,
+) -> tuple[RequestHeader, Request[Response]]:
     """Decode a request frame body (no size prefix): (header, message). Broker side."""
     buf = frame if isinstance(frame, memoryview) else memoryview(frame)
     if len(buf) < _HEADER_PREFIX.size:

@@ -40,11 +40,9 @@ from kafkacore.client.config import ClientConfig
 from kafkacore.client.core import KafkaClientCore
 from kafkacore.client.events import MetadataUpdated
 from kafkacore.client.metadata import TopicPartition
-from kafkacore.client.routing import Target
 from kafkacore.client.stack import StackedMachine
 from kafkacore.consumer.topics import TopicView
 from kafkacore.errors import KafkaTimeoutError, LocalProtocolError
-from kafkacore.group.base import GROUP_LANE
 from kafkacore.operation import Operation, OperationCompleted
 from kafkacore.share.acks import Acknowledgements, AcknowledgeType
 from kafkacore.share.buffer import ShareBuffer
@@ -95,7 +93,7 @@ class ShareConsumerCore(StackedMachine[ShareEvent]):
         self._acks = Acknowledgements(config.mode)
         self._buffer = ShareBuffer()
         self._member = ShareMember(
-            self._member_send,
+            self._request,
             group_id=config.group_id,
             rng=rng,
             topic_names=self._topics.topic_name,
@@ -237,9 +235,6 @@ class ShareConsumerCore(StackedMachine[ShareEvent]):
     def _check_open(self, what: str) -> None:
         if self._close_op is not None:
             raise LocalProtocolError(f"{what}: the share consumer is closed; make a new one")
-
-    def _member_send(self, request: Any, *, target: Target, now: float, on_done: Any) -> None:
-        self._request(request, on_done, now=now, target=target, lane=GROUP_LANE)
 
     def _on_settled(
         self, tp: TopicPartition, offsets: frozenset[int], error: BaseException | None, now: float

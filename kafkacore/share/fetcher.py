@@ -31,14 +31,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard, TypeVar
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import Node
+from kafkacore.client.stack import Answer, R, Send
 from kafkacore.errors import KafkaError, RemoteProtocolError
 from kafkacore.group.base import answered_from
 from kafkacore.protocol import messages as m
+from kafkacore.protocol._base import Request
 from kafkacore.protocol.enums import LEADER_MOVED, ErrorCode
 from kafkacore.protocol.messages import share_acknowledge_request as ack_req
 from kafkacore.protocol.messages import share_fetch_request as fetch_req
@@ -48,6 +50,9 @@ from kafkacore.share.config import ShareConsumerConfig
 from kafkacore.timers import Deadlines
 
 __all__ = ["FINAL_EPOCH", "SHARE_LANE", "ShareFetcher", "ShareSession", "ShareSessionLost"]
+
+#: The two answers a share session gets: fetches and acknowledgements.
+_Top = TypeVar("_Top", m.ShareFetchResponse, m.ShareAcknowledgeResponse)
 
 SHARE_LANE = "share-fetch"
 INITIAL_EPOCH = 0
@@ -106,7 +111,7 @@ class ShareFetcher:
         self,
         config: ShareConsumerConfig,
         *,
-        send: Callable[..., object],
+        send: Send,
         topics: Topics,
         acks: Acknowledgements,
         buffer: ShareBuffer,
@@ -274,15 +279,15 @@ class ShareFetcher:
     def _go(
         self,
         session: ShareSession,
-        request: Any,
+        request: Request[R],
         sent: _Sent,
-        on_answer: Callable[[_Sent, Any, BaseException | None, float], None],
+        on_answer: Callable[[_Sent, Answer[R], float], None],
         now: float,
     ) -> None:
         session.in_flight = True
         self._send(
             request,
-            lambda resp, err, t: on_answer(sent, resp, err, t),
+            lambda answer, t: on_answer(sent, answer, t),
             now=now,
             target=Node(session.node),
             lane=SHARE_LANE,
@@ -309,23 +314,26 @@ class ShareFetcher:
         self.deadlines.set(session.node, now + self._cfg.retry_backoff_ms / 1000)
         self._topics.refresh(now)
 
-    def _top_level(self, sent: _Sent, resp: Any, err: BaseException | None, now: float) -> bool:
+    def _usable(self, resp: Answer[_Top], sent: _Sent, now: float) -> TypeGuard[_Top]:
         """Handle a request failure or a top-level error; True if the answer is usable."""
         sent.session.in_flight = False
-        if err is None and resp.error_code != ErrorCode.NONE:
+        if isinstance(resp, BaseException):
+            self._failed(sent, resp, now)
+            return False
+        if resp.error_code != ErrorCode.NONE:
             node = sent.session.node
             err = broker_error(
                 resp.error_code, answered_from(node, resp.error_message), node_id=node
             )
-        if err is not None:
-            self._failed(sent, err, now)
-            return False
+            if err is not None:
+                self._failed(sent, err, now)
+                return False
         if resp.acquisition_lock_timeout_ms > 0:
             self.lock_ms = resp.acquisition_lock_timeout_ms
         return True
 
-    def _on_fetch(self, sent: _Sent, resp: Any, err: BaseException | None, now: float) -> None:
-        if not self._top_level(sent, resp, err, now):
+    def _on_fetch(self, sent: _Sent, resp: Answer[m.ShareFetchResponse], now: float) -> None:
+        if not self._usable(resp, sent, now):
             return
         session = sent.session
         session.epoch = next_epoch(sent.epoch)
@@ -345,8 +353,8 @@ class ShareFetcher:
                     self._acquired(tp, session.node, p, expires)
         self._unanswered(sent, answered, now)
 
-    def _on_ack(self, sent: _Sent, resp: Any, err: BaseException | None, now: float) -> None:
-        if not self._top_level(sent, resp, err, now):
+    def _on_ack(self, sent: _Sent, resp: Answer[m.ShareAcknowledgeResponse], now: float) -> None:
+        if not self._usable(resp, sent, now):
             return
         session = sent.session
         if sent.epoch == FINAL_EPOCH:

@@ -32,13 +32,13 @@ import enum
 import random
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.client.response_errors import broker_error
 from kafkacore.client.routing import GroupCoordinator
+from kafkacore.client.stack import Answer, Send
 from kafkacore.errors import BrokerError, RemoteProtocolError
-from kafkacore.group.base import GroupFatalError, OnDone, answered_from, group_fatal
+from kafkacore.group.base import GROUP_LANE, GroupFatalError, answered_from, group_fatal
 from kafkacore.protocol import messages as m
 from kafkacore.protocol.enums import ErrorCode
 from kafkacore.timers import Deadlines
@@ -120,7 +120,7 @@ class ShareMember:
 
     def __init__(
         self,
-        send: Callable[..., None],
+        send: Send,
         *,
         group_id: str,
         rng: random.Random,
@@ -203,7 +203,7 @@ class ShareMember:
         request = m.ShareGroupHeartbeatRequest(
             group_id=self.group_id, member_id=self.member_id, member_epoch=_LEAVE_EPOCH
         )
-        self._send(request, target=self._target, now=now, on_done=self._on_leave)
+        self._send(request, self._on_leave, target=self._target, now=now, lane=GROUP_LANE)
 
     def handle_timeout(self, *, now: float) -> None:
         at = self.deadlines.get(HEARTBEAT)
@@ -224,16 +224,23 @@ class ShareMember:
             rack_id=self._rack if joining else None,
             subscribed_topic_names=sorted(self.subscription),
         )
-        on_done: OnDone = lambda resp, err, t: self._on_heartbeat(round_, resp, err, t)  # noqa: E731
-        self._send(request, target=self._target, now=now, on_done=on_done)
+        self._send(
+            request,
+            lambda answer, t: self._on_heartbeat(round_, answer, t),
+            target=self._target,
+            now=now,
+            lane=GROUP_LANE,
+        )
 
-    def _on_heartbeat(self, round_: int, resp: Any, err: BaseException | None, now: float) -> None:
+    def _on_heartbeat(
+        self, round_: int, resp: Answer[m.ShareGroupHeartbeatResponse], now: float
+    ) -> None:
         if round_ != self._round or self.state not in _LIVE:
             return
         self._in_flight = False
-        if err is not None:
-            if isinstance(err, BrokerError) and err.code in _FATAL:
-                self._fail(err, "FindCoordinator")
+        if isinstance(resp, BaseException):
+            if isinstance(resp, BrokerError) and resp.code in _FATAL:
+                self._fail(resp, "FindCoordinator")
             else:
                 self.deadlines.set(HEARTBEAT, now + self._backoff)
             return
@@ -253,7 +260,7 @@ class ShareMember:
         else:
             self._joined(resp, now)
 
-    def _joined(self, resp: Any, now: float) -> None:
+    def _joined(self, resp: m.ShareGroupHeartbeatResponse, now: float) -> None:
         self._go(Input.JOINED)
         if resp.member_id:
             self.member_id = resp.member_id
@@ -281,7 +288,7 @@ class ShareMember:
             self.assignment = new
             self._changes.append(new)
 
-    def _on_leave(self, resp: Any, err: BaseException | None, now: float) -> None:
+    def _on_leave(self, answer: Answer[m.ShareGroupHeartbeatResponse], now: float) -> None:
         self._go(Input.LEFT)
         self.member_epoch = 0
         done, self._leave_done = self._leave_done, None

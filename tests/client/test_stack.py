@@ -35,6 +35,11 @@ class Probe(StackedMachine[str | CredentialsNeeded]):
         self.work_calls = 0
         self.sub: float | None = None
 
+    def record(self, answer: Any, now: float) -> None:
+        """A request's callback: keeps (response, error) of its answer."""
+        error = answer if isinstance(answer, BaseException) else None
+        self.answers.append((None if error else answer, error))
+
     def _on_client_event(self, event: object, now: float) -> None:
         self.other.append(event)
 
@@ -73,7 +78,7 @@ def test_answers_reach_their_callback_and_other_events_the_hook() -> None:
     assert any(isinstance(e, MetadataUpdated) for e in probe.other)
     probe._request(
         MetadataRequest(topics=[]),
-        lambda r, e, now: probe.answers.append((r, e)),
+        probe.record,
         now=pump.now,
     )
     pump.run(until=lambda: bool(probe.answers))
@@ -91,7 +96,7 @@ def test_build_gets_the_version_of_the_connection_that_carries_the_request() -> 
 
     handle = probe._request(
         MetadataRequest(topics=None),
-        lambda r, e, now: probe.answers.append((r, e)),
+        probe.record,
         now=pump.now,
         build=build,
     )
@@ -105,11 +110,9 @@ def test_build_gets_the_version_of_the_connection_that_carries_the_request() -> 
 def test_a_callback_that_sends_again_does_not_nest_steps() -> None:
     probe, pump = booted()
 
-    def first(response: Any, error: BaseException | None, now: float) -> None:
-        probe.answers.append((response, error))
-        probe._request(
-            MetadataRequest(topics=[]), lambda r, e, t: probe.answers.append((r, e)), now=now
-        )
+    def first(answer: Any, now: float) -> None:
+        probe.record(answer, now)
+        probe._request(MetadataRequest(topics=[]), probe.record, now=now)
 
     probe._request(MetadataRequest(topics=[]), first, now=pump.now)
     pump.run(until=lambda: len(probe.answers) == 2)
@@ -214,13 +217,9 @@ def test_a_request_sent_inside_a_step_is_written_by_the_loop_not_a_nested_client
     client.send = watched_send  # type: ignore[method-assign]
     sent: list[Any] = []
 
-    def first(response: Any, error: BaseException | None, now: float) -> None:
-        probe.answers.append((response, error))
-        sent.append(
-            probe._request(
-                MetadataRequest(topics=[]), lambda r, e, t: probe.answers.append((r, e)), now=now
-            )
-        )
+    def first(answer: Any, now: float) -> None:
+        probe.record(answer, now)
+        sent.append(probe._request(MetadataRequest(topics=[]), probe.record, now=now))
         assert client.step_due  # queued, not written yet: no step ran inside send
 
     probe._request(MetadataRequest(topics=[]), first, now=pump.now)
@@ -247,7 +246,7 @@ def test_the_answering_node_is_known_only_while_its_callback_runs() -> None:
     probe, pump = booted()
     seen: list[int | None] = []
     probe._request(
-        MetadataRequest(topics=[]), lambda r, e, t: seen.append(probe.answered_by), now=pump.now
+        MetadataRequest(topics=[]), lambda a, t: seen.append(probe.answered_by), now=pump.now
     )
     pump.run(until=lambda: bool(seen))
     assert seen == [0] and probe.answered_by is None

@@ -35,12 +35,13 @@ class Requester:
     def request(
         self,
         request: Any,
+        on_done: Any,
         *,
         target: Any,
         now: float,
-        on_done: Any,
-        lane: str = "group",
+        lane: str = "default",
         timeout_ms: int | None = None,
+        max_version: int | None = None,
         build: Any = None,
     ) -> None:
         self.send(

@@ -105,17 +105,17 @@ class FakeClient:
 @dataclass
 class Sent:
     request: Any
-    on_done: Callable[[Any, BaseException | None, float], None]
+    on_done: Callable[[Any, float], None]
     target: Any
     lane: str
     timeout_ms: int | None
     build: Callable[[int], Any] | None
 
     def answer(self, response: Any, now: float = 0.0) -> None:
-        self.on_done(response, None, now)
+        self.on_done(response, now)
 
     def fail(self, error: BaseException, now: float = 0.0) -> None:
-        self.on_done(None, error, now)
+        self.on_done(error, now)
 
 
 @dataclass
@@ -127,12 +127,13 @@ class RecordingSend:
     def __call__(
         self,
         request: Any,
-        on_done: Callable[[Any, BaseException | None, float], None],
+        on_done: Callable[[Any, float], None],
         *,
         now: float,
         target: Any,
         lane: str = "default",
         timeout_ms: int | None = None,
+        max_version: int | None = None,
         build: Callable[[int], Any] | None = None,
     ) -> None:
         self.sent.append(Sent(request, on_done, target, lane, timeout_ms, build))

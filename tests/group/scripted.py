@@ -23,7 +23,8 @@ from kafkacore.protocol.messages.consumer_protocol_subscription import (
 )
 from kafkacore.protocol.messages.join_group_response import JoinGroupResponseMember
 
-OnDone = Callable[[Any, BaseException | None, float], None]
+#: The seam's callback: called with (answer, now), the answer a response or an error.
+OnDone = Callable[[Any, float], None]
 
 
 @dataclass
@@ -34,10 +35,10 @@ class Asked:
     build: Callable[[int], Any] | None
 
     def answer(self, response: Any, now: float = 0.0) -> None:
-        self.on_done(response, None, now)
+        self.on_done(response, now)
 
     def fail(self, error: BaseException, now: float = 0.0) -> None:
-        self.on_done(None, error, now)
+        self.on_done(error, now)
 
 
 @dataclass
@@ -53,18 +54,19 @@ class Script:
     def request(
         self,
         request: Any,
+        on_done: OnDone,
         *,
         target: Any,
         now: float,
-        on_done: OnDone,
-        lane: str = "group",
+        lane: str = "default",
         timeout_ms: int | None = None,
+        max_version: int | None = None,
         build: Callable[[int], Any] | None = None,
     ) -> None:
-        def answered(response: Any, error: BaseException | None, now: float) -> None:
+        def answered(answer: Any, now: float) -> None:
             self.answered_by = self.coordinator
             try:
-                on_done(response, error, now)
+                on_done(answer, now)
             finally:
                 self.answered_by = None
 

@@ -73,13 +73,13 @@ class Coordinator:
         item = self.inflight.pop(index)
 
         def respond(resp: Any) -> None:
-            item.on_done(resp, None, self.now)
+            item.on_done(resp, self.now)
 
         self.handle(item.request, respond)
 
     def fail(self, index: int) -> None:
         item = self.inflight.pop(index)
-        item.on_done(None, KafkaConnectionError("connection lost (simulated)"), self.now)
+        item.on_done(KafkaConnectionError("connection lost (simulated)"), self.now)
 
     def not_coordinator(self, index: int) -> None:
         item = self.inflight.pop(index)
@@ -96,7 +96,7 @@ class Coordinator:
             resp = _commit_response(req, code)
         else:
             resp = m.LeaveGroupResponse(error_code=code)
-        item.on_done(resp, None, self.now)
+        item.on_done(resp, self.now)
 
     # -- the protocol ---------------------------------------------------------
     def handle(self, req: Any, respond: Respond) -> None:
@@ -278,12 +278,13 @@ class SimRequester:
     def request(
         self,
         request: Any,
+        on_done: Callable[[Any, float], None],
         *,
         target: Any,
         now: float,
-        on_done: Callable[[Any, BaseException | None, float], None],
-        lane: str = "group",
+        lane: str = "default",
         timeout_ms: int | None = None,
+        max_version: int | None = None,
         build: Callable[[int], Any] | None = None,
     ) -> None:
         if build is not None:

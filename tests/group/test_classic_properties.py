@@ -130,9 +130,9 @@ class Harness:
             ],
         )
 
-        def done(resp: Any, err: BaseException | None, now: float) -> None:
+        def done(resp: Any, now: float) -> None:
             self.committing.discard(idx)
-            if err is not None or not self.live[idx]:
+            if isinstance(resp, BaseException) or not self.live[idx]:
                 return
             code = resp.topics[0].partitions[0].error_code
             if code not in (22, 25):

@@ -125,12 +125,13 @@ class Req:
     def request(
         self,
         request: Any,
+        on_done: Any,
         *,
         target: Any,
         now: float,
-        on_done: Any,
-        lane: str = "group",
+        lane: str = "default",
         timeout_ms: int | None = None,
+        max_version: int | None = None,
         build: Any = None,
     ) -> None:
         self.coord.inflight.append((self.owner, request, on_done))
@@ -185,9 +186,9 @@ class H:
     def deliver(self, index: int, fail: bool = False) -> None:
         _, req, on_done = self.coord.inflight.pop(index)
         if fail:
-            on_done(None, KafkaConnectionError("lost (simulated)"), self.coord.now)
+            on_done(KafkaConnectionError("lost (simulated)"), self.coord.now)
         else:
-            on_done(self.coord.handle(req), None, self.coord.now)
+            on_done(self.coord.handle(req), self.coord.now)
         self.absorb()
 
     def tick(self, dt: float) -> None:

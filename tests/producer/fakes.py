@@ -126,7 +126,7 @@ class RecordingSend:
     ) -> None:
         """Complete a sent request (the last by default) as the client would."""
         _, on_done, _ = self.sent[index]
-        on_done(response, error, now)
+        on_done(error if error is not None else response, now)
 
 
 T0, T1, T2 = (TopicPartition("t", p) for p in range(3))

@@ -13,6 +13,7 @@ from kafkacore.producer.coordinator import (
     CoordinatorCall,
     CoordinatorRequests,
     Reaction,
+    error_code,
     react,
 )
 from kafkacore.protocol import messages as m
@@ -73,7 +74,7 @@ class _Calls:
             lambda c, r, now: self.ok.append(r),
             lambda c, e, now: self.failed.append(e),
             note=self.noted.append,
-            **kw,
+            **{"codes": error_code, **kw},
         )
         return self.requests.call(call, 0.0)
 

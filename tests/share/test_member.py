@@ -30,12 +30,12 @@ class Sent:
     def __init__(self) -> None:
         self.requests: list[tuple[Any, Any]] = []
 
-    def __call__(self, request: Any, *, target: Any, now: float, on_done: Any) -> None:
+    def __call__(self, request: Any, on_done: Any, *, target: Any, now: float, lane: str) -> None:
         self.requests.append((request, on_done))
 
     def answer(self, resp: Any = None, err: BaseException | None = None, now: float = 0.0) -> Any:
         request, on_done = self.requests.pop(0)
-        on_done(resp, err, now)
+        on_done(err if err is not None else resp, now)
         return request
 
 
