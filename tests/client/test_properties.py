@@ -131,8 +131,17 @@ class World:
                 _, high = self.backoff.bounds_ms(health.failures)
                 assert health.blackout_until - self.now <= high / 1000 + 1e-9, node_id
 
-    def check_backoff_after_failure(self, key: tuple[int, str] | None) -> None:
-        """The slot that just failed backs off within the bounds of its failure count."""
+    def blackout(self, key: tuple[int, str] | None) -> float | None:
+        """When the backoff of ``key``'s node ends (None: no record of it)."""
+        slot = self.core._pool.slots.get(key) if key is not None else None
+        health = self.core._pool.health.get(slot.node_id) if slot is not None else None
+        return None if health is None else health.blackout_until
+
+    def check_backoff_after_failure(
+        self, key: tuple[int, str] | None, before: float | None
+    ) -> None:
+        """The slot that just failed backs off within the bounds of its failure
+        count; ``before`` is its node's blackout end before the failure."""
         slot = self.core._pool.slots.get(key) if key is not None else None
         if slot is None or slot.conn is not None:
             return
@@ -140,12 +149,13 @@ class World:
         if health is None or not health.failures:
             return
         delay = self.core.connection_delay(slot.node_id, now=self.now, lane=slot.lane)
-        # The node's backoff, drawn at its latest failure (an earlier one
-        # of another lane may have drawn it: failures at most one apart).
-        low = self.backoff.bounds_ms(max(health.failures - 1, 1))[0]
-        high = self.backoff.bounds_ms(health.failures)[1]
-        assert delay <= high + 1e-6, (health.failures, delay)
-        assert delay >= low - 1e-6 - (self.now - health.failed_at) * 1000, (health.failures, delay)
+        if before is not None and before > self.now:
+            # Another lane of the node failed first and its backoff still runs:
+            # the same incident, and the backoff drawn then is kept.
+            assert health.blackout_until == before, (health, before)
+            return
+        low, high = self.backoff.bounds_ms(health.failures)
+        assert low - 1e-6 <= delay <= high + 1e-6, (health.failures, delay)
 
     def slot_of(self, conn_id: int) -> tuple[int, str] | None:
         conn = self.core._pool.conns.get(conn_id)
@@ -173,9 +183,10 @@ class World:
         broker = self.fakes.get((action.host, action.port))
         if refuse or broker is None:
             key = self.slot_of(action.conn_id)
+            before = self.blackout(key)
             self.core.connection_failed(action.conn_id, ConnectionRefusedError(), now=self.now)
             self.drain()
-            self.check_backoff_after_failure(key)
+            self.check_backoff_after_failure(key, before)
             return
         self.conns[action.conn_id] = {
             "broker": broker,
@@ -210,9 +221,10 @@ class World:
         cid = sorted(self.conns)[index % len(self.conns)]
         del self.conns[cid]
         key = self.slot_of(cid)
+        before = self.blackout(key)
         self.core.connection_lost(cid, ConnectionResetError(), now=self.now)
         self.drain()
-        self.check_backoff_after_failure(key)
+        self.check_backoff_after_failure(key, before)
 
     def timer(self) -> None:
         deadline = self.core.next_deadline()
