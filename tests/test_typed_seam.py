@@ -65,7 +65,6 @@ PENDING = frozenset(
         "kafkacore/client/dispatch.py enqueue(build)",
         "kafkacore/client/dispatch.py enqueue -> returns Any",
         "kafkacore/client/dispatch.py finish(response)",
-        "kafkacore/client/handles.py __init__(request)",
         "kafkacore/client/metadata.py add_group_coordinator(response)",
         "kafkacore/client/metadata.py add_transaction_coordinator(response)",
         "kafkacore/client/metadata.py add_coordinator(response)",

@@ -128,6 +128,7 @@ from kafkacore.errors import (
     RequestCancelled,
 )
 from kafkacore.protocol.enums import ApiKey
+from kafkacore.protocol.messages import FindCoordinatorRequest, MetadataRequest
 
 if TYPE_CHECKING:
     from kafkacore.protocol._base import Request, Response
@@ -715,7 +716,7 @@ class KafkaClientCore(ClientClosing):
 
         box.append(
             self._requests.enqueue(
-                None,
+                MetadataRequest(),  # names the API; build makes the message
                 ApiKey.METADATA,
                 AnyNode(),
                 DEFAULT_LANE,
@@ -741,7 +742,7 @@ class KafkaClientCore(ClientClosing):
             box: list[RequestHandle[Any]] = []
             box.append(
                 self._requests.enqueue(
-                    None,
+                    FindCoordinatorRequest(),  # names the API; build makes the message
                     ApiKey.FIND_COORDINATOR,
                     AnyNode(),
                     DEFAULT_LANE,
