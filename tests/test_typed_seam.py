@@ -54,28 +54,7 @@ MIN_TYPED_HANDLERS = 100
 
 #: Sites not typed yet (see the module docstring): "path function(param)" or
 #: "path function -> returns Any". Only ever shrinks.
-PENDING = frozenset(
-    {
-        "kafkacore/client/coordinators.py _refusal(response)",
-        "kafkacore/client/coordinators.py build -> returns Any",
-        "kafkacore/client/coordinators.py finished(response)",
-        "kafkacore/client/core.py done(response)",
-        "kafkacore/client/dispatch.py check_request(request)",
-        "kafkacore/client/dispatch.py enqueue(request)",
-        "kafkacore/client/dispatch.py enqueue(build)",
-        "kafkacore/client/dispatch.py enqueue -> returns Any",
-        "kafkacore/client/dispatch.py finish(response)",
-        "kafkacore/client/pool.py describe_source(response)",
-        "kafkacore/client/refresh.py finished(response)",
-        "kafkacore/client/refresh.py _update(response)",
-        "kafkacore/client/refresh.py announce(response)",
-        "kafkacore/client/refresh.py build -> returns Any",
-        "kafkacore/telemetry/machine.py on_response(response)",
-        "kafkacore/telemetry/machine.py _subscribed(response)",
-        "kafkacore/telemetry/machine.py _failed(response)",
-        "kafkacore/telemetry/machine.py done(response)",
-    }
-)
+PENDING: frozenset[str] = frozenset()
 
 
 def core_files() -> list[Path]:
