@@ -19,10 +19,13 @@ import heapq
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafkacore.client.handles import RequestHandle
+from kafkacore.client.handles import OnAnswer, RequestHandle
 from kafkacore.client.routing import Target
+
+if TYPE_CHECKING:
+    from kafkacore.protocol._base import Request
 
 __all__ = ["GroupKey", "Pending", "WaitQueue"]
 
@@ -38,9 +41,11 @@ class Pending:
     timeout_s: float
     expect_response: bool
     # Internal requests are built per negotiated version and finish through
-    # on_done instead of a RequestCompleted event.
-    build: Callable[[int], Any] | None = None
-    on_done: Callable[[Any, BaseException | None, float], None] | None = None
+    # on_done (with the answer) instead of a RequestCompleted event. The
+    # queue holds requests of every response type: erased here, checked
+    # against the request by Dispatcher.enqueue.
+    build: Callable[[int], Request[Any]] | None = None
+    on_done: OnAnswer[Any] | None = None
     # A caller's cap on the negotiated version (the producer keeps Produce at
     # v11 and EndTxn at v4 unless it speaks transactions v2, KIP-890).
     max_version: int | None = None

@@ -28,10 +28,11 @@ from kafkacore.client.queries import ClientQueries
 from kafkacore.client.routing import AnyNode
 from kafkacore.errors import RequestCancelled
 from kafkacore.protocol.enums import ApiKey
-from kafkacore.telemetry.machine import TelemetryMachine
+from kafkacore.telemetry.machine import TelemetryMachine, TelemetryResponse
 
 if TYPE_CHECKING:
     from kafkacore.client.connection import BrokerConnection
+    from kafkacore.protocol._base import Request
 
 __all__ = ["ClientClosing", "checked_offset"]
 
@@ -165,8 +166,10 @@ class ClientClosing(ClientQueries):
         )
         if request is not None:
             on_done = telemetry.completion(request)
+            # One of two requests: named by both responses, the type of on_done.
+            sent: Request[TelemetryResponse] = request
             self._requests.enqueue(
-                request, request.API_KEY, AnyNode(), DEFAULT_LANE, now, on_done=on_done
+                sent, sent.API_KEY, AnyNode(), DEFAULT_LANE, now, on_done=on_done
             )
 
     def _push_terminating(self, telemetry: TelemetryMachine, now: float) -> None:

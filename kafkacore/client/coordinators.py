@@ -40,16 +40,20 @@ import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafkacore.client import _codec
 from kafkacore.client.backoff import ExponentialBackoff
+from kafkacore.client.handles import Answer
 from kafkacore.client.metadata import ClusterMetadata
 from kafkacore.client.outputs import Outputs
 from kafkacore.client.routing import GroupCoordinator, Target, TransactionCoordinator
 from kafkacore.errors import LocalProtocolError
 from kafkacore.protocol.enums import CoordinatorType
 from kafkacore.protocol.error_codes import error_class
+
+if TYPE_CHECKING:
+    from kafkacore.protocol.messages import FindCoordinatorRequest, FindCoordinatorResponse
 
 __all__ = [
     "TRANSITIONS",
@@ -105,7 +109,7 @@ class Lookup:
     #: The keys the request carries, fixed by :meth:`build` (empty until then).
     included: list[str] = field(default_factory=list)
 
-    def build(self, version: int) -> Any:
+    def build(self, version: int) -> FindCoordinatorRequest:
         """The request for the version negotiated on the connection that carries it."""
         self.included[:] = self.keys if version >= 4 else self.keys[:1]
         return _codec.find_coordinator_request(self.key_type, self.included, version=version)
@@ -192,23 +196,23 @@ class CoordinatorLookups:
     def finished(
         self,
         lookup: Lookup,
-        response: Any,
-        error: BaseException | None,
+        answer: Answer[FindCoordinatorResponse],
         now: float,
         *,
         needed: set[CoordinatorKey],
         node_id: int | None = None,
     ) -> None:
-        """``lookup`` ended with ``response`` (from ``node_id``) or ``error``;
-        ``needed``: the keys requests still wait for."""
+        """``lookup`` ended with ``answer``, the response (from ``node_id``) or
+        the error; ``needed``: the keys requests still wait for."""
         key_type = lookup.key_type
         self._goto(key_type, LookupState.IDLE)
         keys = lookup.included or [k for kt, k in self._wanted if kt == key_type]
+        error = answer if isinstance(answer, BaseException) else None
         for key in keys:
             wanted = (key_type, key)
-            if error is None and response is not None:
-                found = self._cluster.add_coordinator(key_type, key, response)
-                refusal = _refusal(key_type, key, response, node_id)
+            if not isinstance(answer, BaseException):
+                found = self._cluster.add_coordinator(key_type, key, answer)
+                refusal = _refusal(key_type, key, answer, node_id)
                 if refusal is not None:
                     if wanted in needed:
                         self._refusals[wanted] = refusal
@@ -268,7 +272,7 @@ class CoordinatorLookups:
 
 
 def _refusal(
-    key_type: int, key: str, response: Any, node_id: int | None = None
+    key_type: int, key: str, response: FindCoordinatorResponse, node_id: int | None = None
 ) -> BaseException | None:
     """A FindCoordinator error for ``key`` that retrying will not fix, or None."""
     code = ClusterMetadata.coordinator_error_code(key, response)

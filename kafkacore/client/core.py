@@ -83,7 +83,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from kafkacore.client._waitqueue import Pending
 from kafkacore.client.backoff import ExponentialBackoff
@@ -100,7 +100,7 @@ from kafkacore.client.events import (
     ClientEvent,
     ConnectionStateChanged,
 )
-from kafkacore.client.handles import MetadataWaiter, RequestHandle
+from kafkacore.client.handles import Answer, MetadataWaiter, OnAnswer, R, RequestHandle
 from kafkacore.client.health import NodeHealthTable
 from kafkacore.client.listener_hints import sasl_close_hint_for
 from kafkacore.client.metadata import ClusterMetadata
@@ -128,14 +128,13 @@ from kafkacore.errors import (
     RequestCancelled,
 )
 from kafkacore.protocol.enums import ApiKey
+from kafkacore.protocol.messages import FindCoordinatorRequest, MetadataRequest
 
 if TYPE_CHECKING:
-    from kafkacore.protocol._base import Request, Response
+    from kafkacore.protocol._base import Request
+    from kafkacore.protocol.messages import FindCoordinatorResponse, MetadataResponse
 
 __all__ = ["DEFAULT_LANE", "KafkaClientCore", "TraceHook"]
-
-#: The response type of the request given to :meth:`KafkaClientCore.send`.
-Answer = TypeVar("Answer", bound="Response")
 
 
 class KafkaClientCore(ClientClosing):
@@ -290,15 +289,15 @@ class KafkaClientCore(ClientClosing):
 
     def send(
         self,
-        request: Request[Answer],
+        request: Request[R],
         *,
         now: float,
         target: Target | None = None,
         lane: str = DEFAULT_LANE,
         timeout_ms: int | None = None,
         max_version: int | None = None,
-        build: Callable[[int], Request[Answer]] | None = None,
-    ) -> RequestHandle[Answer]:
+        build: Callable[[int], Request[R]] | None = None,
+    ) -> RequestHandle[R]:
         """Queue ``request`` (a generated request message) for ``target``.
 
         Without ``target`` the request goes where its API's routing kind says
@@ -329,7 +328,7 @@ class KafkaClientCore(ClientClosing):
             target = default_target(api_key, request)
         # Produce with acks=0 gets no response from the broker.
         expect = not (api_key == ApiKey.PRODUCE and getattr(request, "acks", -1) == 0)
-        handle: RequestHandle[Answer] = self._requests.enqueue(
+        handle: RequestHandle[R] = self._requests.enqueue(
             request,
             api_key,
             target,
@@ -705,17 +704,17 @@ class KafkaClientCore(ClientClosing):
         if self.cluster.ttl(now=now) > 0:
             return
         build = self._refresh.start(now, self._topics)
-        box: list[RequestHandle[Any]] = []
+        box: list[RequestHandle[MetadataResponse]] = []
 
-        def done(response: Any, error: BaseException | None, t: float) -> None:
-            source = self._pool.describe_source(box[0].node_id, response)
+        def done(answer: Answer[MetadataResponse], t: float) -> None:
+            source = self._pool.describe_source(box[0].node_id, answer)
             node_id = box[0].node_id
-            if self._refresh.finished(source, response, error, t, self._topics, node_id):
+            if self._refresh.finished(source, answer, t, self._topics, node_id):
                 self._heal_due = True
 
         box.append(
             self._requests.enqueue(
-                None,
+                MetadataRequest(),  # names the API; build makes the message
                 ApiKey.METADATA,
                 AnyNode(),
                 DEFAULT_LANE,
@@ -738,10 +737,10 @@ class KafkaClientCore(ClientClosing):
         if self._closed:
             return
         for lookup in self._coordinators.start(now):
-            box: list[RequestHandle[Any]] = []
+            box: list[RequestHandle[FindCoordinatorResponse]] = []
             box.append(
                 self._requests.enqueue(
-                    None,
+                    FindCoordinatorRequest(),  # names the API; build makes the message
                     ApiKey.FIND_COORDINATOR,
                     AnyNode(),
                     DEFAULT_LANE,
@@ -752,14 +751,12 @@ class KafkaClientCore(ClientClosing):
             )
 
     def _lookup_done(
-        self, lookup: Lookup, box: list[RequestHandle[Any]]
-    ) -> Callable[[Any, BaseException | None, float], None]:
-        def done(response: Any, error: BaseException | None, now: float) -> None:
+        self, lookup: Lookup, box: list[RequestHandle[FindCoordinatorResponse]]
+    ) -> OnAnswer[FindCoordinatorResponse]:
+        def done(answer: Answer[FindCoordinatorResponse], now: float) -> None:
             needed = coordinator_keys(self._requests.queue.targets())
             node_id = box[0].node_id
-            self._coordinators.finished(
-                lookup, response, error, now, needed=needed, node_id=node_id
-            )
+            self._coordinators.finished(lookup, answer, now, needed=needed, node_id=node_id)
 
         return done
 

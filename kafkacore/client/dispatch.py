@@ -24,15 +24,17 @@ coordinator lookup. A group whose topic failed for good (authorization, an
 unknown error code) or whose coordinator lookup was refused fails at once.
 
 A request completes with its response or an error; internal requests (the
-core's own Metadata and FindCoordinator) finish through their ``on_done``
-callback, user requests through a ``RequestCompleted`` event.
+core's own Metadata, FindCoordinator and telemetry) finish through their
+``on_done`` callback, an :data:`~kafkacore.client.handles.OnAnswer` called
+with the response or the error (the stacked machines' shape), user requests
+through a ``RequestCompleted`` event.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkacore.client import _codec
 from kafkacore.client._waitqueue import GroupKey, Pending, WaitQueue
@@ -40,7 +42,7 @@ from kafkacore.client.config import ClientConfig
 from kafkacore.client.connection import BrokerConnection
 from kafkacore.client.coordinators import CoordinatorLookups
 from kafkacore.client.events import RequestCompleted
-from kafkacore.client.handles import RequestHandle
+from kafkacore.client.handles import OnAnswer, R, RequestHandle
 from kafkacore.client.metadata import ClusterMetadata, TopicPartition
 from kafkacore.client.outputs import Outputs
 from kafkacore.client.pool import ConnectionPool, unreachable_within
@@ -64,10 +66,10 @@ from kafkacore.errors import (
     RequestCancelled,
 )
 
-__all__ = ["Dispatcher", "DoneCallback", "check_request"]
+if TYPE_CHECKING:
+    from kafkacore.protocol._base import Request, Response
 
-#: How an internal request finishes: ``(response, error, now)``.
-DoneCallback = Callable[[Any, BaseException | None, float], None]
+__all__ = ["Dispatcher", "check_request"]
 
 #: Why a (node, lane) cannot take a request this pass, and the error behind it.
 _Blocker = tuple[str, BaseException | None]
@@ -101,7 +103,7 @@ class Dispatcher:
     # -- accepting and ending requests ---------------------------------------
     def enqueue(
         self,
-        request: Any,
+        request: Request[R],
         api_key: int,
         target: Target,
         lane: str,
@@ -109,13 +111,14 @@ class Dispatcher:
         *,
         timeout_ms: int | None = None,
         expect_response: bool = True,
-        build: Callable[[int], Any] | None = None,
-        on_done: DoneCallback | None = None,
+        build: Callable[[int], Request[R]] | None = None,
+        on_done: OnAnswer[R] | None = None,
         front: bool = False,
         max_version: int | None = None,
         write_now: bool = False,
-    ) -> RequestHandle[Any]:
-        """Queue one request (``on_done``: an internal one, finished by that callback).
+    ) -> RequestHandle[R]:
+        """Queue one request (``on_done``: an internal one, finished by that callback;
+        with ``build``, ``request`` only names the API).
 
         ``write_now``: when nothing at all waits in the queue, the route is
         known and the connection can take it, write it at once instead of
@@ -129,7 +132,7 @@ class Dispatcher:
                 f"send: {self.queue.user_count} requests already wait for a connection "
                 f"(max_queued_requests={limit}); wait for completions"
             )
-        handle: RequestHandle[Any] = RequestHandle(
+        handle: RequestHandle[R] = RequestHandle(
             id=self._next_handle_id, request=request, api_key=api_key, target=target, lane=lane
         )
         self._next_handle_id += 1
@@ -180,9 +183,10 @@ class Dispatcher:
         return in_flight
 
     def finish(
-        self, pending: Pending, response: Any, error: BaseException | None, now: float
+        self, pending: Pending, response: Response | None, error: BaseException | None, now: float
     ) -> None:
-        """Complete ``pending`` (exactly once) and say so."""
+        """Complete ``pending`` (exactly once) and say so: an internal request's
+        ``on_done`` gets its answer, the response or the error."""
         handle = pending.handle
         counters = self._out.counters
         if error is not None:
@@ -196,7 +200,7 @@ class Dispatcher:
             "complete", id=handle.id, api_key=handle.api_key, node_id=handle.node_id, error=error
         )
         if pending.on_done is not None:
-            pending.on_done(response, error, now)
+            pending.on_done(response if error is None else error, now)
         else:
             self._out.events.append(RequestCompleted(handle=handle, response=response, error=error))
 
@@ -397,7 +401,7 @@ def _capped_version(conn: BrokerConnection, api_key: int, cap: int) -> int:
 
 
 def check_request(
-    request: Any,
+    request: object,
     target: Target | None,
     lane: str,
     timeout_ms: int | None,

@@ -8,7 +8,8 @@ is how a transport learns to resolve its own future or awaitable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias, TypeGuard, TypeVar
 
 from kafkacore.operation import Operation
 
@@ -17,13 +18,24 @@ if TYPE_CHECKING:
     from kafkacore.client.events import RequestCompleted
     from kafkacore.client.metadata import ClusterMetadata  # noqa: F401
     from kafkacore.client.routing import Target
+    from kafkacore.protocol._base import Request, Response
 
-__all__ = ["MetadataWaiter", "RequestHandle"]
+__all__ = ["Answer", "MetadataWaiter", "OnAnswer", "RequestHandle"]
 
 #: The decoded response type of a request (``Any`` where not known): the
 #: generated ``MetadataRequest`` is a ``Request[MetadataResponse]``, so
 #: ``send(MetadataRequest())`` returns a ``RequestHandle[MetadataResponse]``.
-R = TypeVar("R")
+R = TypeVar("R", bound="Response")
+
+#: What a request's callback gets: the decoded response, or the error the
+#: request failed with (one value, never a pair; ``None`` only for a Produce
+#: with ``acks=0``). Defined here, below the client core, so that the core's
+#: own requests (Metadata, FindCoordinator, telemetry) and the stacked
+#: machines (:mod:`kafkacore.client.stack`) share one shape.
+Answer: TypeAlias = R | BaseException
+
+#: Called with (answer, now) when a request completes.
+OnAnswer: TypeAlias = Callable[[Answer[R], float], None]
 
 
 class RequestHandle(Operation[R]):
@@ -31,12 +43,15 @@ class RequestHandle(Operation[R]):
 
     ``id`` is unique per core. ``node_id`` and ``api_version`` are filled in
     when the request is written to a connection (None before). Exactly one of
-    ``response``/``error`` is set when ``done``.
+    ``response``/``error`` is set when ``done``. ``request`` is the message
+    as given (with ``build=``, the template that names the API).
     """
 
     __slots__ = ("api_key", "api_version", "lane", "node_id", "request", "target")
 
-    def __init__(self, *, id: int, request: Any, api_key: int, target: Target, lane: str) -> None:
+    def __init__(
+        self, *, id: int, request: Request[R], api_key: int, target: Target, lane: str
+    ) -> None:
         super().__init__(id, "request")
         self.request = request
         self.api_key = api_key

@@ -43,7 +43,7 @@ import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafkacore.client.backoff import ExponentialBackoff
 from kafkacore.client.config import parse_bootstrap_servers
@@ -51,6 +51,10 @@ from kafkacore.client.handles import MetadataWaiter
 from kafkacore.errors import BrokerError, KafkaConnectionError, LocalProtocolError
 from kafkacore.protocol.enums import CoordinatorType, ErrorCode
 from kafkacore.protocol.error_codes import UnknownErrorCodeError, error_class
+
+if TYPE_CHECKING:
+    from kafkacore.protocol.messages import FindCoordinatorResponse
+    from kafkacore.protocol.messages.find_coordinator_response import Coordinator
 
 __all__ = [
     "BrokerMetadata",
@@ -522,18 +526,22 @@ class ClusterMetadata:
         self.need_update = True
 
     # -- coordinators -----------------------------------------------------------
-    def add_group_coordinator(self, group: str, response: Any) -> int | None:
+    def add_group_coordinator(self, group: str, response: FindCoordinatorResponse) -> int | None:
         """Record a FindCoordinator answer for ``group``; node id, or None on error."""
         return self.add_coordinator(CoordinatorType.GROUP, group, response)
 
-    def add_transaction_coordinator(self, transactional_id: str, response: Any) -> int | None:
+    def add_transaction_coordinator(
+        self, transactional_id: str, response: FindCoordinatorResponse
+    ) -> int | None:
         """Record a FindCoordinator (key type 1) answer; node id, or None on error."""
         return self.add_coordinator(CoordinatorType.TRANSACTION, transactional_id, response)
 
-    def add_coordinator(self, key_type: int, key: str, response: Any) -> int | None:
+    def add_coordinator(
+        self, key_type: int, key: str, response: FindCoordinatorResponse
+    ) -> int | None:
         """Record a FindCoordinator answer for ``key`` of ``key_type`` (0 group, 1 txn)."""
-        entry: Any = response
-        coordinators = getattr(response, "coordinators", None)
+        entry: FindCoordinatorResponse | Coordinator = response
+        coordinators = response.coordinators
         if coordinators:  # v4+ (KIP-699): one entry per key
             matches = [c for c in coordinators if c.key == key]
             if not matches:
@@ -550,9 +558,9 @@ class ClusterMetadata:
         return node_id
 
     @staticmethod
-    def coordinator_error_code(key: str, response: Any) -> int:
+    def coordinator_error_code(key: str, response: FindCoordinatorResponse) -> int:
         """The error code of ``key``'s entry in a FindCoordinator answer (0: none)."""
-        coordinators = getattr(response, "coordinators", None)
+        coordinators = response.coordinators
         if coordinators:  # v4+ (KIP-699): one entry per key
             for entry in coordinators:
                 if entry.key == key:

@@ -24,16 +24,20 @@ import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.connection import BrokerConnection, ConnectionState
 from kafkacore.client.driver import CloseConnection, ConnId, OpenConnection
 from kafkacore.client.events import ConnectionStateChanged
+from kafkacore.client.handles import Answer
 from kafkacore.client.health import NodeHealth, NodeHealthTable
 from kafkacore.client.metadata import BrokerMetadata, ClusterMetadata
 from kafkacore.client.outputs import Outputs
 from kafkacore.errors import NoBrokersAvailable
+
+if TYPE_CHECKING:
+    from kafkacore.protocol.messages import MetadataResponse
 
 __all__ = ["DEFAULT_LANE", "ConnectionPool", "Slot", "broker_address", "unreachable_within"]
 
@@ -152,14 +156,15 @@ class ConnectionPool:
             return f"bootstrap server {broker_address(broker)}"
         return f"broker {node_id} at {broker_address(broker)}"
 
-    def describe_source(self, node_id: int | None, response: Any) -> str | None:
-        """Name the broker that answered a Metadata request; a bootstrap address
-        by the broker id the answer gives it, when it lists the same address."""
+    def describe_source(self, node_id: int | None, answer: Answer[MetadataResponse]) -> str | None:
+        """Name the broker that answered a Metadata request (``answer``: its
+        response, or the error it failed with); a bootstrap address by the
+        broker id the response gives it, when it lists the same address."""
         if node_id is None:
             return None
-        if node_id < 0 and response is not None:
+        if node_id < 0 and not isinstance(answer, BaseException):
             address = self._cluster.broker_metadata(node_id)
-            for b in getattr(response, "brokers", None) or ():
+            for b in answer.brokers or ():
                 if address is not None and (b.host, b.port) == (address.host, address.port):
                     return f"broker {b.node_id} at {broker_address(address)}"
         return self.describe_node(node_id)

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafkacore.client import _codec
 from kafkacore.client.config import ClientConfig
 from kafkacore.client.events import MetadataUpdated, MetadataUpdateFailed
-from kafkacore.client.handles import MetadataWaiter
+from kafkacore.client.handles import Answer, MetadataWaiter
 from kafkacore.client.metadata import ClusterMetadata
 from kafkacore.client.outputs import Outputs
 from kafkacore.errors import (
@@ -53,6 +53,9 @@ from kafkacore.errors import (
     RequestCancelled,
 )
 from kafkacore.protocol.enums import ErrorCode
+
+if TYPE_CHECKING:
+    from kafkacore.protocol.messages import MetadataRequest, MetadataResponse
 
 __all__ = ["TRANSITIONS", "BrokerSource", "MetadataRefresh"]
 
@@ -109,7 +112,7 @@ class MetadataRefresh:
         return None if self.in_flight else max(self._cluster.next_refresh_at(), now)
 
     # -- the request ----------------------------------------------------------
-    def start(self, now: float, topics: set[str]) -> Callable[[int], Any]:
+    def start(self, now: float, topics: set[str]) -> Callable[[int], MetadataRequest]:
         """Begin a refresh: the build function of its request (per negotiated version)."""
         if self.in_flight:
             raise LocalProtocolError("MetadataRefresh.start: a refresh is already under way")
@@ -117,7 +120,7 @@ class MetadataRefresh:
         wanted = None if self._config.metadata_all_topics else sorted(topics)
         allow = self._config.allow_auto_create_topics
 
-        def build(version: int) -> Any:
+        def build(version: int) -> MetadataRequest:
             return _codec.metadata_request(wanted, allow_auto_create=allow, version=version)
 
         self.in_flight = True
@@ -128,32 +131,34 @@ class MetadataRefresh:
     def finished(
         self,
         source: str | None,
-        response: Any,
-        error: BaseException | None,
+        answer: Answer[MetadataResponse],
         now: float,
         topics: set[str],
         node_id: int | None = None,
     ) -> bool:
-        """The refresh ended (``source`` names the broker that answered,
-        ``node_id`` is its id); True when the cluster metadata was updated."""
+        """The refresh ended with ``answer``, the response or the error
+        (``source`` names the broker that answered, ``node_id`` is its id);
+        True when the cluster metadata was updated."""
         self.in_flight = False
-        if error is None:
-            # The top-level code: Metadata v13+ (KIP-1102).
-            code = getattr(response, "error_code", ErrorCode.NONE)
-            if code == ErrorCode.REBOOTSTRAP_REQUIRED and self.may_rebootstrap:
-                # Ask the bootstrap servers instead; whoever waits for
-                # metadata waits for that answer.
-                self.rebootstrap(f"{source or 'a broker'} answered REBOOTSTRAP_REQUIRED", now)
-                self._cluster.update_abandoned()
-                return False
-            if code:
-                error = _codec.error_for_code(
-                    code, f"{source or 'the broker'} refused the Metadata request", node_id=node_id
-                )
-        if error is not None:
-            self.failed(error, now)
+        if isinstance(answer, BaseException):
+            self.failed(answer, now)
             return False
-        return self._update(source, response, now, topics, node_id)
+        # The top-level code: Metadata v13+ (KIP-1102).
+        code = answer.error_code
+        if code == ErrorCode.REBOOTSTRAP_REQUIRED and self.may_rebootstrap:
+            # Ask the bootstrap servers instead; whoever waits for
+            # metadata waits for that answer.
+            self.rebootstrap(f"{source or 'a broker'} answered REBOOTSTRAP_REQUIRED", now)
+            self._cluster.update_abandoned()
+            return False
+        if code:
+            error = _codec.error_for_code(
+                code, f"{source or 'the broker'} refused the Metadata request", node_id=node_id
+            )
+            if error is not None:
+                self.failed(error, now)
+                return False
+        return self._update(source, answer, now, topics, node_id)
 
     def failed(self, error: BaseException, now: float) -> None:
         """A refresh failed with ``error``: tell the metadata and whoever waits."""
@@ -175,7 +180,7 @@ class MetadataRefresh:
     def _update(
         self,
         source: str | None,
-        response: Any,
+        response: MetadataResponse,
         now: float,
         topics: set[str],
         node_id: int | None = None,
@@ -224,7 +229,7 @@ class MetadataRefresh:
             retry_in_ms=self._cluster.retry_delay_ms,
         )
 
-    def announce(self, response: Any, error: BaseException | None) -> None:
+    def announce(self, response: MetadataResponse | None, error: BaseException | None) -> None:
         """The event for the waiters that finished (a shutdown passes neither)."""
         waiters = (*self._cluster.take_finished_waiters(), *self._waits_done)
         self._waits_done = []

@@ -29,11 +29,14 @@ records costs a walk over its partition headers, not over its data.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkacore.client import _codec
 from kafkacore.errors import BrokerError
 from kafkacore.protocol.enums import COORDINATOR_MOVED, ErrorCode
+
+if TYPE_CHECKING:
+    from kafkacore.protocol._base import Response
 
 __all__ = ["ResponseVerdict", "broker_error", "classify", "error_codes", "scan_plan"]
 
@@ -101,12 +104,13 @@ def error_codes(obj: Any) -> set[int]:
     return set() if verdict is None else set(verdict.codes)
 
 
-def classify(response: Any, node_id: int | None = None) -> ResponseVerdict | None:
+def classify(response: Response | None, node_id: int | None = None) -> ResponseVerdict | None:
     """The verdict on ``response`` (sent by ``node_id``), or None when it
     carries no error code at all. The walk is written out here, not in a
     helper: every response of the client passes through it (issue 12)."""
     codes: set[int] = set()
-    stack = [response]
+    # Structs of every shape below the response: read by their scan plans.
+    stack: list[Any] = [response]
     while stack:
         item = stack.pop()
         has_code, nested = scan_plan(type(item))

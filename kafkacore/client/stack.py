@@ -38,6 +38,9 @@ is their shared base and the whole stacking contract in code:
   ``isinstance(answer, BaseException)`` and then reads a response a type
   checker knows. The one request without a response, a Produce with
   ``acks=0``, is answered ``None``; the producer's callback takes that too.
+  Both names live in :mod:`kafkacore.client.handles`, below the client
+  core, whose own requests (Metadata, FindCoordinator, telemetry) finish
+  through the dispatcher with the same shape.
   :class:`Send` is that shape as a protocol: every machine that sends (group
   and share members, the consumer's and producer's parts, the admin commands)
   is handed one, :meth:`_request` itself or a wrapper of it, or a fake.
@@ -49,12 +52,12 @@ is their shared base and the whole stacking contract in code:
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from kafkacore.client.core import DEFAULT_LANE, KafkaClientCore
 from kafkacore.client.driver import Action, ConnId
 from kafkacore.client.events import CredentialsNeeded, RequestCompleted
-from kafkacore.client.handles import RequestHandle
+from kafkacore.client.handles import Answer, OnAnswer, RequestHandle
 from kafkacore.client.routing import Target
 from kafkacore.protocol._base import Request, Response
 from kafkacore.timers import Deadlines
@@ -69,14 +72,6 @@ MAX_STEP_ROUNDS = 64
 #: The response class of a request (``HeartbeatRequest`` is a
 #: ``Request[HeartbeatResponse]``).
 R = TypeVar("R", bound=Response)
-
-#: What a request's callback gets: the decoded response, or the error the
-#: request failed with (see the module docstring; ``None`` only for a Produce
-#: with ``acks=0``).
-Answer: TypeAlias = R | BaseException
-
-#: Called with (answer, now) when a request sent by a machine completes.
-OnAnswer: TypeAlias = Callable[[Answer[R], float], None]
 
 
 class Send(Protocol):

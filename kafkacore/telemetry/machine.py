@@ -62,17 +62,23 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from kafkacore.errors import NoCommonVersionError
 from kafkacore.protocol.enums import ErrorCode
-from kafkacore.protocol.messages import GetTelemetrySubscriptionsRequest, PushTelemetryRequest
+from kafkacore.protocol.messages import (
+    GetTelemetrySubscriptionsRequest,
+    GetTelemetrySubscriptionsResponse,
+    PushTelemetryRequest,
+    PushTelemetryResponse,
+)
 from kafkacore.records.compression import Compression
 from kafkacore.telemetry.collect import TelemetryCollector, TelemetryRole, infer_role
 from kafkacore.telemetry.payload import build_payload, choose_compression
 from kafkacore.timers import Deadlines
 
 if TYPE_CHECKING:
+    from kafkacore.client.handles import Answer, OnAnswer
     from kafkacore.client.metrics import ClientMetrics
 
 __all__ = [
@@ -83,6 +89,7 @@ __all__ = [
     "Subscription",
     "TelemetryMachine",
     "TelemetryRequest",
+    "TelemetryResponse",
     "TelemetryState",
 ]
 
@@ -95,8 +102,8 @@ _ZERO_UUID: Final = uuid.UUID(int=0)
 _NOT_OFFERED: Final = "the broker does not offer client telemetry"
 
 TelemetryRequest = GetTelemetrySubscriptionsRequest | PushTelemetryRequest
+TelemetryResponse = GetTelemetrySubscriptionsResponse | PushTelemetryResponse
 Trace = Callable[..., None]
-DoneCallback = Callable[[Any, BaseException | None, float], None]
 
 
 class TelemetryState(Enum):
@@ -269,13 +276,13 @@ class TelemetryMachine:
             self._in_flight = request
         return request
 
-    def completion(self, request: TelemetryRequest) -> DoneCallback:
+    def completion(self, request: TelemetryRequest) -> OnAnswer[TelemetryResponse]:
         """The callback that hands ``request``'s answer to :meth:`on_response`."""
 
-        def done(response: Any, error: BaseException | None, now: float) -> None:
+        def done(answer: Answer[TelemetryResponse], now: float) -> None:
             if request is self._in_flight:
                 self._in_flight = None
-                self.on_response(response, error, now)
+                self.on_response(answer, now)
             # else: the answer of a push overtaken by close; dropped.
 
         return done
@@ -294,24 +301,29 @@ class TelemetryMachine:
             self._deadlines.cancel("subscribe")
             self._goto(TelemetryState.TERMINATED)
 
-    def on_response(self, response: Any, error: BaseException | None, now: float) -> None:
-        """The answer (or failure) of the request :meth:`poll` returned last
-        (use :meth:`completion`, which drops the answers of overtaken requests)."""
+    def on_response(self, answer: Answer[TelemetryResponse], now: float) -> None:
+        """The answer (the response, or the error it failed with) of the request
+        :meth:`poll` returned last (use :meth:`completion`, which drops the
+        answers of overtaken requests)."""
         state = self.state
         if state is TelemetryState.SUBSCRIPTION_IN_PROGRESS:
-            if error is None and response.error_code == ErrorCode.NONE:
-                self._subscribed(response, now)
+            # The request in flight asked for the subscription: this is its answer.
+            if (
+                isinstance(answer, GetTelemetrySubscriptionsResponse)
+                and answer.error_code == ErrorCode.NONE
+            ):
+                self._subscribed(answer, now)
             else:
-                self._failed(response, error, now, subscribing=True)
+                self._failed(answer, now, subscribing=True)
         elif state is TelemetryState.PUSH_IN_PROGRESS:
-            if error is None and response.error_code == ErrorCode.NONE:
+            if not isinstance(answer, BaseException) and answer.error_code == ErrorCode.NONE:
                 self._failures = 0
                 self.pushes += 1
                 self._wait_push(now)
             else:
-                self._failed(response, error, now, subscribing=False)
+                self._failed(answer, now, subscribing=False)
         elif state is TelemetryState.TERMINATING_PUSH_IN_PROGRESS:
-            if error is None and response.error_code == ErrorCode.NONE:
+            if not isinstance(answer, BaseException) and answer.error_code == ErrorCode.NONE:
                 self.pushes += 1
             self._goto(TelemetryState.TERMINATED)
         # TERMINATED or DISABLED: nothing more to do.
@@ -352,7 +364,7 @@ class TelemetryMachine:
             metrics=payload.data,
         )
 
-    def _subscribed(self, response: Any, now: float) -> None:
+    def _subscribed(self, response: GetTelemetrySubscriptionsResponse, now: float) -> None:
         self._failures = 0
         first = self.client_instance_id is None
         if response.client_instance_id != _ZERO_UUID:
@@ -388,16 +400,14 @@ class TelemetryMachine:
         self._goto(TelemetryState.PUSH_NEEDED)
         self._deadlines.set("push", now + sub.push_interval_ms / 1000)
 
-    def _failed(
-        self, response: Any, error: BaseException | None, now: float, *, subscribing: bool
-    ) -> None:
-        if error is not None:
-            if isinstance(error, NoCommonVersionError):
-                self._disable(error, _NOT_OFFERED)
+    def _failed(self, answer: Answer[TelemetryResponse], now: float, *, subscribing: bool) -> None:
+        if isinstance(answer, BaseException):
+            if isinstance(answer, NoCommonVersionError):
+                self._disable(answer, _NOT_OFFERED)
             else:
-                self._retry_later(error, now)
+                self._retry_later(answer, now)
             return
-        code = response.error_code
+        code = answer.error_code
         action = ERROR_ACTIONS.get(code, ErrorAction.DISABLE)
         cause = _BrokerCode(code)
         if action is ErrorAction.DISABLE:

@@ -66,14 +66,14 @@ def test_idle_to_looking_to_idle() -> None:
     assert lookups.state(GROUP) is LookupState.LOOKING
     assert lookups.start(0.0) == []  # one lookup per key type at a time
     lookup.build(4)
-    lookups.finished(lookup, found("g"), None, 0.0, needed={(GROUP, "g")})
+    lookups.finished(lookup, found("g"), 0.0, needed={(GROUP, "g")})
     assert lookups.state(GROUP) is LookupState.IDLE
 
 
 def test_finishing_an_idle_type_is_a_bug() -> None:
     lookups, _, _ = make()
     with pytest.raises(LocalProtocolError, match="idle -> idle"):
-        lookups.finished(Lookup(key_type=GROUP, keys=["g"]), None, None, 0.0, needed=set())
+        lookups.finished(Lookup(key_type=GROUP, keys=["g"]), found("g"), 0.0, needed=set())
 
 
 def test_one_lookup_per_key_type_batches_every_due_key() -> None:
@@ -96,7 +96,7 @@ def test_below_v4_one_key_per_request_and_the_others_stay_due() -> None:
     assert request.key == "a" and lookup.included == ["a"]
     answer = m.FindCoordinatorResponse(node_id=2, host="b", port=9)
     needed = {(GROUP, "a"), (GROUP, "b")}
-    lookups.finished(lookup, answer, None, 0.0, needed=needed)
+    lookups.finished(lookup, answer, 0.0, needed=needed)
     assert cluster.coordinator_for_group("a") == 2
     assert dict(lookups.wanted) == {(GROUP, "b"): 0.0}
     assert lookups.due(0.0)
@@ -113,7 +113,7 @@ def test_a_miss_backs_off_exponentially_while_a_request_waits() -> None:
         [lookup] = lookups.start(now)
         lookup.build(4)
         code = ErrorCode.COORDINATOR_NOT_AVAILABLE
-        lookups.finished(lookup, found("g", code=code), None, now, needed={(GROUP, "g")})
+        lookups.finished(lookup, found("g", code=code), now, needed={(GROUP, "g")})
         assert lookups.misses((GROUP, "g")) == misses
         due = lookups.wanted[(GROUP, "g")]
         low, high = backoff.bounds_ms(misses)
@@ -129,7 +129,7 @@ def test_a_lookup_that_never_reached_a_broker_misses_every_wanted_key() -> None:
     lookups.want(GroupCoordinator("a"), 0.0)
     lookups.want(GroupCoordinator("b"), 0.0)
     [lookup] = lookups.start(0.0)  # never built: it failed in the queue
-    lookups.finished(lookup, None, TimeoutError("x"), 0.0, needed={(GROUP, "a")})
+    lookups.finished(lookup, TimeoutError("x"), 0.0, needed={(GROUP, "a")})
     assert lookups.misses((GROUP, "a")) == 1
     assert (GROUP, "b") not in lookups.wanted  # nobody waits for it any more
     assert traces[0][1]["error"] is not None
@@ -140,7 +140,7 @@ def test_found_drops_the_key_and_fills_the_cache() -> None:
     lookups.want(TransactionCoordinator("t"), 0.0)
     [lookup] = lookups.start(0.0)
     lookup.build(4)
-    lookups.finished(lookup, found("t", node=7), None, 0.0, needed={(TXN, "t")})
+    lookups.finished(lookup, found("t", node=7), 0.0, needed={(TXN, "t")})
     assert cluster.coordinator_for_transaction("t") == 7
     assert lookups.node_for(TransactionCoordinator("t")) == 7
     assert not lookups.wanted and lookups.misses((TXN, "t")) == 0
@@ -152,7 +152,7 @@ def test_a_refusal_is_kept_once_for_the_waiting_requests() -> None:
     [lookup] = lookups.start(0.0)
     lookup.build(4)
     answer = found("g", code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    lookups.finished(lookup, answer, None, 0.0, needed={(GROUP, "g")})
+    lookups.finished(lookup, answer, 0.0, needed={(GROUP, "g")})
     assert not lookups.wanted
     refusal = lookups.take_refusal(GroupCoordinator("g"))
     assert isinstance(refusal, GroupAuthorizationFailedError)
@@ -166,7 +166,7 @@ def test_a_refusal_nobody_waits_for_is_dropped() -> None:
     [lookup] = lookups.start(0.0)
     lookup.build(4)
     answer = found("g", code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    lookups.finished(lookup, answer, None, 0.0, needed=set())
+    lookups.finished(lookup, answer, 0.0, needed=set())
     assert lookups.take_refusal(GroupCoordinator("g")) is None
 
 
@@ -192,7 +192,7 @@ def test_clear_forgets_wanted_misses_and_refusals() -> None:
     lookups, _, _ = make()
     lookups.want(GroupCoordinator("g"), 0.0)
     [lookup] = lookups.start(0.0)
-    lookups.finished(lookup, None, TimeoutError(), 0.0, needed={(GROUP, "g")})
+    lookups.finished(lookup, TimeoutError(), 0.0, needed={(GROUP, "g")})
     lookups.clear()
     assert not lookups.wanted and lookups.misses((GROUP, "g")) == 0
     assert lookups.next_deadline(0.0) is None

@@ -169,7 +169,7 @@ def test_a_refused_coordinator_fails_its_requests_once() -> None:
     refusal = m.FindCoordinatorResponse(
         coordinators=[Coordinator(key="g", error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)]
     )
-    world.lookups.finished(lookup, refusal, None, 0.0, needed={(0, "g")})
+    world.lookups.finished(lookup, refusal, 0.0, needed={(0, "g")})
     world.requests.dispatch(0.0)
     assert handle.done and handle.error is not None and "group 'g'" in str(handle.error)
 

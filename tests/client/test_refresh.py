@@ -58,7 +58,7 @@ def test_bootstrapping_then_bootstrapped_then_again() -> None:
     build = refresh.start(0.0, {"t"})
     assert refresh.in_flight and not refresh.due(0.0) and refresh.next_deadline(0.0) is None
     assert [t.name for t in build(12).topics] == ["t"]
-    assert refresh.finished("broker 0", answer(topics=("t",)), None, 0.0, {"t"})
+    assert refresh.finished("broker 0", answer(topics=("t",)), 0.0, {"t"})
     assert refresh.source is KNOWN and refresh.may_rebootstrap and not refresh.in_flight
     [event] = out.take_events()
     assert isinstance(event, MetadataUpdated) and event.broker_ids == frozenset({0})
@@ -87,7 +87,7 @@ def test_a_failed_refresh_fails_the_waiters_and_backs_off() -> None:
     waiter = cluster.request_update()
     refresh.start(0.0, set())
     error = KafkaConnectionError("lost")
-    assert not refresh.finished("broker 0", None, error, 0.0, set())
+    assert not refresh.finished("broker 0", error, 0.0, set())
     [event] = out.take_events()
     assert isinstance(event, MetadataUpdateFailed) and event.waiters == (waiter,)
     assert waiter.error is error and refresh.last_error is error
@@ -99,7 +99,7 @@ def test_a_refused_metadata_request_names_the_broker() -> None:
     refresh, _, out, _ = make()
     refresh.start(0.0, set())
     code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-    assert not refresh.finished("broker 3 at b:9", answer(code=code), None, 0.0, set())
+    assert not refresh.finished("broker 3 at b:9", answer(code=code), 0.0, set())
     [event] = out.take_events()
     assert isinstance(event, MetadataUpdateFailed)
     assert "broker 3 at b:9 refused the Metadata request" in str(event.error)
@@ -108,7 +108,7 @@ def test_a_refused_metadata_request_names_the_broker() -> None:
 def test_an_answer_without_brokers_is_a_failure() -> None:
     refresh, _, out, traces = make()
     refresh.start(0.0, set())
-    assert not refresh.finished(None, answer(brokers=0), None, 0.0, set())
+    assert not refresh.finished(None, answer(brokers=0), 0.0, set())
     assert refresh.bootstrapping and out.counters.metadata_failures == 1
     assert traces[-1][0] == "metadata_failed"
 
@@ -116,10 +116,10 @@ def test_an_answer_without_brokers_is_a_failure() -> None:
 def test_rebootstrap_required_answer_rebootstraps_when_enabled() -> None:
     refresh, _, out, _ = make(metadata_recovery_strategy="rebootstrap")
     refresh.start(0.0, set())
-    refresh.finished(None, answer(), None, 0.0, set())
+    refresh.finished(None, answer(), 0.0, set())
     refresh.start(1.0, set())
     code = ErrorCode.REBOOTSTRAP_REQUIRED
-    assert not refresh.finished("broker 0", answer(code=code), None, 1.0, set())
+    assert not refresh.finished("broker 0", answer(code=code), 1.0, set())
     assert refresh.bootstrapping and out.counters.rebootstraps == 1
 
 
@@ -128,11 +128,11 @@ def test_no_metadata_for_the_trigger_time_rebootstraps() -> None:
         metadata_recovery_strategy="rebootstrap", metadata_recovery_rebootstrap_trigger_ms=1000
     )
     refresh.start(0.0, set())
-    refresh.finished(None, answer(), None, 0.0, set())
+    refresh.finished(None, answer(), 0.0, set())
     refresh.start(1.0, set())
-    refresh.finished(None, None, KafkaConnectionError("down"), 1.0, set())
+    refresh.finished(None, KafkaConnectionError("down"), 1.0, set())
     refresh.start(1.5, set())  # failing for 0.5 s: not yet
-    refresh.finished(None, None, KafkaConnectionError("down"), 1.5, set())
+    refresh.finished(None, KafkaConnectionError("down"), 1.5, set())
     assert not refresh.bootstrapping
     refresh.start(2.0, set())  # failing for 1 s: bootstrap again
     assert refresh.bootstrapping
@@ -156,7 +156,7 @@ def test_every_bootstrap_address_failing_is_no_brokers_available() -> None:
 def test_bootstrap_failures_do_not_count_once_bootstrapped() -> None:
     refresh, _, _, _ = make()
     refresh.start(0.0, set())
-    refresh.finished(None, answer(), None, 0.0, set())
+    refresh.finished(None, answer(), 0.0, set())
     assert refresh.bootstrap_failed(-1, KafkaConnectionError("x")) is None
     assert refresh.bootstrap_failed(-2, KafkaConnectionError("x")) is None
 

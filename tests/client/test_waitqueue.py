@@ -19,7 +19,7 @@ def pending(i: int, target: Target, deadline: float, *, internal: bool = False) 
         deadline=deadline,
         timeout_s=1.0,
         expect_response=True,
-        on_done=(lambda r, e, t: None) if internal else None,
+        on_done=(lambda answer, t: None) if internal else None,
     )
 
 

@@ -34,11 +34,11 @@ def poll(m: TelemetryMachine, now: float, *, usable: bool = True, snap: Any = No
 
 
 def answer(m: TelemetryMachine, request: TelemetryRequest, response: Any, now: float) -> None:
-    m.completion(request)(response, None, now)
+    m.completion(request)(response, now)
 
 
 def fail(m: TelemetryMachine, request: TelemetryRequest, error: BaseException, now: float) -> None:
-    m.completion(request)(None, error, now)
+    m.completion(request)(error, now)
 
 
 def subscribed(seed: int = 0, **fields: Any) -> TelemetryMachine:
@@ -392,11 +392,11 @@ def test_close_during_a_push_overtakes_it() -> None:
     m.initiate_close(at)
     late_first = m.completion(request)
     # The push's answer arrives before the terminating push is sent: ignored.
-    late_first(pushed(), None, at + 0.1)
+    late_first(pushed(), at + 0.1)
     assert m.state is S.TERMINATING_PUSH_NEEDED
     goodbye = poll(m, at + 0.1)
     assert isinstance(goodbye, PushTelemetryRequest) and goodbye.terminating
-    late_first(pushed(), None, at + 0.2)  # a duplicate: stale, dropped
+    late_first(pushed(), at + 0.2)  # a duplicate: stale, dropped
     assert m.state is S.TERMINATING_PUSH_IN_PROGRESS
     answer(m, goodbye, pushed(), at + 0.3)
     assert m.state is S.TERMINATED
