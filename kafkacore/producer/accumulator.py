@@ -289,6 +289,32 @@ class RecordAccumulator:
     def has_queued(self) -> bool:
         return any(q.batches for q in self.queues.values())
 
+    # -- completion (the ledger asks) ----------------------------------------
+    def complete(self, batch: ProducerBatch) -> bool:
+        """Mark ``batch`` DONE and give its bytes back; False if it was already."""
+        if batch.state is BatchState.DONE:
+            return False
+        batch.state = BatchState.DONE
+        self.used -= batch.accounted
+        batch.accounted = 0
+        return True
+
+    # -- memory outside batches ---------------------------------------------
+    def charge(self, size: int) -> None:
+        """Charge ``size`` bytes held outside a batch (records waiting for metadata)."""
+        self.used += size
+
+    def release(self, size: int) -> None:
+        """Give back ``size`` bytes charged with :meth:`charge`."""
+        self.used -= size
+
+    def room_returned(self) -> bool:
+        """True once after a refused append, when room came back (announce it)."""
+        if self.refused and self.available > 0:
+            self.refused = False
+            return True
+        return False
+
     # -- removal and sequences ----------------------------------------------
     def take(self, which: Callable[[ProducerBatch], bool]) -> list[ProducerBatch]:
         """Remove the queued batches ``which`` selects, keeping the others' order."""
