@@ -426,6 +426,14 @@ class RecordAccumulator:
         return False
 
     # -- removal and sequences ----------------------------------------------
+    def expire(self, batch: ProducerBatch) -> None:
+        """Remove queued ``batch`` (past its delivery deadline) from its queue."""
+        batches = self.queues[batch.tp].batches
+        if batches[0] is batch:
+            batches.popleft()
+        else:
+            batches.remove(batch)
+
     def take(self, which: Callable[[ProducerBatch], bool]) -> list[ProducerBatch]:
         """Remove the queued batches ``which`` selects, keeping the others' order."""
         taken: list[ProducerBatch] = []

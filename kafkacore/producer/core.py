@@ -79,7 +79,7 @@ from kafkacore.producer.errors import (
     TransactionStateError,
 )
 from kafkacore.producer.events import PRODUCER_EVENTS, ProducerEvent
-from kafkacore.producer.expiry import Expiry
+from kafkacore.producer.expiry import NOTHING, Expiry
 from kafkacore.producer.idempotence import IdState, ProducerIdentity
 from kafkacore.producer.lanes import Lane, Lanes
 from kafkacore.producer.ledger import DeliveryLedger
@@ -154,10 +154,10 @@ class ProducerCore(StackedMachine[ProducerEvent]):
             if txn is not None
             else None
         )
-        self._sender = sender = Sender(
+        self._sender = Sender(
             cfg, client, acc, identity, txn, ledger, ids, asks, self._backoff_s, self._request
         )
-        self._expiry = Expiry(cfg, client, acc, sender, ledger, identity, txn, failures)
+        self._expiry = Expiry(cfg, client, identity, txn, failures)
         # Batches filled by append_many may grow past batch_size, up to a
         # quarter of max_request_size and 256 KiB.
         self._columns = ColumnPlacer(
@@ -658,11 +658,13 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         if self._meta_changed or (waiting and now >= self._asks.next_at):
             self._meta_changed = False
             wait.place(now, self._place_waiting)
-        # A withdrawn request completes through a client event: step again.
-        sent = self._expiry.expire(now)
+        # The expiry policy decides, the sender carries it out; a withdrawn
+        # request completes through a client event: step again.
+        sender = self._sender
+        decision = self._expiry.decide(now, self._acc.queues.values(), sender.flights.values())
+        sent = decision is not NOTHING and sender.apply_expiry(decision, now)
         if waiting:
             wait.expire(now)
-        sender = self._sender
         ready = self._identity.state is IdState.READY
         if not ready and self._ids.wants(now, sender.produce_in_flight):
             self._ids.request(now)

@@ -47,6 +47,7 @@ from kafkacore.producer.causes import (
 )
 from kafkacore.producer.config import ProducerConfig
 from kafkacore.producer.errors import RecordTooLargeError, TransactionAbortedError
+from kafkacore.producer.expiry import ExpiryDecision
 from kafkacore.producer.idempotence import ProducerIdentity
 from kafkacore.producer.ledger import DeliveryLedger
 from kafkacore.producer.outcome import Facts, Verdict, decide
@@ -397,6 +398,29 @@ class Sender:
                 txn.abortable(error)
         elif batch.base_sequence >= 0:
             self._ids.need_bump()  # its sequences are a gap now (KIP-360)
+
+    # ------------------------------------------------------------ expiry
+    def apply_expiry(self, decision: ExpiryDecision, now: float) -> bool:
+        """Carry out what :meth:`Expiry.decide <kafkacore.producer.expiry.Expiry.decide>`
+        found; True if a request was withdrawn from the client."""
+        acc = self._acc
+        complete = self._ledger.complete
+        for item in decision.queued:
+            acc.expire(item.batch)
+            complete(item.batch, -1, -1, item.error)
+        withdrew = False
+        for verdict in decision.flights:
+            for item in verdict.expired:
+                if item.written:
+                    acc.mark_unknown(item.batch)
+                complete(item.batch, -1, -1, item.error)
+            flight = self.flights.get(verdict.flight_id)
+            if flight is None:  # pragma: no cover - answered while its batches were reported
+                continue
+            flight.deadline = verdict.deadline
+            if verdict.withdraw:
+                withdrew = self._client.cancel(flight.handle, now=now) or withdrew
+        return withdrew
 
     # ------------------------------------------------------------ failing
     def fail_for_auth(self, error: AuthenticationError, node: int | None) -> None:
