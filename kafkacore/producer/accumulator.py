@@ -2,6 +2,19 @@
 
 Theory of operation
 -------------------
+The accumulator is the one owner of batch state: only it (and a
+:class:`~kafkacore.producer.batch.ProducerBatch`'s own methods) writes a
+batch's state, sequence, attempts, charge and records, and a
+:class:`PartitionQueue`'s batches, in-flight count and next sequence. The
+other machines decide and ask it by name: the sender puts head batches in
+flight (:meth:`RecordAccumulator.drain_heads`), lands, requeues, splits and
+marks them; the expiry's decision is applied through
+:meth:`RecordAccumulator.expire`; the ledger reports a batch after
+:meth:`RecordAccumulator.complete`. The one exception is the per-record
+fast path (:mod:`~kafkacore.producer.lanes`), which appends to the open
+batch directly because a method call per record is what it exists to
+avoid. ``tests/producer/test_batch_ownership.py`` holds every module to it.
+
 Every partition has a :class:`PartitionQueue`: a deque of batches in the
 order their records were appended (the last one OPEN for appends, the
 others sealed and waiting), plus what the sender needs to keep order: how
@@ -17,8 +30,12 @@ fit (``max_request_size`` or ``buffer_memory``) is a
 
 A batch is *ready* to drain when it is full (a later batch exists or its
 size reached ``batch_size``), when it has lingered ``linger_ms``, or when
-someone waits for it (flush, close, commit). Retried batches go back into
-the queue in sequence order (Java's ``insertInSequenceOrder``).
+someone waits for it (flush, close, commit). Draining takes the head
+batches the sender chose, builds them once and stamps each with its
+partition's next sequence (Java's ``RecordAccumulator.drain``). Retried
+batches go back into the queue in sequence order (Java's
+``insertInSequenceOrder``); a batch the broker found too large is replaced
+by two halves that keep its sequence range (:meth:`RecordAccumulator.split`).
 
 For an idempotent producer with its id, a new batch is opened with the
 stamp it will most likely be sent with (:meth:`RecordAccumulator.planned_stamp`):

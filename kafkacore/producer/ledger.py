@@ -6,8 +6,10 @@ Every record handed to the producer is reported exactly once, in a
 :class:`~kafkacore.producer.events.BatchCompleted`. Records live in a batch
 (:meth:`DeliveryLedger.complete`) or, before their topic's partitions are
 known, in the waiting queue (:meth:`DeliveryLedger.report`); either way the
-bytes they were charged against ``buffer_memory`` come back here, and a
-refused append learns that it may try again (``BufferFreed``).
+bytes they were charged against ``buffer_memory`` come back through here
+(the accumulator, which owns the batches and the bytes, marks a batch DONE
+and releases its charge: :meth:`~kafkacore.producer.accumulator.RecordAccumulator.complete`),
+and a refused append learns that it may try again (``BufferFreed``).
 
 The ledger also answers flush. Each unfinished unit (a batch, or the
 records of one waiting append) is registered under its id with an *age*:

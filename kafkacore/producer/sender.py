@@ -14,17 +14,25 @@ for metadata (:class:`~kafkacore.producer.waiting.MetadataAsks`).
 
 An idempotent producer stamps each batch, the first time it is sent, with
 the producer id, epoch and the partition's next sequence (KIP-98); a retry
-sends the same bytes. Each request in flight is a :class:`Flight` until
-its answer: each partition's answer goes through
+sends the same bytes. The sender decides; the accumulator, which owns the
+batches and their queues, carries it out: it takes the chosen head
+batches in flight and stamps them
+(:meth:`~kafkacore.producer.accumulator.RecordAccumulator.drain_heads`),
+lands, requeues, splits and marks them. Each request in flight is a
+:class:`Flight` until its answer: each partition's answer goes through
 :func:`~kafkacore.producer.outcome.decide` (complete, duplicate, retry,
-bump then retry, split, fence, abortable, fail). A retry goes back into its
-queue in sequence order after a backoff growing with its attempts
+bump then retry, split, fence, abortable, fail). A retry goes back into
+its queue in sequence order after a backoff growing with its attempts
 (KIP-580), until ``retries`` or ``delivery_timeout_ms``; a batch the broker
 found too large is split in two halves that keep its sequence range.
 
 Failed batches leave their mark (:meth:`Sender.batch_failed`): a
 transaction becomes abortable; a batch that had a sequence leaves a gap,
 so the producer asks for an epoch bump (KIP-360).
+
+The flights are the sender's own: the expiry policy reads them and its
+decision comes back here (:meth:`Sender.apply_expiry`), which fails the
+batches, moves each flight's deadline and withdraws unwritten requests.
 """
 
 from __future__ import annotations
