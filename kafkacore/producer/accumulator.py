@@ -2,6 +2,19 @@
 
 Theory of operation
 -------------------
+The accumulator is the one owner of batch state: only it (and a
+:class:`~kafkacore.producer.batch.ProducerBatch`'s own methods) writes a
+batch's state, sequence, attempts, charge and records, and a
+:class:`PartitionQueue`'s batches, in-flight count and next sequence. The
+other machines decide and ask it by name: the sender puts head batches in
+flight (:meth:`RecordAccumulator.drain_heads`), lands, requeues, splits and
+marks them; the expiry's decision is applied through
+:meth:`RecordAccumulator.expire`; the ledger reports a batch after
+:meth:`RecordAccumulator.complete`. The one exception is the per-record
+fast path (:mod:`~kafkacore.producer.lanes`), which appends to the open
+batch directly because a method call per record is what it exists to
+avoid. ``tests/producer/test_batch_ownership.py`` holds every module to it.
+
 Every partition has a :class:`PartitionQueue`: a deque of batches in the
 order their records were appended (the last one OPEN for appends, the
 others sealed and waiting), plus what the sender needs to keep order: how
@@ -17,8 +30,12 @@ fit (``max_request_size`` or ``buffer_memory``) is a
 
 A batch is *ready* to drain when it is full (a later batch exists or its
 size reached ``batch_size``), when it has lingered ``linger_ms``, or when
-someone waits for it (flush, close, commit). Retried batches go back into
-the queue in sequence order (Java's ``insertInSequenceOrder``).
+someone waits for it (flush, close, commit). Draining takes the head
+batches the sender chose, builds them once and stamps each with its
+partition's next sequence (Java's ``RecordAccumulator.drain``). Retried
+batches go back into the queue in sequence order (Java's
+``insertInSequenceOrder``); a batch the broker found too large is replaced
+by two halves that keep its sequence range (:meth:`RecordAccumulator.split`).
 
 For an idempotent producer with its id, a new batch is opened with the
 stamp it will most likely be sent with (:meth:`RecordAccumulator.planned_stamp`):
@@ -31,13 +48,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from kafkacore.client.metadata import TopicPartition
 from kafkacore.producer.batch import BatchState, ProducerBatch
 from kafkacore.producer.config import ProducerConfig
 from kafkacore.producer.errors import RecordTooLargeError
 from kafkacore.producer.idempotence import IdState, ProducerIdentity
-from kafkacore.records import RECORD_BATCH_OVERHEAD, Header
+from kafkacore.records import RECORD_BATCH_OVERHEAD, Header, RecordBatch
 
 __all__ = [
     "SEQUENCE_WRAP",
@@ -289,7 +307,150 @@ class RecordAccumulator:
     def has_queued(self) -> bool:
         return any(q.batches for q in self.queues.values())
 
+    # -- sending and answers (the sender asks) ------------------------------
+    def drain_heads(
+        self, queues: list[PartitionQueue], budget: int
+    ) -> list[tuple[ProducerBatch, bytes]]:
+        """Take the head batch of each of ``queues`` in flight, built (and,
+        idempotent, stamped with the partition's next sequence) while the
+        bytes stay within ``budget``; the first always goes."""
+        ident = self._identity
+        transactional = self._transactional
+        taken: list[tuple[ProducerBatch, bytes]] = []
+        for q in queues:
+            batch = q.batches[0]
+            data = batch.build()
+            if taken and len(data) > budget:
+                continue
+            if ident is not None and (
+                batch.base_sequence < 0
+                or batch.producer_epoch != ident.epoch
+                or batch.producer_id != ident.producer_id
+            ):
+                data = batch.seal(ident.producer_id, ident.epoch, q.next_sequence, transactional)
+                q.next_sequence = (q.next_sequence + batch.record_count) % SEQUENCE_WRAP
+            budget -= len(data)
+            q.batches.popleft()
+            q.in_flight += 1
+            batch.state = BatchState.IN_FLIGHT
+            batch.attempts += 1
+            taken.append((batch, data))
+        return taken
+
+    def landed(self, batches: Iterable[ProducerBatch]) -> None:
+        """The request carrying ``batches`` ended: their partitions have one less in flight."""
+        queues = self.queues
+        for batch in batches:
+            queues[batch.tp].in_flight -= 1
+
+    def mark_unknown(self, batch: ProducerBatch) -> None:
+        """An attempt of ``batch`` may have been written (sticky; see ProducerBatch)."""
+        batch.unknown = True
+
+    def note_failure(self, batch: ProducerBatch, error: BaseException) -> None:
+        """Why the last attempt of ``batch`` failed (reported if it is not delivered)."""
+        batch.last_error = error
+
+    def requeue(self, batch: ProducerBatch, retry_at: float) -> None:
+        """Queue ``batch`` again, in sequence order, to be retried from ``retry_at``."""
+        batch.retry_at = retry_at
+        self.queue(batch.tp).reinsert(batch)
+
+    def complete(self, batch: ProducerBatch) -> bool:
+        """Mark ``batch`` DONE and give its bytes back; False if it was already."""
+        if batch.state is BatchState.DONE:
+            return False
+        batch.state = BatchState.DONE
+        self.used -= batch.accounted
+        batch.accounted = 0
+        return True
+
+    def split(self, batch: ProducerBatch, now: float) -> list[ProducerBatch]:
+        """Replace ``batch`` by two halves queued where it belongs; returns them.
+
+        The halves keep the records' order, tokens, timestamps and charge
+        and, with a sequence, the original's sequence range; the original is
+        DONE (reported through its halves).
+        """
+        records = list(RecordBatch(batch.build()))
+        n = len(records)
+        half = n // 2
+        pieces: list[ProducerBatch] = []
+        charged = 0
+        for start, end in ((0, half), (half, n)):
+            piece = self._piece(batch, records[start:end], start, now)
+            piece.accounted = (
+                batch.accounted * (end - start) // n if start == 0 else batch.accounted - charged
+            )
+            charged += piece.accounted
+            pieces.append(piece)
+        batch.state = BatchState.DONE
+        batch.accounted = 0
+        self.queue(batch.tp).insert_before_later(pieces, batch)
+        return pieces
+
+    def _piece(
+        self, batch: ProducerBatch, records: list[Any], start: int, now: float
+    ) -> ProducerBatch:
+        """A new batch holding ``records``, the part of ``batch`` from record ``start``."""
+        cfg = self._cfg
+        piece = ProducerBatch(
+            self.take_id(),
+            batch.tp,
+            now=batch.created,
+            delivery_timeout_s=self._delivery_s,
+            batch_size=cfg.batch_size,
+            compression=cfg.compression,
+            compression_level=cfg.compression_level,
+        )
+        builder = piece.builder
+        assert builder is not None
+        for record in records:
+            builder.append(
+                record.value, record.key, timestamp=record.timestamp, headers=record.headers
+            )
+        end = start + len(records)
+        piece.order = (*batch.order, start)
+        piece.tokens = batch.tokens[start:end]
+        piece.timestamps = batch.timestamps[start:end]
+        piece.attempts = batch.attempts  # a retry: sent alone, in order
+        piece.unknown = batch.unknown
+        piece.retry_at = now
+        piece.build()
+        if batch.base_sequence >= 0:
+            piece.seal(
+                batch.producer_id,
+                batch.producer_epoch,
+                (batch.base_sequence + start) % SEQUENCE_WRAP,
+                self._transactional,
+            )
+        return piece
+
+    # -- memory outside batches ---------------------------------------------
+    def charge(self, size: int) -> None:
+        """Charge ``size`` bytes held outside a batch (records waiting for metadata)."""
+        self.used += size
+
+    def release(self, size: int) -> None:
+        """Give back ``size`` bytes charged with :meth:`charge`."""
+        self.used -= size
+
+    def room_returned(self) -> bool:
+        """True once after a refused append, when room came back (announce it)."""
+        if self.refused and self.available > 0:
+            self.refused = False
+            return True
+        return False
+
     # -- removal and sequences ----------------------------------------------
+    def expire(self, batch: ProducerBatch) -> None:
+        """Remove queued ``batch`` (past its delivery deadline) from its queue."""
+        batches = self.queues[batch.tp].batches
+        if batches[0] is batch:
+            batches.popleft()
+        else:
+            batches.remove(batch)
+
     def take(self, which: Callable[[ProducerBatch], bool]) -> list[ProducerBatch]:
         """Remove the queued batches ``which`` selects, keeping the others' order."""
         taken: list[ProducerBatch] = []
@@ -317,3 +478,11 @@ class RecordAccumulator:
             q.next_sequence = 0
             for batch in q.batches:
                 batch.base_sequence = -1
+
+    def take_unknown(self) -> list[ProducerBatch]:
+        """Remove the queued batches that may have been written, their sequence
+        forgotten: after an epoch bump their gap is closed by the bump itself."""
+        taken = self.take(lambda b: b.unknown)
+        for batch in taken:
+            batch.base_sequence = -1
+        return taken

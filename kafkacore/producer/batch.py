@@ -22,6 +22,12 @@ the bytes carry and rewrites the header only when they differ (an epoch
 bump, a batch opened before the id came, a batch ahead that failed):
 stamping copies the bytes and recomputes the CRC, which covers everything
 from the attributes on.
+
+Who changes a batch: its own methods (:meth:`ProducerBatch.build`,
+:meth:`ProducerBatch.seal`) and the
+:class:`~kafkacore.producer.accumulator.RecordAccumulator`, which the other
+machines ask (see its docstring); the per-record fast path
+(:mod:`~kafkacore.producer.lanes`) is the one exception.
 """
 
 from __future__ import annotations

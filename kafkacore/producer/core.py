@@ -11,10 +11,11 @@ machines that each keep their own state:
 ================  ==========================================================
 machine           concern
 ================  ==========================================================
-accumulator       per-partition batches, ``buffer_memory`` (``RecordAccumulator``)
+accumulator       per-partition batches, ``buffer_memory``: the one writer of
+                  batch and queue state (``RecordAccumulator``)
 waiting           appends waiting for their topic's metadata (``MetadataWait``)
 sender            Produce requests per leader, answers, retries (``Sender``)
-expiry            ``delivery_timeout_ms`` and its reasons (``Expiry``)
+expiry            ``delivery_timeout_ms`` and its reasons, a pure policy (``Expiry``)
 producer_id       InitProducerId, epoch bumps, KIP-360 (``ProducerIds``)
 txn_driver        the transaction requests, KIP-98/447/890 (``TransactionDriver``)
 coordinator       coordinator requests and their retries (``CoordinatorRequests``)
@@ -25,7 +26,8 @@ Each step (the base's one loop) hands completed requests to the machine
 that sent them and other client events to :meth:`_on_client_event` (new
 metadata, lost connections, refused credentials); then :meth:`_work`
 places records whose topic became known, expires what outlived its
-deadline, obtains or bumps the producer id, drives the transaction and
+deadline (the expiry decides, the sender applies), obtains or bumps the
+producer id, drives the transaction and
 drains ready batches; when nothing moves it arms the ``"send"`` deadline
 (a lingering batch, a retry backoff, an expiry, the next metadata ask).
 Coordinator retries wait under their own deadlines.
@@ -79,7 +81,7 @@ from kafkacore.producer.errors import (
     TransactionStateError,
 )
 from kafkacore.producer.events import PRODUCER_EVENTS, ProducerEvent
-from kafkacore.producer.expiry import Expiry
+from kafkacore.producer.expiry import NOTHING, Expiry
 from kafkacore.producer.idempotence import IdState, ProducerIdentity
 from kafkacore.producer.lanes import Lane, Lanes
 from kafkacore.producer.ledger import DeliveryLedger
@@ -154,10 +156,10 @@ class ProducerCore(StackedMachine[ProducerEvent]):
             if txn is not None
             else None
         )
-        self._sender = sender = Sender(
+        self._sender = Sender(
             cfg, client, acc, identity, txn, ledger, ids, asks, self._backoff_s, self._request
         )
-        self._expiry = Expiry(cfg, client, acc, sender, ledger, identity, txn, failures)
+        self._expiry = Expiry(cfg, client, identity, txn, failures)
         # Batches filled by append_many may grow past batch_size, up to a
         # quarter of max_request_size and 256 KiB.
         self._columns = ColumnPlacer(
@@ -294,6 +296,9 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         or partition: True when it joined the open batch of ``topic``'s
         sticky partition (see lanes.py); False when nothing happened and
         :meth:`append` must decide. Needs no ``now``: it never opens a batch."""
+        # The one place outside the accumulator that writes batch state (the
+        # batch's charge, the buffer's bytes; the lane's bound mutators append
+        # the record): per record, a method call would cost what the lane saves.
         lane = self._lane_of(topic)
         if lane is None:
             return False
@@ -658,11 +663,13 @@ class ProducerCore(StackedMachine[ProducerEvent]):
         if self._meta_changed or (waiting and now >= self._asks.next_at):
             self._meta_changed = False
             wait.place(now, self._place_waiting)
-        # A withdrawn request completes through a client event: step again.
-        sent = self._expiry.expire(now)
+        # The expiry policy decides, the sender carries it out; a withdrawn
+        # request completes through a client event: step again.
+        sender = self._sender
+        decision = self._expiry.decide(now, self._acc.queues.values(), sender.flights.values())
+        sent = decision is not NOTHING and sender.apply_expiry(decision, now)
         if waiting:
             wait.expire(now)
-        sender = self._sender
         ready = self._identity.state is IdState.READY
         if not ready and self._ids.wants(now, sender.produce_in_flight):
             self._ids.request(now)

@@ -20,6 +20,12 @@ up in ``pending`` and :meth:`Lanes.settle` hands the sum to
 the partitioner: ``append_many``, new metadata, close) runs for the topic.
 Since a lane never lets the sum reach ``batch_size``, one call with the sum
 leaves the partitioner exactly where one call per record would have.
+
+A lane is the one exception to the accumulator's ownership of batch state:
+it binds the open batch's mutators (builder, tokens, timestamps) once and
+:meth:`ProducerCore.try_append` charges the batch directly, because a
+method call per record is what the lane exists to avoid. It only ever
+appends to the batch that is still the OPEN tail of its queue.
 """
 
 from __future__ import annotations

@@ -6,8 +6,10 @@ Every record handed to the producer is reported exactly once, in a
 :class:`~kafkacore.producer.events.BatchCompleted`. Records live in a batch
 (:meth:`DeliveryLedger.complete`) or, before their topic's partitions are
 known, in the waiting queue (:meth:`DeliveryLedger.report`); either way the
-bytes they were charged against ``buffer_memory`` come back here, and a
-refused append learns that it may try again (``BufferFreed``).
+bytes they were charged against ``buffer_memory`` come back through here
+(the accumulator, which owns the batches and the bytes, marks a batch DONE
+and releases its charge: :meth:`~kafkacore.producer.accumulator.RecordAccumulator.complete`),
+and a refused append learns that it may try again (``BufferFreed``).
 
 The ledger also answers flush. Each unfinished unit (a batch, or the
 records of one waiting append) is registered under its id with an *age*:
@@ -31,7 +33,7 @@ from collections.abc import Callable
 
 from kafkacore.operation import Operation, OperationCompleted
 from kafkacore.producer.accumulator import PartitionQueue, RecordAccumulator
-from kafkacore.producer.batch import BatchState, ProducerBatch
+from kafkacore.producer.batch import ProducerBatch
 from kafkacore.producer.events import BatchCompleted, BufferFreed
 
 __all__ = ["DeliveryLedger"]
@@ -66,11 +68,8 @@ class DeliveryLedger:
         error: BaseException | None,
     ) -> None:
         """Report ``batch`` (once: a batch already DONE is left alone)."""
-        if batch.state is BatchState.DONE:
+        if not self._acc.complete(batch):
             return
-        batch.state = BatchState.DONE
-        self._acc.used -= batch.accounted
-        batch.accounted = 0
         self.incomplete.pop(batch.id, None)
         self._emit(
             BatchCompleted(
@@ -114,14 +113,13 @@ class DeliveryLedger:
 
     def release(self, unit: int, size: int) -> None:
         """Unit ``unit`` (records that waited) is done and gives back ``size`` bytes."""
-        self._acc.used -= size
+        self._acc.release(size)
         self.incomplete.pop(unit, None)
         self.after_release()
 
     def after_release(self) -> None:
         acc = self._acc
-        if acc.refused and acc.available > 0:
-            acc.refused = False
+        if acc.room_returned():
             self._emit(BufferFreed(available=acc.available))
         if self.flushes:
             self.check_flushes()

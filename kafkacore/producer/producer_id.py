@@ -154,8 +154,7 @@ class ProducerIds:
         ident = self._identity
         bumped = ident.state is IdState.BUMPING
         if bumped:
-            for batch in self._acc.take(lambda b: b.unknown):
-                batch.base_sequence = -1  # its gap is closed by the bump itself
+            for batch in self._acc.take_unknown():  # their gap is closed by the bump itself
                 self._ledger.complete(batch, -1, -1, unresolved(batch))
         ident.assign(response.producer_id, response.producer_epoch)
         self.failed_in_row = 0

@@ -14,17 +14,25 @@ for metadata (:class:`~kafkacore.producer.waiting.MetadataAsks`).
 
 An idempotent producer stamps each batch, the first time it is sent, with
 the producer id, epoch and the partition's next sequence (KIP-98); a retry
-sends the same bytes. Each request in flight is a :class:`Flight` until
-its answer: each partition's answer goes through
+sends the same bytes. The sender decides; the accumulator, which owns the
+batches and their queues, carries it out: it takes the chosen head
+batches in flight and stamps them
+(:meth:`~kafkacore.producer.accumulator.RecordAccumulator.drain_heads`),
+lands, requeues, splits and marks them. Each request in flight is a
+:class:`Flight` until its answer: each partition's answer goes through
 :func:`~kafkacore.producer.outcome.decide` (complete, duplicate, retry,
-bump then retry, split, fence, abortable, fail). A retry goes back into its
-queue in sequence order after a backoff growing with its attempts
+bump then retry, split, fence, abortable, fail). A retry goes back into
+its queue in sequence order after a backoff growing with its attempts
 (KIP-580), until ``retries`` or ``delivery_timeout_ms``; a batch the broker
 found too large is split in two halves that keep its sequence range.
 
 Failed batches leave their mark (:meth:`Sender.batch_failed`): a
 transaction becomes abortable; a batch that had a sequence leaves a gap,
 so the producer asks for an epoch bump (KIP-360).
+
+The flights are the sender's own: the expiry policy reads them and its
+decision comes back here (:meth:`Sender.apply_expiry`), which fails the
+batches, moves each flight's deadline and withdraws unwritten requests.
 """
 
 from __future__ import annotations
@@ -33,12 +41,11 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from kafkacore.client import KafkaClientCore, Node, RequestHandle
 from kafkacore.client.stack import Answer, Send
 from kafkacore.errors import AuthenticationError, KafkaConnectionError, RemoteProtocolError
-from kafkacore.producer.accumulator import SEQUENCE_WRAP, PartitionQueue, RecordAccumulator
+from kafkacore.producer.accumulator import PartitionQueue, RecordAccumulator
 from kafkacore.producer.batch import BatchState, ProducerBatch
 from kafkacore.producer.causes import (
     authentication_failed,
@@ -48,6 +55,7 @@ from kafkacore.producer.causes import (
 )
 from kafkacore.producer.config import ProducerConfig
 from kafkacore.producer.errors import RecordTooLargeError, TransactionAbortedError
+from kafkacore.producer.expiry import ExpiryDecision
 from kafkacore.producer.idempotence import ProducerIdentity
 from kafkacore.producer.ledger import DeliveryLedger
 from kafkacore.producer.outcome import Facts, Verdict, decide
@@ -58,7 +66,6 @@ from kafkacore.protocol.enums import ErrorCode
 from kafkacore.protocol.messages import ProduceRequest, ProduceResponse
 from kafkacore.protocol.messages.produce_request import PartitionProduceData, TopicProduceData
 from kafkacore.protocol.messages.produce_response import PartitionProduceResponse
-from kafkacore.records import RecordBatch
 
 __all__ = ["Flight", "Sender"]
 
@@ -195,35 +202,9 @@ class Sender:
             sent = True
         return sent
 
-    def _take(self, queues: list[PartitionQueue]) -> list[tuple[ProducerBatch, bytes]]:
-        """The head batch of each queue, as long as the request stays within max_request_size."""
-        ident = self._identity
-        idempotent = self._cfg.idempotent
-        transactional = self._txn is not None
-        budget = self._cfg.max_request_size - 100
-        taken: list[tuple[ProducerBatch, bytes]] = []
-        for q in queues:
-            batch = q.batches[0]
-            data = batch.build()
-            if taken and len(data) > budget:
-                continue
-            if idempotent and (
-                batch.base_sequence < 0
-                or batch.producer_epoch != ident.epoch
-                or batch.producer_id != ident.producer_id
-            ):
-                data = batch.seal(ident.producer_id, ident.epoch, q.next_sequence, transactional)
-                q.next_sequence = (q.next_sequence + batch.record_count) % SEQUENCE_WRAP
-            budget -= len(data)
-            q.batches.popleft()
-            q.in_flight += 1
-            batch.state = BatchState.IN_FLIGHT
-            batch.attempts += 1
-            taken.append((batch, data))
-        return taken
-
     def _produce(self, node: int, queues: list[PartitionQueue], now: float) -> None:
-        taken = self._take(queues)
+        # The request stays within max_request_size (100 bytes for its own framing).
+        taken = self._acc.drain_heads(queues, self._cfg.max_request_size - 100)
         topics: dict[str, list[PartitionProduceData]] = {}
         for batch, data in taken:
             topics.setdefault(batch.tp.topic, []).append(
@@ -260,9 +241,7 @@ class Sender:
             return
         self.node_in_flight[flight.node] -= 1
         self.produce_in_flight -= 1
-        queues = self._acc.queues
-        for batch in flight.batches:
-            queues[batch.tp].in_flight -= 1
+        self._acc.landed(flight.batches)
         # Batches already reported (expired while in flight) ignore the answer.
         batches = [b for b in flight.batches if b.state is not BatchState.DONE]
         if isinstance(response, BaseException):
@@ -270,7 +249,8 @@ class Sender:
             # may have appended it. Never written: it certainly did not.
             written = flight.handle.node_id is not None
             for batch in batches:
-                batch.unknown = batch.unknown or written
+                if written:
+                    self._acc.mark_unknown(batch)
                 self.retry_or_fail(batch, response, now, refresh=True)
             return
         if response is None:  # acks=0: nothing comes back
@@ -356,65 +336,15 @@ class Sender:
     def _split(self, batch: ProducerBatch, now: float) -> None:
         """Resend a batch the broker found too large as two halves (as Java does).
 
-        The halves keep the records' order, tokens and timestamps and, with
-        idempotence, the original's sequence range (the broker wrote none of
-        it), so later batches keep their sequences. Halves that are still
-        too large are split again when the broker says so.
+        The accumulator makes them (:meth:`RecordAccumulator.split`: same
+        records, order and sequence range, so later batches keep theirs);
+        they are as old as the batch for flush. Halves that are still too
+        large are split again when the broker says so.
         """
-        records = list(RecordBatch(batch.build()))
-        n = len(records)
-        half = n // 2
-        age = self._ledger.incomplete.pop(batch.id, batch.id)
-        pieces: list[ProducerBatch] = []
-        charged = 0
-        for start, end in ((0, half), (half, n)):
-            piece = self._piece(batch, records[start:end], start, now)
-            piece.accounted = (
-                batch.accounted * (end - start) // n if start == 0 else batch.accounted - charged
-            )
-            charged += piece.accounted
-            self._ledger.incomplete[piece.id] = age
-            pieces.append(piece)
-        batch.state = BatchState.DONE  # replaced by its halves; reported through them
-        batch.accounted = 0
-        self._acc.queue(batch.tp).insert_before_later(pieces, batch)
-
-    def _piece(
-        self, batch: ProducerBatch, records: list[Any], start: int, now: float
-    ) -> ProducerBatch:
-        """A new batch holding ``records``, the part of ``batch`` from record ``start``."""
-        cfg = self._cfg
-        piece = ProducerBatch(
-            self._acc.take_id(),
-            batch.tp,
-            now=batch.created,
-            delivery_timeout_s=cfg.delivery_timeout_ms / 1000,
-            batch_size=cfg.batch_size,
-            compression=cfg.compression,
-            compression_level=cfg.compression_level,
-        )
-        builder = piece.builder
-        assert builder is not None
-        for record in records:
-            builder.append(
-                record.value, record.key, timestamp=record.timestamp, headers=record.headers
-            )
-        end = start + len(records)
-        piece.order = (*batch.order, start)
-        piece.tokens = batch.tokens[start:end]
-        piece.timestamps = batch.timestamps[start:end]
-        piece.attempts = batch.attempts  # a retry: sent alone, in order
-        piece.unknown = batch.unknown
-        piece.retry_at = now
-        piece.build()
-        if batch.base_sequence >= 0:
-            piece.seal(
-                batch.producer_id,
-                batch.producer_epoch,
-                (batch.base_sequence + start) % SEQUENCE_WRAP,
-                self._txn is not None,
-            )
-        return piece
+        ledger = self._ledger
+        age = ledger.incomplete.pop(batch.id, batch.id)
+        for piece in self._acc.split(batch, now):
+            ledger.incomplete[piece.id] = age
 
     def _earlier_unfinished(self, batch: ProducerBatch) -> bool:
         """An earlier batch of the partition still waits (its retry fills the gap)."""
@@ -438,7 +368,8 @@ class Sender:
         """Queue ``batch`` again after its backoff, or fail it (credentials, time, retries)."""
         if batch.state is BatchState.DONE:
             return
-        batch.last_error = error
+        acc = self._acc
+        acc.note_failure(batch, error)
         if retry_cannot_help(error):  # same credentials or same request, same answer
             self._ledger.complete(batch, -1, -1, error)
             return
@@ -459,8 +390,7 @@ class Sender:
             return
         # KIP-580: the n-th retry of a batch waits retry_backoff_ms * 2**(n-1),
         # at most retry_backoff_max_ms, +-20% jitter (Java's RecordAccumulator).
-        batch.retry_at = now + self._backoff_s(batch.attempts)
-        self._acc.queue(batch.tp).reinsert(batch)
+        acc.requeue(batch, now + self._backoff_s(batch.attempts))
         if refresh or isinstance(error, KafkaConnectionError):
             self._asks.ask(now)
 
@@ -476,6 +406,29 @@ class Sender:
                 txn.abortable(error)
         elif batch.base_sequence >= 0:
             self._ids.need_bump()  # its sequences are a gap now (KIP-360)
+
+    # ------------------------------------------------------------ expiry
+    def apply_expiry(self, decision: ExpiryDecision, now: float) -> bool:
+        """Carry out what :meth:`Expiry.decide <kafkacore.producer.expiry.Expiry.decide>`
+        found; True if a request was withdrawn from the client."""
+        acc = self._acc
+        complete = self._ledger.complete
+        for item in decision.queued:
+            acc.expire(item.batch)
+            complete(item.batch, -1, -1, item.error)
+        withdrew = False
+        for verdict in decision.flights:
+            for item in verdict.expired:
+                if item.written:
+                    acc.mark_unknown(item.batch)
+                complete(item.batch, -1, -1, item.error)
+            flight = self.flights.get(verdict.flight_id)
+            if flight is None:  # pragma: no cover - answered while its batches were reported
+                continue
+            flight.deadline = verdict.deadline
+            if verdict.withdraw:
+                withdrew = self._client.cancel(flight.handle, now=now) or withdrew
+        return withdrew
 
     # ------------------------------------------------------------ failing
     def fail_for_auth(self, error: AuthenticationError, node: int | None) -> None:

@@ -174,7 +174,7 @@ class MetadataWait:
         if queue is None:
             queue = self.queues[waiting.topic] = deque()
         queue.append(waiting)
-        self._acc.used += waiting.size
+        self._acc.charge(waiting.size)
         self._ledger.track(waiting.id, 0)
         if waiting.topic not in self._client.topics:
             self._client.add_topic(waiting.topic, now=now)
@@ -200,7 +200,7 @@ class MetadataWait:
                 self._fail(waiting, error)
                 continue
             for w in waiting:
-                self._acc.used -= w.size  # placing charges it again
+                self._acc.release(w.size)  # placing charges it again
                 self._ledger.incomplete.pop(w.id, None)
                 placer(w, count, now)
 

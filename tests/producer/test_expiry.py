@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kafkacore.errors import KafkaConnectionError, KafkaTimeoutError
-from kafkacore.producer.expiry import Expiry
+from kafkacore.producer.expiry import NOTHING, Expiry, ExpiryDecision
 from kafkacore.producer.transaction import TxnState
 from tests.producer.fakes import T0, T2, SenderRig
 
@@ -16,22 +16,21 @@ class _Expiry(SenderRig):
     def __init__(self, **options: Any) -> None:
         options.setdefault("delivery_timeout_ms", 1000)
         super().__init__(**options)
-        self.expiry = Expiry(
-            self.cfg,
-            self.client.core,
-            self.acc,
-            self.sender,
-            self.ledger,
-            self.identity,
-            self.txn,
-            self.failures,
-        )
+        self.expiry = Expiry(self.cfg, self.client.core, self.identity, self.txn, self.failures)
+
+    def decide(self, now: float) -> ExpiryDecision:
+        return self.expiry.decide(now, self.acc.queues.values(), self.sender.flights.values())
+
+    def expire(self, now: float) -> bool:
+        """One pass as the core runs it: the policy decides, the sender applies."""
+        decision = self.decide(now)
+        return decision is not NOTHING and self.sender.apply_expiry(decision, now)
 
 
 def test_nothing_expires_before_its_deadline() -> None:
     e = _Expiry(acks=1)
     e.append(T0)
-    assert e.expiry.expire(0.999) is False and e.reports == []
+    assert e.expire(0.999) is False and e.reports == []
 
 
 @pytest.mark.parametrize(
@@ -65,7 +64,7 @@ def test_a_queued_batch_expires_with_the_reason_it_still_waits(setup: str, reaso
     if setup == "failed-attempt":
         batch.attempts = 1
         batch.last_error = KafkaConnectionError("lost")
-    assert e.expiry.expire(1.0) is False
+    assert e.expire(1.0) is False
     (report,) = e.reports
     assert isinstance(report.error, KafkaTimeoutError)
     assert "1 record for t-0 not delivered within delivery_timeout_ms=1000" in str(report.error)
@@ -80,7 +79,7 @@ def test_a_not_added_partition_names_the_transaction_error() -> None:
     e.txn.state = TxnState.IN_TRANSACTION
     e.txn.abortable(RuntimeError("add refused"))
     e.append(T0)
-    e.expiry.expire(1.0)
+    e.expire(1.0)
     assert e.reports[0].error is not None and e.reports[0].error.__cause__ is e.txn.error
 
 
@@ -90,7 +89,7 @@ def test_a_written_request_without_an_answer_expires_its_batches() -> None:
     e.sender.drain(0.0, force=True)
     e.send.handles[0].node_id = 0  # written to broker 0
     early.last_error = KafkaConnectionError("lost before")
-    assert e.expiry.expire(1.5) is False  # written bytes cannot be unsent: no cancel
+    assert e.expire(1.5) is False  # written bytes cannot be unsent: no cancel
     (report,) = e.reports
     error = report.error
     assert isinstance(error, KafkaTimeoutError) and early.unknown
@@ -105,7 +104,7 @@ def test_an_unwritten_request_is_cancelled_once_all_its_batches_expired() -> Non
     e.append(T0, token="a")
     e.sender.drain(0.0, force=True)
     e.failures.nodes[0] = ConnectionRefusedError("refused")
-    assert e.expiry.expire(1.0) is True
+    assert e.expire(1.0) is True
     (report,) = e.reports
     assert "still waits for a connection to broker 0 (attempt 1)" in str(report.error)
     assert report.error is not None
@@ -121,9 +120,34 @@ def test_a_flight_lives_on_while_one_of_its_batches_has_time() -> None:
     e.sender.drain(0.5, force=True)
     (flight,) = e.sender.flights.values()
     assert flight.deadline == 1.0
-    assert e.expiry.expire(1.0) is False
+    assert e.expire(1.0) is False
     assert [r.tokens for r in e.reports] == [["old"]] and flight.deadline == 1.5
-    assert e.expiry.expire(1.2) is False  # the flight's deadline has not come
+    assert e.expire(1.2) is False  # the flight's deadline has not come
     e.send.handles[0]._complete(None, RuntimeError("done"))  # answered meanwhile
-    assert e.expiry.expire(1.5) is False and e.client.cancelled == []
-    assert e.expiry.expire(2.0) is False and len(e.reports) == 2
+    assert e.expire(1.5) is False and e.client.cancelled == []
+    assert e.expire(2.0) is False and len(e.reports) == 2
+
+
+def test_deciding_changes_nothing_and_names_each_batch_and_why() -> None:
+    e = _Expiry(acks=1)
+    assert e.decide(5.0) is NOTHING
+    flying = e.append(T0, token="flying")
+    e.sender.drain(0.0, force=True)
+    e.send.handles[0].node_id = 0  # written
+    queued = e.append(T2, token="queued")
+    assert e.decide(0.5) is NOTHING
+    decision = e.decide(1.0)
+    # A pure decision: nothing reported, removed, marked or withdrawn yet.
+    (flight,) = e.sender.flights.values()
+    assert e.reports == [] and not flying.unknown and e.client.cancelled == []
+    assert flight.deadline == 1.0 and list(e.acc.queues[T2].batches) == [queued]
+    assert [(x.batch, x.written) for x in decision.queued] == [(queued, False)]
+    assert "it was never sent" in str(decision.queued[0].error)
+    (verdict,) = decision.flights
+    assert verdict.flight_id == flight.handle.id and verdict.withdraw is False
+    assert verdict.deadline == float("inf")
+    assert [(x.batch, x.written) for x in verdict.expired] == [(flying, True)]
+    assert "had no answer" in str(verdict.expired[0].error.__cause__)
+    assert e.sender.apply_expiry(decision, 1.0) is False
+    assert flying.unknown and flight.deadline == float("inf") and not e.acc.has_queued()
+    assert [r.tokens for r in e.reports] == [["queued"], ["flying"]]
