@@ -17,7 +17,9 @@ v8 a list of groups (KIP-709), topics also by id (v10), the KIP-848 member
 id and epoch, and ``require_stable`` (KIP-447: wait for pending
 transactional offsets rather than read stale ones).
 
-A coordinator that moved or is loading, and UNSTABLE_OFFSET_COMMIT, are
+A coordinator that moved or is loading, UNSTABLE_OFFSET_COMMIT and a
+partition answered UNKNOWN_TOPIC_ID (the coordinator's metadata has not
+caught up with a topic just created; metadata is refreshed too) are
 retried until the deadline; any other error fails the fetch.
 """
 
@@ -56,6 +58,9 @@ __all__ = ["Committed", "CommittedOffsets", "offset_fetch_builder"]
 #: ``{tp: the committed offset, or None}``
 Committed = dict[TopicPartition, OffsetAndMetadata | None]
 Finish = Callable[[Committed | None, BaseException | None, float], None]
+
+#: Partition errors retried until the deadline (see the module docstring).
+_RETRIED = frozenset({ErrorCode.UNSTABLE_OFFSET_COMMIT, ErrorCode.UNKNOWN_TOPIC_ID})
 
 #: The first OffsetFetch version that batches groups (KIP-709).
 _GROUPS_VERSION = 8
@@ -227,14 +232,24 @@ class CommittedOffsets:
             )
             return
         result: Committed = {tp: None for tp in job.tps}
+        asked = {tp.topic for tp in job.tps}
         for topic in groups[0].topics:
             name = topic.name
             if not name and isinstance(topic, OffsetFetchResponseTopics):
                 name = self._topics.topic_name(topic.topic_id) or ""
+                if not name and len(asked) == 1:
+                    (name,) = asked  # the one topic asked for, by an id since replaced
             for p in topic.partitions:
                 tp = TopicPartition(name, p.partition_index)
-                if p.error_code == ErrorCode.UNSTABLE_OFFSET_COMMIT:
-                    self._retry(job, now, broker_error(p.error_code, node_id=self._answered_by()))
+                if p.error_code in _RETRIED:
+                    # A coordinator whose metadata has not caught up with a topic
+                    # just created (UNKNOWN_TOPIC_ID) answers again in a moment.
+                    if p.error_code == ErrorCode.UNKNOWN_TOPIC_ID:
+                        self._topics.refresh(now)
+                    error = broker_error(
+                        p.error_code, f"OffsetFetch for {tp}", node_id=self._answered_by()
+                    )
+                    self._retry(job, now, error)
                     return
                 if p.error_code:
                     job.finish(
