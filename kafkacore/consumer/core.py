@@ -224,31 +224,6 @@ class ConsumerCore(OffsetCommands, StackedMachine[ConsumerEvent]):
     def _answered_by(self) -> int | None:
         return self.answered_by
 
-    # ============================================================= Requester
-    def request(
-        self,
-        request: Request[R],
-        on_done: OnAnswer[R],
-        *,
-        now: float,
-        target: Target | None = None,
-        lane: str = DEFAULT_LANE,
-        timeout_ms: int | None = None,
-        max_version: int | None = None,
-        build: Callable[[int], Request[R]] | None = None,
-    ) -> RequestHandle[R]:
-        """Send for a group member (a :class:`~kafkacore.client.stack.Send`)."""
-        return self._send(
-            request,
-            on_done,
-            now=now,
-            target=target,
-            lane=lane,
-            timeout_ms=timeout_ms,
-            max_version=max_version,
-            build=build,
-        )
-
     def _send(
         self,
         request: Request[R],
@@ -275,6 +250,9 @@ class ConsumerCore(OffsetCommands, StackedMachine[ConsumerEvent]):
         )
         self._sent += 1
         return handle
+
+    #: What a group member sends with (the Requester protocol): every part's Send.
+    request = _send
 
     def _on_answer(self, error: BaseException | None, now: float) -> None:
         refused = self._causes.answered(error, now)
