@@ -76,18 +76,19 @@ class AsyncOffsets:
     async def end_offsets(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, int | None]:
-        tps = partition_list(partitions, "end_offsets")
-        result: dict[TopicPartition, int | None] = await self._waiter(
-            self._lookup_command("end_offsets", tps, None), "end_offsets"
-        )
-        return result
+        return await self._edge_offsets("end_offsets", partitions)
 
     async def beginning_offsets(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, int | None]:
-        tps = partition_list(partitions, "beginning_offsets")
+        return await self._edge_offsets("beginning_offsets", partitions)
+
+    async def _edge_offsets(
+        self, name: str, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, int | None]:
+        tps = partition_list(partitions, name)
         result: dict[TopicPartition, int | None] = await self._waiter(
-            self._lookup_command("beginning_offsets", tps, None), "beginning_offsets"
+            self._lookup_command(name, tps, None), name
         )
         return result
 
