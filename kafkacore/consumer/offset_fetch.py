@@ -192,9 +192,12 @@ class CommittedOffsets:
         if isinstance(member, Kip848Member) and member.member_epoch > 0:
             identity = (member.member_id, member.member_epoch)
         build = offset_fetch_builder(group_id, by_topic, self._topics.topic_id_or_zero, identity)
+        # The ids the request names its topics by (v10+), for reading the answer
+        # even when metadata has moved on since.
+        names = {self._topics.topic_id_or_zero(t): t for t in by_topic}
 
         def done(answer: Answer[m.OffsetFetchResponse], t: float) -> None:
-            self._on_response(job, answer, t)
+            self._on_response(job, answer, t, names)
 
         self._send(
             build(_GROUPS_VERSION),
@@ -212,7 +215,13 @@ class CommittedOffsets:
 
         self._ops.retry_or_fail(job.deadline, now, error, again, lambda e: job.finish(None, e, now))
 
-    def _on_response(self, job: _Fetch, resp: Answer[m.OffsetFetchResponse], now: float) -> None:
+    def _on_response(
+        self,
+        job: _Fetch,
+        resp: Answer[m.OffsetFetchResponse],
+        now: float,
+        names: dict[uuid.UUID, str],
+    ) -> None:
         if isinstance(resp, BaseException):
             self._retry(job, now, resp)
             return
@@ -232,13 +241,10 @@ class CommittedOffsets:
             )
             return
         result: Committed = {tp: None for tp in job.tps}
-        asked = {tp.topic for tp in job.tps}
         for topic in groups[0].topics:
             name = topic.name
             if not name and isinstance(topic, OffsetFetchResponseTopics):
-                name = self._topics.topic_name(topic.topic_id) or ""
-                if not name and len(asked) == 1:
-                    (name,) = asked  # the one topic asked for, by an id since replaced
+                name = names.get(topic.topic_id) or self._topics.topic_name(topic.topic_id) or ""
             for p in topic.partitions:
                 tp = TopicPartition(name, p.partition_index)
                 if p.error_code in _RETRIED:
