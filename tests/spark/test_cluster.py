@@ -87,7 +87,10 @@ def submit(
 
 def result(app: SparkApp, step: str) -> Any:
     line = app.wait_for_line(f"RESULT {step} ", APP_TIMEOUT_S)
-    return json.loads(line.split(f"RESULT {step} ", 1)[1])
+    # The driver's output and Spark's log share a stream: a log line may follow
+    # the result on the same line (seen in CI), so read the first JSON value only.
+    value, _ = json.JSONDecoder().raw_decode(line.split(f"RESULT {step} ", 1)[1])
+    return value
 
 
 def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
